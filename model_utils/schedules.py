@@ -1,0 +1,121 @@
+"""Published length-dependent attention temperature schedules, as logit multipliers m (T = 1 / m).
+
+Every schedule here multiplies the attention logits by m >= 1 once the context is long: it SHARPENS attention,
+countering an entropy that would otherwise grow like ln n. (A popular explanation says these schedules soften;
+the published formulas below say otherwise.) Each function is vectorised over numpy arrays.
+`Schedule` wraps one of them as a per-query-position multiplier that the engine applies in place of 1 / T.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def yarn_multiplier(scale):
+    """YaRN: m = (0.1 ln s + 1)^2 for a context scale factor s > 1, else 1.
+
+    q and k are each multiplied by 0.1 ln s + 1, so the logits get its square. Source: Peng et al. 2023,
+    "YaRN: Efficient Context Window Extension of Large Language Models", eq. 22; transformers
+    `modeling_rope_utils._compute_yarn_parameters` (attention_factor). Constant over positions.
+    """
+    s = np.asarray(scale, dtype=np.float64)
+    per_side = np.where(s > 1.0, 0.1 * np.log(np.maximum(s, 1.0)) + 1.0, 1.0)
+    return per_side**2
+
+
+def qwen_logn_multiplier(position, train_length):
+    """Qwen-1 log-n attention: m = log_L(p + 1) on the query at 0-based position p when p + 1 > L, else 1.
+
+    L is the training length. Source: Qwen-7B `modeling_qwen.py`, `use_logn_attn` (logn_list).
+    """
+    p1 = np.asarray(position, dtype=np.float64) + 1.0
+    return np.where(p1 > train_length, np.log(np.maximum(p1, 1.0)) / math.log(train_length), 1.0)
+
+
+def llama4_multiplier(position, floor_scale=8192, attn_scale=0.1):
+    """Llama 4 attention temperature tuning: m = attn_scale * ln(floor((p + 1) / floor_scale) + 1) + 1.
+
+    Applied to the query at 0-based position p, in Llama 4's NoPE layers only.
+    Source: transformers `models/llama4/modeling_llama4.py` (Llama4TextAttention, attn_temperature_tuning).
+    """
+    p1 = np.asarray(position, dtype=np.float64) + 1.0
+    return attn_scale * np.log(np.floor(p1 / floor_scale) + 1.0) + 1.0
+
+
+def ssmax_multiplier(n, s):
+    """Scalable-Softmax (SSMax): m = s * ln n for a query that sees n keys (s is learned; s = 1 / ln L gives
+    m = 1 at length L). Source: Nakanishi 2025, "Scalable-Softmax Is Superior for Attention", arXiv 2501.19399.
+    """
+    return s * np.log(np.asarray(n, dtype=np.float64))
+
+
+def logn_multiplier(n, base=512):
+    """log-n scaling for entropy invariance: m = ln n / ln base for a query that sees n keys.
+
+    Sources: Chiang & Cholak 2022, "Overcoming a Theoretical Limitation of Self-Attention";
+    Su Jianlin, "Entropy invariance and the scale of attention" (kexue.fm 8823).
+    """
+    return np.log(np.asarray(n, dtype=np.float64)) / math.log(base)
+
+
+@dataclass(frozen=True)
+class ScheduleInfo:
+    """How a schedule maps 0-based query positions to multipliers, given its one knob."""
+
+    multiplier: Callable[[np.ndarray, float], np.ndarray]
+    knob: str  # the knob's name, as shown to users
+    default: float
+    source: str
+
+
+SCHEDULES = {
+    "yarn": ScheduleInfo(lambda positions, scale: yarn_multiplier(scale) * np.ones_like(positions),
+                         "scale", 4.0, "Peng et al. 2023, YaRN, eq. 22"),
+    "qwen-logn": ScheduleInfo(lambda positions, length: qwen_logn_multiplier(positions, length),
+                              "train_length", 512.0, "Qwen-7B modeling_qwen.py, use_logn_attn"),
+    "llama4": ScheduleInfo(lambda positions, floor: llama4_multiplier(positions, floor_scale=floor),
+                           "floor_scale", 8192.0, "transformers models/llama4/modeling_llama4.py"),
+    "ssmax": ScheduleInfo(lambda positions, length: ssmax_multiplier(positions + 1.0, 1.0 / math.log(length)),
+                          "train_length", 512.0, "Nakanishi 2025, Scalable-Softmax, arXiv 2501.19399"),
+    "logn": ScheduleInfo(lambda positions, base: logn_multiplier(positions + 1.0, base=base),
+                         "base", 512.0, "Chiang & Cholak 2022; Su Jianlin's entropy-invariance note"),
+}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A published schedule as a per-query-position logit multiplier, usable wherever a temperature is.
+
+    `parameter` is the schedule's one knob (YaRN's scale s, the training length L, Llama 4's floor scale, or
+    log-n's base); None takes the default in SCHEDULES.
+    """
+
+    name: str
+    parameter: float | None = None
+
+    def __post_init__(self):
+        if self.name not in SCHEDULES:
+            raise ValueError(f"unknown schedule {self.name!r}; choose one of {', '.join(SCHEDULES)}")
+        value = self.resolved_parameter
+        if not math.isfinite(value) or value <= 1.0:
+            raise ValueError(f"schedule {self.name}: {SCHEDULES[self.name].knob} must be a finite number > 1")
+
+    @property
+    def resolved_parameter(self) -> float:
+        return float(SCHEDULES[self.name].default if self.parameter is None else self.parameter)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({SCHEDULES[self.name].knob}={self.resolved_parameter:g})"
+
+    @property
+    def source(self) -> str:
+        return SCHEDULES[self.name].source
+
+    def multipliers(self, n_tokens: int) -> np.ndarray:
+        """Logit multiplier for each 0-based query position 0..n-1."""
+        return SCHEDULES[self.name].multiplier(np.arange(n_tokens, dtype=np.float64), self.resolved_parameter)

@@ -1,0 +1,42 @@
+"""The bundled SmolLM2-135M: the T = 1 identity, and what the temperature does on real text (slow: real model)."""
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModelForCausalLM
+
+from model_utils import analyze, load_model
+from model_utils.capture import Probe
+from model_utils.loading import bundled_cache_dir, bundled_gguf_path
+from tests.conftest import SAMPLE_TEXT
+
+pytestmark = pytest.mark.slow
+
+
+def test_bundled_loads_from_the_cache_after_the_first_time(bundled):
+    assert bundled.n_layers == 30 and bundled.n_heads == 9 and bundled.config.num_key_value_heads == 3
+    assert bundled.max_positions == 8192
+    again = load_model("bundled")
+    assert again.source == "cache"
+    assert (bundled_cache_dir(bundled_gguf_path()) / "model.safetensors").is_file()
+
+
+def test_t1_reproduces_the_bundled_models_own_sdpa_logits(bundled):
+    reference = AutoModelForCausalLM.from_pretrained(
+        str(bundled_cache_dir(bundled_gguf_path())), attn_implementation="sdpa", dtype=torch.float32).eval()
+    ids = torch.tensor(bundled.tokenizer(SAMPLE_TEXT * 2)["input_ids"])[None]
+    with torch.inference_mode():
+        expected = reference(ids).logits
+        got = bundled.model(ids, attention_probe=Probe(torch.ones(1, ids.shape[1]), 32, 32)).logits
+    assert (got - expected).abs().max().item() <= 1e-5
+
+
+def test_temperature_on_real_text_behaves_as_the_references_say(bundled):
+    report = analyze(bundled, SAMPLE_TEXT * 3, temperatures=[0.5, 1.0, 2.0, 4.0])
+    losses = [result.loss for result in report.results]
+    assert int(np.argmin(losses)) == 1, f"loss should be lowest at T = 1: {losses}"
+    entropy = [result.heads["entropy"].mean() for result in report.results]
+    assert np.all(np.diff(entropy) > 0), f"mean entropy should rise with T: {entropy}"
+    sink = [result.heads["sink_mass"].mean() for result in report.results]
+    assert sink[0] > sink[-1], "softening drains the first-token sink"
+    assert report.results[-1].heads["normalized_entropy"].mean() > 0.8  # T = 4: near uniform

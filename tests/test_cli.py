@@ -1,0 +1,95 @@
+"""The command line: the JSON report, and one clear line with exit status 2 for every user mistake."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from model_utils.__main__ import main
+from tests.conftest import SAMPLE_TEXT
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_to_stdout_is_the_report(capsys):
+    code, out, err = run(capsys, "analyze", "--model", "tiny-random", "--text", SAMPLE_TEXT,
+                         "--temperatures", "0.5", "1", "2", "--window", "16", "--json", "-")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["model"] == "tiny-random" and document["mode"] == "in-model" and document["window"] == 16
+    assert [r["temperature"] for r in document["results"]] == [0.5, 1.0, 2.0]
+    assert len(document["results"][0]["next_token"]) == 5
+    assert document["load_seconds"] >= 0
+
+
+def test_json_file_schedule_layers_and_table(capsys, tmp_path):
+    out_file = tmp_path / "report.json"
+    code, _, err = run(capsys, "analyze", "--model", "tiny-random", "--text", SAMPLE_TEXT, "--temperatures", "1",
+                       "--schedule", "qwen-logn:64", "--layers", "1", "2", "--json", str(out_file))
+    assert code == 0, err
+    document = json.loads(out_file.read_text())
+    assert document["layers"] == [1, 2] and document["results"][1]["schedule"] == "qwen-logn (train_length=64)"
+    code, out, _ = run(capsys, "analyze", "--model", "tiny-random", "--text", SAMPLE_TEXT, "--mode", "isolated")
+    assert code == 0 and "T=0.5" in out and "loss" in out  # no --json: a readable table
+
+
+def test_file_input_and_truncation(capsys, tmp_path):
+    text_file = tmp_path / "long.txt"
+    text_file.write_text(SAMPLE_TEXT * 20, encoding="utf-8")
+    code, out, _ = run(capsys, "analyze", "--model", "tiny-random", "--file", str(text_file), "--max-tokens", "300",
+                       "--temperatures", "1", "--json", "-")
+    document = json.loads(out)
+    assert code == 0 and document["truncated"] is True and document["n_tokens"] == 300
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--text", ""], "empty"),
+        (["--text", "   "], "empty"),
+        (["--temperatures", "0"], "(0, 100]"),
+        (["--temperatures", "-1"], "(0, 100]"),
+        (["--temperatures", "nan"], "(0, 100]"),
+        (["--temperatures", "inf"], "(0, 100]"),
+        (["--temperatures", "101"], "(0, 100]"),
+        (["--temperatures", "abc"], "not a number"),
+        (["--temperatures", "1", "1"], "twice"),
+        (["--window", "0"], "window must be >= 1"),
+        (["--window", "x"], "invalid int value"),
+        (["--file", "/no/such/file.txt"], "cannot read --file"),
+        (["--file", "/"], "cannot read --file"),
+        (["--model", "/no/such/model"], "does not exist"),
+        (["--model", "/etc/hostname"], "is a file, not a folder"),
+        (["--model", "tiny-random", "--layers", "7"], "layer must be between 0 and 2"),
+        (["--schedule", "bogus"], "unknown schedule"),
+        (["--mode", "both"], "invalid choice"),
+        (["--json", "/no/such/dir/out.json"], "cannot write --json"),
+        ([], "one of the arguments --text --file is required"),
+    ],
+)
+def test_user_mistakes_get_one_line_and_status_2(capsys, argv, message):
+    if "--text" not in argv and "--file" not in argv and argv:
+        argv = [*argv, "--text", SAMPLE_TEXT]
+    if "--model" not in argv:
+        argv = [*argv, "--model", "tiny-random"]
+    code, out, err = run(capsys, "analyze", *argv)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert out == ""
+
+
+def test_the_real_entry_point_exits_2_without_a_traceback():
+    process = subprocess.run([sys.executable, "-m", "model_utils", "analyze", "--model", "tiny-random", "--text", " "],
+                             capture_output=True, text=True, timeout=120)
+    assert process.returncode == 2
+    assert process.stderr.strip() == "error: the text is empty; type or paste some text to analyse"
+    process = subprocess.run([sys.executable, "-m", "model_utils", "analyze", "--model", "tiny-random", "--text",
+                              "hello world", "--temperatures", "1", "--json", "-"], capture_output=True, text=True,
+                             timeout=120)
+    assert process.returncode == 0 and json.loads(process.stdout)["n_tokens"] == 11
