@@ -278,6 +278,22 @@ def analyze(
                   time.perf_counter() - started, results, kept, multipliers.numpy())
 
 
+def masses_by_layer(result: TemperatureResult) -> dict[str, np.ndarray]:
+    """Mean over heads of the sink, distant and recent mass, per layer (they add up to 1)."""
+    return {part: mean_over_heads(result, f"{part}_mass") for part in ("sink", "distant", "recent")}
+
+
+def answer_token(loaded: LoadedModel, prompt: str, answer: str) -> tuple[int, str]:
+    """Id and text of the first token of `answer` written right after `prompt`. A space is put in front when the
+    prompt does not end in whitespace, as a writer would (the tokenizer folds it into the word: " Marigold")."""
+    answer = answer.strip()
+    if not answer:
+        raise AnalysisError("the expected answer is empty")
+    prefix = "" if prompt[-1:].isspace() else " "
+    first = loaded.tokenizer(prefix + answer, add_special_tokens=False)["input_ids"][0]
+    return first, loaded.tokenizer.decode([first], clean_up_tokenization_spaces=False)
+
+
 def mean_over_heads(result: TemperatureResult, name: str) -> np.ndarray:
     """[layer] mean over heads of one statistic (geometric mean for top_ratio, which is a ratio)."""
     values = result.heads[name]

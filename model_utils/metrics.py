@@ -21,6 +21,22 @@ ROW_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "dist
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
 
 
+def distance_bins(n_tokens: int) -> np.ndarray:
+    """Edges 0, 1, 2, 4, 8, ... of log-spaced key-distance bins covering distances 0..n-1 (bin i: [e_i, e_i+1))."""
+    edges = [0, 1]
+    while edges[-1] < n_tokens:
+        edges.append(edges[-1] * 2)
+    return np.array(edges)
+
+
+def mass_by_distance(row: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Attention mass of the last query (row[-1 - d] is the key at distance d) summed in each distance bin."""
+    by_distance = np.asarray(row, dtype=np.float64)[::-1]  # [distance]
+    cumulative = np.concatenate([[0.0], np.cumsum(by_distance)])
+    clipped = np.minimum(edges, len(by_distance))
+    return cumulative[clipped[1:]] - cumulative[clipped[:-1]]
+
+
 def check_temperature(temperature: float) -> float:
     """Return `temperature` as a float, or raise ValueError saying which values are allowed."""
     try:

@@ -69,20 +69,26 @@ class ScheduleInfo:
     multiplier: Callable[[np.ndarray, float], np.ndarray]
     knob: str  # the knob's name, as shown to users
     default: float
+    formula: str
     source: str
 
 
 SCHEDULES = {
     "yarn": ScheduleInfo(lambda positions, scale: yarn_multiplier(scale) * np.ones_like(positions),
-                         "scale", 4.0, "Peng et al. 2023, YaRN, eq. 22"),
+                         "scale", 4.0, "(0.1 ln s + 1)^2 for scale s > 1, the same at every position",
+                         "Peng et al. 2023, YaRN, eq. 22"),
     "qwen-logn": ScheduleInfo(lambda positions, length: qwen_logn_multiplier(positions, length),
-                              "train_length", 512.0, "Qwen-7B modeling_qwen.py, use_logn_attn"),
+                              "train_length", 512.0, "log_L(p + 1) on the query at position p when p + 1 > L, else 1",
+                              "Qwen-7B modeling_qwen.py, use_logn_attn"),
     "llama4": ScheduleInfo(lambda positions, floor: llama4_multiplier(positions, floor_scale=floor),
-                           "floor_scale", 8192.0, "transformers models/llama4/modeling_llama4.py"),
+                           "floor_scale", 8192.0, "0.1 ln(floor((p + 1) / 8192) + 1) + 1, in NoPE layers only",
+                           "transformers models/llama4/modeling_llama4.py"),
     "ssmax": ScheduleInfo(lambda positions, length: ssmax_multiplier(positions + 1.0, 1.0 / math.log(length)),
-                          "train_length", 512.0, "Nakanishi 2025, Scalable-Softmax, arXiv 2501.19399"),
+                          "train_length", 512.0, "s ln n for n visible keys; s = 1 / ln L makes m = 1 at n = L",
+                          "Nakanishi 2025, Scalable-Softmax, arXiv 2501.19399"),
     "logn": ScheduleInfo(lambda positions, base: logn_multiplier(positions + 1.0, base=base),
-                         "base", 512.0, "Chiang & Cholak 2022; Su Jianlin's entropy-invariance note"),
+                         "base", 512.0, "ln n / ln 512 (below 1, softer, for n < 512)",
+                         "Chiang & Cholak 2022; Su Jianlin's entropy-invariance note"),
 }
 
 

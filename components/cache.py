@@ -1,0 +1,54 @@
+"""The app's caches: one model object per process, and bounded caches of reports.
+
+The model is an `st.cache_resource` (shared by every session; the engine holds no per-call state in it). Reports
+are `st.cache_data` keyed by everything that changes them (model, text, temperatures, mode, window, layers, kept
+maps, token limit) and bounded by entry count and age. The progress bar is created inside the cached function, so
+Streamlit can replay it on a cache hit (it ends emptied, so a hit shows nothing).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from model_utils import LoadedModel, Report, Schedule, analyze, load_model
+
+# (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
+TemperatureKey = float | tuple[str, float]
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def cached_model(name: str) -> LoadedModel:
+    bar = st.progress(0.0, text=f"Loading model {name}")
+    loaded = load_model(name, progress=lambda fraction, message: bar.progress(min(1.0, fraction), text=message))
+    bar.empty()
+    return loaded
+
+
+def _spec(key: TemperatureKey) -> float | Schedule:
+    return Schedule(key[0], key[1]) if isinstance(key, tuple) else key
+
+
+def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
+         max_tokens: int, keep_maps) -> Report:
+    loaded = cached_model(model_name)
+    bar = st.progress(0.0, text="Running the model")
+    report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
+                     keep_maps=keep_maps, max_tokens=max_tokens,
+                     progress=lambda fraction, message: bar.progress(min(1.0, fraction), text=message))
+    bar.empty()
+    return report
+
+
+@st.cache_data(show_spinner=False, max_entries=12, ttl=3600)
+def cached_report(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
+                  max_tokens: int) -> Report:
+    """Statistics, loss and last-query rows: small (a few MB), so a dozen are kept."""
+    return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps=None)
+
+
+@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
+def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str,
+                            window: int, max_tokens: int) -> Report:
+    """Also keeps every layer's queries and keys, so any layer / head map re-draws without running the model
+    (about 100 MB at 256 tokens and 4 temperatures on the bundled model, hence only four kept)."""
+    return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps="all")

@@ -1,0 +1,139 @@
+"""The served app in a real browser: `streamlit run app.py` on a free port, driven by Playwright in Debian's
+Chromium. Each page must draw its plotly charts with no Streamlit exception box; a screenshot of each is saved.
+
+Runs on the bundled model (so the screenshots show a real model) unless ATTN_BROWSER_MODEL says otherwise.
+Without /usr/bin/chromium it skips with a message, except under CI=true, where it must run.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "tests" / "artifacts" / "screenshots"))
+# url path -> (file name, plotly charts the page draws on open); the Softmax lab is the default page, at "/"
+PAGES = {"": ("1-softmax-lab", 3), "maps": ("2-attention-maps", 2), "collapse": ("3-collapse-inspector", 4),
+         "schedules": ("4-length-schedules", 4)}
+PAGE_TIMEOUT_MS = 300_000  # a cold start converts the bundled model (~30 s) before the first long prompt runs
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with status {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.read().strip() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"streamlit did not answer at {url} within {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def chromium_path():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {CHROMIUM} is missing: .ci/run installs it with apt-get install chromium")
+        pytest.skip(f"no browser at {CHROMIUM}: `sudo apt-get install chromium` enables the browser test")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="module")
+def app_url(chromium_path, tmp_path_factory):
+    port = free_port()
+    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
+    env = os.environ | {"ATTN_MODEL": os.environ.get("ATTN_BROWSER_MODEL", "bundled")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--client.showErrorDetails", "full"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        yield instance
+        instance.close()
+
+
+def wait_for_page(page, charts: int) -> None:
+    """Until the script run ends and `charts` plotly charts are drawn (their SVG is in the DOM)."""
+    page.wait_for_function(
+        f"""() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}
+                 && !document.querySelector('[data-testid="stStatusWidget"]')""",
+        timeout=PAGE_TIMEOUT_MS, polling=500)
+    page.wait_for_timeout(1500)  # let plotly finish its transitions before the screenshot
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_page_draws_its_charts_without_an_exception(app_url, browser, path):
+    name, charts = PAGES[path]
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+        wait_for_page(page, charts)
+        assert page.locator('[data-testid="stDialog"]').count() == 0, "a dialog (e.g. page not found) is open"
+        # the app scrolls inside its main block, not the window: grow the window to the content for the picture
+        height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+        page.set_viewport_size({"width": 1600, "height": min(12000, int(height) + 40)})
+        page.wait_for_timeout(1500)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0, "a Streamlit exception box is shown"
+        assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.inner_text("body")[:2000]
+        assert page.locator(".js-plotly-plot").count() >= charts
+    finally:
+        context.close()
+
+
+def test_user_text_is_shown_as_text_not_run_as_html(app_url, browser):
+    """A link carrying a script tag as the text: it must appear literally in the labels, and never execute."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    try:
+        payload = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+        page.goto(f"{app_url}/maps?text={urllib.request.quote(payload)}", wait_until="domcontentloaded")
+        wait_for_page(page, 2)
+        assert dialogs == [], f"user text ran as code: {dialogs}"
+        assert page.locator("img[src=x]").count() == 0
+        ticks = page.locator(".js-plotly-plot .xtick text").all_text_contents()
+        assert any("<" in tick for tick in ticks), ticks  # shown literally, e.g. '<' of '<img'
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        context.close()
