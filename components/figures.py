@@ -114,7 +114,7 @@ def entropy_curve_figure(scores: Sequence[float], marked_temperatures: Sequence[
                                   hovertemplate="T %{x:.2f}<br>H %{y:.3f} nats<extra></extra>"))
     figure.add_hline(y=ceiling, line_dash="dash", line_color="grey",
                      annotation_text=f"ln n = {ceiling:.2f}: uniform, the limit as T grows",
-                     annotation_position="bottom right")
+                     annotation_position="bottom left")
     for index, t in enumerate(marked_temperatures):
         value = float(entropy(softmax_with_temperature(scores, t)))
         figure.add_trace(go.Scatter(x=[t], y=[value], mode="markers", name=f"T = {t:g}",
@@ -139,9 +139,13 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
     positions = list(range(n))
     query_labels = np.array([[labels[q]] * n for q in range(n)])
     key_labels = np.array([labels] * n)
-    figure = _side_by_side(titles, shared_yaxes=True, horizontal_spacing=0.02)
+    # side by side; with more than 24 tokens two panels per row, so that token labels stay readable
+    per_row = len(maps) if n <= 24 else min(2, len(maps))
+    rows = math.ceil(len(maps) / per_row)
+    figure = make_subplots(rows=rows, cols=per_row, subplot_titles=[escape(t) for t in titles], shared_yaxes=True,
+                           horizontal_spacing=0.04, vertical_spacing=min(0.12, 0.5 / rows))
     top = max(float(np.max(m)) for m in maps)
-    for column, weights in enumerate(maps, start=1):
+    for index, weights in enumerate(maps):
         weights = np.asarray(weights, dtype=np.float64)
         shown = np.log10(np.maximum(weights, LOG_FLOOR)) if log_colour else weights
         shown = np.where(np.triu(np.ones((n, n), dtype=bool), 1), np.nan, shown)  # future keys: blank, not 0
@@ -149,12 +153,14 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
         figure.add_trace(go.Heatmap(
             z=shown, x=positions, y=positions, coloraxis="coloraxis", customdata=custom,
             hovertemplate="query %{y}: %{customdata[0]}<br>key %{x}: %{customdata[1]}"
-                          "<br>weight %{customdata[2]:.4g}<extra></extra>"), row=1, col=column)
+                          "<br>weight %{customdata[2]:.4g}<extra></extra>"),
+            row=index // per_row + 1, col=index % per_row + 1)
     step = max(1, math.ceil(n / 40))  # at most ~40 labels per axis stay readable
     ticks = {"tickmode": "array", "tickvals": positions[::step], "ticktext": labels[::step], "tickfont_size": 9}
     figure.update_xaxes(**ticks, tickangle=-60, title_text="key")
     figure.update_yaxes(**ticks, autorange="reversed")
-    figure.update_yaxes(title_text="query", row=1, col=1)
+    for row in range(1, rows + 1):
+        figure.update_yaxes(title_text="query", row=row, col=1)
     if log_colour:
         floor = math.log10(LOG_FLOOR)
         exponents = list(range(int(floor), 1))
@@ -162,7 +168,8 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
             "title": {"text": "weight"}, "tickvals": exponents, "ticktext": [f"1e{e}" for e in exponents]}}
     else:
         coloraxis = {"cmin": 0.0, "cmax": top, "colorscale": "Viridis", "colorbar": {"title": {"text": "weight"}}}
-    figure.update_layout(coloraxis=coloraxis, height=max(420, min(900, 260 + 9 * n)), margin={"t": 50})
+    row_height = max(360, min(820, 180 + (14 if per_row <= 2 else 9) * n))
+    figure.update_layout(coloraxis=coloraxis, height=rows * row_height, margin={"t": 50})
     return figure
 
 
@@ -177,7 +184,7 @@ def entropy_grids(grids: Sequence[np.ndarray], titles: Sequence[str]) -> go.Figu
     figure.update_xaxes(title_text="head", dtick=1)
     figure.update_yaxes(title_text="layer", row=1, col=1)
     figure.update_yaxes(autorange="reversed")
-    figure.update_layout(coloraxis={"cmin": 0, "cmax": 1, "colorscale": "Magma", "colorbar": {
+    figure.update_layout(coloraxis={"cmin": 0, "cmax": 1, "colorscale": "Plasma", "colorbar": {
         "title": {"text": "normalized<br>entropy"}}}, height=520, margin={"t": 50})
     return figure
 

@@ -55,13 +55,16 @@ if answer.strip():
 
 # Plain-language flags first: they are what a reader should take away.
 base, found = findings(report)
-for finding in found:
+for index, finding in enumerate(found):
     problems = []
     if finding.near_uniform_layers:
         problems.append(f"near-uniform attention (normalized entropy > {NEAR_UNIFORM}) in "
                         f"{finding.near_uniform_layers} of {finding.n_layers} layers")
     if finding.loss_ratio is not None and finding.loss_ratio > LOSS_FACTOR:
         problems.append(f"loss {finding.loss:.2f}, {finding.loss_ratio:.1f}x that of {found[base].label}")
+    if answer_probs is not None and answer_probs[base] >= 0.1 and answer_probs[index] < answer_probs[base] / 2:
+        problems.append(f"the answer's first token {token_text!r} falls from {answer_probs[base]:.2f} to "
+                        f"{answer_probs[index]:.2f}")
     if finding.over_softened:
         st.warning(f"**{finding.label} is over-softened**: " + "; ".join(problems) + ".")
     elif problems:

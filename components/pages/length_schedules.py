@@ -57,7 +57,7 @@ choice = st.selectbox("Schedule", list(SCHEDULES), key="schedule_choice")
 publish_to_url({"schedule": choice})
 chosen = schedules[choice]
 text = text_ui("schedule_text", "needle.txt", "Prompt", height=120)
-keys = ((chosen.name, chosen.resolved_parameter), *temperatures)
+keys = (*temperatures, (chosen.name, chosen.resolved_parameter))  # constant T keep their colours
 report = report_or_stop(cached_report, settings.model, text, keys, settings.mode, settings.window, APPLY_TOKENS)
 span = chosen.multipliers(report.n_tokens)
 sharper = np.flatnonzero(span > 1.0)

@@ -57,7 +57,7 @@ except ValueError as error:
     st.stop()
 publish_to_url({"scores": scores_text if scores_text != DEFAULT_SCORES else None, "lab_t": f"{slider_t:g}"})
 
-shown = list(dict.fromkeys([slider_t, *temperatures]))  # the slider's T, then the sidebar's, each once
+shown = ([] if slider_t in temperatures else [slider_t]) + list(temperatures)  # as the bars are drawn
 st.plotly_chart(figures.weight_bars(scores, temperatures, slider=slider_t), key="lab_bars")
 
 gap = max(scores) - sorted(scores)[-2]
