@@ -24,7 +24,7 @@ from model_utils.schedules import Schedule
 MODES = ("in-model", "isolated")
 MAX_TEMPERATURES = 8
 HEAD_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio")
-LOSS_CHUNK = 512  # positions per lm_head chunk: the full [n, vocab] logits would be 0.8 GB at 4096 tokens
+LOSS_CHUNK = 128  # positions per lm_head chunk: [4 rows, 128, 49152] is 100 MB; all 4096 positions would be 3.2 GB
 
 
 class AnalysisError(ValueError):

@@ -100,10 +100,10 @@ def collect_statistics(probe: Probe, layer: int, query, key, attention_mask, sca
     for start in range(probe.q_start, n, step):
         stop = min(n, start + step)
         logits = chunk_logits(query, key, scaling, multipliers, start, stop, attention_mask)
-        stats, probs = row_statistics(logits, start, probe.window)
+        stats, last_row = row_statistics(logits, start, probe.window)
         sums += stats.sum(dim=-2, dtype=torch.float64)
         if stop == n:
-            probe.last_rows[layer] = probs[:, :, -1, :].clone()  # [V, H, n]
+            probe.last_rows[layer] = last_row  # [V, H, n]
     probe.sums[layer] = sums
     if layer in probe.keep_layers:
         probe.kept[layer] = (query, key, scaling)

@@ -14,6 +14,7 @@ from model_utils.metrics import (
     softmax_with_temperature,
     statistics_from_probabilities,
     top_ratio_from_gap,
+    top_two,
     weight_ratio,
 )
 from tests.reference import reference_head, reference_row
@@ -78,8 +79,8 @@ def masked_logits(n: int, multiplier: float, seed: int) -> tuple[torch.Tensor, n
 def test_row_statistics_match_the_plain_reference(multiplier, window):
     n, start = 24, 5
     logits, probs = masked_logits(n, multiplier, seed=window)
-    stats, block_probs = row_statistics(logits[start:].clone(), start, window)
-    assert np.allclose(block_probs.numpy(), probs[start:], atol=1e-12)
+    stats, last_row = row_statistics(logits[start:].clone(), start, window)
+    assert np.allclose(last_row.numpy(), probs[-1], atol=1e-12)
     for i, q in enumerate(range(start, n)):
         expected = reference_row(probs[q], q, window)
         got = dict(zip(
@@ -93,10 +94,11 @@ def test_row_statistics_match_the_plain_reference(multiplier, window):
 @pytest.mark.parametrize("multiplier", [1e9, 1e-2])
 def test_row_statistics_stay_finite_at_extreme_temperatures(multiplier):
     logits, _ = masked_logits(40, multiplier, seed=1)
-    stats, probs = row_statistics(logits[1:].float().clone(), 1, 4)
-    assert torch.isfinite(stats).all() and torch.isfinite(probs).all()
+    stats, last_row = row_statistics(logits[1:].float().clone(), 1, 4)
+    assert torch.isfinite(stats).all() and torch.isfinite(last_row).all()
     assert (stats[:, 0] >= 0).all()
-    assert torch.allclose(probs.sum(-1), torch.ones(39), atol=1e-5)
+    assert last_row.sum().item() == pytest.approx(1.0, abs=1e-5)
+    assert torch.allclose(stats[:, 2:5].sum(-1), torch.ones(39), atol=1e-5)  # sink + recent + distant
 
 
 def test_statistics_from_probabilities_match_the_reference():
@@ -105,3 +107,15 @@ def test_statistics_from_probabilities_match_the_reference():
     expected = reference_head(probs, window=4)
     for name, value in expected.items():
         assert stats[name][0] == pytest.approx(value, rel=1e-9), name
+
+
+@pytest.mark.parametrize("n", [5, 255, 256, 300, 1000])
+def test_top_two_equals_topk_including_ties_masks_and_tails(n):
+    values = torch.randn(3, 7, n, generator=torch.Generator().manual_seed(n))
+    values[0, :, n // 3] = values[0, :, n // 2] = 10.0  # a tie for the top in every row of the first slice
+    values[1, :, -3:] = torch.finfo(torch.float32).min  # masked keys in the ragged tail
+    values[2, :, -1] = values[2].amax(dim=-1) + 1.0  # the winner in the tail
+    first, second = top_two(values)
+    expected = values.topk(2, dim=-1).values
+    assert torch.equal(first, expected[..., 0]) and torch.equal(second, expected[..., 1])
+    assert torch.equal(first[0], second[0])  # a tie gives a gap of exactly 0
