@@ -1,8 +1,9 @@
 """The app's caches: one model object per process, and bounded caches of reports.
 
 The model is an `st.cache_resource` (shared by every session; the engine holds no per-call state in it). Reports
-are `st.cache_data` keyed by everything that changes them (model, text, temperatures, mode, window, layers, kept
-maps, token limit) and bounded by entry count and age. The progress bar is created inside the cached function, so
+are `st.cache_data` keyed by everything that changes them (model, text, temperatures, mode, window, kept maps,
+token limit) and bounded by entry count, serialized size and age (and all of them together by the server's
+`maxCacheDataSize`). The progress bar is created inside the cached function, so
 Streamlit can replay it on a cache hit (it ends emptied, so a hit shows nothing).
 """
 
@@ -39,14 +40,14 @@ def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], m
     return report
 
 
-@st.cache_data(show_spinner=False, max_entries=12, ttl=3600)
+@st.cache_data(show_spinner=False, max_entries=12, max_size="256mb", ttl=3600)
 def cached_report(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
                   max_tokens: int) -> Report:
     """Statistics, loss and last-query rows: small (a few MB), so a dozen are kept."""
     return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps=None)
 
 
-@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
+@st.cache_data(show_spinner=False, max_entries=4, max_size="512mb", ttl=3600)
 def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str,
                             window: int, max_tokens: int) -> Report:
     """Also keeps every layer's queries and keys, so any layer / head map re-draws without running the model

@@ -26,6 +26,9 @@ DEFAULT_TEMPERATURES = "0.5, 1, 1.5, 2"
 MAX_UI_TEMPERATURES = 6
 MAX_TEXT_CHARS = 200_000  # what a text box accepts; the engine then cuts to the page's token limit
 SHORT_TEXT_IN_URL = 300  # texts up to this many characters travel in the link
+# Work one request may ask for, in tokens x temperatures (4096 x 4 runs in about two minutes on 2 cores);
+# an operator can lower it for a public server.
+MAX_WORK = int(os.environ.get("ATTN_MAX_WORK", 4096 * 4))
 MODE_HELP = {
     "in-model": "T inside every layer during the pass: later layers and the predictions change.",
     "isolated": "each layer's T = 1 scores re-softmaxed at T, inputs held fixed: loss stays that of T = 1.",
@@ -41,6 +44,15 @@ class Settings:
     error: str | None
     mode: str
     window: int
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def plain(text: str) -> str:
+    """Text that may hold user input, made safe for Streamlit markdown (st.error, st.info, ...): every markdown,
+    HTML or Streamlit directive character (links, emphasis, :colour[...]) is backslash-escaped, so it shows as is."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text))
 
 
 def available_models() -> list[str]:
@@ -111,7 +123,7 @@ def sidebar_ui() -> Settings:
         temperatures, error = parse_temperatures(st.session_state["temperatures"]), None
     except AnalysisError as problem:
         temperatures, error = None, str(problem)
-        st.sidebar.error(f"Temperatures: {error}")
+        st.sidebar.error(f"Temperatures: {plain(error)}")
     settings = Settings(st.session_state["model"], temperatures, error, st.session_state["mode"],
                         int(st.session_state["window"]))
     publish_to_url({"t": ",".join(f"{t:g}" for t in temperatures) if temperatures else None,
@@ -128,7 +140,7 @@ def current_settings() -> Settings:
 def require_temperatures(settings: Settings) -> tuple[float, ...]:
     """The parsed temperatures, or an error on the page and stop."""
     if settings.temperatures is None:
-        st.error(f"Fix the temperatures in the sidebar: {settings.error}")
+        st.error(f"Fix the temperatures in the sidebar: {plain(settings.error)}")
         st.stop()
     return settings.temperatures
 
@@ -139,10 +151,20 @@ def example_text(name: str) -> str:
 
 def text_ui(key: str, example: str, label: str, height: int = 150, help_text: str | None = None) -> str:
     """A text box seeded with an example (or the link's short text); returns its content."""
-    seed(key, example_text(example), url_key="text")
+    seed(key, example_text(example), lambda raw: raw[:MAX_TEXT_CHARS], url_key="text")
     text = st.text_area(label, key=key, height=height, max_chars=MAX_TEXT_CHARS, help=help_text)
     publish_to_url({"text": text if len(text) <= SHORT_TEXT_IN_URL and text != example_text(example) else None})
     return text
+
+
+def within_budget(limit: int, n_temperatures: int) -> int:
+    """The token limit a request may use: the page's `limit`, cut (with a note on the page) so that tokens x
+    temperatures stays within the server's MAX_WORK. Decided before any work is done."""
+    allowed = max(2, MAX_WORK // n_temperatures)
+    if allowed < limit:
+        st.info(f"This server runs at most {MAX_WORK:,} tokens x temperatures per request: with {n_temperatures} "
+                f"temperatures the text is cut to {allowed:,} tokens.")
+    return min(limit, allowed)
 
 
 def layer_head_ui(n_layers: int, n_heads: int, key_prefix: str, with_mean: bool = True) -> tuple[int, int | None]:
@@ -169,7 +191,7 @@ def report_or_stop(fetch: Callable, *args, **kwargs):
     try:
         return fetch(*args, **kwargs)
     except (AnalysisError, ModelLoadError) as error:
-        st.error(str(error))
+        st.error(plain(error))
         st.stop()
 
 

@@ -22,7 +22,7 @@ from model_utils.metrics import entropy, softmax_with_temperature, weight_ratio
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 SLIDER_COLOUR = "#555555"
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
-MASS_COLOURS = {"sink": "#7f7f7f", "distant": "#1f77b4", "recent": "#ff7f0e"}
+MASS_COLOURS = {"sink": "#525252", "distant": "#9ecae1", "recent": "#fdae6b"}  # pastel: not a temperature colour
 LOG_FLOOR = 1e-6  # weights below this share the lowest colour on a log scale
 _CONTROL = {"\n": "↵", "\r": "␍", "\t": "⇥", " ": "␣"}
 

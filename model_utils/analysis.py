@@ -84,6 +84,10 @@ class Report:
         kept queries and keys with the engine's own logits function. Zero above the diagonal."""
         if layer not in self.kept:
             raise AnalysisError(f"layer {layer} was not kept; pass keep_maps with it to analyze")
+        n_heads = self.results[0].heads["entropy"].shape[1]
+        if head is not None:
+            _check_int("head", head, 0, n_heads - 1)
+        _check_int("temperature index", view, 0, len(self.results) - 1)
         query, key, scaling = (torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in self.kept[layer])
         row = view if query.shape[0] > 1 else 0
         multipliers = self._layer_multipliers(layer)[view : view + 1]

@@ -156,7 +156,7 @@ def statistics_from_probabilities(probabilities: torch.Tensor, window: int) -> d
     """
     n = probabilities.shape[-1]
     q_start = first_stat_query(n, window)
-    rows = probabilities[..., q_start:, :].to(torch.float64)
+    rows = probabilities[..., q_start:, :]
     logits = torch.where(rows > 0, rows.clamp_min(torch.finfo(rows.dtype).tiny).log(), torch.finfo(rows.dtype).min)
     stats, _ = row_statistics(logits, q_start, window)
     return summarize(stats.mean(dim=-2).numpy())

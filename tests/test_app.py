@@ -19,13 +19,6 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 PAGES = ("softmax_lab", "attention_maps", "collapse_inspector", "length_schedules")
 
 
-@pytest.fixture
-def tiny_env(monkeypatch):
-    monkeypatch.setenv("ATTN_MODEL", "tiny-random")
-    monkeypatch.delenv("ATTN_MODELS", raising=False)
-    return monkeypatch
-
-
 def open_app(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in (query or {}).items():

@@ -57,6 +57,16 @@ def chromium_path():
     return CHROMIUM
 
 
+SERVER_PIDS: set[int] = set()
+
+
+def server_rss_gb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024 / 1e9
+    raise RuntimeError("no VmRSS")
+
+
 @pytest.fixture(scope="module")
 def app_url(chromium_path, tmp_path_factory):
     port = free_port()
@@ -66,10 +76,12 @@ def app_url(chromium_path, tmp_path_factory):
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
          "127.0.0.1", "--server.headless", "true", "--client.showErrorDetails", "full"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    SERVER_PIDS.add(process.pid)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_healthy(url, process)
         yield url
+        SERVER_PIDS.discard(process.pid)
     finally:
         process.terminate()
         try:
@@ -137,3 +149,53 @@ def test_user_text_is_shown_as_text_not_run_as_html(app_url, browser):
         assert page.locator('[data-testid="stException"]').count() == 0
     finally:
         context.close()
+
+
+def test_the_served_app_offers_only_the_operators_models(app_url, browser):
+    """A link cannot choose a model, and the only model control is a list fixed by the operator."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/?model=/etc/passwd", wait_until="domcontentloaded")
+        wait_for_page(page, 3)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        model_box = sidebar.locator('[data-testid="stSelectbox"]')
+        assert model_box.count() == 1
+        model_box.click()
+        options = [text.strip() for text in page.get_by_role("option").all_inner_texts()]
+        assert options == [os.environ.get("ATTN_BROWSER_MODEL", "bundled")], options
+        page.keyboard.press("Escape")
+        labels = sidebar.locator('[data-testid="stTextInput"] label').all_inner_texts()
+        assert labels == ["Temperatures to compare"], labels  # no free-text model or path field anywhere
+    finally:
+        context.close()
+
+
+def test_several_sessions_at_once_each_see_their_own_results(app_url, browser):
+    """Four browser sessions ask for different temperatures at the same moment; each must get its own maps,
+    no error, and the server's memory must stay bounded."""
+    pid = next(iter(SERVER_PIDS))
+    before = server_rss_gb(pid)
+    sessions = {("0.3", "1"): None, ("0.6", "2"): None, ("0.9", "3"): None, ("1.2", "4"): None}
+    contexts = []
+    for temperatures in sessions:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        page.goto(f"{app_url}/maps?t={','.join(temperatures)}", wait_until="commit")
+        contexts.append(context)
+        sessions[temperatures] = page
+    try:
+        for temperatures, page in sessions.items():
+            wait_for_page(page, 2)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+            titles = " ".join(page.locator(".js-plotly-plot .annotation-text").all_text_contents())
+            for t in temperatures:
+                assert f"T={t}" in titles, (temperatures, titles)
+            others = {t for other in sessions if other != temperatures for t in other} - set(temperatures)
+            assert not any(f"T={t} " in titles for t in others), (temperatures, titles)
+    finally:
+        for context in contexts:
+            context.close()
+    after = server_rss_gb(pid)
+    assert after < 6.0, f"server RSS grew from {before:.2f} GB to {after:.2f} GB"

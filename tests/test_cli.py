@@ -93,3 +93,54 @@ def test_the_real_entry_point_exits_2_without_a_traceback():
                               "hello world", "--temperatures", "1", "--json", "-"], capture_output=True, text=True,
                              timeout=120)
     assert process.returncode == 0 and json.loads(process.stdout)["n_tokens"] == 11
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--temperatures", "1e9"], "(0, 100]"),
+        (["--temperatures", *[str(t) for t in range(1, 10)]], "at most 8"),
+        (["--window", "-1"], "window must be >= 1"),
+        (["--layers", "-1"], "layer must be between 0 and 2"),
+        (["--layers", "99"], "layer must be between 0 and 2"),
+        (["--max-tokens", "1"], "max_tokens must be >= 2"),
+        (["--max-tokens", "0"], "max_tokens must be >= 2"),
+    ],
+)
+def test_more_mistakes_get_one_line_and_status_2(capsys, argv, message):
+    code, out, err = run(capsys, "analyze", "--model", "tiny-random", "--text", SAMPLE_TEXT, *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_model_folders_that_cannot_load_get_one_line(capsys, tmp_path):
+    not_a_model = tmp_path / "notes"
+    not_a_model.mkdir()
+    (not_a_model / "readme.txt").write_text("hello")
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    (remote / "config.json").write_text(json.dumps({"model_type": "custom_llm", "auto_map": {
+        "AutoConfig": "configuration_custom.CustomConfig", "AutoModelForCausalLM": "modeling_custom.Custom"}}))
+    for folder, message in ((not_a_model, "holds no config.json"), (remote, "trust_remote_code")):
+        code, out, err = run(capsys, "analyze", "--model", str(folder), "--text", SAMPLE_TEXT)
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_a_megabyte_of_text_is_cut_to_the_token_limit(capsys, tmp_path):
+    big = tmp_path / "big.txt"
+    big.write_text("All work and no play makes a dull model. " * 25_000, encoding="utf-8")  # ~1 MB
+    assert big.stat().st_size > 1_000_000
+    code, out, _ = run(capsys, "analyze", "--model", "tiny-random", "--file", str(big), "--max-tokens", "512",
+                       "--temperatures", "1", "--json", "-")
+    document = json.loads(out)
+    assert code == 0 and document["truncated"] is True and document["n_tokens"] == 512
+
+
+def test_odd_text_stays_literal_in_the_report(capsys):
+    text = "emoji 🙂, CJK 注意力, RTL שלום, controls \x07\x1b, <script>alert(1)</script><img src=x onerror=alert(2)>"
+    code, out, _ = run(capsys, "analyze", "--model", "tiny-random", "--text", text, "--temperatures", "1e-9", "100",
+                       "--json", "-")
+    document = json.loads(out)
+    assert code == 0
+    joined = "".join(document["tokens"])
+    assert "<script>alert(1)</script><img src=x onerror=alert(2)>" in joined  # data, not markup
+    assert all(isinstance(result["loss"], float) for result in document["results"])  # finite: JSON has no NaN

@@ -13,6 +13,7 @@ from components.controls import (
     require_temperatures,
     seed,
     text_ui,
+    within_budget,
 )
 
 MAX_MAP_TOKENS = 256  # beyond this a token-labelled n x n map is unreadable (and the kept q/k grow)
@@ -26,7 +27,7 @@ settings = current_settings()
 temperatures = require_temperatures(settings)
 text = text_ui("maps_text", "short.txt", f"Text (the first {MAX_MAP_TOKENS} tokens are drawn)", height=100)
 report = report_or_stop(cached_report_with_maps, settings.model, text, temperatures, settings.mode, settings.window,
-                        MAX_MAP_TOKENS)
+                        within_budget(MAX_MAP_TOKENS, len(temperatures)))
 if report.truncated:
     st.info(f"The text was cut to its first {report.n_tokens} tokens for the maps.")
 
@@ -44,8 +45,8 @@ for result in report.results:
     titles.append(f"{result.label} · H/ln(q+1) {entropy.mean() if head is None else entropy[head]:.2f}")
 st.markdown(f"**Layer {layer}, {which}**")
 st.plotly_chart(figures.attention_heatmaps(maps, report.tokens, titles, log_colour=log_colour), key="maps_heatmaps")
-st.caption(f"Mode: {settings.mode}. {report.n_tokens} tokens. One colour scale for all panels"
-           f"{' (log10 of the weight)' if log_colour else ''}.")
+st.caption(f"Mode: {settings.mode}. {report.n_tokens} tokens, computed in {report.seconds:.1f} s. One colour scale "
+           f"for all panels{' (log10 of the weight)' if log_colour else ''}.")
 
 st.subheader("Which heads are sharp, which are near uniform")
 st.markdown("Normalized entropy of every layer and head (mean over queries): 0 means all weight on one key, "

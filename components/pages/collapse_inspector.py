@@ -8,11 +8,13 @@ from components.cache import cached_model, cached_report
 from components.controls import (
     current_settings,
     downloads_ui,
+    plain,
     publish_to_url,
     report_or_stop,
     require_temperatures,
     seed,
     text_ui,
+    within_budget,
 )
 from model_utils.analysis import answer_token, masses_by_layer, mean_over_heads
 from model_utils.findings import LOSS_FACTOR, NEAR_UNIFORM, findings
@@ -44,9 +46,12 @@ limit = limit_column.selectbox("Token limit", TOKEN_LIMITS, key="collapse_limit"
 publish_to_url({"answer": answer if answer != DEFAULT_ANSWER else None, "limit": limit})
 
 loaded = report_or_stop(cached_model, settings.model)
-report = report_or_stop(cached_report, settings.model, text, temperatures, settings.mode, settings.window, limit)
+report = report_or_stop(cached_report, settings.model, text, temperatures, settings.mode, settings.window,
+                        within_budget(limit, len(temperatures)))
 if report.truncated:
     st.info(f"The prompt was cut to its first {report.n_tokens} tokens (the question at its end may be lost).")
+st.caption(f"{report.n_tokens} tokens, {len(report.results)} temperatures, {settings.mode}: computed in "
+           f"{report.seconds:.1f} s, then kept for an hour.")
 
 answer_probs, token_text = None, ""
 if answer.strip():
@@ -63,7 +68,7 @@ for index, finding in enumerate(found):
     if finding.loss_ratio is not None and finding.loss_ratio > LOSS_FACTOR:
         problems.append(f"loss {finding.loss:.2f}, {finding.loss_ratio:.1f}x that of {found[base].label}")
     if answer_probs is not None and answer_probs[base] >= 0.1 and answer_probs[index] < answer_probs[base] / 2:
-        problems.append(f"the answer's first token {token_text!r} falls from {answer_probs[base]:.2f} to "
+        problems.append(f"the answer's first token {plain(repr(token_text))} falls from {answer_probs[base]:.2f} to "
                         f"{answer_probs[index]:.2f}")
     if finding.over_softened:
         st.warning(f"**{finding.label} is over-softened**: " + "; ".join(problems) + ".")

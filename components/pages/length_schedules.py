@@ -13,6 +13,7 @@ from components.controls import (
     require_temperatures,
     seed,
     text_ui,
+    within_budget,
 )
 from model_utils.analysis import masses_by_layer, mean_over_heads
 from model_utils.schedules import SCHEDULES, Schedule
@@ -58,7 +59,8 @@ publish_to_url({"schedule": choice})
 chosen = schedules[choice]
 text = text_ui("schedule_text", "needle.txt", "Prompt", height=120)
 keys = (*temperatures, (chosen.name, chosen.resolved_parameter))  # constant T keep their colours
-report = report_or_stop(cached_report, settings.model, text, keys, settings.mode, settings.window, APPLY_TOKENS)
+report = report_or_stop(cached_report, settings.model, text, keys, settings.mode, settings.window,
+                        within_budget(APPLY_TOKENS, len(keys)))
 span = chosen.multipliers(report.n_tokens)
 sharper = np.flatnonzero(span > 1.0)
 st.caption(f"{chosen.label} on this {report.n_tokens}-token prompt: m = {span[-1]:.3f} at the last query "

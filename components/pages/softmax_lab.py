@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from components import figures
-from components.controls import current_settings, publish_to_url, require_temperatures, seed
+from components.controls import current_settings, plain, publish_to_url, require_temperatures, seed
 from model_utils.metrics import entropy, softmax_with_temperature, weight_ratio
 
 DEFAULT_SCORES = "5, 0, 0, 0, 0, 0, 0, 0"
@@ -53,7 +53,7 @@ slider_t = right.select_slider("Temperature T (log scale)", options=SLIDER_TEMPE
 try:
     scores = parse_scores(scores_text)
 except ValueError as error:
-    st.error(f"Scores: {error}")
+    st.error(f"Scores: {plain(error)}")
     st.stop()
 publish_to_url({"scores": scores_text if scores_text != DEFAULT_SCORES else None, "lab_t": f"{slider_t:g}"})
 

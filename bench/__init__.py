@@ -1,0 +1,1 @@
+"""Benchmarks: the engine against the usual way of capturing attention (run with `make bench`)."""

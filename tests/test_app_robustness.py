@@ -1,0 +1,103 @@
+"""Bad input on the pages (AppTest, tiny model): mangled links, odd text, a broken operator model, budgets, and
+bounded caches. Each must end as a clear message or a sane default, never an exception."""
+
+import pytest
+from streamlit.runtime.caching.cache_data_api import get_data_cache_stats_provider
+
+from components.cache import cached_report, cached_report_with_maps
+from components.controls import plain
+from tests.test_app import assert_clean, chart, open_app
+
+SCRIPT = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"window": "0"}, {"window": "-5"}, {"window": "abc"}, {"window": "99999999"},
+        {"layer": "99", "head": "-1"}, {"layer": "abc", "head": "9"},
+        {"t": "abc"}, {"t": "0,-1,nan"}, {"t": "1,1"}, {"mode": "bogus"},
+        {"model": "/etc/passwd"}, {"model": "../../../tmp/evil"},
+        {"text": SCRIPT}, {"text": "x" * 300_000},
+    ],
+)
+def test_a_mangled_link_opens_a_sane_view(tiny_env, query):
+    at = open_app("attention_maps", query=query)
+    assert_clean(at)
+    assert at.selectbox(key="model").value == "tiny-random"  # never a model from the link
+    assert 1 <= at.number_input(key="window").value <= 4096
+    assert 0 <= at.selectbox(key="maps_layer").value < 3
+
+
+def test_script_text_is_data_everywhere(tiny_env):
+    at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value(SCRIPT).run()
+    assert_clean(at)
+    figure = chart(at, "maps_heatmaps")
+    ticks = figure["layout"]["xaxis"]["ticktext"]
+    assert "".join(ticks).count("&lt;") >= 2 and "<script" not in str(figure) and "<img" not in str(figure)
+
+
+def test_markup_in_an_error_message_is_escaped(tiny_env):
+    at = open_app("softmax_lab")
+    at.text_input(key="temperatures").set_value("**bold**[x](javascript:alert(1)):red[hi]").run()
+    assert not at.exception
+    message = at.sidebar.error[0].value  # the first bad entry is quoted back, every markup character escaped
+    assert "\\*\\*bold\\*\\*\\[x\\]\\(javascript\\:alert\\(1\\)\\)\\:red\\[hi\\]" in message
+
+
+def test_plain_escapes_every_markdown_and_html_character():
+    assert plain("<b>*a*</b> [l](u) `c` :red[x] $y$ #h") == (
+        "\\<b\\>\\*a\\*\\</b\\> \\[l\\]\\(u\\) \\`c\\` \\:red\\[x\\] \\$y\\$ \\#h")
+
+
+def test_huge_text_is_cut_with_a_note(tiny_env):
+    at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value("All work and no play. " * 50_000).run()  # 1.1 MB
+    assert_clean(at)
+    assert any("cut to its first 256 tokens" in info.value for info in at.info)
+
+
+def test_odd_scripts_and_controls_draw(tiny_env):
+    at = open_app("collapse_inspector")
+    at.text_area(key="collapse_text").set_value("emoji 🙂🚀 CJK 注意力温度 RTL שלום مرحبا \x00\x07\x1b[31m end").run()
+    assert_clean(at)
+    at.text_input(key="collapse_answer").set_value("**[x](javascript:alert(1))**").run()
+    assert_clean(at)
+
+
+def test_a_broken_model_in_the_operators_list_is_an_error_line(tiny_env):
+    tiny_env.setenv("ATTN_MODELS", "tiny-random,/no/such/model")
+    at = open_app("attention_maps")
+    assert_clean(at)
+    at.selectbox(key="model").set_value("/no/such/model").run()
+    assert not at.exception
+    assert any("does not exist" in error.value for error in at.error)
+
+
+def test_work_budget_cuts_a_request_before_it_runs(tiny_env, monkeypatch):
+    monkeypatch.setattr("components.controls.MAX_WORK", 600)
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    assert any("at most 600 tokens x temperatures" in info.value and "cut to 150 tokens" in info.value
+               for info in at.info)
+
+
+def cached_bytes() -> dict[str, int]:
+    stats = get_data_cache_stats_provider().get_stats()
+    return {stat.cache_name: stat.byte_length for family in stats.values() for stat in family}
+
+
+def test_report_caches_keep_a_bounded_number_of_entries(tiny_env):
+    at = open_app("attention_maps")
+    cached_report_with_maps.clear()
+    sizes = []
+    for index in range(8):  # eight different requests of the same size
+        at.text_input(key="temperatures").set_value(f"{0.5 + index / 10:g}, 2").run()
+        assert_clean(at)
+        sizes.append(sum(size for name, size in cached_bytes().items() if "cached_report_with_maps" in name))
+    one_entry = sizes[0]
+    assert one_entry > 0
+    assert sizes[3] == pytest.approx(4 * one_entry, rel=0.1), sizes  # four kept ...
+    assert max(sizes) <= 4.4 * one_entry, sizes  # ... and never more (max_entries=4), whatever comes next
+    cached_report.clear()
