@@ -49,17 +49,6 @@ def timed(run, repeats: int) -> list[float]:
     return times
 
 
-def reference_model(implementation: str):
-    """The bundled weights from the converted cache, with one of transformers' own attention implementations."""
-    from transformers import AutoModelForCausalLM
-
-    from model_utils.loading import bundled_cache_dir, bundled_gguf_path
-
-    folder = bundled_cache_dir(bundled_gguf_path())
-    return AutoModelForCausalLM.from_pretrained(str(folder), attn_implementation=implementation,
-                                                dtype=torch.float32).eval()
-
-
 def set_temperature(model, temperature: float) -> None:
     """The usual hack: divide every attention module's scaling by T (global state on the model)."""
     for layer in model.model.layers:
@@ -112,6 +101,7 @@ def redraw_times(repeats: int) -> list[float]:
 
 def run_case(case: str, n_tokens: int, repeats: int) -> dict:
     from model_utils import analyze, load_model
+    from model_utils.loading import reference_copy
 
     if case == "cold":
         times = []
@@ -135,7 +125,7 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
                                       max_tokens=n_tokens), repeats)
         return {"times": times}
     if case == "floor":
-        model = reference_model("sdpa")
+        model = reference_copy(loaded, "sdpa")
 
         def floor() -> None:
             with torch.inference_mode():
@@ -145,11 +135,11 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
 
         return {"times": timed(floor, repeats)}
     if case == "peer":
-        model = reference_model("eager")
+        model = reference_copy(loaded, "eager")
         return {"times": timed(lambda: [peer_statistics(model, ids, t) for t in TEMPERATURES], repeats)}
     if case == "agree":
         report = analyze(loaded, fixed_text(), temperatures=list(TEMPERATURES), window=WINDOW, max_tokens=n_tokens)
-        model = reference_model("eager")
+        model = reference_copy(loaded, "eager")
         differences = {}
         for result, temperature in zip(report.results, TEMPERATURES, strict=True):
             peer = peer_statistics(model, ids, temperature)

@@ -11,6 +11,7 @@ Remote code is never trusted. Every model gets the engine's attention function (
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -249,6 +250,16 @@ def _load_pretrained(name: str) -> tuple[torch.nn.Module, object, str]:
     if "trust_remote_code" in str(last_error):
         reason = "it needs its own Python code (trust_remote_code), which this tool never runs"
     raise ModelLoadError(f"cannot load model {name!r} (tried {tried}): {reason}")
+
+
+def reference_copy(loaded: LoadedModel, implementation: str) -> torch.nn.Module:
+    """A second copy of `loaded`'s weights that runs transformers' own attention (`"eager"` or `"sdpa"`): what the
+    engine is checked and benchmarked against."""
+    config = copy.deepcopy(loaded.config)
+    config._attn_implementation = implementation
+    model = type(loaded.model)(config)
+    model.load_state_dict(loaded.model.state_dict())
+    return model.eval().requires_grad_(False)
 
 
 def load_model(name: str = BUNDLED, progress: Progress | None = None) -> LoadedModel:

@@ -3,11 +3,10 @@
 import numpy as np
 import pytest
 import torch
-from transformers import AutoModelForCausalLM
 
 from model_utils import analyze, load_model
 from model_utils.capture import Probe
-from model_utils.loading import bundled_cache_dir, bundled_gguf_path
+from model_utils.loading import bundled_cache_dir, bundled_gguf_path, reference_copy
 from tests.conftest import SAMPLE_TEXT
 
 pytestmark = pytest.mark.slow
@@ -22,8 +21,7 @@ def test_bundled_loads_from_the_cache_after_the_first_time(bundled):
 
 
 def test_t1_reproduces_the_bundled_models_own_sdpa_logits(bundled):
-    reference = AutoModelForCausalLM.from_pretrained(
-        str(bundled_cache_dir(bundled_gguf_path())), attn_implementation="sdpa", dtype=torch.float32).eval()
+    reference = reference_copy(bundled, "sdpa")
     ids = torch.tensor(bundled.tokenizer(SAMPLE_TEXT * 2)["input_ids"])[None]
     with torch.inference_mode():
         expected = reference(ids).logits

@@ -1,6 +1,5 @@
 """The engine on the tiny random model: exactness at T = 1, in-model vs isolated, maps, threads, bad input."""
 
-import copy
 import json
 import math
 import threading
@@ -8,26 +7,18 @@ import threading
 import numpy as np
 import pytest
 import torch
-from transformers import AttentionInterface, AttentionMaskInterface, LlamaForCausalLM
+from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.masking_utils import eager_mask
 
 from model_utils import AnalysisError, Schedule, analyze
 from model_utils.analysis import HEAD_FIELDS
 from model_utils.capture import Probe
+from model_utils.loading import reference_copy
 from model_utils.schedules import yarn_multiplier
 from tests.conftest import SAMPLE_TEXT
 from tests.reference import reference_head, resoftmax
 
 STAT_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio")
-
-
-def reference_model(tiny, implementation: str) -> LlamaForCausalLM:
-    """A second copy of the tiny model's weights running transformers' own attention `implementation`."""
-    config = copy.deepcopy(tiny.config)
-    config._attn_implementation = implementation
-    model = LlamaForCausalLM(config).eval()
-    model.load_state_dict(tiny.model.state_dict())
-    return model
 
 
 def token_ids(tiny, text=SAMPLE_TEXT) -> torch.Tensor:
@@ -39,7 +30,7 @@ def test_t1_reproduces_the_models_own_logits(tiny, implementation):
     ids = token_ids(tiny)
     n = ids.shape[1]
     with torch.inference_mode():
-        expected = reference_model(tiny, implementation)(ids).logits
+        expected = reference_copy(tiny, implementation)(ids).logits
         probe = Probe(torch.ones(1, n), window=8, q_start=8)
         got = tiny.model(ids, attention_probe=probe).logits
     assert (got - expected).abs().max().item() <= 1e-5
@@ -49,7 +40,7 @@ def test_t1_reproduces_the_models_own_logits(tiny, implementation):
 def test_t1_loss_and_next_token_are_the_models_own(tiny):
     ids = token_ids(tiny)
     with torch.inference_mode():
-        output = reference_model(tiny, "sdpa")(ids, labels=ids)
+        output = reference_copy(tiny, "sdpa")(ids, labels=ids)
     expected_probs = torch.softmax(output.logits[0, -1], dim=-1)
     report = analyze(tiny, SAMPLE_TEXT, temperatures=[0.5, 1.0])
     at_one = report.results[1]
@@ -94,7 +85,7 @@ def output_attentions(model, ids) -> list[np.ndarray]:
 @pytest.mark.parametrize("window", [4, 16])
 def test_isolated_statistics_equal_ones_recomputed_from_output_attentions(tiny, window):
     ids = token_ids(tiny)
-    maps = output_attentions(reference_model(tiny, "eager"), ids)
+    maps = output_attentions(reference_copy(tiny, "eager"), ids)
     temperatures = [0.5, 1.0, 2.0]
     report = analyze(tiny, SAMPLE_TEXT, temperatures=temperatures, mode="isolated", window=window)
     for result, temperature in zip(report.results, temperatures, strict=True):
@@ -129,7 +120,7 @@ AttentionMaskInterface.register("reference_temperature", eager_mask)
 def test_in_model_statistics_and_loss_equal_an_independent_eager_implementation(tiny):
     window = 8
     ids = token_ids(tiny)
-    model = reference_model(tiny, "reference_temperature")
+    model = reference_copy(tiny, "reference_temperature")
     report = analyze(tiny, SAMPLE_TEXT, temperatures=[0.5, 2.0], window=window)
     for result, temperature in zip(report.results, [0.5, 2.0], strict=True):
         with torch.inference_mode():
