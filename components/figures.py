@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from model_utils.metrics import entropy, softmax_with_temperature, weight_ratio
+from model_utils.metrics import entropy, entropy_curve, softmax_with_temperature, weight_ratio
 
 # One colour per compared temperature, in the order the user listed them (Plotly's D3 palette).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -108,7 +108,7 @@ def entropy_curve_figure(scores: Sequence[float], marked_temperatures: Sequence[
     """Entropy of softmax(scores / T) against T, with its ceiling ln n (uniform attention) drawn in."""
     scores = np.asarray(scores, dtype=np.float64)
     temperatures = np.geomspace(0.05, 100.0, 240)
-    curve = np.array([entropy(softmax_with_temperature(scores, t)) for t in temperatures])
+    curve = entropy_curve(scores, temperatures)
     ceiling = math.log(len(scores))
     figure = go.Figure(go.Scatter(x=temperatures, y=curve, mode="lines", name="entropy", line={"color": "black"},
                                   hovertemplate="T %{x:.2f}<br>H %{y:.3f} nats<extra></extra>"))
@@ -116,7 +116,7 @@ def entropy_curve_figure(scores: Sequence[float], marked_temperatures: Sequence[
                      annotation_text=f"ln n = {ceiling:.2f}: uniform, the limit as T grows",
                      annotation_position="bottom left")
     for index, t in enumerate(marked_temperatures):
-        value = float(entropy(softmax_with_temperature(scores, t)))
+        value = float(entropy_curve(scores, [t])[0])
         figure.add_trace(go.Scatter(x=[t], y=[value], mode="markers", name=f"T = {t:g}",
                                     marker={"size": 11, "color": colour(index)},
                                     hovertemplate=f"T = {t:g}<br>H %{{y:.3f}} nats<extra></extra>"))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from model_utils.capture import Probe, chunk_logits
+from model_utils.capture import Probe, chunk_logits, multipliers_for
 from model_utils.loading import LoadedModel
 from model_utils.metrics import check_temperature, first_stat_query, summarize
 from model_utils.schedules import Schedule
@@ -97,9 +97,7 @@ class Report:
         return chosen.numpy()
 
     def _layer_multipliers(self, layer: int) -> torch.Tensor:
-        multipliers = torch.from_numpy(self.multipliers)
-        applies = self.layers is None or layer in self.layers
-        return multipliers if applies else torch.ones_like(multipliers)
+        return multipliers_for(torch.from_numpy(self.multipliers), self.layers, layer)
 
     def head_rows(self) -> list[dict]:
         """One flat row per (temperature, layer, head): the per-head statistics table for CSV export."""

@@ -54,13 +54,20 @@ class Probe:
     kept: dict[int, tuple[torch.Tensor, torch.Tensor, float]] = field(default_factory=dict)  # q, k, scaling
 
     def applies_to(self, layer: int) -> bool:
-        return self.layers is None or layer in self.layers
+        return applies_to(self.layers, layer)
 
     def multipliers_for(self, layer: int) -> torch.Tensor:
-        """[V, n] multipliers of `layer`: the views' own where the temperature applies, else ones."""
-        if self.applies_to(layer):
-            return self.view_multipliers
-        return torch.ones_like(self.view_multipliers)
+        return multipliers_for(self.view_multipliers, self.layers, layer)
+
+
+def applies_to(layers, layer: int) -> bool:
+    """Whether the temperature applies in `layer`, given the chosen `layers` (None: all)."""
+    return layers is None or layer in layers
+
+
+def multipliers_for(view_multipliers: torch.Tensor, layers, layer: int) -> torch.Tensor:
+    """[V, n] multipliers of `layer`: the views' own where the temperature applies, else ones."""
+    return view_multipliers if applies_to(layers, layer) else torch.ones_like(view_multipliers)
 
 
 def chunk_logits(query, key, scaling, multipliers, start, stop, attention_mask=None) -> torch.Tensor:
