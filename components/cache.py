@@ -33,8 +33,9 @@ def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], m
          max_tokens: int, keep_maps) -> Report:
     loaded = cached_model(model_name)
     bar = st.progress(0.0, text="Running the model")
+    # these pages stay within the model's trained context; only the context-length page goes past it, when asked
     report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
-                     keep_maps=keep_maps, max_tokens=max_tokens,
+                     keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions),
                      progress=lambda fraction, message: bar.progress(min(1.0, fraction), text=message))
     bar.empty()
     return report

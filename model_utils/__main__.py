@@ -13,7 +13,7 @@ import json
 import sys
 import time
 
-from model_utils.analysis import MODES, AnalysisError, Report, analyze, mean_over_heads
+from model_utils.analysis import MODES, AnalysisError, Report, analyze
 from model_utils.loading import BUNDLED, ModelLoadError, load_model
 from model_utils.metrics import check_temperature
 from model_utils.schedules import SCHEDULES, Schedule
@@ -87,7 +87,7 @@ def summary_table(report: Report) -> str:
              f"{'temperature':>26} {'loss':>7} {'entropy':>8} {'norm H':>7} {'sink':>6} {'recent':>7} "
              f"{'distant':>8}  next token"]
     for result in report.results:
-        means = {name: mean_over_heads(result, name).mean() for name in
+        means = {name: result.layer_mean(name).mean() for name in
                  ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass")}
         guess = result.next_token[0]
         lines.append(f"{result.label:>26} {result.loss:7.3f} {means['entropy']:8.3f} "

@@ -2,13 +2,18 @@
 
 All temperatures run in one batched forward pass (in-model mode: one batch row per temperature; isolated mode:
 one row at T = 1 whose scores every temperature re-softmaxes). The report carries what the pages and the command
-line need: per-head statistics for every layer, the loss and next-token guesses, the last query's attention row in
-every layer and head, and (for layers asked for) the queries and keys from which any attention map is rebuilt
-without running the model again.
+line need, so that they only draw: per-head statistics for every layer (means over the measured queries, and per
+query-position bucket), the loss and the next-token NLL of every position, the next-token guesses, the last
+query's attention row in every layer and head, the attention mass by key distance, and (for layers asked for) the
+queries and keys from which any attention map is rebuilt without running the model again.
+
+Causality makes one pass hold every shorter context: the query at position p sees exactly p + 1 keys whatever
+follows, so the buckets of a run over N tokens are those of every run over its first L <= N tokens.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,15 +21,25 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from model_utils.capture import Probe, chunk_logits, multipliers_for
+from model_utils.capture import LayerInputs, Probe, chunk_logits, multipliers_for
 from model_utils.loading import LoadedModel
-from model_utils.metrics import check_temperature, first_stat_query, summarize
+from model_utils.metrics import (
+    MASS_PARTS,
+    ROW_FIELDS,
+    STATISTICS,
+    check_temperature,
+    first_stat_query,
+    mass_by_distance,
+    summarize,
+)
 from model_utils.schedules import Schedule
 
 MODES = ("in-model", "isolated")
+# One batch row per temperature in in-model mode: 8 rows of 4,096 tokens keep a pass within a few GB. (The pages
+# allow fewer, for readability: see components/settings.py.)
 MAX_TEMPERATURES = 8
-HEAD_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio")
 LOSS_CHUNK = 128  # positions per lm_head chunk: [4 rows, 128, 49152] is 100 MB; all 4096 positions would be 3.2 GB
+Progress = Callable[[float, str], None]
 
 
 class AnalysisError(ValueError):
@@ -38,20 +53,48 @@ class TemperatureResult:
     label: str
     temperature: float | None  # None for a schedule
     schedule: str | None
-    loss: float
+    loss: float  # mean next-token NLL over every position
     next_token: list[dict]  # top 5 {"token", "prob"} at the last position
-    heads: dict[str, np.ndarray]  # field -> [layer, head]
+    heads: dict[str, np.ndarray]  # statistic -> [layer, head], means over the queries q_start..n-1
     last_rows: np.ndarray  # [layer, head, n] attention of the last query
     last_log_probs: np.ndarray  # [vocab] next-token log-probabilities at the last position
+    position_nll: np.ndarray  # [n - 1] NLL of token p + 1 predicted at position p
+    bucket_heads: dict[str, np.ndarray]  # statistic -> [bucket, layer, head]
+    bucket_nll: np.ndarray  # [bucket] mean NLL of the positions in the bucket that have a next token (NaN: none)
+    distance_profile: np.ndarray  # [bucket, layer, bin] attention mass by key distance, mean over heads
 
-    def to_dict(self) -> dict:
+    def layer_mean(self, name: str) -> np.ndarray:
+        """[layer] mean over heads of one statistic (geometric mean for top_ratio, which is a ratio)."""
+        if name == "top_ratio":
+            return np.exp(self.heads["log_top_ratio"].mean(axis=-1))
+        return self.heads[name].mean(axis=-1)
+
+    def masses_by_layer(self) -> dict[str, np.ndarray]:
+        """Mean over heads of the sink, distant and recent mass, per layer (they add up to 1)."""
+        return {part.removesuffix("_mass"): self.layer_mean(part) for part in MASS_PARTS}
+
+    def mean_masses(self) -> dict[str, float]:
+        """Sink, recent and distant mass, mean over layers and heads."""
+        return {part: float(self.heads[part].mean()) for part in MASS_PARTS}
+
+    def last_distance_profile(self, edges: np.ndarray, layer: int | None = None) -> np.ndarray:
+        """The last query's attention mass per key-distance bin, mean over heads of `layer` (None: all layers)."""
+        rows = self.last_rows if layer is None else self.last_rows[[layer]]
+        return mass_by_distance(rows.mean(axis=(0, 1)), edges)
+
+    def to_dict(self, with_buckets: bool = False) -> dict:
         n_layers, n_heads = self.heads["entropy"].shape
-        heads = [
-            [{name: float(self.heads[name][layer, head]) for name in HEAD_FIELDS} for head in range(n_heads)]
-            for layer in range(n_layers)
-        ]
-        return {"temperature": self.temperature, "label": self.label, "schedule": self.schedule,
-                "loss": self.loss, "next_token": self.next_token, "heads": heads}
+        heads = [[{name: float(self.heads[name][layer, head]) for name in STATISTICS} for head in range(n_heads)]
+                 for layer in range(n_layers)]
+        document = {"temperature": self.temperature, "label": self.label, "schedule": self.schedule,
+                    "loss": self.loss, "next_token": self.next_token, "heads": heads}
+        if with_buckets:
+            document["buckets"] = {
+                "nll": [None if math.isnan(v) else float(v) for v in self.bucket_nll],
+                "heads": {name: self.bucket_heads[name].tolist() for name in STATISTICS},
+                "distance_profile": self.distance_profile.mean(axis=1).tolist(),  # [bucket][bin] over all layers
+            }
+        return document
 
 
 @dataclass
@@ -67,53 +110,110 @@ class Report:
     layers: list[int] | None  # where the temperature applies; None = all
     seconds: float
     results: list[TemperatureResult]
-    kept: dict[int, tuple[np.ndarray, np.ndarray, float]] = field(default_factory=dict, repr=False)
+    trained_length: int = 0
+    beyond_trained: bool = False
+    bucket_size: int | None = None  # None: one bucket, q_start..n-1
+    buckets: list[tuple[int, int]] = field(default_factory=list)  # [start, stop) query positions
+    distance_edges: np.ndarray = field(default_factory=lambda: np.array([0, 1]))
+    kernel: str = "fused"  # "fused" (fused_attention.c) or "torch"
+    kept: dict[int, LayerInputs] = field(default_factory=dict, repr=False)
     multipliers: np.ndarray | None = field(default=None, repr=False)  # [V, n] per-view logit multipliers
 
     @property
     def labels(self) -> list[str]:
         return [result.label for result in self.results]
 
+    @property
+    def n_layers(self) -> int:
+        return self.results[0].heads["entropy"].shape[0]
+
+    @property
+    def n_heads(self) -> int:
+        return self.results[0].heads["entropy"].shape[1]
+
+    @property
+    def n_queries(self) -> int:
+        """How many queries each whole-text statistic averages: q_start..n-1."""
+        return self.n_tokens - self.q_start
+
+    @property
+    def reference_index(self) -> int:
+        """The result to compare against: T = 1 if it was run, else the constant temperature closest to it."""
+        def distance(result: TemperatureResult) -> float:
+            return abs(math.log(result.temperature)) if result.temperature is not None else math.inf
+        return min(range(len(self.results)), key=lambda i: distance(self.results[i]))
+
+    def answer_probabilities(self, token_id: int) -> list[float]:
+        """P(token_id) as the next token after the last position, per result."""
+        return [float(np.exp(result.last_log_probs[token_id])) for result in self.results]
+
+    def multiplier_range(self, view: int) -> tuple[float, float]:
+        """Smallest and largest logit multiplier of a result over the measured queries (q_start..n-1)."""
+        values = self.multipliers[view, self.q_start :]
+        return float(values.min()), float(values.max())
+
     def to_dict(self) -> dict:
-        return {"model": self.model, "n_tokens": self.n_tokens, "tokens": self.tokens, "truncated": self.truncated,
-                "mode": self.mode, "window": self.window, "q_start": self.q_start, "layers": self.layers,
-                "seconds": self.seconds, "results": [result.to_dict() for result in self.results]}
+        with_buckets = self.bucket_size is not None
+        document = {"model": self.model, "n_tokens": self.n_tokens, "tokens": self.tokens,
+                    "truncated": self.truncated, "mode": self.mode, "window": self.window, "q_start": self.q_start,
+                    "n_queries": self.n_queries, "layers": self.layers, "trained_length": self.trained_length,
+                    "beyond_trained": self.beyond_trained, "seconds": self.seconds,
+                    "results": [result.to_dict(with_buckets) for result in self.results]}
+        if with_buckets:
+            document |= {"bucket_size": self.bucket_size, "buckets": [list(b) for b in self.buckets],
+                         "distance_bins": self.distance_edges.tolist()}
+        return document
 
     def attention_map(self, layer: int, head: int | None, view: int) -> np.ndarray:
         """[n, n] attention weights of `head` (None: mean of heads) in `layer` at result `view`, rebuilt from the
         kept queries and keys with the engine's own logits function. Zero above the diagonal."""
         if layer not in self.kept:
             raise AnalysisError(f"layer {layer} was not kept; pass keep_maps with it to analyze")
-        n_heads = self.results[0].heads["entropy"].shape[1]
         if head is not None:
-            _check_int("head", head, 0, n_heads - 1)
+            _check_int("head", head, 0, self.n_heads - 1)
         _check_int("temperature index", view, 0, len(self.results) - 1)
-        query, key, scaling = (torch.from_numpy(a) if isinstance(a, np.ndarray) else a for a in self.kept[layer])
-        row = view if query.shape[0] > 1 else 0
-        multipliers = self._layer_multipliers(layer)[view : view + 1]
-        logits = chunk_logits(query[row : row + 1], key[row : row + 1], scaling, multipliers, 0, self.n_tokens)
+        inputs = self.kept[layer]
+        row = view if inputs.query.shape[0] > 1 else 0
+        multipliers = multipliers_for(torch.from_numpy(self.multipliers), self.layers, layer)[view : view + 1]
+        logits = chunk_logits(inputs.query[row : row + 1], inputs.key[row : row + 1], inputs.scaling, multipliers,
+                              0, self.n_tokens, inputs.sliding, inputs.softcap)
         probs = torch.softmax(logits[0], dim=-1)  # [H, n, n]
         chosen = probs.mean(dim=0) if head is None else probs[head]
         return chosen.numpy()
-
-    def _layer_multipliers(self, layer: int) -> torch.Tensor:
-        return multipliers_for(torch.from_numpy(self.multipliers), self.layers, layer)
 
     def head_rows(self) -> list[dict]:
         """One flat row per (temperature, layer, head): the per-head statistics table for CSV export."""
         rows = []
         for result in self.results:
-            n_layers, n_heads = result.heads["entropy"].shape
-            for layer in range(n_layers):
-                for head in range(n_heads):
+            for layer in range(self.n_layers):
+                for head in range(self.n_heads):
                     row = {"temperature": result.label, "layer": layer, "head": head}
-                    row.update({name: float(result.heads[name][layer, head]) for name in HEAD_FIELDS})
+                    row.update({name: float(result.heads[name][layer, head]) for name in STATISTICS})
                     rows.append(row)
         return rows
 
 
+# --- validation -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    """A checked request: everything `analyze` was asked for, in the engine's terms."""
+
+    specs: list[float | Schedule]
+    mode: str
+    window: int
+    layers: list[int] | None
+    keep: frozenset[int]
+    max_tokens: int
+    bucket_size: int | None
+    q_start: int | None
+    trained_length: int
+    beyond_trained: bool
+
+
 def resolve_temperatures(temperatures: Sequence) -> list[float | Schedule]:
-    """Check the list: 1..MAX_TEMPERATURES entries, each a T in (0, 100] or a Schedule, none twice."""
+    """Check the list: 1..MAX_TEMPERATURES entries, each an accepted T or a Schedule, none twice."""
     if isinstance(temperatures, np.ndarray):
         temperatures = temperatures.tolist()
     if isinstance(temperatures, (str, bytes)) or not isinstance(temperatures, Sequence):
@@ -143,6 +243,38 @@ def _check_int(name: str, value, low: int, high: int | None = None) -> int:
     return int(value)
 
 
+def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
+    if keep_maps is None:
+        return frozenset()
+    if keep_maps == "all":
+        return frozenset(range(n_layers))
+    layers = set()
+    for pair in keep_maps:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise AnalysisError(f"keep_maps entries are (layer, head) pairs, got {pair!r}")
+        layers.add(_check_int("layer", pair[0], 0, n_layers - 1))
+        _check_int("head", pair[1], 0, n_heads - 1)
+    return frozenset(layers)
+
+
+def validate(loaded: LoadedModel, temperatures: Sequence, mode: str, window: int, layers, keep_maps, max_tokens: int,
+             bucket_size: int | None, q_start: int | None, trained_length: int | None,
+             beyond_trained: bool) -> Request:
+    """Check every argument of `analyze` before any work; raise AnalysisError naming the fix."""
+    specs = resolve_temperatures(temperatures)
+    if mode not in MODES:
+        raise AnalysisError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    chosen = None if layers is None else sorted({_check_int("layer", layer, 0, loaded.n_layers - 1)
+                                                 for layer in layers})
+    if chosen is not None and not chosen:
+        raise AnalysisError("layers is empty; give at least one layer, or None for all")
+    trained = loaded.max_positions if trained_length is None else _check_int("trained_length", trained_length, 2)
+    return Request(specs, mode, _check_int("window", window, 1), chosen,
+                   _keep_layers(keep_maps, loaded.n_layers, loaded.n_heads), _check_int("max_tokens", max_tokens, 2),
+                   None if bucket_size is None else _check_int("bucket_size", bucket_size, 1),
+                   None if q_start is None else _check_int("q_start", q_start, 1), trained, bool(beyond_trained))
+
+
 def tokenize(loaded: LoadedModel, text: str, max_tokens: int) -> tuple[list[int], bool]:
     """Token ids of `text`, cut to `max_tokens`. Tokenizes a growing prefix, so 1 MB of text costs what the
     kept tokens cost, not minutes."""
@@ -161,8 +293,22 @@ def tokenize(loaded: LoadedModel, text: str, max_tokens: int) -> tuple[list[int]
     return ids, truncated
 
 
-def token_labels(loaded: LoadedModel, ids: list[int]) -> list[str]:
-    return [loaded.tokenizer.decode([token_id], clean_up_tokenization_spaces=False) for token_id in ids]
+def check_length(loaded: LoadedModel, n_tokens: int, request: Request) -> None:
+    """Refuse a text past the trained length unless asked for, and past a learned position table always."""
+    trained = request.trained_length
+    if n_tokens <= trained:
+        return
+    if loaded.learned_positions and n_tokens > loaded.max_positions:
+        raise AnalysisError(f"model {loaded.name!r} learned its positions as a table of {loaded.max_positions} rows "
+                            f"and cannot run past them; ask for at most {loaded.max_positions} tokens")
+    if not request.beyond_trained:
+        raise AnalysisError(f"the text runs to {n_tokens:,} tokens (or more), past the model's trained length of "
+                            f"{trained:,}; ask for at most {trained:,} tokens, or allow running past the trained "
+                            "length (beyond_trained=True, --beyond-trained on the command line, the checkbox on "
+                            "the page)")
+
+
+# --- the forward pass -------------------------------------------------------------------------------------------
 
 
 def _view_multipliers(specs: list[float | Schedule], n: int) -> torch.Tensor:
@@ -176,19 +322,18 @@ def _output_logits(loaded: LoadedModel, hidden: torch.Tensor) -> torch.Tensor:
     return softcap * torch.tanh(logits / softcap) if softcap else logits
 
 
-def loss_and_last(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[np.ndarray, torch.Tensor]:
-    """Mean next-token NLL per batch row (what labels=input_ids gives) and last-position log-probs [B, vocab],
-    computing the lm_head LOSS_CHUNK positions at a time."""
+def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Next-token NLL of every position [B, n - 1] (float64; their mean is what labels=input_ids gives) and the
+    last position's log-probs [B, vocab], computing the lm_head LOSS_CHUNK positions at a time."""
     batch, n, _ = hidden.shape
-    total = torch.zeros(batch, dtype=torch.float64)
+    nll = torch.empty(batch, n - 1, dtype=torch.float64)
     for start in range(0, n - 1, LOSS_CHUNK):
         stop = min(n - 1, start + LOSS_CHUNK)
         logits = _output_logits(loaded, hidden[:, start:stop]).float()  # [B, c, vocab]
         targets = ids[start + 1 : stop + 1].expand(batch, -1)
-        nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
-        total += nll.sum(dim=-1, dtype=torch.float64)
+        nll[:, start:stop] = torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
     last = torch.log_softmax(_output_logits(loaded, hidden[:, -1]).float(), dim=-1)
-    return (total / (n - 1)).numpy(), last
+    return nll, last
 
 
 def top_tokens(loaded: LoadedModel, log_probs: torch.Tensor, k: int = 5) -> list[dict]:
@@ -197,18 +342,81 @@ def top_tokens(loaded: LoadedModel, log_probs: torch.Tensor, k: int = 5) -> list
             for v, i in zip(values, indices, strict=True)]
 
 
-def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
-    if keep_maps is None:
-        return frozenset()
-    if keep_maps == "all":
-        return frozenset(range(n_layers))
-    layers = set()
-    for pair in keep_maps:
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise AnalysisError(f"keep_maps entries are (layer, head) pairs, got {pair!r}")
-        layers.add(_check_int("layer", pair[0], 0, n_layers - 1))
-        _check_int("head", pair[1], 0, n_heads - 1)
-    return frozenset(layers)
+def token_labels(loaded: LoadedModel, ids: list[int]) -> list[str]:
+    return [loaded.tokenizer.decode([token_id], clean_up_tokenization_spaces=False) for token_id in ids]
+
+
+def run(loaded: LoadedModel, ids: list[int], request: Request, q_start: int, progress: Progress | None
+        ) -> tuple[Probe, torch.Tensor, torch.Tensor]:
+    """The forward pass: (the filled probe, per-position NLL [B, n - 1], last log-probs [B, vocab])."""
+    n, n_layers = len(ids), loaded.n_layers
+    in_model = request.mode == "in-model"
+    n_views = len(request.specs)
+    started = time.perf_counter()
+
+    def on_layer(layer: int) -> None:
+        if progress is None:
+            return
+        done = (layer + 1) / n_layers
+        left = (time.perf_counter() - started) * (1 - done) / done  # from the measured speed of the layers done
+        what = f"{n_views} temperature(s) at once" if in_model else "T = 1, re-softmaxed at each temperature"
+        progress(done, f"Layer {layer + 1} of {n_layers} ({what}, {n:,} tokens), about {left:.0f} s left")
+
+    probe = Probe(_view_multipliers(request.specs, n), request.window, q_start, propagate=in_model,
+                  layers=None if request.layers is None else frozenset(request.layers), keep_layers=request.keep,
+                  bucket_size=request.bucket_size, on_layer=on_layer)
+    input_ids = torch.tensor(ids)
+    batch = input_ids[None].expand(n_views if in_model else 1, -1)
+    with torch.inference_mode():
+        hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
+        nll, last = position_nll(loaded, hidden, input_ids)
+    if len(probe.sums) != n_layers:
+        raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
+                            "interface, so the explorer cannot apply a temperature inside it")
+    return probe, nll, last
+
+
+# --- the report -------------------------------------------------------------------------------------------------
+
+
+def bucket_bounds(q_start: int, n: int, bucket_size: int | None) -> list[tuple[int, int]]:
+    """[start, stop) of each query-position bucket: bucket_size wide from q_start, the last one possibly shorter."""
+    size = bucket_size or (n - q_start)
+    return [(start, min(n, start + size)) for start in range(q_start, n, size)]
+
+
+def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
+    """[bucket] mean of the per-position NLL (positions 0..n-2) over each bucket's positions; NaN for none."""
+    means = []
+    for start, stop in bounds:
+        values = nll[start : min(stop, len(nll))]
+        means.append(float(values.mean()) if len(values) else math.nan)
+    return np.array(means)
+
+
+def _result(loaded, spec, view: int, row: int, probe: Probe, nll, last, bounds) -> TemperatureResult:
+    layers = range(loaded.n_layers)
+    sums = np.stack([probe.sums[layer][view].numpy() for layer in layers], axis=1)  # [H, L, buckets, W] -> below
+    sums = sums.transpose(2, 1, 0, 3)  # [bucket, layer, head, W]
+    counts = np.array([stop - start for start, stop in bounds], dtype=np.float64)
+    per_bucket = sums / counts[:, None, None, None]
+    whole = summarize(sums.sum(axis=0)[..., : len(ROW_FIELDS)] / counts.sum())
+    per_bucket_named = summarize(per_bucket[..., : len(ROW_FIELDS)])
+    position = nll[row].numpy()
+    return TemperatureResult(
+        label=spec.label if isinstance(spec, Schedule) else f"T={spec:g}",
+        temperature=None if isinstance(spec, Schedule) else spec,
+        schedule=spec.label if isinstance(spec, Schedule) else None,
+        loss=float(position.mean()),
+        next_token=top_tokens(loaded, last[row]),
+        heads=whole,
+        last_rows=np.stack([probe.last_rows[layer][view].numpy() for layer in layers]),
+        last_log_probs=last[row].numpy(),
+        position_nll=position,
+        bucket_heads=per_bucket_named,
+        bucket_nll=bucket_means(position, bounds),
+        distance_profile=per_bucket[..., len(ROW_FIELDS) :].mean(axis=2),  # [bucket, layer, bin]
+    )
 
 
 def analyze(
@@ -220,69 +428,40 @@ def analyze(
     layers: Sequence[int] | None = None,
     keep_maps=None,
     max_tokens: int = 2048,
-    progress: Callable[[float, str], None] | None = None,
+    progress: Progress | None = None,
+    *,
+    bucket_size: int | None = None,
+    q_start: int | None = None,
+    trained_length: int | None = None,
+    beyond_trained: bool = False,
 ) -> Report:
     """Run `text` through the model at each temperature and measure its attention (see the module docstring).
 
-    temperatures: numbers T in (0, 100] and/or Schedule objects; mode: "in-model" or "isolated";
+    temperatures: numbers T in metrics.TEMPERATURE_RANGE and/or Schedule objects; mode: "in-model" or "isolated";
     layers: where the temperature applies (None: all); keep_maps: (layer, head) pairs, or "all", whose maps
-    `Report.attention_map` can rebuild. Raises AnalysisError for a request it refuses.
+    `Report.attention_map` can rebuild; bucket_size: also report statistics and NLL per bucket of that many query
+    positions from q_start (default max(1, min(window, n - 1))); trained_length: the model's trained context
+    (default its max_position_embeddings); beyond_trained: allow a text longer than that.
+    Raises AnalysisError for a request it refuses, before any work.
     """
     started = time.perf_counter()
-    specs = resolve_temperatures(temperatures)
-    if mode not in MODES:
-        raise AnalysisError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    window = _check_int("window", window, 1)
-    n_layers, n_heads = loaded.n_layers, loaded.n_heads
-    chosen = None if layers is None else sorted({_check_int("layer", layer, 0, n_layers - 1) for layer in layers})
-    if chosen is not None and not chosen:
-        raise AnalysisError("layers is empty; give at least one layer, or None for all")
-    keep = _keep_layers(keep_maps, n_layers, n_heads)
-    max_tokens = min(_check_int("max_tokens", max_tokens, 2), loaded.max_positions)
-    ids, truncated = tokenize(loaded, text, max_tokens)
+    request = validate(loaded, temperatures, mode, window, layers, keep_maps, max_tokens, bucket_size, q_start,
+                       trained_length, beyond_trained)
+    ids, truncated = tokenize(loaded, text, request.max_tokens)
     n = len(ids)
-    q_start = first_stat_query(n, window)
-    multipliers = _view_multipliers(specs, n)
-    n_views = len(specs)
-    in_model = mode == "in-model"
-
-    def on_layer(layer: int) -> None:
-        if progress is not None:
-            what = f"{n_views} temperature(s) at once" if in_model else "T = 1, re-softmaxed at each temperature"
-            progress((layer + 1) / n_layers, f"Layer {layer + 1} of {n_layers} ({what}, {n} tokens)")
-
-    probe = Probe(multipliers, window, q_start, propagate=in_model,
-                  layers=None if chosen is None else frozenset(chosen), keep_layers=keep, on_layer=on_layer)
-    input_ids = torch.tensor(ids)
-    batch = input_ids[None].expand(n_views if in_model else 1, -1)
-    with torch.inference_mode():
-        hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
-        losses, last = loss_and_last(loaded, hidden, input_ids)
-    if len(probe.sums) != n_layers:
-        raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
-                            "interface, so the explorer cannot apply a temperature inside it")
-    results = []
-    for view, spec in enumerate(specs):
-        row = view if in_model else 0
-        heads = summarize(np.stack([probe.sums[layer][view].numpy() for layer in range(n_layers)]) / (n - q_start))
-        results.append(TemperatureResult(
-            label=spec.label if isinstance(spec, Schedule) else f"T={spec:g}",
-            temperature=None if isinstance(spec, Schedule) else spec,
-            schedule=spec.label if isinstance(spec, Schedule) else None,
-            loss=float(losses[row]),
-            next_token=top_tokens(loaded, last[row]),
-            heads=heads,
-            last_rows=np.stack([probe.last_rows[layer][view].numpy() for layer in range(n_layers)]),
-            last_log_probs=last[row].numpy(),
-        ))
-    kept = {layer: (q.numpy(), k.numpy(), s) for layer, (q, k, s) in probe.kept.items()}
-    return Report(loaded.name, n, token_labels(loaded, ids), ids, truncated, mode, window, q_start, chosen,
-                  time.perf_counter() - started, results, kept, multipliers.numpy())
-
-
-def masses_by_layer(result: TemperatureResult) -> dict[str, np.ndarray]:
-    """Mean over heads of the sink, distant and recent mass, per layer (they add up to 1)."""
-    return {part: mean_over_heads(result, f"{part}_mass") for part in ("sink", "distant", "recent")}
+    check_length(loaded, n, request)
+    first = first_stat_query(n, request.window) if request.q_start is None else request.q_start
+    if first > n - 1:
+        raise AnalysisError(f"q_start must be below the number of tokens ({n}), got {first}")
+    probe, nll, last = run(loaded, ids, request, first, progress)
+    bounds = bucket_bounds(first, n, request.bucket_size)
+    in_model = request.mode == "in-model"
+    results = [_result(loaded, spec, view, view if in_model else 0, probe, nll, last, bounds)
+               for view, spec in enumerate(request.specs)]
+    return Report(loaded.name, n, token_labels(loaded, ids), ids, truncated, request.mode, request.window, first,
+                  request.layers, time.perf_counter() - started, results, request.trained_length,
+                  request.beyond_trained, request.bucket_size, bounds, probe.edges.numpy(),
+                  "torch" if probe.kernel is None else "fused", probe.kept, probe.view_multipliers.numpy())
 
 
 def answer_token(loaded: LoadedModel, prompt: str, answer: str) -> tuple[int, str]:
@@ -294,12 +473,3 @@ def answer_token(loaded: LoadedModel, prompt: str, answer: str) -> tuple[int, st
     prefix = "" if prompt[-1:].isspace() else " "
     first = loaded.tokenizer(prefix + answer, add_special_tokens=False)["input_ids"][0]
     return first, loaded.tokenizer.decode([first], clean_up_tokenization_spaces=False)
-
-
-def mean_over_heads(result: TemperatureResult, name: str) -> np.ndarray:
-    """[layer] mean over heads of one statistic (geometric mean for top_ratio, which is a ratio)."""
-    values = result.heads[name]
-    if name == "top_ratio":
-        return np.exp(result.heads["log_top_ratio"].mean(axis=-1))
-    return values.mean(axis=-1)
-

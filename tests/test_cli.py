@@ -52,11 +52,11 @@ def test_file_input_and_truncation(capsys, tmp_path):
     [
         (["--text", ""], "empty"),
         (["--text", "   "], "empty"),
-        (["--temperatures", "0"], "(0, 100]"),
-        (["--temperatures", "-1"], "(0, 100]"),
-        (["--temperatures", "nan"], "(0, 100]"),
-        (["--temperatures", "inf"], "(0, 100]"),
-        (["--temperatures", "101"], "(0, 100]"),
+        (["--temperatures", "0"], "[0.001, 100]"),
+        (["--temperatures", "-1"], "[0.001, 100]"),
+        (["--temperatures", "nan"], "[0.001, 100]"),
+        (["--temperatures", "inf"], "[0.001, 100]"),
+        (["--temperatures", "101"], "[0.001, 100]"),
         (["--temperatures", "abc"], "not a number"),
         (["--temperatures", "1", "1"], "twice"),
         (["--window", "0"], "window must be >= 1"),
@@ -98,7 +98,7 @@ def test_the_real_entry_point_exits_2_without_a_traceback():
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--temperatures", "1e9"], "(0, 100]"),
+        (["--temperatures", "1e9"], "[0.001, 100]"),
         (["--temperatures", *[str(t) for t in range(1, 10)]], "at most 8"),
         (["--window", "-1"], "window must be >= 1"),
         (["--layers", "-1"], "layer must be between 0 and 2"),
@@ -137,7 +137,7 @@ def test_a_megabyte_of_text_is_cut_to_the_token_limit(capsys, tmp_path):
 
 def test_odd_text_stays_literal_in_the_report(capsys):
     text = "emoji 🙂, CJK 注意力, RTL שלום, controls \x07\x1b, <script>alert(1)</script><img src=x onerror=alert(2)>"
-    code, out, _ = run(capsys, "analyze", "--model", "tiny-random", "--text", text, "--temperatures", "1e-9", "100",
+    code, out, _ = run(capsys, "analyze", "--model", "tiny-random", "--text", text, "--temperatures", "0.001", "100",
                        "--json", "-")
     document = json.loads(out)
     assert code == 0

@@ -11,9 +11,9 @@ from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.masking_utils import eager_mask
 
 from model_utils import AnalysisError, Schedule, analyze
-from model_utils.analysis import HEAD_FIELDS
 from model_utils.capture import Probe
 from model_utils.loading import reference_copy
+from model_utils.metrics import MAX_TEMPERATURE, MIN_TEMPERATURE, STATISTICS
 from model_utils.schedules import yarn_multiplier
 from tests.conftest import SAMPLE_TEXT
 from tests.reference import reference_head, resoftmax
@@ -138,7 +138,7 @@ def test_layer0_agrees_between_modes_and_later_layers_do_not(tiny):
     in_model = analyze(tiny, SAMPLE_TEXT, temperatures=temperatures, mode="in-model")
     isolated = analyze(tiny, SAMPLE_TEXT, temperatures=temperatures, mode="isolated")
     for a, b in zip(in_model.results, isolated.results, strict=True):
-        for name in HEAD_FIELDS:
+        for name in STATISTICS:
             assert np.allclose(a.heads[name][0], b.heads[name][0], rtol=1e-6, atol=1e-7), name
     # layer 0's temperature changes what layer 2 sees only in-model
     assert not np.allclose(in_model.results[0].heads["entropy"][2], isolated.results[0].heads["entropy"][2])
@@ -151,7 +151,7 @@ def test_batched_temperatures_equal_one_run_each(tiny):
     for index, temperature in enumerate([0.5, 2.0]):
         alone = analyze(tiny, SAMPLE_TEXT, temperatures=[temperature]).results[0]
         assert together.results[index].loss == pytest.approx(alone.loss, abs=1e-6)
-        for name in HEAD_FIELDS:
+        for name in STATISTICS:
             assert np.allclose(together.results[index].heads[name], alone.heads[name], rtol=1e-5, atol=1e-6)
 
 
@@ -190,13 +190,14 @@ def test_a_position_schedule_only_acts_past_its_length(tiny):
 
 def test_extreme_temperatures_give_finite_numbers_everywhere(tiny):
     for mode in ("in-model", "isolated"):
-        report = analyze(tiny, SAMPLE_TEXT, temperatures=[1e-9, 0.05, 100.0], mode=mode, keep_maps=[(1, 1)])
+        report = analyze(tiny, SAMPLE_TEXT, temperatures=[MIN_TEMPERATURE, 0.05, MAX_TEMPERATURE], mode=mode,
+                         keep_maps=[(1, 1)])
         json.dumps(report.to_dict(), allow_nan=False)  # raises on NaN or inf
         for view, result in enumerate(report.results):
             assert np.isfinite(result.last_rows).all() and np.isfinite(result.last_log_probs).all()
             assert np.isfinite(report.attention_map(1, 1, view)).all()
         sharp, soft = report.results[0].heads, report.results[2].heads
-        assert np.all(sharp["normalized_entropy"] < 0.05)  # T = 1e-9: one-hot rows
+        assert np.all(sharp["normalized_entropy"] < 0.05)  # T = 0.001: one-hot rows
         assert np.all(soft["normalized_entropy"] > 0.9)  # T = 100: near uniform
 
 
@@ -219,8 +220,10 @@ def test_long_text_is_cut_and_flagged(tiny):
     assert report.truncated and report.n_tokens == 100
     exact = analyze(tiny, "x" * 100, temperatures=[1.0], max_tokens=100)
     assert not exact.truncated and exact.n_tokens == 100
-    capped = analyze(tiny, "y" * 5000, temperatures=[1.0], max_tokens=100_000)
-    assert capped.truncated and capped.n_tokens == tiny.max_positions
+    with pytest.raises(AnalysisError, match="past the model's trained length of 1,024"):
+        analyze(tiny, "y" * 5000, temperatures=[1.0], max_tokens=100_000)
+    beyond = analyze(tiny, "y" * 5000, temperatures=[1.0], max_tokens=100_000, beyond_trained=True)
+    assert not beyond.truncated and beyond.n_tokens == 5000 and beyond.trained_length == tiny.max_positions
 
 
 def test_unicode_and_control_characters_are_just_text(tiny):
@@ -257,11 +260,12 @@ def test_two_threads_with_different_temperatures_get_their_serial_results(tiny):
         ({"text": ""}, "empty"),
         ({"text": " \n\t "}, "empty"),
         ({"text": "a"}, "at least two tokens"),
-        ({"temperatures": [0]}, r"\(0, 100\]"),
-        ({"temperatures": [-1]}, r"\(0, 100\]"),
-        ({"temperatures": [math.nan]}, r"\(0, 100\]"),
-        ({"temperatures": [math.inf]}, r"\(0, 100\]"),
-        ({"temperatures": [1e9]}, r"\(0, 100\]"),
+        ({"temperatures": [0]}, r"\[0.001, 100\]"),
+        ({"temperatures": [-1]}, r"\[0.001, 100\]"),
+        ({"temperatures": [math.nan]}, r"\[0.001, 100\]"),
+        ({"temperatures": [math.inf]}, r"\[0.001, 100\]"),
+        ({"temperatures": [1e9]}, r"\[0.001, 100\]"),
+        ({"temperatures": [1e-39]}, r"\[0.001, 100\]"),  # was accepted, and 1 / T overflowed float32 to NaN
         ({"temperatures": ["abc"]}, "not a number"),
         ({"temperatures": []}, "at least one"),
         ({"temperatures": "1"}, "list of numbers"),

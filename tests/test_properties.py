@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model_utils import analyze
-from model_utils.metrics import entropy, row_statistics, softmax_with_temperature
+from model_utils.metrics import MAX_TEMPERATURE, MIN_TEMPERATURE, entropy, row_statistics, softmax_with_temperature
 from tests.conftest import SAMPLE_TEXT
 
-temperatures = st.floats(min_value=1e-9, max_value=100.0, allow_nan=False, allow_infinity=False,
-                         exclude_min=False).filter(lambda t: t > 0)
+temperatures = st.floats(min_value=MIN_TEMPERATURE, max_value=MAX_TEMPERATURE, allow_nan=False,
+                         allow_infinity=False)  # the whole accepted range, ends included
 score_vectors = st.lists(st.floats(min_value=-1e4, max_value=1e4, allow_nan=False), min_size=2, max_size=64)
 
 

@@ -16,7 +16,7 @@ from components.controls import (
     text_ui,
     within_budget,
 )
-from model_utils.analysis import answer_token, masses_by_layer, mean_over_heads
+from model_utils.analysis import answer_token
 from model_utils.findings import LOSS_FACTOR, NEAR_UNIFORM, findings
 from model_utils.metrics import distance_bins, mass_by_distance
 
@@ -82,7 +82,7 @@ if shifts:
     st.markdown("Where the mass moved (means over layers and heads):\n" + "\n".join(lines))
 
 st.subheader("Sink, distant and recent mass per layer")
-masses = [masses_by_layer(result) for result in report.results]
+masses = [result.masses_by_layer() for result in report.results]
 st.plotly_chart(figures.mass_bars(masses, report.labels), key="collapse_masses")
 
 left, right = st.columns(2)
@@ -98,7 +98,7 @@ with left:
     st.plotly_chart(figures.distance_profile(profiles, edges, report.labels), key="collapse_distance")
 with right:
     st.subheader("Entropy per layer")
-    entropy = [mean_over_heads(r, "normalized_entropy") for r in report.results]
+    entropy = [r.layer_mean("normalized_entropy") for r in report.results]
     st.plotly_chart(figures.layer_lines(entropy, report.labels, "normalized entropy (mean of heads)",
                                         reference=NEAR_UNIFORM, reference_text="near uniform"), key="collapse_entropy")
 

@@ -15,7 +15,6 @@ from components.controls import (
     text_ui,
     within_budget,
 )
-from model_utils.analysis import masses_by_layer, mean_over_heads
 from model_utils.schedules import SCHEDULES, Schedule
 
 APPLY_TOKENS = 2048
@@ -68,12 +67,12 @@ st.caption(f"{chosen.label} on this {report.n_tokens}-token prompt: m = {span[-1
            + (f"from query position {sharper[0]} on." if len(sharper) else "nowhere: the prompt is too short."))
 left, right = st.columns(2)
 with left:
-    entropy = [mean_over_heads(r, "normalized_entropy") for r in report.results]
+    entropy = [r.layer_mean("normalized_entropy") for r in report.results]
     st.plotly_chart(figures.layer_lines(entropy, report.labels, "normalized entropy (mean of heads)"),
                     key="schedule_entropy")
 with right:
     st.plotly_chart(figures.outcome_bars(report.labels, [r.loss for r in report.results], None),
                     key="schedule_loss")
-masses = [masses_by_layer(result) for result in report.results]
+masses = [result.masses_by_layer() for result in report.results]
 st.plotly_chart(figures.mass_bars(masses, report.labels), key="schedule_masses")
 downloads_ui(report, "schedules")

@@ -1,0 +1,289 @@
+/* Causal attention with a logit multiplier per query row, and the statistics of every attention row, in one pass.
+ *
+ * The engine's hot loop (model_utils/kernel.py builds and loads this file; capture.py calls it once per layer).
+ * Flash-attention style: for each (batch row, head, block of BQ queries) the keys are visited in tiles of BK. One
+ * sgemm gives a tile's dot products; each row then takes the tile's max, rescales its running sums if the max grew,
+ * and in one vectorized sweep turns the tile into e = exp(l - max) while adding up sum e, sum e (l - max), the
+ * sums per key-distance bin and in the recent window, and the runner-up. A second sgemm adds e @ V to the output.
+ * No n x n block is ever held: a thread's memory is one BQ x BK tile and its row accumulators.
+ *
+ * Logit of query q and key k: l = m_q * s * scaling, or, with a soft cap c (Gemma 2),
+ * l = m_q * c * tanh(s * scaling / c): the temperature divides the capped score, the score softmax actually sees.
+ * The row statistics (all from the weights p = e / sum e of the keys the query can see):
+ *   entropy H = ln(sum e) - sum e z / sum e (z = l - max <= 0, so no cancellation whatever the multiplier);
+ *   normalized entropy H / ln(visible keys); sink = p of key 0 (0 when a sliding window hides it);
+ *   recent = p of keys max(1, q - window + 1)..q; distant = the rest; top gap = largest l - second largest l;
+ *   bin j = p of the keys at distance edges[j] <= q - k < edges[j + 1].
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*sgemm_fn)(const char *transa, const char *transb, const int *m, const int *n, const int *k,
+                         const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
+                         const float *beta, float *c, const int *ldc);
+
+enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, N_FIELDS };
+#define MAX_BINS 48
+#define BQ 256 /* queries per task: large enough for efficient sgemm, 4 x BQ x BK bytes of tile stay in L2 */
+#define BK 512 /* keys per tile */
+
+typedef struct {
+    const float *q, *k, *v;
+    int64_t q_sb, q_sh, q_sn; /* element strides of batch row, head, position (the last axis is contiguous) */
+    int64_t k_sb, k_sh, k_sn;
+    int64_t v_sb, v_sh, v_sn;
+    float *out; /* output rows (strides below), or NULL for statistics only */
+    int64_t o_sb, o_sh, o_sn;
+    const float *multipliers; /* [batch, n]: logit multiplier of each query position (1 / T, or a schedule) */
+    double scaling;           /* the layer's score scaling, usually head_dim ** -0.5 */
+    double softcap;           /* > 0: Gemma 2's attention logit soft cap */
+    int64_t batch, heads, kv_heads, n, d, dv;
+    int64_t q_start; /* statistics for queries q_start..n-1 */
+    int64_t window;  /* recent window: keys max(1, q - window + 1)..q */
+    int64_t sliding; /* > 0: a query sees only its last `sliding` keys (a sliding-window layer) */
+    const int64_t *edges; /* distance-bin edges, edges[0] = 0, increasing, the last > n - 1 */
+    int64_t n_edges;
+    double *stats; /* [batch, heads, n - q_start, N_FIELDS + n_edges - 1] */
+    sgemm_fn gemm;
+    int64_t threads;
+} Job;
+
+typedef struct {
+    float top1, top2, sink_logit;
+    double sum, sum_ez, recent;
+    double bins[MAX_BINS];
+} RowState;
+
+typedef struct { /* what one sweep over part of a tile row adds up */
+    float sum, sum_ez, below;
+    int64_t ties;
+} Sweep;
+
+static inline int64_t first_key(const Job *job, int64_t q) {
+    return (job->sliding > 0 && q - job->sliding + 1 > 0) ? q - job->sliding + 1 : 0;
+}
+
+/* exp(x) for x <= 0 to about 1 ulp: Cody-Waite reduction by ln 2 and a degree-7 polynomial. Inline and
+ * branch-free, so the loops calling it vectorize (a libm call per element would not). */
+static inline float exp_nonpositive(float x) {
+    x = x < -87.0f ? -87.0f : x; /* e^-87 is still a normal float; anything smaller counts as that */
+    float n = rintf(x * 1.44269504088896341f);
+    float r = fmaf(n, -0.693145751953125f, x);
+    r = fmaf(n, -1.428606765330187045e-06f, r);
+    float p = 1.0f / 5040.0f;
+    p = fmaf(p, r, 1.0f / 720.0f);
+    p = fmaf(p, r, 1.0f / 120.0f);
+    p = fmaf(p, r, 1.0f / 24.0f);
+    p = fmaf(p, r, 1.0f / 6.0f);
+    p = fmaf(p, r, 0.5f);
+    p = fmaf(p, r, 1.0f);
+    p = fmaf(p, r, 1.0f);
+    union { int32_t i; float f; } scale = {.i = ((int32_t)n + 127) << 23};
+    return p * scale.f;
+}
+
+static inline float capped(float s, float pre, float post) { /* post * tanh(s * pre) */
+    float x = s * pre;
+    float e = exp_nonpositive(-2.0f * fabsf(x));
+    return copysignf(post * (1.0f - e) / (1.0f + e), x);
+}
+
+static inline float logit(const Job *job, float s, float factor, float pre, float post) {
+    return job->softcap > 0.0 ? capped(s, pre, post) : s * factor;
+}
+
+static inline float row_max(const float *s, int64_t a, int64_t b) {
+    float m = -FLT_MAX;
+    for (int64_t k = a; k < b; k++) m = fmaxf(m, s[k]);
+    return m;
+}
+
+/* Over s[a..b) (raw dot products): e = exp(l - m) written in place, added to w; also the largest raw value below
+ * `top` (the tile's raw max) and how many equal it, from which the tile's runner-up follows. */
+static inline void sweep(float *s, int64_t a, int64_t b, float factor, float pre, float post, int softcap, float m,
+                         float top, Sweep *w) {
+    float se = 0.0f, sez = 0.0f, below = -FLT_MAX;
+    int64_t ties = 0;
+    if (softcap) {
+        for (int64_t k = a; k < b; k++) {
+            float v = s[k];
+            below = fmaxf(below, v < top ? v : -FLT_MAX);
+            ties += v == top;
+            float z = capped(v, pre, post) - m, e = exp_nonpositive(z);
+            s[k] = e; se += e; sez += e * z;
+        }
+    } else {
+        for (int64_t k = a; k < b; k++) {
+            float v = s[k];
+            below = fmaxf(below, v < top ? v : -FLT_MAX);
+            ties += v == top;
+            float z = v * factor - m, e = exp_nonpositive(z);
+            s[k] = e; se += e; sez += e * z;
+        }
+    }
+    w->sum = se; w->sum_ez = sez;
+    w->below = fmaxf(w->below, below);
+    w->ties += ties;
+}
+
+/* One tile row: keys k0 + a .. k0 + b - 1 are visible (a < b) to the query at position q. */
+static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t a, int64_t b, int64_t q,
+                     float multiplier, int64_t n_bins) {
+    float factor = (float)(multiplier * job->scaling);
+    float pre = job->softcap > 0.0 ? (float)(job->scaling / job->softcap) : 0.0f;
+    float post = (float)(multiplier * job->softcap);
+    int softcap = job->softcap > 0.0;
+    float top = row_max(s, a, b);
+    if (k0 + a == 0) st->sink_logit = logit(job, s[0], factor, pre, post);
+    float old = st->top1;
+    float m = fmaxf(old, logit(job, top, factor, pre, post)); /* the multiplier is > 0: the order is kept */
+    if (m > old) {
+        double shift = (double)old - (double)m;
+        double alpha = old == -FLT_MAX ? 0.0 : exp(shift);
+        st->sum_ez = alpha * (st->sum_ez + shift * st->sum); /* z = l - old becomes z + shift */
+        st->sum *= alpha;
+        st->recent *= alpha;
+        for (int64_t j = 0; j < n_bins; j++) st->bins[j] *= alpha;
+    }
+    Sweep w = {0.0f, 0.0f, -FLT_MAX, 0};
+    int64_t recent_first = q - job->window + 1 > 1 ? q - job->window + 1 : 1;
+    int64_t split = recent_first - k0; /* tile-relative: keys at or after `split` are recent */
+    /* the distance bins that meet this tile, nearest first; bin j holds keys q - edges[j+1] + 1 .. q - edges[j] */
+    for (int64_t j = 0; j < n_bins; j++) {
+        int64_t hi = q - job->edges[j] - k0; /* inclusive */
+        if (hi < a) break;
+        int64_t lo = q - job->edges[j + 1] + 1 - k0;
+        if (lo >= b) continue;
+        if (lo < a) lo = a;
+        if (hi > b - 1) hi = b - 1;
+        double in_bin = 0.0;
+        if (split > lo && split <= hi) { /* the recent window ends inside this bin */
+            sweep(s, split, hi + 1, factor, pre, post, softcap, m, top, &w);
+            st->recent += w.sum; in_bin += w.sum; st->sum_ez += w.sum_ez;
+            sweep(s, lo, split, factor, pre, post, softcap, m, top, &w);
+        } else {
+            sweep(s, lo, hi + 1, factor, pre, post, softcap, m, top, &w);
+            if (lo >= split) st->recent += w.sum;
+        }
+        in_bin += w.sum; st->sum_ez += w.sum_ez;
+        st->bins[j] += in_bin;
+        st->sum += in_bin;
+    }
+    /* merge this tile's top two into the row's (a tie counts twice) */
+    float second = logit(job, w.ties >= 2 ? top : w.below, factor, pre, post);
+    float first = logit(job, top, factor, pre, post);
+    st->top2 = fmaxf(fminf(old, first), fmaxf(st->top2, second));
+    st->top1 = m;
+}
+
+static void finish_row(const Job *job, const RowState *st, int64_t q, double *o, int64_t n_bins) {
+    double total = st->sum;
+    double entropy = log(total) - st->sum_ez / total;
+    int64_t visible = q - first_key(job, q) + 1;
+    o[F_ENTROPY] = entropy > 0.0 ? entropy : 0.0;
+    o[F_NORMALIZED] = visible > 1 ? o[F_ENTROPY] / log((double)visible) : 0.0;
+    o[F_SINK] = first_key(job, q) == 0 ? exp((double)st->sink_logit - (double)st->top1) / total : 0.0;
+    /* distant keys are the visible ones in 1..q - window; where there are none, the masses say exactly 0 */
+    int64_t first_distant = first_key(job, q) > 1 ? first_key(job, q) : 1;
+    if (q - job->window < first_distant) {
+        o[F_DISTANT] = 0.0;
+        o[F_RECENT] = 1.0 - o[F_SINK];
+    } else {
+        o[F_RECENT] = st->recent / total;
+        o[F_DISTANT] = 1.0 - o[F_SINK] - o[F_RECENT];
+        if (o[F_DISTANT] < 0.0) o[F_DISTANT] = 0.0;
+    }
+    o[F_GAP] = (double)st->top1 - (double)st->top2;
+    for (int64_t j = 0; j < n_bins; j++) o[N_FIELDS + j] = st->bins[j] / total;
+}
+
+static void run_block(const Job *job, int64_t b, int64_t h, int64_t i0, float *tile, float *acc, RowState *rows) {
+    int64_t n_bins = job->n_edges - 1, width = N_FIELDS + n_bins;
+    int64_t i1 = i0 + BQ < job->n ? i0 + BQ : job->n;
+    int64_t count = i1 - i0, kv = h / (job->heads / job->kv_heads);
+    const float *q = job->q + b * job->q_sb + h * job->q_sh + i0 * job->q_sn;
+    const float *keys = job->k + b * job->k_sb + kv * job->k_sh;
+    const float *values = job->v + b * job->v_sb + kv * job->v_sh;
+    const float *multipliers = job->multipliers + b * job->n;
+    int d = (int)job->d, dv = (int)job->dv, ldq = (int)job->q_sn, ldk = (int)job->k_sn, ldv = (int)job->v_sn;
+    int ldt = BK, lda = dv;
+    const float one = 1.0f, zero = 0.0f;
+    for (int64_t r = 0; r < count; r++) {
+        RowState *st = &rows[r];
+        st->top1 = -FLT_MAX; st->top2 = -FLT_MAX; st->sink_logit = -FLT_MAX;
+        st->sum = 0.0; st->sum_ez = 0.0; st->recent = 0.0;
+        memset(st->bins, 0, sizeof(double) * n_bins);
+    }
+    if (job->out) memset(acc, 0, sizeof(float) * count * dv);
+    for (int64_t k0 = first_key(job, i0) / BK * BK; k0 < i1; k0 += BK) {
+        int64_t k1 = k0 + BK < i1 ? k0 + BK : i1;
+        int m = (int)(k1 - k0), nq = (int)count;
+        /* tile[r][j] = q_r . k_(k0+j); column-major: (m x nq) = K_tile (d x m)^T . Q_block (d x nq) */
+        job->gemm("T", "N", &m, &nq, &d, &one, keys + k0 * job->k_sn, &ldk, q, &ldq, &zero, tile, &ldt);
+        for (int64_t r = 0; r < count; r++) {
+            int64_t position = i0 + r;
+            float *s = tile + r * BK;
+            int64_t a = first_key(job, position) - k0, e = position - k0 + 1; /* visible: [a, e) of the tile */
+            if (a < 0) a = 0;
+            if (e > m) e = m;
+            if (a >= e) { memset(s, 0, sizeof(float) * m); continue; }
+            float previous = rows[r].top1;
+            tile_row(job, &rows[r], s, k0, a, e, position, multipliers[position], n_bins);
+            if (a > 0) memset(s, 0, sizeof(float) * a);
+            if (e < m) memset(s + e, 0, sizeof(float) * (m - e));
+            if (job->out && rows[r].top1 > previous && previous != -FLT_MAX) {
+                float alpha = expf(previous - rows[r].top1); /* the running output follows the new max */
+                for (int c = 0; c < dv; c++) acc[r * dv + c] *= alpha;
+            }
+        }
+        if (job->out) /* acc (dv x nq, column-major) += V_tile^T (dv x m) . tile^T (m x nq) */
+            job->gemm("N", "N", &dv, &nq, &m, &one, values + k0 * job->v_sn, &ldv, tile, &ldt, &one, acc, &lda);
+    }
+    for (int64_t r = 0; r < count; r++) {
+        int64_t position = i0 + r;
+        if (job->out) {
+            float *o = job->out + b * job->o_sb + h * job->o_sh + position * job->o_sn;
+            float inverse = (float)(1.0 / rows[r].sum);
+            for (int c = 0; c < dv; c++) o[c] = acc[r * dv + c] * inverse;
+        }
+        if (position >= job->q_start) {
+            int64_t row = (b * job->heads + h) * (job->n - job->q_start) + position - job->q_start;
+            finish_row(job, &rows[r], position, job->stats + row * width, n_bins);
+        }
+    }
+}
+
+/* Runs every (batch row, head, query block) task on job->threads threads. Returns 0, -1 when a thread's buffers
+ * could not be allocated, -2 for arguments outside what this kernel handles. */
+int fused_attention(const Job *job) {
+    if (job->n_edges - 1 > MAX_BINS || job->n_edges < 2 || job->kv_heads < 1 || job->heads % job->kv_heads)
+        return -2;
+    int64_t blocks = (job->n + BQ - 1) / BQ, pairs = job->batch * job->heads, tasks = pairs * blocks;
+    int failed = 0;
+#pragma omp parallel num_threads((int)(job->threads > 0 ? job->threads : 1))
+    {
+        float *tile = malloc(sizeof(float) * BQ * BK);
+        float *acc = malloc(sizeof(float) * BQ * (job->dv > 0 ? job->dv : 1));
+        RowState *rows = malloc(sizeof(RowState) * BQ);
+        if (!tile || !acc || !rows) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp barrier
+        if (!failed) {
+            /* later query blocks see more keys: hand them out first, so the threads finish together */
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t t = 0; t < tasks; t++) {
+                int64_t block = blocks - 1 - t / pairs, pair = t % pairs;
+                run_block(job, pair / job->heads, pair % job->heads, block * BQ, tile, acc, rows);
+            }
+        }
+        free(tile);
+        free(acc);
+        free(rows);
+    }
+    return failed ? -1 : 0;
+}
