@@ -4,6 +4,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from model_utils import load_model
+from tests.architectures import save_model_folder
 
 # Deterministic examples: CI must not turn red on a new random draw; the space is still searched widely.
 settings.register_profile("explorer", derandomize=True, deadline=None, max_examples=200,
@@ -27,6 +28,34 @@ def tiny_env(monkeypatch):
 @pytest.fixture(scope="session")
 def bundled():
     return load_model("bundled")
+
+
+@pytest.fixture(scope="session")
+def architecture_folder(tmp_path_factory):
+    """name -> the saved model folder of that tiny architecture (tests/architectures.py), written once per session."""
+    root = tmp_path_factory.mktemp("architectures")
+    folders = {}
+
+    def folder(name: str):
+        if name not in folders:
+            folders[name] = save_model_folder(name, root / name)
+        return folders[name]
+
+    return folder
+
+
+@pytest.fixture(scope="session")
+def architecture_model(architecture_folder):
+    """name -> that architecture's folder loaded by load_model, as a user's local model; loaded once per session.
+    A load that fails raises again on every call, inside the test that asked."""
+    models = {}
+
+    def model(name: str):
+        if name not in models:
+            models[name] = load_model(str(architecture_folder(name)))
+        return models[name]
+
+    return model
 
 
 SAMPLE_TEXT = (
