@@ -316,12 +316,6 @@ def _view_multipliers(specs: list[float | Schedule], n: int) -> torch.Tensor:
     return torch.tensor(np.stack(rows), dtype=torch.float32)  # [V, n]
 
 
-def _output_logits(loaded: LoadedModel, hidden: torch.Tensor) -> torch.Tensor:
-    logits = loaded.model.get_output_embeddings()(hidden)
-    softcap = getattr(loaded.config, "final_logit_softcapping", None)
-    return softcap * torch.tanh(logits / softcap) if softcap else logits
-
-
 def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Next-token NLL of every position [B, n - 1] (float64; their mean is what labels=input_ids gives) and the
     last position's log-probs [B, vocab], computing the lm_head LOSS_CHUNK positions at a time."""
@@ -329,10 +323,10 @@ def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -
     nll = torch.empty(batch, n - 1, dtype=torch.float64)
     for start in range(0, n - 1, LOSS_CHUNK):
         stop = min(n - 1, start + LOSS_CHUNK)
-        logits = _output_logits(loaded, hidden[:, start:stop]).float()  # [B, c, vocab]
+        logits = loaded.next_token_logits(hidden[:, start:stop]).float()  # [B, c, vocab]
         targets = ids[start + 1 : stop + 1].expand(batch, -1)
         nll[:, start:stop] = torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
-    last = torch.log_softmax(_output_logits(loaded, hidden[:, -1]).float(), dim=-1)
+    last = torch.log_softmax(loaded.next_token_logits(hidden[:, -1]).float(), dim=-1)
     return nll, last
 
 

@@ -153,12 +153,12 @@ def torch_row_statistics(probe: Probe, query, key, scaling, multipliers, sliding
 
 
 def torch_output(module, query, key, value, attention_mask, scaling, multipliers, sliding, softcap, chunk_elements,
-                 **kwargs) -> torch.Tensor:
+                 sdpa_kwargs: dict) -> torch.Tensor:
     """The propagated output [B, n, H, dv] at `multipliers` [B, n], without the kernel: PyTorch's SDPA, or, for
     soft-capped logits (which SDPA cannot apply), softmax(logits) @ value in query chunks."""
     if not softcap:
         scaled = query * multipliers[:, None, :, None].to(query.dtype)  # logits * m == logits / T
-        return sdpa_attention_forward(module, scaled, key, value, attention_mask, scaling=scaling, **kwargs)[0]
+        return sdpa_attention_forward(module, scaled, key, value, attention_mask, scaling=scaling, **sdpa_kwargs)[0]
     heads, n = query.shape[1], query.shape[2]
     values = value.repeat_interleave(heads // value.shape[1], dim=1)  # [B, H, n, dv]
     output = torch.empty(query.shape[0], heads, n, value.shape[-1], dtype=query.dtype)
@@ -188,12 +188,16 @@ def last_row(query, key, scaling, multipliers, sliding, softcap) -> torch.Tensor
 def probed_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """transformers attention function: attention at the probe's temperature, statistics collected on the way."""
     probe: Probe | None = kwargs.pop("attention_probe", None)
+    sliding, softcap = kwargs.get("sliding_window"), kwargs.get("softcap")
+    scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
     if probe is None:
+        if softcap:  # SDPA cannot cap logits: the model's own forward runs the torch path at T = 1
+            ones = torch.ones(query.shape[0], query.shape[2])
+            return torch_output(module, query, key, value, attention_mask, scaling, ones, sliding, softcap,
+                                DEFAULT_CHUNK_ELEMENTS, kwargs), None
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
                                       **kwargs)
     layer = module.layer_idx
-    sliding, softcap = kwargs.get("sliding_window"), kwargs.get("softcap")
-    scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
     multipliers = probe.multipliers_for(layer).to(torch.float32)
     edges = probe.distance_edges(query.shape[2])
     propagated = multipliers if probe.propagate else torch.ones_like(multipliers[:1])
@@ -207,7 +211,7 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     else:
         rows = torch_row_statistics(probe, query, key, scaling, multipliers, sliding, softcap)
         output = torch_output(module, query, key, value, attention_mask, scaling, propagated, sliding, softcap,
-                              probe.chunk_elements, **kwargs)
+                              probe.chunk_elements, kwargs)
     probe.sums[layer] = bucket_sums(rows, probe.bucket_size)
     probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap)
     probe.sliding[layer] = sliding

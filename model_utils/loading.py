@@ -61,17 +61,60 @@ class LoadedModel:
         return self.model.config
 
     @property
+    def text_config(self):
+        """The language model's own config (a multimodal checkpoint such as Gemma 3 4B nests it)."""
+        return self.config.get_text_config()
+
+    @property
     def n_layers(self) -> int:
-        return self.config.num_hidden_layers
+        return self.text_config.num_hidden_layers
 
     @property
     def n_heads(self) -> int:
-        return self.config.num_attention_heads
+        return self.text_config.num_attention_heads
 
     @property
     def max_positions(self) -> int:
         """The model's trained context length (`max_position_embeddings`; GPT-2 maps `n_positions` onto it)."""
-        return self.config.max_position_embeddings
+        return self.text_config.max_position_embeddings
+
+    def sliding_windows(self) -> list[int | None]:
+        """Per layer, how many keys a query sees in a sliding-window layer, None for full causal attention: per
+        `layer_types` where the config has them (Gemma, Qwen2), else one `sliding_window` for all (Mistral, Phi-3)."""
+        config = self.text_config
+        window = getattr(config, "sliding_window", None)
+        if getattr(config, "use_sliding_window", True) is False:  # Qwen2 keeps the number but switches it off
+            window = None
+        types = getattr(config, "layer_types", None)
+        if types is not None:
+            return [window if kind == "sliding_attention" else None for kind in types]
+        return [window] * self.n_layers
+
+    def facts(self) -> dict[str, object]:
+        """What a user should know about the loaded model, for the sidebar and the reports."""
+        config = self.text_config
+        windows = [w for w in self.sliding_windows() if w]
+        facts = {"architecture": config.model_type, "layers": self.n_layers, "heads": self.n_heads,
+                 "kv heads": getattr(config, "num_key_value_heads", None) or self.n_heads,
+                 "trained length": self.max_positions,
+                 "positions": "learned table" if self.learned_positions else "rotary or relative"}
+        if windows:
+            facts["sliding window"] = f"{windows[0]:,} keys in {len(windows)} of {self.n_layers} layers"
+        if getattr(config, "attn_logit_softcapping", None):
+            facts["attention soft cap"] = config.attn_logit_softcapping
+        return facts
+
+    def next_token_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The next-token logits from the last hidden states, as the model's own forward computes them: the output
+        layer, then Granite's division by `logits_scaling`, Cohere's `logit_scale`, Gemma's final soft cap."""
+        logits = self.model.get_output_embeddings()(hidden)
+        config = self.text_config
+        if getattr(config, "logits_scaling", None):
+            logits = logits / config.logits_scaling
+        if getattr(config, "logit_scale", None):
+            logits = logits * config.logit_scale
+        softcap = getattr(config, "final_logit_softcapping", None)
+        return softcap * torch.tanh(logits / softcap) if softcap else logits
 
     @property
     def learned_positions(self) -> bool:
@@ -114,11 +157,42 @@ def bundled_cache_dir(gguf_path: Path) -> Path:
     return cache_root() / f"smollm2-135m-q4_1-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def _finish(model: torch.nn.Module) -> torch.nn.Module:
+def _finish(model: torch.nn.Module, name: str) -> torch.nn.Module:
     model.eval()
     model.requires_grad_(False)
-    model.set_attn_implementation(ATTENTION_NAME)
+    config = model.config.get_text_config()
+    kind = f"model {name!r} ({config.model_type})"
+    if getattr(model.config, "is_encoder_decoder", False):
+        raise ModelLoadError(f"{kind} is an encoder-decoder model: its decoder also attends to the encoder "
+                             "(cross-attention), which the explorer does not measure; use a decoder-only model")
+    if getattr(config, "use_bidirectional_attention", False):
+        raise ModelLoadError(f"{kind} attends in both directions; the explorer measures causal attention only")
+    try:
+        model.set_attn_implementation(ATTENTION_NAME)
+    except (ValueError, NotImplementedError, AttributeError) as error:
+        raise ModelLoadError(f"{kind} cannot take a custom attention function ({str(error).splitlines()[0]}), "
+                             "so the explorer cannot apply a temperature inside it") from None
     return model
+
+
+def self_check(loaded: LoadedModel) -> None:
+    """Run three tokens through the model once, before any user text: every layer's attention must pass through
+    the engine's attention function, and the engine's way to the next-token logits (base model, then
+    `next_token_logits`) must give the model's own logits. Raises ModelLoadError naming what differs."""
+    from model_utils.capture import Probe  # capture imports this module's neighbours; import at call time
+
+    ids = torch.tensor([[1, 2, 3]]) % loaded.text_config.vocab_size
+    probe = Probe(torch.ones(1, 3), window=1, q_start=1)
+    with torch.inference_mode():
+        hidden = loaded.model.base_model(input_ids=ids, use_cache=False, attention_probe=probe).last_hidden_state
+        own = loaded.model(input_ids=ids, use_cache=False).logits
+    kind = f"model {loaded.name!r} ({loaded.text_config.model_type})"
+    if len(probe.sums) != loaded.n_layers:
+        raise ModelLoadError(f"{kind} sends {len(probe.sums)} of its {loaded.n_layers} layers' attention through "
+                             "transformers' attention interface; the explorer needs all of them")
+    if not torch.allclose(loaded.next_token_logits(hidden), own, atol=1e-4, rtol=1e-4):
+        raise ModelLoadError(f"{kind} turns its hidden states into logits in a way the explorer does not "
+                             "reproduce, so its loss would be wrong")
 
 
 def write_atomically(target: Path, write: Callable[[Path], None]) -> None:
@@ -285,6 +359,7 @@ def load_model(name: str = BUNDLED, progress: Progress | None = None) -> LoadedM
         model, tokenizer, source = _build_tiny_random()
     else:
         model, tokenizer, source = _load_pretrained(name)
-    loaded = LoadedModel(name, _finish(model), tokenizer, source, time.perf_counter() - started)
+    loaded = LoadedModel(name, _finish(model, name), tokenizer, source, time.perf_counter() - started)
+    self_check(loaded)
     _report(progress, 1.0, f"Model {name} ready")
     return loaded
