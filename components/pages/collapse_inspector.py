@@ -1,6 +1,5 @@
 """Page 3, Collapse inspector: where the attention mass goes on one long prompt, at each temperature."""
 
-import numpy as np
 import streamlit as st
 
 from components import figures
@@ -17,7 +16,7 @@ from components.controls import (
     within_budget,
 )
 from model_utils.analysis import answer_token
-from model_utils.findings import LOSS_FACTOR, NEAR_UNIFORM, findings
+from model_utils.findings import NEAR_UNIFORM, findings, mass_shift_lines, sentence
 from model_utils.metrics import distance_bins, mass_by_distance
 
 TOKEN_LIMITS = (512, 1024, 2048, 4096)
@@ -53,33 +52,19 @@ if report.truncated:
 st.caption(f"{report.n_tokens} tokens, {len(report.results)} temperatures, {settings.mode}: computed in "
            f"{report.seconds:.1f} s, then kept for an hour.")
 
-answer_probs, token_text = None, ""
-if answer.strip():
-    token_id, token_text = answer_token(loaded, text, answer)
-    answer_probs = [float(np.exp(result.last_log_probs[token_id])) for result in report.results]
+token_id, token_text = answer_token(loaded, text, answer) if answer.strip() else (None, "")
 
-# Plain-language flags first: they are what a reader should take away.
-base, found = findings(report)
-for index, finding in enumerate(found):
-    problems = []
-    if finding.near_uniform_layers:
-        problems.append(f"near-uniform attention (normalized entropy > {NEAR_UNIFORM}) in "
-                        f"{finding.near_uniform_layers} of {finding.n_layers} layers")
-    if finding.loss_ratio is not None and finding.loss_ratio > LOSS_FACTOR:
-        problems.append(f"loss {finding.loss:.2f}, {finding.loss_ratio:.1f}x that of {found[base].label}")
-    if answer_probs is not None and answer_probs[base] >= 0.1 and answer_probs[index] < answer_probs[base] / 2:
-        problems.append(f"the answer's first token {plain(repr(token_text))} falls from {answer_probs[base]:.2f} to "
-                        f"{answer_probs[index]:.2f}")
-    if finding.over_softened:
-        st.warning(f"**{finding.label} is over-softened**: " + "; ".join(problems) + ".")
-    elif problems:
-        st.info(f"{finding.label}: " + "; ".join(problems) + ".")
-shifts = [f for i, f in enumerate(found) if i != base]
+# Plain-language verdicts first (computed by model_utils.findings): they are what a reader should take away.
+base, found = findings(report, token_id)
+for finding in found:
+    said = sentence(finding, found[base], token_text)
+    if said is not None:
+        (st.warning if said[0] == "warning" else st.info)(plain(said[1]))
+shifts = mass_shift_lines(found, base)
 if shifts:
-    lines = [f"- **{f.label}** vs {found[base].label}: sink {f.mass_shift['sink_mass']:+.3f}, "
-             f"recent {f.mass_shift['recent_mass']:+.3f}, distant {f.mass_shift['distant_mass']:+.3f}"
-             for f in shifts]
-    st.markdown("Where the mass moved (means over layers and heads):\n" + "\n".join(lines))
+    st.markdown("Where the mass moved (means over layers and heads):\n" + "\n".join(f"- {plain(line)}"
+                                                                                    for line in shifts))
+answer_probs = None if token_id is None else [finding.answer_probability for finding in found]
 
 st.subheader("Sink, distant and recent mass per layer")
 masses = [result.masses_by_layer() for result in report.results]
