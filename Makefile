@@ -22,10 +22,10 @@ run: setup
 
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m ""
 
 test-fast: setup
-	$(BIN)/python -m pytest -m "not slow and not browser"
+	$(BIN)/python -m pytest
 
 lint: setup
 	$(BIN)/ruff check .

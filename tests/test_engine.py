@@ -2,7 +2,6 @@
 
 import json
 import math
-import threading
 
 import numpy as np
 import pytest
@@ -231,27 +230,6 @@ def test_unicode_and_control_characters_are_just_text(tiny):
     report = analyze(tiny, text, temperatures=[1.0])
     assert "".join(report.tokens).encode("utf-8", "surrogatepass")  # token labels are plain strings
     assert report.n_tokens == len(text.encode("utf-8"))  # one byte per token for the byte-level tokenizer
-
-
-def test_two_threads_with_different_temperatures_get_their_serial_results(tiny):
-    texts = {0.5: SAMPLE_TEXT * 3, 2.0: SAMPLE_TEXT[::-1] * 3}
-    serial = {t: analyze(tiny, text, temperatures=[t]).to_dict() for t, text in texts.items()}
-    for _ in range(3):
-        barrier = threading.Barrier(len(texts))
-        concurrent = {}
-
-        def worker(temperature, text, barrier=barrier, concurrent=concurrent):
-            barrier.wait()
-            concurrent[temperature] = analyze(tiny, text, temperatures=[temperature]).to_dict()
-
-        threads = [threading.Thread(target=worker, args=item) for item in texts.items()]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        for temperature in texts:
-            got, expected = concurrent[temperature]["results"], serial[temperature]["results"]
-            assert got[0]["loss"] == expected[0]["loss"] and got[0]["heads"] == expected[0]["heads"]
 
 
 @pytest.mark.parametrize(
