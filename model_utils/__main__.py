@@ -1,6 +1,8 @@
-"""Command line: the same report the pages plot, as JSON or a short table.
+"""Command line: the same reports the pages plot, as JSON or a short table.
 
     python -m model_utils analyze --model bundled --file essay.txt --temperatures 0.5 1 2 4 --json -
+    python -m model_utils sweep --builtin long --max-tokens 16384 --beyond-trained --bucket-size 1024 \
+        --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 --schedule all:trained --json sweep.json
 
 A mistake the user can make (empty text, a bad temperature, a missing file or model) prints one line on stderr
 and exits with status 2.
@@ -10,13 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
+from dataclasses import dataclass
+from pathlib import Path
 
 from model_utils.analysis import MODES, AnalysisError, Report, analyze
 from model_utils.loading import BUNDLED, ModelLoadError, load_model
-from model_utils.metrics import check_temperature
+from model_utils.metrics import TEMPERATURE_RANGE, check_temperature
 from model_utils.schedules import SCHEDULES, Schedule
+from model_utils.texts import BUILTIN_TEXTS, SOURCE, builtin_text
 
 USAGE_ERROR = 2
 
@@ -39,45 +45,125 @@ def temperature_arg(text: str) -> float:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def schedule_arg(text: str) -> Schedule:
+@dataclass(frozen=True)
+class ScheduleRequest:
+    """A --schedule as typed: a name (or 'all'), and a parameter, or None for the default, or 'trained' for the
+    model's trained length (YaRN: the scale factor tokens / trained length)."""
+
+    name: str
+    parameter: float | str | None
+
+    def resolve(self, trained_length: int, n_tokens: int) -> list[Schedule]:
+        names = list(SCHEDULES) if self.name == "all" else [self.name]
+        return [self._one(name, trained_length, n_tokens) for name in names]
+
+    def _one(self, name: str, trained_length: int, n_tokens: int) -> Schedule:
+        if self.parameter != "trained":
+            return Schedule(name, self.parameter)
+        if name != "yarn":
+            return Schedule(name, float(trained_length))
+        if n_tokens <= trained_length:
+            raise UsageError(f"yarn:trained scales the context by tokens / trained length = {n_tokens} / "
+                             f"{trained_length} <= 1, where YaRN does nothing; give yarn a scale, e.g. yarn:2")
+        return Schedule("yarn", n_tokens / trained_length)
+
+
+def schedule_arg(text: str) -> ScheduleRequest:
     name, _, parameter = text.partition(":")
+    if name != "all" and name not in SCHEDULES:
+        raise argparse.ArgumentTypeError(f"unknown schedule {name!r}; choose one of {', '.join(SCHEDULES)} or all")
+    if parameter in ("", "trained"):
+        return ScheduleRequest(name, parameter or None)
     try:
-        return Schedule(name, float(parameter) if parameter else None)
+        value = float(parameter)
+        if name != "all":
+            Schedule(name, value)  # checks the value
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+        message = str(error) if "schedule" in str(error) else f"schedule parameter {parameter!r} is not a number"
+        raise argparse.ArgumentTypeError(message) from None
+    return ScheduleRequest(name, value)
+
+
+def schedules_help() -> str:
+    lines = [f"{name} ({info.knob}, default {info.default:g})" for name, info in SCHEDULES.items()]
+    applied = [getattr(info, "applied", "") for info in SCHEDULES.values()]
+    notes = " ".join(f"{name}: {text}" for name, text in zip(SCHEDULES, applied, strict=True) if text)
+    return (f"add a published length schedule: {'; '.join(lines)}; 'all' for the five. PARAM is a number, or "
+            f"'trained' for the model's trained length (yarn: tokens / trained length). {notes}")
+
+
+def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: bool = False) -> None:
+    """The arguments analyze and sweep share: text source, model, temperatures, schedules, window, length."""
+    source = command.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the text to analyse")
+    source.add_argument("--file", help="a UTF-8 text file to analyse (- reads standard input)")
+    if with_builtin:
+        source.add_argument("--builtin", choices=BUILTIN_TEXTS, help=f"a long text that ships with Python: {SOURCE}")
+    command.add_argument("--model", default=BUNDLED,
+                         help="bundled (default), tiny-random, or a Hugging Face model folder")
+    command.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
+                         help=schedules_help())
+    command.add_argument("--window", type=int, default=32, help="recent window in tokens (default 32)")
+    command.add_argument("--max-tokens", type=int, default=max_tokens,
+                         help=f"cut longer text to this many tokens (default {max_tokens})")
+    command.add_argument("--beyond-trained", action="store_true",
+                         help="allow a text longer than the model's trained length (refused otherwise)")
+    command.add_argument("--trained-length", type=int, metavar="L",
+                         help="the model's trained context length, if not its max_position_embeddings")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m model_utils", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     run = commands.add_parser("analyze", help="analyse one text at several temperatures")
-    source = run.add_mutually_exclusive_group(required=True)
-    source.add_argument("--text", help="the text to analyse")
-    source.add_argument("--file", help="a UTF-8 text file to analyse (- reads standard input)")
-    run.add_argument("--model", default=BUNDLED, help="bundled (default), tiny-random, or a Hugging Face model folder")
+    add_common(run, max_tokens=2048)
     run.add_argument("--temperatures", nargs="+", type=temperature_arg, default=[0.5, 1.0, 2.0], metavar="T",
-                     help="temperatures in (0, 100]; T > 1 softens, T < 1 sharpens (default: 0.5 1 2)")
-    run.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
-                     help=f"add a published length schedule: {', '.join(SCHEDULES)} (e.g. qwen-logn:512)")
+                     help=f"temperatures in {TEMPERATURE_RANGE}; T > 1 softens, T < 1 sharpens (default: 0.5 1 2)")
     run.add_argument("--mode", choices=MODES, default="in-model",
                      help="in-model: T inside the chosen layers during the pass; isolated: each layer re-softmaxed")
     run.add_argument("--layers", nargs="+", type=int, metavar="L", help="layers where T applies (default: all)")
-    run.add_argument("--window", type=int, default=32, help="recent window in tokens (default 32)")
-    run.add_argument("--max-tokens", type=int, default=2048, help="cut longer text to this many tokens")
+    run.add_argument("--bucket-size", type=int, metavar="K",
+                     help="also report statistics and loss per bucket of K query positions")
     run.add_argument("--json", metavar="OUT", help="write the report as JSON to OUT (- for stdout)")
+    swept = commands.add_parser("sweep", help="loss and attention by position at several temperatures, and the "
+                                              "best temperature per position bucket")
+    add_common(swept, max_tokens=16384, with_builtin=True)
+    swept.add_argument("--temperatures", nargs="+", type=temperature_arg, metavar="T",
+                       default=[0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5],
+                       help=f"temperatures in {TEMPERATURE_RANGE}, 1 included (default: 0.7 0.8 0.9 1 1.1 1.25 1.5)")
+    swept.add_argument("--bucket-size", type=int, default=1024, metavar="K",
+                       help="query positions per bucket (default 1024)")
+    swept.add_argument("--q-start", type=int, default=1, help="first query position measured (default 1)")
+    swept.add_argument("--cache-dir", help="where finished passes are kept (default: the model cache folder)")
+    swept.add_argument("--json", metavar="OUT", required=True, help="write the sweep as JSON to OUT (- for stdout)")
     return parser
 
 
-def read_text(args) -> str:
+def read_text(args) -> tuple[str, str]:
+    """(text, where it came from)."""
+    if getattr(args, "builtin", None):
+        return builtin_text(args.builtin), f"{SOURCE}, built-in text {args.builtin!r}"
     if args.text is not None:
-        return args.text
+        return args.text, "--text"
     if args.file == "-":
-        return sys.stdin.read()
+        return sys.stdin.read(), "standard input"
     try:
         with open(args.file, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+            return handle.read(), args.file
     except OSError as error:
         raise UsageError(f"cannot read --file {args.file!r}: {error.strerror or error}") from None
+
+
+def write_json(document: dict, target: str) -> None:
+    payload = json.dumps(document, ensure_ascii=False, allow_nan=False)
+    if target == "-":
+        print(payload)
+        return
+    try:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(payload + "\n")
+    except OSError as error:
+        raise UsageError(f"cannot write --json {target!r}: {error.strerror or error}") from None
 
 
 def summary_table(report: Report) -> str:
@@ -101,32 +187,81 @@ def progress_line(fraction: float, message: str) -> None:
         print(f"\r[{fraction:4.0%}] {message:<70}", end="\n" if fraction >= 1 else "", file=sys.stderr, flush=True)
 
 
+def resolve_schedules(args, loaded) -> list[Schedule]:
+    trained = args.trained_length or loaded.max_positions
+    return [schedule for request in args.schedule for schedule in request.resolve(trained, args.max_tokens)]
+
+
 def run_analyze(args) -> None:
-    text = read_text(args)
+    text, _ = read_text(args)
     started = time.perf_counter()
     loaded = load_model(args.model, progress=progress_line)
     load_seconds = time.perf_counter() - started
-    report = analyze(loaded, text, temperatures=list(args.temperatures) + args.schedule, mode=args.mode,
-                     window=args.window, layers=args.layers, max_tokens=args.max_tokens, progress=progress_line)
+    report = analyze(loaded, text, temperatures=list(args.temperatures) + resolve_schedules(args, loaded),
+                     mode=args.mode, window=args.window, layers=args.layers, max_tokens=args.max_tokens,
+                     progress=progress_line, bucket_size=args.bucket_size, trained_length=args.trained_length,
+                     beyond_trained=args.beyond_trained)
     if args.json is None:
         print(summary_table(report))
         return
-    document = report.to_dict() | {"load_seconds": load_seconds, "model_source": loaded.source}
-    payload = json.dumps(document, ensure_ascii=False, allow_nan=False)
-    if args.json == "-":
-        print(payload)
-        return
+    write_json(report.to_dict() | {"load_seconds": load_seconds, "model_source": loaded.source}, args.json)
+
+
+def run_sweep(args) -> None:
+    from tqdm import tqdm
+
+    from model_utils.sweep import SweepSettings, sweep
+
+    text, source = read_text(args)
+    loaded = load_model(args.model, progress=progress_line)
+    specs = list(args.temperatures) + resolve_schedules(args, loaded)
+    settings = SweepSettings(args.max_tokens, args.bucket_size, args.q_start, args.window, args.trained_length,
+                             args.beyond_trained)
+    bar = tqdm(total=len(specs) * loaded.n_layers, unit="layer", file=sys.stderr, dynamic_ncols=True)
+
+    def on_start(label: str, index: int) -> None:
+        bar.n = index * loaded.n_layers
+        bar.set_description(label)
+
+    def on_layer(fraction: float, message: str) -> None:
+        bar.set_postfix_str(message.split(" (")[0])
+        bar.update(1)
+
+    started = time.perf_counter()
     try:
-        with open(args.json, "w", encoding="utf-8") as handle:
-            handle.write(payload + "\n")
-    except OSError as error:
-        raise UsageError(f"cannot write --json {args.json!r}: {error.strerror or error}") from None
+        document = sweep(loaded, text, specs, settings, source=source,
+                         cache_dir=Path(args.cache_dir) if args.cache_dir else None, on_start=on_start,
+                         progress=on_layer)
+    finally:
+        bar.close()
+    document["run"] = run_record(argv_of(args), time.perf_counter() - started)
+    write_json(document, args.json)
+
+
+def argv_of(args) -> str:
+    return "python -m model_utils " + " ".join(sys.argv[1:]) if args.argv is None else args.argv
+
+
+def run_record(command: str, wall_seconds: float) -> dict:
+    """How this result was made: the command, when, how long this run took, and the process's peak memory."""
+    import datetime
+    import platform
+    import resource
+
+    return {"command": command, "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "wall_seconds": round(wall_seconds, 1),
+            "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9, 2),
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
+
+
+COMMANDS = {"analyze": run_analyze, "sweep": run_sweep}
 
 
 def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
-        run_analyze(args)
+        args.argv = None if argv is None else "python -m model_utils " + " ".join(argv)
+        COMMANDS[args.command](args)
     except (UsageError, AnalysisError, ModelLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR

@@ -1,0 +1,190 @@
+"""The context-length sweep: loss and attention by query position, at several temperatures and schedules, on one
+long text, and the best temperature per position bucket with a bootstrap interval.
+
+Each temperature or schedule runs as its own in-model pass over the whole text (causality makes that one pass
+hold every shorter context: see analysis.py) and is saved as soon as it finishes, in a cache keyed by the model,
+the text, the temperature and the settings, so an interrupted sweep resumes where it stopped and a repeated one
+returns at once. `sweep_document` turns the passes into the JSON document the command line writes and the
+context-length page reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import resource
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from model_utils.analysis import AnalysisError, Report, analyze, check_length, tokenize, validate
+from model_utils.loading import LoadedModel, cache_root
+from model_utils.metrics import STATISTICS
+from model_utils.schedules import Schedule
+from model_utils.texts import text_digest
+
+FORMAT = 1  # bump when the cached pass format changes: older entries are then recomputed
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_BLOCK = 64  # positions per bootstrap block: next-token losses of neighbouring positions are correlated
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    max_tokens: int
+    bucket_size: int
+    q_start: int = 1
+    window: int = 32
+    trained_length: int | None = None
+    beyond_trained: bool = False
+
+
+def spec_label(spec: float | Schedule) -> str:
+    return spec.label if isinstance(spec, Schedule) else f"T={spec:g}"
+
+
+def model_fingerprint(loaded: LoadedModel) -> str:
+    """The model's name, config and first weights: what a cached pass depends on besides the text."""
+    first = next(iter(loaded.model.state_dict().values()))
+    parts = [loaded.name, loaded.config.to_json_string(use_diff=False), f"{float(first.double().sum()):.12e}"]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def pass_key(fingerprint: str, text: str, spec: float | Schedule, settings: SweepSettings) -> str:
+    parts = [str(FORMAT), fingerprint, text_digest(text), spec_label(spec), repr(settings)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+
+
+def pass_record(report: Report) -> dict:
+    """What one pass contributes to a sweep, as plain JSON."""
+    result = report.results[0]
+    return {
+        "label": result.label, "temperature": result.temperature, "schedule": result.schedule,
+        "loss": result.loss,
+        "nll": [None if math.isnan(v) else float(v) for v in result.bucket_nll],
+        "position_nll": [round(float(v), 5) for v in result.position_nll],
+        "heads": {name: np.round(result.bucket_heads[name], 5).tolist() for name in STATISTICS},
+        "distance_profile": np.round(result.distance_profile.mean(axis=1), 6).tolist(),  # [bucket][bin]
+        "distance_profile_layers": np.round(result.distance_profile, 6).tolist(),  # [bucket][layer][bin]
+        "distance_bins": report.distance_edges.tolist(),
+        "n_tokens": report.n_tokens, "trained_length": report.trained_length, "q_start": report.q_start,
+        "buckets": [list(bounds) for bounds in report.buckets], "seconds": report.seconds, "kernel": report.kernel,
+        "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9, 2),  # so far
+    }
+
+
+def run_passes(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule], settings: SweepSettings,
+               cache_dir: Path | None = None, on_start: Callable[[str, int], None] | None = None,
+               progress: Callable[[float, str], None] | None = None) -> list[dict]:
+    """One pass record per spec, from the cache where present, else computed and saved at once."""
+    folder = (cache_dir or cache_root() / "sweeps")
+    folder.mkdir(parents=True, exist_ok=True)
+    fingerprint = model_fingerprint(loaded)
+    records = []
+    for index, spec in enumerate(specs):
+        path = folder / f"{pass_key(fingerprint, text, spec, settings)}.json"
+        if path.is_file():
+            records.append(json.loads(path.read_text()))
+            continue
+        if on_start is not None:
+            on_start(spec_label(spec), index)
+        report = analyze(loaded, text, [spec], mode="in-model", window=settings.window,
+                         max_tokens=settings.max_tokens, progress=progress, bucket_size=settings.bucket_size,
+                         q_start=settings.q_start, trained_length=settings.trained_length,
+                         beyond_trained=settings.beyond_trained)
+        record = pass_record(report)
+        staging = path.with_suffix(".partial")
+        staging.write_text(json.dumps(record, allow_nan=False))
+        staging.replace(path)  # a pass is in the cache whole or not at all
+        records.append(record)
+    return records
+
+
+def check_sweep(loaded: LoadedModel, text: str, specs: Sequence, settings: SweepSettings) -> None:
+    """Refuse a sweep before any pass, as its first pass would refuse it (a bad bucket size, a text past the
+    trained length without beyond_trained, ...), and without a T = 1 to compare with."""
+    if not any(not isinstance(spec, Schedule) and spec == 1.0 for spec in specs):
+        raise AnalysisError("a sweep compares every temperature with T = 1: include 1 in the temperatures")
+    request = validate(loaded, list(specs), "in-model", settings.window, None, None, settings.max_tokens,
+                       settings.bucket_size, settings.q_start, settings.trained_length, settings.beyond_trained)
+    ids, _ = tokenize(loaded, text, request.max_tokens)
+    check_length(loaded, len(ids), request)
+    if settings.q_start > len(ids) - 1:
+        raise AnalysisError(f"q_start must be below the number of tokens ({len(ids)}), got {settings.q_start}")
+
+
+def block_bootstrap(nll: np.ndarray, rng: np.random.Generator, resamples: int = BOOTSTRAP_RESAMPLES,
+                    block: int = BOOTSTRAP_BLOCK) -> np.ndarray:
+    """[resamples, configs] mean NLL of moving-block bootstrap resamples of the positions (columns of `nll`,
+    [configs, positions]): blocks of `block` consecutive positions drawn with replacement, so that the interval
+    respects the correlation between neighbouring positions."""
+    positions = nll.shape[1]
+    size = min(block, positions)
+    count = math.ceil(positions / size)
+    starts = rng.integers(0, positions - size + 1, size=(resamples, count))
+    index = (starts[..., None] + np.arange(size)).reshape(resamples, -1)[:, :positions]
+    return nll[:, index].mean(axis=2).T
+
+
+def best_per_bucket(records: list[dict], buckets: list[list[int]], seed: int = 0) -> list[dict]:
+    """Per bucket: the constant temperature with the lowest mean NLL, its NLL, the NLL at T = 1, what it saves,
+    and 95% moving-block bootstrap intervals of the best temperature and of the saving."""
+    constant = [r for r in records if r["temperature"] is not None]
+    temperatures = np.array([r["temperature"] for r in constant])
+    reference = int(np.flatnonzero(temperatures == 1.0)[0])
+    nll = np.array([r["position_nll"] for r in constant])  # [temperatures, n - 1]
+    rng = np.random.default_rng(seed)
+    low, high = (1 - CONFIDENCE) / 2 * 100, (1 + CONFIDENCE) / 2 * 100
+    best = []
+    for start, stop in buckets:
+        values = nll[:, start : min(stop, nll.shape[1])]
+        if values.shape[1] == 0:
+            continue
+        means = values.mean(axis=1)
+        winner = int(np.argmin(means))
+        samples = block_bootstrap(values, rng)  # [resamples, temperatures]
+        winners = temperatures[np.argmin(samples, axis=1)]
+        saved = samples[:, reference] - samples.min(axis=1)
+        best.append({"bucket": [start, stop], "temperature": float(temperatures[winner]), "nll": float(means[winner]),
+                     "nll_at_1": float(means[reference]), "saved": float(means[reference] - means[winner]),
+                     "temperature_interval": [float(np.percentile(winners, low)), float(np.percentile(winners, high))],
+                     "saved_interval": [float(np.percentile(saved, low)), float(np.percentile(saved, high))],
+                     "positions": int(values.shape[1])})
+    return best
+
+
+# in a pass record but said once per sweep (the per-position NLL only feeds the bootstrap: it stays in the cache)
+PER_DOCUMENT = ("n_tokens", "trained_length", "q_start", "buckets", "position_nll")
+
+
+def sweep_document(loaded: LoadedModel, records: list[dict], settings: SweepSettings, text: str, source: str
+                   ) -> dict:
+    """The sweep's JSON: settings, one entry per temperature or schedule, and the best temperature per bucket."""
+    first = records[0]
+    document = {
+        "model": loaded.name, "model_facts": loaded.facts(), "text_source": source, "text_sha256": text_digest(text),
+        "n_tokens": first["n_tokens"], "trained_length": first["trained_length"],
+        "beyond_trained": settings.beyond_trained, "bucket_size": settings.bucket_size, "q_start": first["q_start"],
+        "window": settings.window, "buckets": first["buckets"], "distance_bins": first["distance_bins"],
+        "results": [{key: value for key, value in record.items() if key not in PER_DOCUMENT} for record in records],
+        "best": best_per_bucket(records, first["buckets"]),
+        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "block": BOOTSTRAP_BLOCK, "confidence": CONFIDENCE,
+                      "method": "moving-block bootstrap over the positions of each bucket"},
+        "seconds": sum(record["seconds"] for record in records),  # compute time of the passes, cached or not
+        "peak_rss_gb": max(record["peak_rss_gb"] for record in records),
+        "kernel": first["kernel"],
+    }
+    return document
+
+
+def sweep(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule], settings: SweepSettings,
+          source: str = "text", cache_dir: Path | None = None,
+          on_start: Callable[[str, int], None] | None = None,
+          progress: Callable[[float, str], None] | None = None) -> dict:
+    """Check, run (or read from the cache) every pass, and assemble the sweep document."""
+    check_sweep(loaded, text, specs, settings)
+    records = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
+    return sweep_document(loaded, records, settings, text, source)
