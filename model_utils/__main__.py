@@ -217,15 +217,17 @@ def run_sweep(args) -> None:
     specs = list(args.temperatures) + resolve_schedules(args, loaded)
     settings = SweepSettings(args.max_tokens, args.bucket_size, args.q_start, args.window, args.trained_length,
                              args.beyond_trained)
-    bar = tqdm(total=len(specs) * loaded.n_layers, unit="layer", file=sys.stderr, dynamic_ncols=True)
+    bars = []  # made when the first pass starts: a sweep refused by its checks, or all cached, draws none
 
     def on_start(label: str, index: int) -> None:
-        bar.n = index * loaded.n_layers
-        bar.set_description(label)
+        if not bars:
+            bars.append(tqdm(total=len(specs) * loaded.n_layers, unit="layer", file=sys.stderr, dynamic_ncols=True))
+        bars[0].n = index * loaded.n_layers
+        bars[0].set_description(label)
 
     def on_layer(fraction: float, message: str) -> None:
-        bar.set_postfix_str(message.split(" (")[0])
-        bar.update(1)
+        bars[0].set_postfix_str(message.split(" (")[0])
+        bars[0].update(1)
 
     started = time.perf_counter()
     try:
@@ -233,7 +235,8 @@ def run_sweep(args) -> None:
                          cache_dir=Path(args.cache_dir) if args.cache_dir else None, on_start=on_start,
                          progress=on_layer)
     finally:
-        bar.close()
+        for bar in bars:
+            bar.close()
     document["run"] = run_record(argv_of(args), time.perf_counter() - started)
     write_json(document, args.json)
 

@@ -108,8 +108,13 @@ def check_sweep(loaded: LoadedModel, text: str, specs: Sequence, settings: Sweep
     trained length without beyond_trained, ...), and without a T = 1 to compare with."""
     if not any(not isinstance(spec, Schedule) and spec == 1.0 for spec in specs):
         raise AnalysisError("a sweep compares every temperature with T = 1: include 1 in the temperatures")
-    request = validate(loaded, list(specs), "in-model", settings.window, None, None, settings.max_tokens,
-                       settings.bucket_size, settings.q_start, settings.trained_length, settings.beyond_trained)
+    labels = [spec_label(spec) for spec in specs]
+    twice = sorted({label for label in labels if labels.count(label) > 1})
+    if twice:
+        raise AnalysisError(f"{', '.join(twice)} listed twice; list each temperature or schedule once")
+    for spec in specs:  # one pass per spec, so the batch limit of analyze does not apply; its checks do
+        request = validate(loaded, [spec], "in-model", settings.window, None, None, settings.max_tokens,
+                           settings.bucket_size, settings.q_start, settings.trained_length, settings.beyond_trained)
     ids, _ = tokenize(loaded, text, request.max_tokens)
     check_length(loaded, len(ids), request)
     if settings.q_start > len(ids) - 1:
