@@ -13,6 +13,7 @@ follows, so the buckets of a run over N tokens are those of every run over its f
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -112,7 +113,7 @@ class Report:
     results: list[TemperatureResult]
     trained_length: int = 0
     beyond_trained: bool = False
-    bucket_size: int | None = None  # None: one bucket, q_start..n-1
+    bucket_size: int | None = None  # None: one bucket, q_start..n-1; else boundaries at its multiples
     buckets: list[tuple[int, int]] = field(default_factory=list)  # [start, stop) query positions
     distance_edges: np.ndarray = field(default_factory=lambda: np.array([0, 1]))
     kernel: str = "fused"  # "fused" (fused_attention.c) or "torch"
@@ -374,9 +375,13 @@ def run(loaded: LoadedModel, ids: list[int], request: Request, q_start: int, pro
 
 
 def bucket_bounds(q_start: int, n: int, bucket_size: int | None) -> list[tuple[int, int]]:
-    """[start, stop) of each query-position bucket: bucket_size wide from q_start, the last one possibly shorter."""
-    size = bucket_size or (n - q_start)
-    return [(start, min(n, start + size)) for start in range(q_start, n, size)]
+    """[start, stop) of each query-position bucket. Boundaries sit at multiples of bucket_size, so buckets line up
+    with round positions (and a trained length of 8,192 falls on one with buckets of 1,024): the first bucket
+    starts at q_start and may be shorter, as may the last. None: one bucket, q_start..n-1."""
+    if not bucket_size:
+        return [(q_start, n)]
+    edges = [q_start, *range((q_start // bucket_size + 1) * bucket_size, n, bucket_size), n]
+    return [(start, stop) for start, stop in itertools.pairwise(edges)]
 
 
 def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
@@ -433,9 +438,10 @@ def analyze(
 
     temperatures: numbers T in metrics.TEMPERATURE_RANGE and/or Schedule objects; mode: "in-model" or "isolated";
     layers: where the temperature applies (None: all); keep_maps: (layer, head) pairs, or "all", whose maps
-    `Report.attention_map` can rebuild; bucket_size: also report statistics and NLL per bucket of that many query
-    positions from q_start (default max(1, min(window, n - 1))); trained_length: the model's trained context
-    (default its max_position_embeddings); beyond_trained: allow a text longer than that.
+    `Report.attention_map` can rebuild; bucket_size: also report statistics and NLL per query-position bucket
+    (boundaries at multiples of bucket_size; the first bucket starts at q_start, default
+    max(1, min(window, n - 1))); trained_length: the model's trained context (default its
+    max_position_embeddings); beyond_trained: allow a text longer than that.
     Raises AnalysisError for a request it refuses, before any work.
     """
     started = time.perf_counter()

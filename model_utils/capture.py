@@ -58,7 +58,8 @@ class Probe:
     propagate: True for in-model mode: batch row v runs at view v's multiplier (needs B == V). False for isolated
         mode: the batch is one row run at T = 1, and each view re-softmaxes that row's scores at its multiplier.
     layers: where the multipliers apply; elsewhere every view uses m = 1.
-    q_start, bucket_size: statistics for queries q_start..n-1, summed in buckets of bucket_size queries (None: one).
+    q_start, bucket_size: statistics for queries q_start..n-1, summed per query-position bucket (bucket_size
+        wide, boundaries at its multiples; None: one bucket).
     edges: key-distance bin edges (metrics.distance_bins) whose masses are measured for every row.
     kernel: the fused kernel (by default, when it can be built), or None for the torch path.
     """
@@ -170,12 +171,14 @@ def torch_output(module, query, key, value, attention_mask, scaling, multipliers
     return output.transpose(1, 2).contiguous()
 
 
-def bucket_sums(rows: torch.Tensor, bucket_size: int | None) -> torch.Tensor:
-    """[V, H, R, W] per-row values -> [V, H, buckets, W] sums over consecutive groups of bucket_size rows."""
+def bucket_sums(rows: torch.Tensor, q_start: int, bucket_size: int | None) -> torch.Tensor:
+    """[V, H, R, W] values of queries q_start..q_start+R-1 -> [V, H, buckets, W] sums per bucket. Bucket
+    boundaries sit at multiples of bucket_size (the first bucket starts at q_start: see analysis.bucket_bounds)."""
     count = rows.shape[2]
     size = bucket_size or count
-    buckets = math.ceil(count / size)
-    padded = torch.nn.functional.pad(rows, (0, 0, 0, buckets * size - count))
+    before = q_start % size if bucket_size else 0  # empty rows in front, so that the groups line up
+    buckets = math.ceil((before + count) / size)
+    padded = torch.nn.functional.pad(rows, (0, 0, before, buckets * size - count - before))
     return padded.view(*rows.shape[:2], buckets, size, rows.shape[3]).sum(dim=3)
 
 
@@ -212,7 +215,7 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
         rows = torch_row_statistics(probe, query, key, scaling, multipliers, sliding, softcap)
         output = torch_output(module, query, key, value, attention_mask, scaling, propagated, sliding, softcap,
                               probe.chunk_elements, kwargs)
-    probe.sums[layer] = bucket_sums(rows, probe.bucket_size)
+    probe.sums[layer] = bucket_sums(rows, probe.q_start, probe.bucket_size)
     probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap)
     probe.sliding[layer] = sliding
     if layer in probe.keep_layers:

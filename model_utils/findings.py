@@ -160,3 +160,111 @@ def mass_shift_lines(found: list[Finding], base: int) -> list[str]:
     return [f"{f.label} vs {reference}: sink {f.mass_shift['sink_mass']:+.3f}, recent "
             f"{f.mass_shift['recent_mass']:+.3f}, distant {f.mass_shift['distant_mass']:+.3f}"
             for i, f in enumerate(found) if i != base]
+
+
+# --- the context-length verdict: from a sweep document (model_utils/sweep.py) -----------------------------------
+
+UNCHANGED = 0.005  # an attention mass or normalized entropy that moved less than this is called unchanged
+
+
+@dataclass(frozen=True)
+class ContextVerdict:
+    """What a sweep says about the text past the model's trained length, all computed from the sweep."""
+
+    trained_length: int
+    before: tuple[int, int]  # positions compared against: the second half of the trained context, [start, stop)
+    past: tuple[int, int]  # positions past the trained length
+    nll_before: float  # mean NLL at T = 1 over the buckets in `before` and in `past`
+    nll_past: float
+    attention_before: dict[str, float]  # T = 1, mean over layers and heads and the buckets
+    attention_past: dict[str, float]
+    best: list[dict]  # the sweep's best-temperature entries of the buckets past the trained length
+    schedules_saved: dict[str, float]  # schedule label -> mean NLL saved against T = 1 past the trained length
+
+    @property
+    def attention_change(self) -> str:
+        """'spreads', 'collapses onto recent tokens', or 'mixed'."""
+        entropy, distant, recent = (self.attention_past[key] - self.attention_before[key]
+                                    for key in ("normalized_entropy", "distant_mass", "recent_mass"))
+        if entropy > UNCHANGED and distant > UNCHANGED:
+            return "spreads"
+        if entropy < -UNCHANGED and recent > UNCHANGED:
+            return "collapses onto recent tokens"
+        return "mixed"
+
+    @property
+    def best_direction(self) -> str:
+        """'above 1 (softer)', 'below 1 (sharper)', 'T = 1', or 'mixed' over the buckets past the trained length."""
+        temperatures = [entry["temperature"] for entry in self.best]
+        if all(t > 1 for t in temperatures):
+            return "above 1 (softer)"
+        if all(t < 1 for t in temperatures):
+            return "below 1 (sharper)"
+        return "T = 1" if all(t == 1 for t in temperatures) else "mixed"
+
+    def sentences(self) -> list[str]:
+        before, past = self.attention_before, self.attention_past
+        span = f"positions {self.past[0]:,}-{self.past[1] - 1:,}"
+        said = [f"Past the trained length ({self.trained_length:,} tokens) the loss at T = 1 goes from "
+                f"{self.nll_before:.2f} nats per token (positions {self.before[0]:,}-{self.before[1] - 1:,}) to "
+                f"{self.nll_past:.2f} ({span})."]
+        moves = ", ".join(f"{label} {before[key]:.3f} -> {past[key]:.3f}" for key, label in
+                          (("normalized_entropy", "normalized entropy"), ("distant_mass", "distant mass"),
+                           ("recent_mass", "recent mass"), ("sink_mass", "sink mass")))
+        change = self.attention_change
+        head = {"spreads": "Attention at T = 1 spreads out there",
+                "collapses onto recent tokens": "Attention at T = 1 collapses onto recent tokens there",
+                "mixed": "Attention at T = 1 neither clearly spreads nor collapses there"}[change]
+        said.append(f"{head}: {moves} (means over layers and heads).")
+        temperatures = sorted({entry["temperature"] for entry in self.best})
+        saved = float(np.mean([entry["saved"] for entry in self.best]))
+        direction = self.best_direction
+        if direction == "T = 1":
+            said.append("No temperature tried does better than T = 1 past the trained length.")
+        else:
+            said.append(f"The best constant temperature there is {direction} in "
+                        f"{self._count(direction)} of {len(self.best)} buckets (T = "
+                        f"{', '.join(f'{t:g}' for t in temperatures)}); it saves {saved:.3f} nats per token "
+                        "against T = 1 there, on average over those buckets.")
+        if self.schedules_saved:
+            ranked = sorted(self.schedules_saved.items(), key=lambda item: -item[1])
+            said.append("Schedules past the trained length, NLL saved against T = 1: "
+                        + "; ".join(f"{label} {value:+.3f}" for label, value in ranked) + ".")
+        return said
+
+    def _count(self, direction: str) -> int:
+        if direction.startswith("above"):
+            return sum(entry["temperature"] > 1 for entry in self.best)
+        if direction.startswith("below"):
+            return sum(entry["temperature"] < 1 for entry in self.best)
+        return len(self.best)
+
+
+def _bucket_mean(values: list, chosen: list[int]) -> float:
+    return float(np.mean([values[i] for i in chosen]))
+
+
+def context_verdict(document: dict) -> ContextVerdict | None:
+    """The verdict of a sweep document, or None when the text does not reach past the trained length (or no
+    bucket lies wholly before it)."""
+    trained = document["trained_length"]
+    buckets = document["buckets"]
+    past = [i for i, (start, _) in enumerate(buckets) if start >= trained]
+    inside = [i for i, (_, stop) in enumerate(buckets) if stop <= trained]
+    before = [i for i in inside if buckets[i][0] >= trained // 2] or inside
+    if not past or not before:
+        return None
+    reference = next(r for r in document["results"] if r["temperature"] == 1.0)
+
+    def attention(chosen: list[int]) -> dict[str, float]:
+        return {name: float(np.mean([np.mean(reference["heads"][name][i]) for i in chosen]))
+                for name in ("normalized_entropy", "distant_mass", "recent_mass", "sink_mass")}
+
+    past_starts = {buckets[i][0] for i in past}
+    best = [entry for entry in document["best"] if entry["bucket"][0] in past_starts]
+    nll_one_past = _bucket_mean(reference["nll"], past)
+    schedules = {r["label"]: nll_one_past - _bucket_mean(r["nll"], past) for r in document["results"]
+                 if r["schedule"] is not None}
+    return ContextVerdict(trained, (buckets[before[0]][0], buckets[before[-1]][1]),
+                          (buckets[past[0]][0], buckets[past[-1]][1]), _bucket_mean(reference["nll"], before),
+                          nll_one_past, attention(before), attention(past), best, schedules)
