@@ -431,9 +431,6 @@ def _load_pretrained(name: str) -> tuple[torch.nn.Module, object, str]:
         raise ModelLoadError(f"model {name!r} is a file, not a folder; give a Hugging Face model folder")
     if path.is_dir() and not (path / "config.json").is_file():
         raise ModelLoadError(f"folder {name!r} holds no config.json: it is not a Hugging Face model folder")
-    if path.is_dir() and not _has_weights(path):
-        raise ModelLoadError(f"model folder {name!r} has a config.json but no weights (no *.safetensors or *.bin "
-                             "file): copy the model's weights into it")
     if not path.exists() and not _HUB_ID.match(name):
         raise ModelLoadError(f"model folder {name!r} does not exist")
     if path.is_dir():
@@ -456,6 +453,8 @@ def _load_pretrained(name: str) -> tuple[torch.nn.Module, object, str]:
     reason = str(last_error).strip().splitlines()[0] if str(last_error).strip() else type(last_error).__name__
     if "trust_remote_code" in str(last_error):
         reason = "it needs its own Python code (trust_remote_code), which this tool never runs"
+    elif path.is_dir() and not _has_weights(path):
+        reason = "the folder has a config.json but no weights (no *.safetensors or *.bin file); copy them into it"
     raise ModelLoadError(f"cannot load model {name!r} (tried {tried}): {reason}")
 
 
