@@ -35,6 +35,7 @@ import re
 import shutil
 import socket
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -63,6 +64,11 @@ CONVERTED_SIZE = "about 550 MB"  # model.safetensors in float32 plus the tokeniz
 
 Progress = Callable[[float, str], None]
 logger = logging.getLogger(__name__)
+
+# from_pretrained swaps PreTrainedModel.tie_weights / init_weights and torch.nn.init for empty functions while it
+# runs and puts back what it found: two threads loading at once can leave the empty ones installed for good, after
+# which every load has an untied, uninitialised lm_head (transformers PR #44940). The app loads models in threads.
+_BUILD_LOCK = threading.Lock()
 
 
 class ModelLoadError(ValueError):
@@ -477,12 +483,13 @@ def load_model(name: str = BUNDLED, progress: Progress | None = None) -> LoadedM
     started = time.perf_counter()
     transformers.logging.disable_progress_bar()  # progress goes through `progress`, not tqdm on stderr
     _report(progress, 0.0, f"Loading model {name}")
-    if name == BUNDLED:
-        model, tokenizer, source = _load_bundled(progress)
-    elif name == TINY_RANDOM:
-        model, tokenizer, source = _build_tiny_random()
-    else:
-        model, tokenizer, source = _load_pretrained(name)
+    with _BUILD_LOCK:
+        if name == BUNDLED:
+            model, tokenizer, source = _load_bundled(progress)
+        elif name == TINY_RANDOM:
+            model, tokenizer, source = _build_tiny_random()
+        else:
+            model, tokenizer, source = _load_pretrained(name)
     loaded = LoadedModel(name, _finish(model), tokenizer, source, time.perf_counter() - started)
     _report(progress, 1.0, f"Model {name} ready")
     return loaded

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 from safetensors import SafetensorError
+from transformers import PreTrainedModel
 
 from model_utils import ModelLoadError, load_model, loading
 from tests.conftest import SAMPLE_TEXT
@@ -130,6 +131,9 @@ def test_leftovers_of_a_killed_conversion_are_cleared(tiny_gguf, tmp_path):
 
 
 def test_three_threads_on_an_empty_cache_convert_once(monkeypatch, tmp_path, tiny):
+    """Also: transformers' loading patches shared functions while it runs; loads in threads must not leave them
+    patched (else every later load has an untied, uninitialised lm_head)."""
+    shared = (PreTrainedModel.tie_weights, PreTrainedModel.init_weights, torch.nn.init.normal_)
     calls = []
 
     def slow_dequantize(gguf_path, progress):
@@ -154,6 +158,7 @@ def test_three_threads_on_an_empty_cache_convert_once(monkeypatch, tmp_path, tin
     assert sorted(loaded.source for loaded in results) == ["cache", "cache", "gguf"]
     weights = [loaded.model.lm_head.weight for loaded in results]
     assert all(torch.equal(weights[0], other) for other in weights[1:])
+    assert (PreTrainedModel.tie_weights, PreTrainedModel.init_weights, torch.nn.init.normal_) == shared
 
 
 def test_a_full_disk_on_a_real_tmpfs(tiny_gguf, monkeypatch, mount_tmpfs):
