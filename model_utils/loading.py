@@ -11,8 +11,8 @@ Remote code is never trusted. Every model gets the engine's attention function (
 The bundled cache heals itself. A conversion writes a manifest last (size and sha256 of every file), and a load
 checks it first: a cache that is damaged, incomplete or has no manifest is reported in one line (progress callback
 and a logged warning), moved aside and rebuilt from the GGUF, and the load goes on. Sizes are compared on every
-load. Hashing the 540 MB of weights on every load would nearly double a warm load (measured: 0.78 s instead of
-0.45 s), so the hashes are compared only when a file's stat fingerprint (size, mtime, ctime, inode) differs from the one
+load. Hashing the 540 MB of weights on every load would nearly double a warm load (measured here: 0.8 s instead of
+0.5 s), so the hashes are compared only when a file's stat fingerprint (size, mtime, ctime, inode) differs from the one
 recorded in a side file when the hashes last matched; the check then costs well under a millisecond. Writing a file
 changes its ctime, which no user call can set back, so any rewrite, copy or restore is re-hashed once; what this
 misses is bit rot below the filesystem, which leaves stat alone. Conversions hold a file lock, so processes starting
