@@ -203,7 +203,7 @@ def write_manifest(folder: Path) -> None:
     for path in sorted(folder.iterdir()):
         if path.is_file() and path.name not in (MANIFEST, VERIFIED):
             fingerprints[path.name] = _fingerprint(path)  # before hashing: a write during the hash shows next time
-            files[path.name] = {"size": path.stat().st_size, "sha256": _sha256(path)}
+            files[path.name] = {"size": fingerprints[path.name][0], "sha256": _sha256(path)}
     (folder / MANIFEST).write_text(json.dumps({"files": files}, indent=2))
     _record_verified(folder, fingerprints)
 
@@ -309,11 +309,13 @@ def _conversion_lock(target: Path, progress: Progress | None):
 def _clear_away(target: Path) -> None:
     """Remove `target` and whatever killed conversions left beside it. Called with the lock held: no conversion is
     writing any of it, and readers of an old copy keep their open files."""
-    if target.is_dir():
-        os.rename(target, target.with_name(f".damaged-{target.name}-{os.getpid()}"))  # gone in one step
     for pattern in (f".damaged-{target.name}-*", f".partial-{target.name}-*"):
         for leftover in target.parent.glob(pattern):
             shutil.rmtree(leftover, ignore_errors=True)
+    if target.is_dir():
+        aside = target.with_name(f".damaged-{target.name}-{os.getpid()}")
+        os.rename(target, aside)  # gone in one step, so no process sees a half-deleted cache
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def _ensure_bundled_cache(gguf_path: Path, target: Path, progress: Progress | None) -> str:
