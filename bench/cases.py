@@ -1,13 +1,20 @@
 """One benchmark case in its own process: `python -m bench.cases CASE N_TOKENS REPEATS` prints one JSON line.
 
 Cases (4 temperatures, in-model, statistics for every layer and head):
-- engine: `analyze(...)`, the explorer's way.
+- engine: `analyze(...)`, the explorer's way (fused kernel).
 - peer: the usual way (bertviz, Ecco, Inseq, most notebooks): an eager forward pass with output_attentions=True
   per temperature (T set by dividing each attention module's `scaling`), then the same statistics from the maps.
 - floor: plain SDPA forward passes, one per temperature, no capture at all.
 - agree: engine and peer statistics side by side (max abs differences), before anything is timed.
+- buckets: the fused kernel on one layer's real queries and keys, with the per-position buckets and distance bins
+  (what the context-length page needs) against one bucket and one bin: what they add to the statistics pass.
+- profile: where one analysis spends its time (pyinstrument), grouped: attention and statistics, the rest of the
+  transformer, the output layer and loss. Run with PYTHONPATH at an older checkout, it profiles that engine.
 - cold / warm: loading the bundled model from the GGUF (into an empty cache) / from the converted cache.
-Wall times are the median of REPEATS runs after one warm-up run; peak RSS is the process's maximum.
+- redraw: the Attention maps page re-drawing another layer / head from the cached report (AppTest).
+- cli: a short `python -m model_utils analyze` on the warm bundled model, as a whole process, and the import
+  time of `model_utils` inside it (python -X importtime).
+Wall times are the median of REPEATS runs (after one warm-up run, for the short cases); peak RSS is the process's.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,21 +34,28 @@ import torch
 
 TEMPERATURES = (0.5, 1.0, 1.5, 2.0)
 WINDOW = 32
-ASSETS = Path(__file__).resolve().parent.parent / "assets"
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = ROOT / "assets"
+WARM_UP_BELOW = 8192  # longer cases skip the warm-up run: first-call costs are nothing next to minutes of work
 
 
 def fixed_text() -> str:
-    """The same text for every case and size: the two long assets, repeated past 8192 tokens."""
-    base = (ASSETS / "essay.txt").read_text() + "\n\n" + (ASSETS / "needle.txt").read_text() + "\n\n"
-    return base * 4
+    """The same text for every case and size: Python's own documentation (model_utils.texts), 100,000+ tokens;
+    from the file $BENCH_TEXT when the run profiles an older engine that has no model_utils.texts."""
+    if os.environ.get("BENCH_TEXT"):
+        return Path(os.environ["BENCH_TEXT"]).read_text(encoding="utf-8")
+    from model_utils.texts import builtin_text
+
+    return builtin_text("long")
 
 
 def peak_rss_gb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9  # ru_maxrss is in KiB on Linux
 
 
-def timed(run, repeats: int) -> list[float]:
-    run()  # warm-up
+def timed(run, repeats: int, warm_up: bool = True) -> list[float]:
+    if warm_up:
+        run()
     times = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -82,7 +97,7 @@ def redraw_times(repeats: int) -> list[float]:
     from streamlit.testing.v1 import AppTest
 
     os.environ["ATTN_MODEL"] = "bundled"
-    app = AppTest.from_file(str(ASSETS.parent / "app.py"), default_timeout=900)
+    app = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
     app.run()
     app.switch_page("components/pages/attention_maps.py")
     app.run()
@@ -99,8 +114,89 @@ def redraw_times(repeats: int) -> list[float]:
     return times[1:]  # the first re-draw is the warm-up
 
 
+def analyze_bundled(loaded, n_tokens: int, **kwargs):
+    from model_utils import analyze
+
+    if n_tokens > loaded.max_positions:
+        kwargs["beyond_trained"] = True
+    return analyze(loaded, fixed_text(), temperatures=list(TEMPERATURES), window=WINDOW, max_tokens=n_tokens,
+                   **kwargs)
+
+
+def bucket_cost(loaded, n_tokens: int, repeats: int) -> dict:
+    """The fused kernel on layer 15's real queries and keys at n_tokens, 4 temperatures, with the context-length
+    buckets (distance bins, and sums per bucket of 1,024 positions) against without (one bin, one bucket): what
+    the buckets add to the statistics pass. Measured alternately in this process; ratio of the medians."""
+    from model_utils.capture import bucket_sums
+    from model_utils.kernel import load_kernel
+    from model_utils.metrics import distance_bins
+
+    kernel = load_kernel()
+    inputs = analyze_bundled(loaded, n_tokens, keep_maps=[(15, 0)]).kept[15]
+    query, key = inputs.query, inputs.key  # the keys stand in for the values: same shape, same cost
+    multipliers = torch.tensor([[1.0 / t] * n_tokens for t in TEMPERATURES])
+    full, single = torch.from_numpy(distance_bins(n_tokens)), torch.tensor([0, n_tokens])
+
+    def run(edges, bucket_size):
+        _, rows = kernel.attention(query, key, key, multipliers, inputs.scaling, softcap=None, q_start=1,
+                                   window=WINDOW, sliding=None, edges=edges, with_output=True)
+        bucket_sums(rows, 1, bucket_size)
+
+    run(full, 1024)
+    with_buckets, without = [], []
+    for _ in range(repeats):  # alternate, so that a drifting machine speed hits both alike
+        without += timed(lambda: run(single, None), 1, warm_up=False)
+        with_buckets += timed(lambda: run(full, 1024), 1, warm_up=False)
+    return {"with": with_buckets, "without": without, "times": with_buckets,
+            "ratio": statistics.median(with_buckets) / statistics.median(without)}
+
+
+def profile_split(loaded, n_tokens: int) -> dict:
+    """Seconds of one analysis by group, from a pyinstrument profile (frame names of this engine or an older)."""
+    from pyinstrument import Profiler
+
+    profiler = Profiler(interval=0.005)
+    profiler.start()
+    analyze_bundled(loaded, n_tokens)
+    profiler.stop()
+    root = profiler.last_session.root_frame()
+    groups = {"attention and statistics": ("probed_attention",),
+              "output layer and loss": ("position_nll", "loss_and_last")}
+    found = {group: 0.0 for group in groups}
+
+    def walk(frame, inside: str | None = None):
+        name = frame.function
+        for group, names in groups.items():
+            if inside is None and name in names:
+                found[group] += frame.time
+                inside = group
+        for child in frame.children:
+            walk(child, inside)
+
+    walk(root)
+    total = root.time
+    return {"total": total, **found, "rest of the transformer": total - sum(found.values())}
+
+
+def cli_times(repeats: int) -> dict:
+    """A short analyze on the warm bundled model as a whole process, and `import model_utils` inside it."""
+    command = [sys.executable, "-m", "model_utils", "analyze", "--model", "bundled", "--max-tokens", "64",
+               "--text", "The first token often collects a large share of the weight.", "--json", "-"]
+    env = os.environ | {"PYTHONPATH": str(ROOT)}
+    subprocess.run(command, capture_output=True, check=True, env=env, cwd=ROOT)  # warm the cache
+    wall = timed(lambda: subprocess.run(command, capture_output=True, check=True, env=env, cwd=ROOT), repeats,
+                 warm_up=False)
+    imports = []
+    for _ in range(repeats):
+        done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import model_utils.__main__"],
+                              capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+        last = [line for line in done.stderr.splitlines() if line.startswith("import time:")][-1]
+        imports.append(int(last.split("|")[1]) / 1e6)  # cumulative microseconds of the top-level import
+    return {"times": wall, "import_times": imports, "import_median": statistics.median(imports)}
+
+
 def run_case(case: str, n_tokens: int, repeats: int) -> dict:
-    from model_utils import analyze, load_model
+    from model_utils import load_model
     from model_utils.loading import reference_copy
 
     if case == "cold":
@@ -114,16 +210,20 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
         return {"times": times}
     if case == "redraw":
         return {"times": redraw_times(repeats)}
+    if case == "cli":
+        return cli_times(repeats)
     if case == "warm":
         load_model("bundled")  # make sure the cache exists; the timed loads below read it
         return {"times": [load_model("bundled").load_seconds for _ in range(repeats)]}
     loaded = load_model("bundled")
-    ids = token_ids(loaded, n_tokens)
+    warm_up = n_tokens < WARM_UP_BELOW
     if case == "engine":
-        text = fixed_text()
-        times = timed(lambda: analyze(loaded, text, temperatures=list(TEMPERATURES), window=WINDOW,
-                                      max_tokens=n_tokens), repeats)
-        return {"times": times}
+        return {"times": timed(lambda: analyze_bundled(loaded, n_tokens), repeats, warm_up)}
+    if case == "buckets":
+        return bucket_cost(loaded, n_tokens, repeats)
+    if case == "profile":
+        return profile_split(loaded, n_tokens)
+    ids = token_ids(loaded, n_tokens)
     if case == "floor":
         model = reference_copy(loaded, "sdpa")
 
@@ -133,12 +233,12 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
                     set_temperature(model, temperature)
                     model(ids, labels=ids)
 
-        return {"times": timed(floor, repeats)}
+        return {"times": timed(floor, repeats, warm_up)}
     if case == "peer":
         model = reference_copy(loaded, "eager")
-        return {"times": timed(lambda: [peer_statistics(model, ids, t) for t in TEMPERATURES], repeats)}
+        return {"times": timed(lambda: [peer_statistics(model, ids, t) for t in TEMPERATURES], repeats, warm_up)}
     if case == "agree":
-        report = analyze(loaded, fixed_text(), temperatures=list(TEMPERATURES), window=WINDOW, max_tokens=n_tokens)
+        report = analyze_bundled(loaded, n_tokens)
         model = reference_copy(loaded, "eager")
         differences = {}
         for result, temperature in zip(report.results, TEMPERATURES, strict=True):

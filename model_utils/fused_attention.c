@@ -129,6 +129,12 @@ static inline void sweep(float *s, int64_t a, int64_t b, float factor, float pre
     w->ties += ties;
 }
 
+static inline double range_sum(const float *s, int64_t a, int64_t b) {
+    float total = 0.0f;
+    for (int64_t k = a; k < b; k++) total += s[k];
+    return total;
+}
+
 /* One tile row: keys k0 + a .. k0 + b - 1 are visible (a < b) to the query at position q. */
 static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t a, int64_t b, int64_t q,
                      float multiplier, int64_t n_bins) {
@@ -149,28 +155,24 @@ static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t
         for (int64_t j = 0; j < n_bins; j++) st->bins[j] *= alpha;
     }
     Sweep w = {0.0f, 0.0f, -FLT_MAX, 0};
+    sweep(s, a, b, factor, pre, post, softcap, m, top, &w); /* the one pass over the tile row: e in place */
+    st->sum += w.sum;
+    st->sum_ez += w.sum_ez;
+    /* the recent window and the distance bins are sums of e over key ranges of this row, which is now in L1 */
     int64_t recent_first = q - job->window + 1 > 1 ? q - job->window + 1 : 1;
-    int64_t split = recent_first - k0; /* tile-relative: keys at or after `split` are recent */
+    int64_t recent_lo = recent_first - k0 > a ? recent_first - k0 : a; /* tile-relative; recent keys run to q */
+    if (recent_lo < b) st->recent += recent_lo == a ? w.sum : range_sum(s, recent_lo, b);
     /* the distance bins that meet this tile, nearest first; bin j holds keys q - edges[j+1] + 1 .. q - edges[j] */
     for (int64_t j = 0; j < n_bins; j++) {
         int64_t hi = q - job->edges[j] - k0; /* inclusive */
         if (hi < a) break;
         int64_t lo = q - job->edges[j + 1] + 1 - k0;
         if (lo >= b) continue;
-        if (lo < a) lo = a;
-        if (hi > b - 1) hi = b - 1;
-        double in_bin = 0.0;
-        if (split > lo && split <= hi) { /* the recent window ends inside this bin */
-            sweep(s, split, hi + 1, factor, pre, post, softcap, m, top, &w);
-            st->recent += w.sum; in_bin += w.sum; st->sum_ez += w.sum_ez;
-            sweep(s, lo, split, factor, pre, post, softcap, m, top, &w);
-        } else {
-            sweep(s, lo, hi + 1, factor, pre, post, softcap, m, top, &w);
-            if (lo >= split) st->recent += w.sum;
+        if (lo <= a && hi >= b - 1) { /* the whole visible row of the tile is in this bin (the usual far tile) */
+            st->bins[j] += w.sum;
+            break;
         }
-        in_bin += w.sum; st->sum_ez += w.sum_ez;
-        st->bins[j] += in_bin;
-        st->sum += in_bin;
+        st->bins[j] += range_sum(s, lo > a ? lo : a, (hi < b - 1 ? hi : b - 1) + 1);
     }
     /* merge this tile's top two into the row's (a tie counts twice) */
     float second = logit(job, w.ties >= 2 ? top : w.below, factor, pre, post);

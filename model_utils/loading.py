@@ -213,9 +213,10 @@ def self_check(loaded: LoadedModel) -> None:
 
     ids = torch.tensor([[1, 2, 3]]) % loaded.text_config.vocab_size
     probe = Probe(torch.ones(1, 3), window=1, q_start=1)
-    with torch.inference_mode():
+    with torch.inference_mode():  # both through the same attention, so only the way to the logits differs
         hidden = loaded.model.base_model(input_ids=ids, use_cache=False, attention_probe=probe).last_hidden_state
-        own = loaded.model(input_ids=ids, use_cache=False).logits
+        own = loaded.model(input_ids=ids, use_cache=False,
+                           attention_probe=Probe(torch.ones(1, 3), window=1, q_start=1)).logits
     kind = f"model {loaded.name!r} ({loaded.text_config.model_type})"
     if len(probe.sums) != loaded.n_layers:
         raise ModelLoadError(f"{kind} sends {len(probe.sums)} of its {loaded.n_layers} layers' attention through "
