@@ -73,7 +73,7 @@ def set_temperature(model, temperature: float) -> None:
 
 def peer_statistics(model, ids: torch.Tensor, temperature: float) -> dict[str, np.ndarray]:
     """Eager pass with every layer's maps returned, then the statistics per layer from the maps."""
-    from model_utils.metrics import statistics_from_probabilities
+    from model_utils.row_statistics import statistics_from_probabilities
 
     set_temperature(model, temperature)
     with torch.inference_mode():

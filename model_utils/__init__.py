@@ -3,19 +3,27 @@ attention, and measure what the temperature does. Never imports streamlit or plo
 
     from model_utils import load_model, analyze
     report = analyze(load_model("bundled"), "Some text", temperatures=[0.5, 1, 2])
+
+Names are imported on first use (PEP 562), so `import model_utils.metrics` or the errors cost no torch import.
 """
 
-from model_utils.analysis import AnalysisError, Report, TemperatureResult, analyze
-from model_utils.loading import LoadedModel, ModelLoadError, load_model
-from model_utils.schedules import Schedule
+from importlib import import_module
 
-__all__ = [
-    "AnalysisError",
-    "LoadedModel",
-    "ModelLoadError",
-    "Report",
-    "Schedule",
-    "TemperatureResult",
-    "analyze",
-    "load_model",
-]
+_WHERE = {
+    "AnalysisError": "model_utils.errors",
+    "ModelLoadError": "model_utils.errors",
+    "LoadedModel": "model_utils.loading",
+    "load_model": "model_utils.loading",
+    "Report": "model_utils.analysis",
+    "TemperatureResult": "model_utils.analysis",
+    "analyze": "model_utils.analysis",
+    "Schedule": "model_utils.schedules",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'model_utils' has no attribute {name!r}")
+    return getattr(import_module(_WHERE[name]), name)

@@ -23,28 +23,17 @@ import numpy as np
 import torch
 
 from model_utils.capture import LayerInputs, Probe, chunk_logits, multipliers_for
+from model_utils.errors import AnalysisError
 from model_utils.loading import LoadedModel
-from model_utils.metrics import (
-    MASS_PARTS,
-    ROW_FIELDS,
-    STATISTICS,
-    check_temperature,
-    first_stat_query,
-    mass_by_distance,
-    summarize,
-)
+from model_utils.metrics import MASS_PARTS, ROW_FIELDS, STATISTICS, first_stat_query, mass_by_distance, summarize
 from model_utils.schedules import Schedule
+from model_utils.validation import MAX_TEMPERATURES, MODES, check_int, resolve_temperatures
 
-MODES = ("in-model", "isolated")
-# One batch row per temperature in in-model mode: 8 rows of 4,096 tokens keep a pass within a few GB. (The pages
-# allow fewer, for readability: see components/settings.py.)
-MAX_TEMPERATURES = 8
+__all__ = ["MAX_TEMPERATURES", "MODES", "AnalysisError", "Report", "TemperatureResult", "analyze",
+           "resolve_temperatures"]
+
 LOSS_CHUNK = 128  # positions per lm_head chunk: [4 rows, 128, 49152] is 100 MB; all 4096 positions would be 3.2 GB
 Progress = Callable[[float, str], None]
-
-
-class AnalysisError(ValueError):
-    """A request the engine refuses; the message says what to change."""
 
 
 @dataclass
@@ -171,8 +160,8 @@ class Report:
         if layer not in self.kept:
             raise AnalysisError(f"layer {layer} was not kept; pass keep_maps with it to analyze")
         if head is not None:
-            _check_int("head", head, 0, self.n_heads - 1)
-        _check_int("temperature index", view, 0, len(self.results) - 1)
+            check_int("head", head, 0, self.n_heads - 1)
+        check_int("temperature index", view, 0, len(self.results) - 1)
         inputs = self.kept[layer]
         row = view if inputs.query.shape[0] > 1 else 0
         multipliers = multipliers_for(torch.from_numpy(self.multipliers), self.layers, layer)[view : view + 1]
@@ -213,37 +202,6 @@ class Request:
     beyond_trained: bool
 
 
-def resolve_temperatures(temperatures: Sequence) -> list[float | Schedule]:
-    """Check the list: 1..MAX_TEMPERATURES entries, each an accepted T or a Schedule, none twice."""
-    if isinstance(temperatures, np.ndarray):
-        temperatures = temperatures.tolist()
-    if isinstance(temperatures, (str, bytes)) or not isinstance(temperatures, Sequence):
-        raise AnalysisError("temperatures must be a list of numbers, e.g. [0.5, 1, 2]")
-    if not temperatures:
-        raise AnalysisError("give at least one temperature, e.g. [0.5, 1, 2]")
-    if len(temperatures) > MAX_TEMPERATURES:
-        raise AnalysisError(f"at most {MAX_TEMPERATURES} temperatures at once; {len(temperatures)} were given")
-    resolved = []
-    for entry in temperatures:
-        try:
-            value = entry if isinstance(entry, Schedule) else check_temperature(entry)
-        except ValueError as error:
-            raise AnalysisError(str(error)) from None
-        if value in resolved:
-            raise AnalysisError(f"temperature {entry} is listed twice; list each temperature once")
-        resolved.append(value)
-    return resolved
-
-
-def _check_int(name: str, value, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise AnalysisError(f"{name} must be a whole number, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"between {low} and {high}"
-        raise AnalysisError(f"{name} must be {bound}, got {value}")
-    return int(value)
-
-
 def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
     if keep_maps is None:
         return frozenset()
@@ -253,8 +211,8 @@ def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
     for pair in keep_maps:
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
             raise AnalysisError(f"keep_maps entries are (layer, head) pairs, got {pair!r}")
-        layers.add(_check_int("layer", pair[0], 0, n_layers - 1))
-        _check_int("head", pair[1], 0, n_heads - 1)
+        layers.add(check_int("layer", pair[0], 0, n_layers - 1))
+        check_int("head", pair[1], 0, n_heads - 1)
     return frozenset(layers)
 
 
@@ -265,15 +223,15 @@ def validate(loaded: LoadedModel, temperatures: Sequence, mode: str, window: int
     specs = resolve_temperatures(temperatures)
     if mode not in MODES:
         raise AnalysisError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-    chosen = None if layers is None else sorted({_check_int("layer", layer, 0, loaded.n_layers - 1)
+    chosen = None if layers is None else sorted({check_int("layer", layer, 0, loaded.n_layers - 1)
                                                  for layer in layers})
     if chosen is not None and not chosen:
         raise AnalysisError("layers is empty; give at least one layer, or None for all")
-    trained = loaded.max_positions if trained_length is None else _check_int("trained_length", trained_length, 2)
-    return Request(specs, mode, _check_int("window", window, 1), chosen,
-                   _keep_layers(keep_maps, loaded.n_layers, loaded.n_heads), _check_int("max_tokens", max_tokens, 2),
-                   None if bucket_size is None else _check_int("bucket_size", bucket_size, 1),
-                   None if q_start is None else _check_int("q_start", q_start, 1), trained, bool(beyond_trained))
+    trained = loaded.max_positions if trained_length is None else check_int("trained_length", trained_length, 2)
+    return Request(specs, mode, check_int("window", window, 1), chosen,
+                   _keep_layers(keep_maps, loaded.n_layers, loaded.n_heads), check_int("max_tokens", max_tokens, 2),
+                   None if bucket_size is None else check_int("bucket_size", bucket_size, 1),
+                   None if q_start is None else check_int("q_start", q_start, 1), trained, bool(beyond_trained))
 
 
 def tokenize(loaded: LoadedModel, text: str, max_tokens: int) -> tuple[list[int], bool]:

@@ -31,7 +31,8 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
 from model_utils.kernel import FusedKernel, load_kernel
-from model_utils.metrics import ROW_FIELDS, distance_bins, row_statistics
+from model_utils.metrics import ROW_FIELDS, distance_bins
+from model_utils.row_statistics import row_statistics
 
 ATTENTION_NAME = "temperature_probe"
 

@@ -50,6 +50,7 @@ from safetensors.torch import save_model
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from model_utils.capture import ATTENTION_NAME
+from model_utils.errors import ModelLoadError
 
 BUNDLED = "bundled"
 TINY_RANDOM = "tiny-random"
@@ -70,10 +71,6 @@ logger = logging.getLogger(__name__)
 # runs and puts back what it found: two threads loading at once can leave the empty ones installed for good, after
 # which every load has an untied, uninitialised lm_head (transformers PR #44940). The app loads models in threads.
 _BUILD_LOCK = threading.Lock()
-
-
-class ModelLoadError(ValueError):
-    """A model name that cannot be loaded; the message says what was tried and how to fix it."""
 
 
 @dataclass

@@ -10,13 +10,11 @@ from model_utils.metrics import (
     check_temperature,
     entropy,
     entropy_curve,
-    row_statistics,
     softmax_with_temperature,
-    statistics_from_probabilities,
     top_ratio_from_gap,
-    top_two,
     weight_ratio,
 )
+from model_utils.row_statistics import row_statistics, statistics_from_probabilities, top_two
 from tests.reference import reference_head, reference_row
 
 

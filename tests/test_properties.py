@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from model_utils import analyze
-from model_utils.metrics import MAX_TEMPERATURE, MIN_TEMPERATURE, entropy, row_statistics, softmax_with_temperature
+from model_utils.metrics import MAX_TEMPERATURE, MIN_TEMPERATURE, entropy, softmax_with_temperature
+from model_utils.row_statistics import row_statistics
 from tests.conftest import SAMPLE_TEXT
 
 temperatures = st.floats(min_value=MIN_TEMPERATURE, max_value=MAX_TEMPERATURE, allow_nan=False,
