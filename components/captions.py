@@ -82,15 +82,16 @@ def map_titles(report: Report, layer: int, head: int | None) -> list[str]:
     return titles
 
 
-def maps_caption(report: Report, head: int | None, log_colour: bool) -> str:
+def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_window: int | None = None) -> str:
     """What the map panels and their titles show, and how many queries the titles' numbers average."""
-    rows = (" (every row of the map but row 0, which sees only itself)" if report.q_start == 1 else "")
-    number_is = (f"the mean of the {report.n_heads} heads' normalized entropies, not the entropy of the averaged "
-                 "map drawn" if head is None else f"head {head}'s normalized entropy")
-    return (f"Mode: {report.mode}. Blank cells are keys the query cannot see (later keys, and keys before a "
-            f"sliding window). One colour scale for all panels{' (log10 of the weight)' if log_colour else ''}. "
-            f"The number in each title is {number_is}, {NORMALIZED_ENTROPY}, averaged over "
-            f"{measured_queries(report)}{rows}.")
+    rows = " (every row of the map but row 0, which sees only itself)" if report.q_start == 1 else ""
+    hidden = "later keys" + (f" and keys before this layer's window of {sliding_window:,}" if sliding_window else "")
+    number_is = (f"the mean of the {report.n_heads} heads' normalized entropies {NORMALIZED_ENTROPY}, each "
+                 f"averaged over {measured_queries(report)}{rows}; it is not the entropy of the averaged map drawn"
+                 if head is None else f"head {head}'s normalized entropy {NORMALIZED_ENTROPY}, averaged over "
+                 f"{measured_queries(report)}{rows}")
+    return (f"Mode: {report.mode}. Blank cells are keys the query cannot see ({hidden}). One colour scale for all "
+            f"panels{' (log10 of the weight)' if log_colour else ''}. The number in each title is {number_is}.")
 
 
 def grid_caption(report: Report, statistic: str) -> str:
@@ -161,5 +162,8 @@ def curves_caption(schedules: dict[str, Schedule]) -> str:
 def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
     """Which way `schedule`, result `view` of the report, moved the measured queries of this prompt (the shares of
     softer and sharper queries come from model_utils.findings.direction_of), and what of it is applied."""
-    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction_of(report, view).describe()}, "
-            f"over {measured_queries(report)}. {SCHEDULES[schedule.name].applied}")
+    direction = direction_of(report, view)
+    unchanged = 1.0 - direction.softer_share - direction.sharper_share
+    rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind == "mixed" and unchanged else ""
+    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction.describe()}{rest}, over "
+            f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")

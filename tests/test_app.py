@@ -264,8 +264,10 @@ def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny)
     averaged = f"the {n - 1:,} queries at positions 1 to {n - 1:,}"
     assert any(f"Every statistic averages {averaged}" in caption for caption in captions), captions
     maps_caption = next(caption for caption in captions if caption.startswith("Mode: "))
-    assert f"averaged over {averaged} (every row of the map but row 0, which sees only itself)" in maps_caption
-    assert "the mean of the 4 heads' normalized entropies, not the entropy of the averaged map drawn" in maps_caption
+    assert ("The number in each title is the mean of the 4 heads' normalized entropies H / ln(visible keys), each "
+            f"averaged over {averaged} (every row of the map but row 0, which sees only itself); it is not the "
+            "entropy of the averaged map drawn.") in maps_caption
+    assert "Blank cells are keys the query cannot see (later keys)." in maps_caption
     grids = traces(chart(at, "maps_grid"), "heatmap")
     for grid, result in zip(grids, expected.results, strict=True):
         np.testing.assert_allclose(array(grid["z"]), result.heads["normalized_entropy"], rtol=1e-5, atol=1e-6)
@@ -277,7 +279,8 @@ def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny)
     at.selectbox(key="maps_head").set_value(2).run()
     assert_clean(at)
     maps_caption = next(caption.value for caption in at.caption if caption.value.startswith("Mode: "))
-    assert "head 2's normalized entropy" in maps_caption and "mean of the" not in maps_caption
+    assert maps_caption.endswith(f"head 2's normalized entropy H / ln(visible keys), averaged over {averaged} "
+                                 "(every row of the map but row 0, which sees only itself).")
     titles = panel_titles(chart(at, "maps_heatmaps"))
     for title, result in zip(titles, expected.results, strict=True):
         assert title.endswith(f"H / ln(visible keys) {result.heads['normalized_entropy'][1, 2]:.2f}")
@@ -324,6 +327,7 @@ def test_a_sliding_window_model_shows_its_band_and_says_what_the_masses_mean(tin
     assert "In layers 0 and 2 a query sees only its last 8 keys" in note
     assert "its sink mass is 0" in note and "min(q + 1, 8)" in note
     assert "recent is every key it sees" in note  # the recent window (32) covers the layer's 8 keys
+    assert "(later keys)." in next(caption.value for caption in at.caption if caption.value.startswith("Mode: "))
 
     def first_panel() -> np.ndarray:
         return array(chart(at, "maps_heatmaps")["data"][0]["z"]).astype(np.float64)
@@ -335,6 +339,8 @@ def test_a_sliding_window_model_shows_its_band_and_says_what_the_masses_mean(tin
     at.selectbox(key="maps_layer").set_value(0).run()
     assert_clean(at)
     banded = first_panel()
+    assert "(later keys and keys before this layer's window of 8)." in next(
+        caption.value for caption in at.caption if caption.value.startswith("Mode: "))
     outside = (keys > queries) | (keys <= queries - 8)
     assert np.all(np.isnan(banded[outside])), "keys outside the window must be blank, as later keys are"
     assert np.all(np.isfinite(banded[~outside]))
@@ -383,7 +389,7 @@ def schedule_caption(at, start: str) -> str:
 
 
 def schedule_table(at) -> dict[str, dict[str, str]]:
-    frame = at.dataframe[0].value
+    frame = at.table[0].value
     return {row["schedule"]: row for row in frame.to_dict("records")}
 
 

@@ -44,6 +44,16 @@ def test_applied_caption_takes_the_direction_from_findings(report):
     assert caption.endswith(SCHEDULES["logn"].applied)
 
 
+def test_applied_caption_names_the_queries_a_schedule_leaves_at_m_1(tiny):
+    """Qwen's log-n keeps m = 1 up to its L: those queries are neither softer nor sharper, and the caption says so."""
+    report = analyze(tiny, SAMPLE_TEXT, temperatures=[1.0, Schedule("qwen-logn", 64)], window=16)
+    measured = Schedule("qwen-logn", 64).multipliers(report.n_tokens)[16:]
+    caption = captions.applied_caption(report, 1, Schedule("qwen-logn", 64))
+    assert f"sharper on {np.mean(measured > 1):.0%}" in caption
+    assert f"; m = 1 (as at T = 1) on the other {np.mean(measured == 1):.0%}, over the " in caption
+    assert "m = 1 (as at T = 1)" not in captions.applied_caption(report, 0, Schedule("qwen-logn", 64))  # T = 1
+
+
 def test_map_titles_name_what_their_number_is(report):
     mean_titles = captions.map_titles(report, 1, None)
     head_titles = captions.map_titles(report, 1, 3)

@@ -27,10 +27,10 @@ log_colour = linked_widget(st.toggle, "Log colour scale (most weights are tiny)"
                            default=False, parse=lambda raw: raw == "1", to_url=lambda on: 1)
 maps = [report.attention_map(layer, head, view) for view in range(len(report.results))]
 st.markdown(f"**Layer {layer}, {'mean of heads' if head is None else f'head {head}'}**")
+window = page.windows[layer]
 st.plotly_chart(figures.attention_heatmaps(maps, report.tokens, captions.map_titles(report, layer, head),
-                                           log_colour=log_colour, sliding_window=page.windows[layer]),
-                key="maps_heatmaps")
-st.caption(captions.maps_caption(report, head, log_colour))
+                                           log_colour=log_colour, sliding_window=window), key="maps_heatmaps")
+st.caption(captions.maps_caption(report, head, log_colour, window))
 
 st.subheader("Every layer and head")
 statistic = linked_widget(st.selectbox, "Statistic", key="maps_statistic", url_key="statistic",

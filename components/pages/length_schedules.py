@@ -31,7 +31,7 @@ as_temperature = linked_widget(st.toggle, "Show as temperature T = 1 / m", key="
 st.plotly_chart(figures.schedule_figure(list(schedules.values()), as_temperature=as_temperature),
                 key="schedule_curves")
 st.caption(captions.curves_caption(schedules))
-st.dataframe(captions.schedule_rows(schedules), hide_index=True, key="schedule_table")
+st.table(captions.schedule_rows(schedules), hide_index=True)  # a table, not a grid: its sentences wrap
 
 st.subheader("Apply a schedule to a prompt")
 st.markdown("The schedule's multiplier for each query position replaces 1 / T (in every layer), next to the "
