@@ -18,5 +18,5 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-st.session_state["_settings"] = sidebar_ui()
+st.session_state["_sidebar"] = sidebar_ui()  # read by the pages through sidebar_choices()
 page.run()

@@ -1,9 +1,10 @@
-"""The app's caches: one model object per process, and bounded caches of reports.
+"""The app's caches: one model object per process, and bounded caches of reports and answer tokens.
 
 The model is an `st.cache_resource` (shared by every session; the engine holds no per-call state in it). Reports
 are `st.cache_data` keyed by everything that changes them (model, text, temperatures, mode, window, kept maps,
-token limit) and bounded by entry count, serialized size and age (and all of them together by the server's
-`maxCacheDataSize`). The progress bar is created inside the cached function, so
+token limit, first measured query) and bounded by entry count, serialized size and age (and all of them together
+by the server's `maxCacheDataSize`). The answer's first token is cached apart from the report, so a new answer
+costs a tokenizer call and never a model run. The progress bar is created inside the cached function, so
 Streamlit can replay it on a cache hit (it ends emptied, so a hit shows nothing).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from model_utils import LoadedModel, Report, Schedule, analyze, load_model
+from model_utils.analysis import answer_token
 
 # (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
 TemperatureKey = float | tuple[str, float]
@@ -30,12 +32,12 @@ def _spec(key: TemperatureKey) -> float | Schedule:
 
 
 def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
-         max_tokens: int, keep_maps) -> Report:
+         max_tokens: int, keep_maps, q_start: int | None = None) -> Report:
     loaded = cached_model(model_name)
     bar = st.progress(0.0, text="Running the model")
     # these pages stay within the model's trained context; only the context-length page goes past it, when asked
     report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
-                     keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions),
+                     keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions), q_start=q_start,
                      progress=lambda fraction, message: bar.progress(min(1.0, fraction), text=message))
     bar.empty()
     return report
@@ -50,7 +52,14 @@ def cached_report(model_name: str, text: str, temperatures: tuple[TemperatureKey
 
 @st.cache_data(show_spinner=False, max_entries=4, max_size="512mb", ttl=3600)
 def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str,
-                            window: int, max_tokens: int) -> Report:
+                            window: int, max_tokens: int, q_start: int | None = None) -> Report:
     """Also keeps every layer's queries and keys, so any layer / head map re-draws without running the model
-    (about 100 MB at 256 tokens and 4 temperatures on the bundled model, hence only four kept)."""
-    return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps="all")
+    (about 100 MB at 256 tokens and 4 temperatures on the bundled model, hence only four kept). `q_start`: the
+    first query the statistics average (None: the engine's default, past the recent window)."""
+    return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps="all", q_start=q_start)
+
+
+@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
+def cached_answer_token(model_name: str, prompt: str, answer: str) -> tuple[int, str]:
+    """Id and text of the first token of `answer` after `prompt` (model_utils.analysis.answer_token)."""
+    return answer_token(cached_model(model_name), prompt, answer)

@@ -10,13 +10,15 @@ from __future__ import annotations
 import html
 import itertools
 import math
+import textwrap
 from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from model_utils.metrics import entropy, entropy_curve, softmax_with_temperature, weight_ratio
+from model_utils.metrics import STATISTIC_LABELS, entropy, entropy_curve, softmax_with_temperature, weight_ratio
+from model_utils.schedules import Schedule
 
 # One colour per compared temperature, in the order the user listed them (Plotly's D3 palette).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -127,13 +129,24 @@ def entropy_curve_figure(scores: Sequence[float], marked_temperatures: Sequence[
     return figure
 
 
+def hidden_keys(n: int, sliding_window: int | None = None) -> np.ndarray:
+    """[query, key] True where the query cannot see the key: a later key, or (in a sliding-window layer, where a
+    query sees its last `sliding_window` keys) a key before its window."""
+    queries, keys = np.arange(n)[:, None], np.arange(n)[None, :]
+    hidden = keys > queries
+    if sliding_window:
+        hidden |= keys <= queries - sliding_window
+    return hidden
+
+
 def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles: Sequence[str],
-                       log_colour: bool = False) -> go.Figure:
+                       log_colour: bool = False, sliding_window: int | None = None) -> go.Figure:
     """One query x key heatmap per temperature, side by side, on one shared colour scale.
 
     Token labels go on both axes (numeric axes with tick text, so repeated tokens stay distinct); the hover shows
     query token, key token and weight. With `log_colour` the colour is log10(weight) (floored at LOG_FLOOR),
-    because most weights are tiny; the hover still shows the weight itself."""
+    because most weights are tiny; the hover still shows the weight itself. Keys a query cannot see are blank
+    (NaN), not weight 0: later keys, and with `sliding_window` the keys before the layer's window (the band)."""
     labels = [display_token(t) for t in tokens]
     n = len(labels)
     positions = list(range(n))
@@ -145,10 +158,11 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
     figure = make_subplots(rows=rows, cols=per_row, subplot_titles=[escape(t) for t in titles], shared_yaxes=True,
                            horizontal_spacing=0.04, vertical_spacing=min(0.12, 0.5 / rows))
     top = max(float(np.max(m)) for m in maps)
+    hidden = hidden_keys(n, sliding_window)
     for index, weights in enumerate(maps):
         weights = np.asarray(weights, dtype=np.float64)
         shown = np.log10(np.maximum(weights, LOG_FLOOR)) if log_colour else weights
-        shown = np.where(np.triu(np.ones((n, n), dtype=bool), 1), np.nan, shown)  # future keys: blank, not 0
+        shown = np.where(hidden, np.nan, shown)  # keys the query cannot see: blank, not 0
         custom = np.dstack([query_labels, key_labels, weights])
         figure.add_trace(go.Heatmap(
             z=shown, x=positions, y=positions, coloraxis="coloraxis", customdata=custom,
@@ -173,19 +187,37 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
     return figure
 
 
-def entropy_grids(grids: Sequence[np.ndarray], titles: Sequence[str]) -> go.Figure:
-    """Layer x head normalized entropy (0 = one key, 1 = uniform), one grid per temperature, shared 0..1 scale."""
+def _wrapped(text: str, width: int = 22) -> str:
+    """A long label broken into lines for a colour bar or axis title (plotly does not wrap)."""
+    return "<br>".join(escape(line) for line in textwrap.wrap(text, width))
+
+
+def head_grids(grids: Sequence[np.ndarray], titles: Sequence[str], statistic: str = "normalized_entropy"
+               ) -> go.Figure:
+    """Layer x head grids of one statistic (a name of metrics.STATISTICS), one per temperature, on one colour
+    scale: 0..1 for the normalized entropy and the masses, 0..the largest for the entropy, and log10 for top_ratio
+    (a ratio from 1 up to huge; the hover shows the ratio itself)."""
+    label = STATISTIC_LABELS[statistic]
+    ratio = statistic == "top_ratio"
     figure = _side_by_side(titles, shared_yaxes=True, horizontal_spacing=0.02)
     for column, grid in enumerate(grids, start=1):
+        grid = np.asarray(grid, dtype=np.float64)
         layers, heads = grid.shape
-        figure.add_trace(go.Heatmap(z=grid, x=list(range(heads)), y=list(range(layers)), coloraxis="coloraxis",
-                                    hovertemplate="layer %{y} head %{x}<br>H / ln(q+1) %{z:.3f}<extra></extra>"),
+        figure.add_trace(go.Heatmap(z=np.log10(grid) if ratio else grid, x=list(range(heads)),
+                                    y=list(range(layers)), coloraxis="coloraxis", customdata=grid,
+                                    hovertemplate=f"layer %{{y}} head %{{x}}<br>{escape(label)}<br>"
+                                                  f"%{{customdata:{'.4g' if ratio else '.3f'}}}<extra></extra>"),
                          row=1, col=column)
+    if ratio:
+        top = max(1.0, max(float(np.log10(np.max(grid))) for grid in grids))
+        scale = {"cmin": 0.0, "cmax": top, "colorbar": {"title": {"text": "log10 of the<br>" + _wrapped(label)}}}
+    else:
+        top = max(float(np.max(grid)) for grid in grids) if statistic == "entropy" else 1.0
+        scale = {"cmin": 0.0, "cmax": top, "colorbar": {"title": {"text": _wrapped(label)}}}
     figure.update_xaxes(title_text="head", dtick=1)
     figure.update_yaxes(title_text="layer", row=1, col=1)
     figure.update_yaxes(autorange="reversed")
-    figure.update_layout(coloraxis={"cmin": 0, "cmax": 1, "colorscale": "Plasma", "colorbar": {
-        "title": {"text": "normalized<br>entropy"}}}, height=520, margin={"t": 50})
+    figure.update_layout(coloraxis={**scale, "colorscale": "Plasma"}, height=520, margin={"t": 50})
     return figure
 
 
@@ -221,19 +253,24 @@ def distance_profile(profiles: Sequence[np.ndarray], edges: np.ndarray, labels: 
     return figure
 
 
-def layer_lines(values: Sequence[np.ndarray], labels: Sequence[str], y_title: str,
+def layer_lines(values: Sequence[np.ndarray], labels: Sequence[str], statistic: str,
                 reference: float | None = None, reference_text: str = "") -> go.Figure:
-    """One line per temperature of a per-layer quantity (e.g. mean normalized entropy)."""
+    """One line per temperature of a per-layer statistic, as TemperatureResult.layer_mean gives it: the mean of
+    the heads (the geometric mean for top_ratio, drawn on a log axis)."""
+    ratio = statistic == "top_ratio"
+    label = STATISTIC_LABELS[statistic]
     figure = go.Figure()
-    for index, (series, label) in enumerate(zip(values, labels, strict=True)):
+    for index, (series, name) in enumerate(zip(values, labels, strict=True)):
         figure.add_trace(go.Scatter(x=list(range(len(series))), y=series, mode="lines+markers",
-                                    name=escape(label), line={"color": colour(index)},
-                                    hovertemplate="layer %{x}<br>%{y:.3f}<extra>" f"{escape(label)}</extra>"))
+                                    name=escape(name), line={"color": colour(index)},
+                                    hovertemplate=f"layer %{{x}}<br>%{{y:{'.4g' if ratio else '.3f'}}}"
+                                                  f"<extra>{escape(name)}</extra>"))
     if reference is not None:
         figure.add_hline(y=reference, line_dash="dash", line_color="grey", annotation_text=reference_text)
     figure.update_xaxes(title_text="layer")
-    figure.update_yaxes(title_text=y_title, rangemode="tozero")
-    figure.update_layout(height=360, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
+    figure.update_yaxes(title_text=_wrapped(label, 40) + f"<br>{'geometric mean' if ratio else 'mean'} of heads",
+                        **({"type": "log"} if ratio else {"rangemode": "tozero"}))
+    figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
     return figure
 
 
@@ -276,3 +313,11 @@ def schedule_curves(lengths: np.ndarray, multipliers: dict[str, np.ndarray], as_
         figure.update_yaxes(range=[0, 2.5])
     figure.update_layout(height=400, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
     return figure
+
+
+def schedule_figure(schedules: Sequence[Schedule], as_temperature: bool = False, longest: int = 131072
+                    ) -> go.Figure:
+    """schedule_curves of `schedules` over 400 log-spaced context lengths from 1 to `longest` tokens."""
+    lengths = np.unique(np.geomspace(1, longest, 400).round()).astype(int)
+    curves = {schedule.label: schedule.multipliers(longest)[lengths - 1] for schedule in schedules}
+    return schedule_curves(lengths, curves, as_temperature=as_temperature)

@@ -64,31 +64,53 @@ def logn_multiplier(n, base=512):
 
 @dataclass(frozen=True)
 class ScheduleInfo:
-    """How a schedule maps 0-based query positions to multipliers, given its one knob."""
+    """How a schedule maps 0-based query positions to multipliers, given its one knob; what it is and where it
+    comes from, in words."""
 
     multiplier: Callable[[np.ndarray, float], np.ndarray]
     knob: str  # the knob's name, as shown to users
     default: float
-    formula: str
+    formula: str  # the multiplier in words, with {value} where the knob's value goes: see formula_for
     source: str
+    applied: str  # what the explorer applies, next to what the publication does (the page and --help show it)
+
+    def formula_for(self, parameter: float | None = None) -> str:
+        """The formula with the knob's value written in (the default when None): 'ln n / ln 1024'."""
+        return self.formula.format(value=f"{self.default if parameter is None else parameter:g}")
 
 
 SCHEDULES = {
-    "yarn": ScheduleInfo(lambda positions, scale: yarn_multiplier(scale) * np.ones_like(positions),
-                         "scale", 4.0, "(0.1 ln s + 1)^2 for scale s > 1, the same at every position",
-                         "Peng et al. 2023, YaRN, eq. 22"),
-    "qwen-logn": ScheduleInfo(lambda positions, length: qwen_logn_multiplier(positions, length),
-                              "train_length", 512.0, "log_L(p + 1) on the query at position p when p + 1 > L, else 1",
-                              "Qwen-7B modeling_qwen.py, use_logn_attn"),
-    "llama4": ScheduleInfo(lambda positions, floor: llama4_multiplier(positions, floor_scale=floor),
-                           "floor_scale", 8192.0, "0.1 ln(floor((p + 1) / 8192) + 1) + 1, in NoPE layers only",
-                           "transformers models/llama4/modeling_llama4.py"),
-    "ssmax": ScheduleInfo(lambda positions, length: ssmax_multiplier(positions + 1.0, 1.0 / math.log(length)),
-                          "train_length", 512.0, "s ln n for n visible keys; s = 1 / ln L makes m = 1 at n = L",
-                          "Nakanishi 2025, Scalable-Softmax, arXiv 2501.19399"),
-    "logn": ScheduleInfo(lambda positions, base: logn_multiplier(positions + 1.0, base=base),
-                         "base", 512.0, "ln n / ln 512 (below 1, softer, for n < 512)",
-                         "Chiang & Cholak 2022; Su Jianlin's entropy-invariance note"),
+    "yarn": ScheduleInfo(
+        lambda positions, scale: yarn_multiplier(scale) * np.ones_like(positions), "scale", 4.0,
+        "(0.1 ln s + 1)^2 with s = {value}, the same at every position",
+        "Peng et al. 2023, YaRN, eq. 22",
+        "Only YaRN's attention factor is applied (every logit times (0.1 ln s + 1)^2); YaRN's RoPE interpolation, "
+        "which stretches the rotary positions by s and is what the factor was fitted with, is not: this is not a "
+        "YaRN-extended model."),
+    "qwen-logn": ScheduleInfo(
+        lambda positions, length: qwen_logn_multiplier(positions, length), "train_length", 512.0,
+        "log_{value}(p + 1) on the query at position p when p + 1 > {value}, else 1",
+        "Qwen-7B modeling_qwen.py, use_logn_attn",
+        "Applied as Qwen-7B does, on the query at each position in every layer; Qwen-7B pairs it with dynamic "
+        "NTK RoPE scaling, which is not applied here."),
+    "llama4": ScheduleInfo(
+        lambda positions, floor: llama4_multiplier(positions, floor_scale=floor), "floor_scale", 8192.0,
+        "0.1 ln(floor((p + 1) / {value}) + 1) + 1 on the query at position p, in NoPE layers",
+        "transformers models/llama4/modeling_llama4.py",
+        "Llama 4 applies it only in its NoPE layers (the layers without position encoding); here it is applied in "
+        "every layer, including layers that do encode positions (all layers of the bundled model)."),
+    "ssmax": ScheduleInfo(
+        lambda positions, length: ssmax_multiplier(positions + 1.0, 1.0 / math.log(length)), "train_length",
+        512.0, "s ln n for n visible keys, s = 1 / ln {value} (m = 1 at n = {value})",
+        "Nakanishi 2025, Scalable-Softmax, arXiv 2501.19399",
+        "SSMax learns s per layer and head while the model trains; here one fixed s = 1 / ln L is applied in every "
+        "layer and head, at inference only, to a model trained without it."),
+    "logn": ScheduleInfo(
+        lambda positions, base: logn_multiplier(positions + 1.0, base=base), "base", 512.0,
+        "ln n / ln {value} for n visible keys (below 1, softer, for n < {value})",
+        "Chiang & Cholak 2022; Su Jianlin's entropy-invariance note",
+        "Applied at inference only, in every layer, to a model trained without it; the entropy-invariance "
+        "argument takes the base to be the length the model was trained at."),
 }
 
 
@@ -121,6 +143,11 @@ class Schedule:
     @property
     def source(self) -> str:
         return SCHEDULES[self.name].source
+
+    @property
+    def formula(self) -> str:
+        """The formula with this schedule's parameter written in."""
+        return SCHEDULES[self.name].formula_for(self.resolved_parameter)
 
     def multipliers(self, n_tokens: int) -> np.ndarray:
         """Logit multiplier for each 0-based query position 0..n-1."""

@@ -1,5 +1,5 @@
 """A slow, plain reference for the head statistics: loops over queries in float64 numpy, written from the
-definitions in issue 2 (section 4) without sharing any code with model_utils.metrics."""
+definitions in model_utils/metrics.py's module docstring without sharing any of that module's code."""
 
 import math
 

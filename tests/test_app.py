@@ -4,63 +4,14 @@ Each test opens the app, switches to a page, changes widgets by key and checks t
 an error, and that its charts reflect the input. User mistakes must become an error line, never an exception.
 """
 
-import base64
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import components.cache
-from components.cache import cached_report, cached_report_with_maps
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGES = ("softmax_lab", "attention_maps", "collapse_inspector", "length_schedules")
-
-
-def open_app(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in (query or {}).items():
-        at.query_params[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(f"components/pages/{page}.py")
-        at.run()
-    return at
-
-
-def assert_clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def charts(at: AppTest) -> dict[str, dict]:
-    """The page's plotly figures as plotly JSON, by element key (the chart's `key` is part of its id)."""
-    found = {}
-    for element in at.get("plotly_chart"):
-        figure = json.loads(element.proto.spec)
-        found[element.proto.id] = figure
-    return found
-
-
-def chart(at: AppTest, key: str) -> dict:
-    matches = [figure for element_id, figure in charts(at).items() if key in element_id]
-    assert len(matches) == 1, f"expected one chart keyed {key!r}, found {len(matches)} in {list(charts(at))}"
-    return matches[0]
-
-
-def array(value) -> np.ndarray:
-    """A plotly JSON array: a plain list, or plotly's base64 typed array {"dtype", "bdata", "shape"}."""
-    if isinstance(value, dict) and "bdata" in value:
-        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = value.get("shape")
-        return flat.reshape([int(n) for n in str(shape).split(",")]) if shape else flat
-    return np.asarray(value)
-
-
-def traces(figure: dict, kind: str) -> list[dict]:
-    return [trace for trace in figure["data"] if trace.get("type", "scatter") == kind]
+from components.cache import cached_answer_token, cached_report, cached_report_with_maps
+from model_utils import Schedule, analyze
+from model_utils.analysis import answer_token
+from tests.apptest import PAGES, TITLES, array, assert_clean, chart, open_app, panel_titles, traces
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -68,7 +19,7 @@ def test_every_page_opens_without_error_and_draws_charts(tiny_env, page):
     at = open_app(page)
     assert_clean(at)
     assert at.get("plotly_chart"), f"{page} drew no chart"
-    assert at.title and at.title[0].value
+    assert [title.value for title in at.title] == [TITLES[page]]
     assert at.selectbox(key="model").value == "tiny-random"
 
 
@@ -291,3 +242,211 @@ def test_maps_redraw_for_another_layer_or_head_does_not_rerun_the_model(tiny_env
     at.text_input(key="temperatures").set_value("0.5, 3").run()  # a new request does run it: the counter works
     assert_clean(at)
     assert len(calls) == 2
+
+
+# --- what the pages say is what the report measured ---------------------------------------------------------------
+
+
+def sidebar_temperatures(at) -> list[float]:
+    return [float(t) for t in at.text_input(key="temperatures").value.split(",")]
+
+
+def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny):
+    """The maps page asks for q_start = 1: its titles, grid and captions describe the n - 1 rows drawn below row 0
+    (the engine's default would start at the recent window, q = 32, leaving 32 rows of the map out)."""
+    at = open_app("attention_maps")
+    assert_clean(at)
+    text = at.text_area(key="maps_text").value
+    expected = analyze(tiny, text, temperatures=sidebar_temperatures(at), window=32, q_start=1, max_tokens=256)
+    n = expected.n_tokens
+    assert n > 32
+    captions = [caption.value for caption in at.caption]
+    averaged = f"the {n - 1:,} queries at positions 1 to {n - 1:,}"
+    assert any(f"Every statistic averages {averaged}" in caption for caption in captions), captions
+    maps_caption = next(caption for caption in captions if caption.startswith("Mode: "))
+    assert ("The number in each title is the mean of the 4 heads' normalized entropies H / ln(visible keys), each "
+            f"averaged over {averaged} (every row of the map but row 0, which sees only itself); it is not the "
+            "entropy of the averaged map drawn.") in maps_caption
+    assert "Blank cells are keys the query cannot see (later keys)." in maps_caption
+    grids = traces(chart(at, "maps_grid"), "heatmap")
+    for grid, result in zip(grids, expected.results, strict=True):
+        np.testing.assert_allclose(array(grid["z"]), result.heads["normalized_entropy"], rtol=1e-5, atol=1e-6)
+    titles = panel_titles(chart(at, "maps_heatmaps"))
+    for title, result in zip(titles, expected.results, strict=True):
+        assert title == f"{result.label} · mean of heads' H / ln(visible keys) " \
+                        f"{result.layer_mean('normalized_entropy')[1]:.2f}"
+
+    at.selectbox(key="maps_head").set_value(2).run()
+    assert_clean(at)
+    maps_caption = next(caption.value for caption in at.caption if caption.value.startswith("Mode: "))
+    assert maps_caption.endswith(f"head 2's normalized entropy H / ln(visible keys), averaged over {averaged} "
+                                 "(every row of the map but row 0, which sees only itself).")
+    titles = panel_titles(chart(at, "maps_heatmaps"))
+    for title, result in zip(titles, expected.results, strict=True):
+        assert title.endswith(f"H / ln(visible keys) {result.heads['normalized_entropy'][1, 2]:.2f}")
+
+
+def test_maps_grid_shows_any_statistic_with_its_label(tiny_env):
+    at = open_app("attention_maps")
+    at.selectbox(key="maps_statistic").set_value("top_ratio").run()
+    assert_clean(at)
+    grid = chart(at, "maps_grid")
+    assert "geometric mean" in grid["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    assert all(array(trace["customdata"]).min() >= 1.0 for trace in traces(grid, "heatmap"))  # ratios, drawn in log10
+    assert any("the geometric mean over the" in caption.value for caption in at.caption)
+
+
+def test_downloads_explain_the_csv_columns(tiny_env):
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    columns = next(caption.value for caption in at.caption if caption.value.startswith("JSON: "))
+    assert "`top_ratio`: top / runner-up weight ratio (geometric mean over queries)" in columns
+    assert "queries at positions 32 to 1,023" in columns  # the tiny model's 1,024 tokens, from the recent window on
+
+
+def test_model_pages_show_the_models_facts_in_the_sidebar(tiny_env):
+    lab = open_app("softmax_lab")
+    assert not any("The model the pages describe" in m.value for m in lab.sidebar.markdown)  # no model runs there
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    facts = next(m.value for m in at.sidebar.markdown if "The model the pages describe" in m.value)
+    for line in ("architecture: llama", "layers: 3", "heads: 4", "kv heads: 2", "trained length: 1,024"):
+        assert f"- {line}\n" in facts + "\n", (line, facts)
+    assert "sliding window" not in facts
+    assert not any("sliding-window layers" in info.value for info in at.info)
+
+
+def test_a_sliding_window_model_shows_its_band_and_says_what_the_masses_mean(tiny_env, architecture_folder):
+    """gemma3_text: layers 0 and 2 see their last 8 keys, layer 1 every earlier key."""
+    tiny_env.setenv("ATTN_MODEL", str(architecture_folder("gemma3_text")))
+    at = open_app("attention_maps")
+    assert_clean(at)
+    facts = next(m.value for m in at.sidebar.markdown if "The model the pages describe" in m.value)
+    assert "sliding window: 8 keys in 2 of 3 layers" in facts
+    note = next(info.value for info in at.info if "sliding-window layers" in info.value)
+    assert "In layers 0 and 2 a query sees only its last 8 keys" in note
+    assert "its sink mass is 0" in note and "min(q + 1, 8)" in note
+    assert "recent is every key it sees" in note  # the recent window (32) covers the layer's 8 keys
+    assert "(later keys)." in next(caption.value for caption in at.caption if caption.value.startswith("Mode: "))
+
+    def first_panel() -> np.ndarray:
+        return array(chart(at, "maps_heatmaps")["data"][0]["z"]).astype(np.float64)
+
+    n = first_panel().shape[0]
+    queries, keys = np.arange(n)[:, None], np.arange(n)[None, :]
+    full = first_panel()  # layer 1: causal only
+    assert np.all(np.isnan(full[keys > queries])) and np.all(np.isfinite(full[keys <= queries]))
+    at.selectbox(key="maps_layer").set_value(0).run()
+    assert_clean(at)
+    banded = first_panel()
+    assert "(later keys and keys before this layer's window of 8)." in next(
+        caption.value for caption in at.caption if caption.value.startswith("Mode: "))
+    outside = (keys > queries) | (keys <= queries - 8)
+    assert np.all(np.isnan(banded[outside])), "keys outside the window must be blank, as later keys are"
+    assert np.all(np.isfinite(banded[~outside]))
+    np.testing.assert_allclose(np.nansum(banded, axis=1), 1.0, atol=1e-5)
+
+
+def test_collapse_answer_lookup_is_cached_and_never_reruns_the_model(tiny_env, tiny):
+    cached_report.clear()
+    cached_answer_token.clear()
+    runs, lookups = [], []
+    real_analyze, real_answer_token = components.cache.analyze, components.cache.answer_token
+    tiny_env.setattr(components.cache, "analyze", lambda *a, **k: runs.append(1) or real_analyze(*a, **k))
+    tiny_env.setattr(components.cache, "answer_token",
+                     lambda *a, **k: lookups.append(a[2]) or real_answer_token(*a, **k))
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    assert (len(runs), lookups) == (1, ["Marigold"])
+
+    at.text_input(key="collapse_answer").set_value("Tulip").run()
+    assert_clean(at)
+    assert (len(runs), lookups) == (1, ["Marigold", "Tulip"])
+    text = at.text_area(key="collapse_text").value
+    report = analyze(tiny, text, temperatures=sidebar_temperatures(at), window=32, max_tokens=1024)
+    expected = report.answer_probabilities(answer_token(tiny, text, "Tulip")[0])
+    np.testing.assert_allclose(array(chart(at, "collapse_outcome")["data"][1]["y"]), expected, rtol=1e-4)
+
+    at.selectbox(key="collapse_distance_layer").set_value(1).run()  # a re-draw: no lookup, no run
+    at.text_input(key="collapse_answer").set_value("Marigold").run()  # an answer seen before: cached
+    assert_clean(at)
+    assert (len(runs), lookups) == (1, ["Marigold", "Tulip"])
+
+
+def test_collapse_distance_profile_is_the_reports(tiny_env, tiny):
+    at = open_app("collapse_inspector")
+    at.selectbox(key="collapse_distance_layer").set_value(2).run()
+    assert_clean(at)
+    text = at.text_area(key="collapse_text").value
+    report = analyze(tiny, text, temperatures=sidebar_temperatures(at), window=32, max_tokens=1024)
+    for trace, result in zip(chart(at, "collapse_distance")["data"], report.results, strict=True):
+        np.testing.assert_allclose(array(trace["y"]), result.last_distance_profile(report.distance_edges, 2),
+                                   rtol=1e-4, atol=1e-7)
+
+
+def schedule_caption(at, start: str) -> str:
+    return next(caption.value for caption in at.caption if start in caption.value)
+
+
+def schedule_table(at) -> dict[str, dict[str, str]]:
+    frame = at.table[0].value
+    return {row["schedule"]: row for row in frame.to_dict("records")}
+
+
+def test_schedule_texts_follow_the_knobs(tiny_env):
+    at = open_app("length_schedules")
+    assert_clean(at)
+    assert "Three curves coincide past 512 tokens" in schedule_caption(at, "coincide")
+    assert schedule_table(at)["logn"]["multiplier m"].startswith("ln n / ln 512 ")
+
+    for name in ("qwen-logn", "ssmax", "logn"):
+        at.number_input(key=f"schedule_knob_{name}").set_value(1024.0)
+    at.number_input(key="schedule_knob_llama4").set_value(4096.0)
+    at.number_input(key="schedule_knob_yarn").set_value(16.0)
+    at.run()
+    assert_clean(at)
+    caption = schedule_caption(at, "coincide")
+    assert "Three curves coincide past 1,024 tokens" in caption and "s = 1 / ln 1024" in caption
+    assert "shorter than its base, 1,024 tokens" in caption and "Llama 4's steps start at 4,096 tokens" in caption
+    assert f"m = {(0.1 * np.log(16) + 1) ** 2:.3f} for s = 16" in caption
+    assert "512" not in caption and "8,192" not in caption
+    table = schedule_table(at)
+    assert table["logn"]["multiplier m"].startswith("ln n / ln 1024 ")
+    assert "log_1024(p + 1)" in table["qwen-logn"]["multiplier m"] and "1 / ln 1024" in table["ssmax"]["multiplier m"]
+    assert "/ 4096)" in table["llama4"]["multiplier m"] and "s = 16" in table["yarn"]["multiplier m"]
+    assert not any("512" in row["multiplier m"] or "8192" in row["multiplier m"] for row in table.values())
+
+    at.number_input(key="schedule_knob_logn").set_value(2048.0).run()  # log-n leaves the other two
+    assert_clean(at)
+    caption = schedule_caption(at, "coincide")
+    assert "Three curves" not in caption
+    assert "Qwen's log-n and SSMax coincide past 1,024 tokens" in caption
+
+    at.number_input(key="schedule_knob_ssmax").set_value(4096.0).run()  # now no two are equal
+    assert "no two of Qwen's log-n (L = 1024), SSMax (L = 4096) and log-n (base 2048) coincide" in \
+        schedule_caption(at, "coincide")
+
+
+def test_schedule_table_and_caption_say_what_is_applied(tiny_env):
+    at = open_app("length_schedules")
+    table = schedule_table(at)
+    assert set(table) == {"yarn", "qwen-logn", "llama4", "ssmax", "logn"}
+    assert "RoPE interpolation" in table["yarn"]["applied here"] and "is not" in table["yarn"]["applied here"]
+    assert "NoPE layers" in table["llama4"]["applied here"] and "every layer" in table["llama4"]["applied here"]
+    at.selectbox(key="schedule_choice").set_value("yarn").run()
+    assert_clean(at)
+    assert "RoPE interpolation" in schedule_caption(at, "On this ")
+
+
+def test_applied_schedule_caption_states_the_share_of_softer_queries(tiny_env):
+    """log-n with base 512 runs softer than T = 1 for every query that sees fewer than 512 keys."""
+    at = open_app("length_schedules")
+    at.selectbox(key="schedule_choice").set_value("logn").run()
+    assert_clean(at)
+    measured = Schedule("logn", 512).multipliers(1024)[32:]  # the tiny model's 1,024 tokens, q_start = 32
+    softer, sharper = np.mean(measured < 1), np.mean(measured > 1)
+    assert 0.4 < softer < 0.6
+    caption = schedule_caption(at, "On this ")
+    assert caption.startswith("On this 1,024-token prompt, logn (base=512) is softer than T = 1 on "
+                              f"{softer:.0%} of the measured queries and sharper on {sharper:.0%}")
+    assert "over the 992 queries at positions 32 to 1,023" in caption

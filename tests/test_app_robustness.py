@@ -5,8 +5,8 @@ import pytest
 from streamlit.runtime.caching.cache_data_api import get_data_cache_stats_provider
 
 from components.cache import cached_report, cached_report_with_maps
-from components.controls import plain
-from tests.test_app import assert_clean, chart, open_app
+from components.text import plain
+from tests.apptest import assert_clean, chart, open_app
 
 SCRIPT = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 
@@ -24,9 +24,27 @@ SCRIPT = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 def test_a_mangled_link_opens_a_sane_view(tiny_env, query):
     at = open_app("attention_maps", query=query)
     assert_clean(at)
-    assert at.selectbox(key="model").value == "tiny-random"  # never a model from the link
-    assert 1 <= at.number_input(key="window").value <= 4096
-    assert 0 <= at.selectbox(key="maps_layer").value < 3
+    # nothing in these links is valid, so every widget keeps its default: never a model from the link
+    assert at.selectbox(key="model").value == "tiny-random"
+    assert at.number_input(key="window").value == 32
+    assert at.selectbox(key="maps_layer").value == 1
+    assert at.selectbox(key="maps_head").value == "mean of heads"
+    assert at.text_input(key="temperatures").value == "0.5, 1, 1.5, 2"
+    assert at.radio(key="mode").value == "in-model"
+
+
+@pytest.mark.parametrize(("query", "widget", "key", "value"), [
+    ({"window": "8"}, "number_input", "window", 8), ({"layer": "2", "head": "3"}, "selectbox", "maps_head", 3),
+    ({"layer": "2"}, "selectbox", "maps_layer", 2), ({"t": "0.3,3"}, "text_input", "temperatures", "0.3, 3"),
+    ({"mode": "isolated"}, "radio", "mode", "isolated"), ({"log": "1"}, "toggle", "maps_log", True),
+    ({"statistic": "top_ratio"}, "selectbox", "maps_statistic", "top_ratio"),
+])
+def test_a_valid_link_seeds_its_widget_and_stays_in_the_url(tiny_env, query, widget, key, value):
+    at = open_app("attention_maps", query=query)
+    assert_clean(at)
+    assert getattr(at, widget)(key=key).value == value
+    for name, raw in query.items():
+        assert at.query_params[name] == raw, (name, at.query_params[name])
 
 
 def test_script_text_is_data_everywhere(tiny_env):
@@ -76,7 +94,7 @@ def test_a_broken_model_in_the_operators_list_is_an_error_line(tiny_env):
 
 
 def test_work_budget_cuts_a_request_before_it_runs(tiny_env, monkeypatch):
-    monkeypatch.setattr("components.controls.MAX_WORK", 600)
+    monkeypatch.setattr("components.settings.MAX_WORK", 600)
     at = open_app("collapse_inspector")
     assert_clean(at)
     assert any("at most 600 tokens x temperatures" in info.value and "cut to 150 tokens" in info.value

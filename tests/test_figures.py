@@ -21,18 +21,22 @@ from components.figures import (
     display_token,
     distance_profile,
     entropy_curve_figure,
-    entropy_grids,
+    head_grids,
+    hidden_keys,
+    layer_lines,
     mass_bars,
     outcome_bars,
     ratio_curves,
     schedule_curves,
+    schedule_figure,
     weight_bars,
 )
-from model_utils.metrics import distance_bins, entropy, mass_by_distance, softmax_with_temperature
+from model_utils.metrics import STATISTIC_LABELS, distance_bins, entropy, mass_by_distance, softmax_with_temperature
+from model_utils.schedules import Schedule
 
 HOSTILE_TOKENS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>"]
 
-# plotly.js (src/lib/svg_text_utils.js, `convertEntities`) decodes only these named entities plus numeric ones;
+# plotly.js's `convertEntities` (its SVG text utilities) decodes only these named entities plus numeric ones;
 # anything else, e.g. "&quot;", is drawn literally.
 _PLOTLY_ENTITIES = {"mu": "μ", "amp": "&", "lt": "<", "gt": ">", "nbsp": "\xa0", "times": "×", "plusmn": "±",
                     "deg": "°"}
@@ -285,10 +289,10 @@ def test_attention_heatmaps_log_colour_switches_to_log10_with_a_floor():
 # --- entropy_grids, mass_bars, distance_profile -----------------------------------------------------------------
 
 
-def test_entropy_grids_share_a_zero_to_one_colour_axis():
+def test_head_grids_share_a_zero_to_one_colour_axis():
     rng = np.random.default_rng(1)
     grids = [rng.uniform(0.0, 0.6, size=(3, 4)), rng.uniform(0.4, 1.0, size=(3, 4))]
-    fig = entropy_grids(grids, ["T = 0.5", "T = 2"])
+    fig = head_grids(grids, ["T = 0.5", "T = 2"])
     assert [trace.type for trace in fig.data] == ["heatmap", "heatmap"]
     assert {trace.coloraxis for trace in fig.data} == {"coloraxis"}
     assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
@@ -297,6 +301,26 @@ def test_entropy_grids_share_a_zero_to_one_colour_axis():
         assert list(trace.x) == [0, 1, 2, 3] and list(trace.y) == [0, 1, 2]
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis2.autorange == "reversed"
     assert annotation_texts(fig) == ["T = 0.5", "T = 2"]
+    assert fig.layout.coloraxis.colorbar.title.text.replace("<br>", " ") == STATISTIC_LABELS["normalized_entropy"]
+
+
+def test_head_grids_draw_top_ratio_in_log10_and_say_it_is_a_geometric_mean():
+    grids = [np.array([[1.0, 10.0], [100.0, 1e4]]), np.array([[2.0, 3.0], [1e6, 1.5]])]
+    fig = head_grids(grids, ["T = 0.5", "T = 2"], "top_ratio")
+    for trace, grid in zip(fig.data, grids, strict=True):
+        np.testing.assert_allclose(trace.z, np.log10(grid))
+        np.testing.assert_array_equal(trace.customdata, grid)  # the hover shows the ratio itself
+        assert "geometric mean over queries" in trace.hovertemplate
+    assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == pytest.approx(6.0)
+    title = fig.layout.coloraxis.colorbar.title.text.replace("<br>", " ")
+    assert title.startswith("log10 of the ") and "geometric mean" in title
+
+
+def test_head_grids_scale_the_entropy_to_its_largest_value():
+    grids = [np.full((2, 2), 1.5), np.full((2, 2), 3.25)]
+    fig = head_grids(grids, ["T = 1", "T = 4"], "entropy")
+    assert fig.layout.coloraxis.cmax == pytest.approx(3.25)
+    assert "nats" in fig.layout.coloraxis.colorbar.title.text
 
 
 def test_mass_bars_stack_sink_distant_recent_in_every_panel():
@@ -342,6 +366,52 @@ def test_distance_profile_one_line_per_label_over_log_bins():
         assert sum(trace.y) == pytest.approx(1.0)
     assert fig.layout.xaxis.type == "category"
     assert "<logn>" not in fig.to_json()
+
+
+def test_layer_lines_one_line_per_temperature_with_the_statistics_label():
+    values = [np.array([0.2, 0.5, 0.7]), np.array([0.4, 0.8, 0.95])]
+    fig = layer_lines(values, ["T = 1", "T = <2>"], "normalized_entropy", reference=0.9, reference_text="near uniform")
+    assert [trace.name for trace in fig.data] == ["T = 1", "T = &lt;2&gt;"]
+    assert [trace.line.color for trace in fig.data] == list(PALETTE[:2])
+    for trace, series in zip(fig.data, values, strict=True):
+        assert trace.mode == "lines+markers" and list(trace.x) == [0, 1, 2]
+        np.testing.assert_array_equal(trace.y, series)
+    (line,) = fig.layout.shapes
+    assert line.y0 == line.y1 == 0.9 and annotation_texts(fig) == ["near uniform"]
+    title = fig.layout.yaxis.title.text.replace("<br>", " ")
+    assert title == f"{STATISTIC_LABELS['normalized_entropy']} mean of heads"
+    assert fig.layout.yaxis.type is None and fig.layout.yaxis.rangemode == "tozero"
+    assert fig.layout.xaxis.title.text == "layer"
+    assert "<2>" not in fig.to_json()
+
+
+def test_layer_lines_of_top_ratio_are_geometric_means_on_a_log_axis():
+    fig = layer_lines([np.array([3.0, 150.0, 2e5])], ["T = 1"], "top_ratio")
+    assert fig.layout.yaxis.type == "log"
+    assert fig.layout.yaxis.title.text.replace("<br>", " ") == (
+        "top / runner-up weight ratio (geometric mean over queries) geometric mean of heads")
+    assert not fig.layout.shapes  # no reference line unless asked for
+
+
+def test_hidden_keys_are_the_future_and_keys_before_a_sliding_window():
+    np.testing.assert_array_equal(hidden_keys(4), np.triu(np.ones((4, 4), dtype=bool), 1))
+    banded = hidden_keys(5, sliding_window=2)  # query q sees keys q - 1 and q
+    np.testing.assert_array_equal(~banded, [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 1, 1, 0],
+                                            [0, 0, 0, 1, 1]])
+
+
+def test_attention_heatmaps_blank_the_keys_outside_a_sliding_window():
+    n, window = 6, 3
+    maps = causal_maps(n, temperatures=(1.0,))
+    banded = np.where(hidden_keys(n, window), 0.0, maps[0])
+    banded /= banded.sum(axis=1, keepdims=True)
+    z = np.asarray(attention_heatmaps([banded], list("abcdef"), ["T = 1"], sliding_window=window).data[0].z,
+                   dtype=np.float64)
+    assert np.all(np.isnan(z[hidden_keys(n, window)])), "keys outside the window are blank, not weight 0"
+    np.testing.assert_allclose(z[~hidden_keys(n, window)], banded[~hidden_keys(n, window)])
+    # without the window the same zeros would be drawn as weight 0, the darkest colour
+    unbanded = np.asarray(attention_heatmaps([banded], list("abcdef"), ["T = 1"]).data[0].z, dtype=np.float64)
+    assert unbanded[5, 0] == 0.0
 
 
 # --- outcome_bars ---------------------------------------------------------------------------------------------
@@ -449,3 +519,15 @@ def test_plotly_json_of_a_figure_is_valid_and_uses_the_shared_palette():
     assert len(data) == 9
     assert [trace["marker"]["color"] for trace in data] == [figures.colour(i) for i in range(9)]
     assert data[8]["marker"]["color"] == PALETTE[0]  # the palette wraps around
+
+
+def test_schedule_figure_draws_each_schedule_at_its_knob():
+    schedules = [Schedule("logn", 1024), Schedule("qwen-logn", 1024)]
+    fig = schedule_figure(schedules, longest=4096)
+    assert [trace.name for trace in fig.data] == ["logn (base=1024)", "qwen-logn (train_length=1024)"]
+    lengths = np.asarray(fig.data[0].x)
+    assert lengths[0] == 1 and lengths[-1] == 4096 and np.all(np.diff(lengths) > 0)
+    for trace, schedule in zip(fig.data, schedules, strict=True):
+        np.testing.assert_allclose(trace.y, schedule.multipliers(4096)[lengths - 1])
+    logn = np.asarray(fig.data[0].y)
+    assert np.all(logn[lengths < 1024] < 1.0) and np.all(logn[lengths > 1024] > 1.0)  # m = 1 at n = base

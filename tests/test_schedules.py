@@ -55,3 +55,33 @@ def test_schedule_errors_name_the_fix():
         Schedule("qwen-logn", 1.0)
     with pytest.raises(ValueError, match="must be a finite number"):
         Schedule("yarn", float("nan"))
+
+
+@pytest.mark.parametrize("name", list(SCHEDULES))
+def test_every_formula_is_written_with_its_knob(name):
+    info = SCHEDULES[name]
+    assert info.formula_for() == info.formula_for(info.default) == Schedule(name).formula
+    written = info.formula_for(3333)
+    assert "3333" in written and f"{info.default:g}" not in written and "{" not in written
+    assert Schedule(name, 3333).formula == written
+
+
+def test_formulas_at_their_defaults_are_the_published_ones():
+    assert SCHEDULES["logn"].formula_for().startswith("ln n / ln 512 ")
+    assert SCHEDULES["qwen-logn"].formula_for().startswith("log_512(p + 1) on the query at position p when p + 1 > 512")
+    assert SCHEDULES["llama4"].formula_for().startswith("0.1 ln(floor((p + 1) / 8192) + 1) + 1")
+    assert SCHEDULES["ssmax"].formula_for(1024).startswith("s ln n for n visible keys, s = 1 / ln 1024")
+
+
+@pytest.mark.parametrize(("name", "words"), [
+    ("yarn", ["attention factor", "RoPE interpolation", "is not"]),
+    ("qwen-logn", ["dynamic NTK", "not applied"]),
+    ("llama4", ["NoPE layers", "every layer"]),
+    ("ssmax", ["learns s per layer and head", "fixed"]),
+    ("logn", ["inference only"]),
+])
+def test_every_schedule_says_what_the_explorer_applies(name, words):
+    applied = SCHEDULES[name].applied
+    assert applied.endswith(".")
+    for word in words:
+        assert word in applied, (name, word)

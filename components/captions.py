@@ -1,0 +1,169 @@
+"""The words and table rows the pages show, written from a report, a model's facts or the schedules' knobs: pure
+functions, no streamlit, so every sentence a page says is tested against the numbers it describes.
+
+Nothing here judges a result (model_utils.findings does); these functions say what was measured, over which
+queries, and what a knob makes true.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from model_utils import Report, Schedule
+from model_utils.findings import direction_of
+from model_utils.metrics import STATISTIC_LABELS, entropy, softmax_with_temperature, weight_ratio
+from model_utils.schedules import SCHEDULES
+
+NORMALIZED_ENTROPY = "H / ln(visible keys)"
+
+
+def number(value) -> str:
+    """1234 -> '1,234', 0.5 -> '0.5': whole numbers with thousands separators, others as %g."""
+    return f"{value:,g}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def fact_lines(facts: dict[str, object]) -> list[tuple[str, str]]:
+    """LoadedModel.facts() as (name, text) lines for the sidebar."""
+    return [(name, number(value)) for name, value in facts.items()]
+
+
+def measured_queries(report: Report) -> str:
+    """'the 30 queries at positions 1 to 30': what every statistic of the report averages."""
+    return (f"the {report.n_queries:,} {'query' if report.n_queries == 1 else 'queries'} at positions "
+            f"{report.q_start:,} to {report.n_tokens - 1:,}")
+
+
+def run_summary(report: Report) -> str:
+    """What ran and what the numbers average, for the caption under a page's text box."""
+    return (f"{report.n_tokens:,} tokens at {', '.join(report.labels)}, {report.mode} mode: computed in "
+            f"{report.seconds:.1f} s, then kept for an hour. Every statistic averages {measured_queries(report)}.")
+
+
+def _layer_list(layers: Sequence[int]) -> str:
+    names = [str(layer) for layer in layers]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def window_note(windows: Sequence[int | None], recent_window: int) -> str | None:
+    """What sink, recent and distant mean in the model's sliding-window layers (None for a model without them)."""
+    sizes = sorted({size for size in windows if size})
+    if not sizes:
+        return None
+    parts = []
+    for size in sizes:
+        layers = [layer for layer, w in enumerate(windows) if w == size]
+        where = f"layer{'s' if len(layers) > 1 else ''} {_layer_list(layers)}" if len(layers) <= 8 else \
+            f"{len(layers)} of its {len(windows)} layers"
+        if recent_window >= size:
+            split = (f"recent is every key it sees (the recent window of {recent_window} covers the layer's "
+                     f"{size}) and distant is 0")
+        else:
+            split = (f"recent is its last {recent_window:,} keys and distant the {size - recent_window:,} keys it sees "
+                     "before those")
+        parts.append(f"In {where} a query sees only its last {size:,} keys. From query position {size:,} on, token 0 "
+                     f"is outside that window: its sink mass is 0, {split}; the normalized entropy divides by ln of "
+                     f"the keys the query sees, min(q + 1, {size:,}).")
+    return ("This model has sliding-window layers. " + " ".join(parts)
+            + " The maps leave keys outside a layer's window blank, as they leave later keys.")
+
+
+def map_titles(report: Report, layer: int, head: int | None) -> list[str]:
+    """One panel title per result: its label and the normalized entropy of the drawn head, or the mean of the
+    heads' normalized entropies for 'mean of heads'."""
+    titles = []
+    for result in report.results:
+        if head is None:
+            value = result.layer_mean("normalized_entropy")[layer]
+            titles.append(f"{result.label} · mean of heads' {NORMALIZED_ENTROPY} {value:.2f}")
+        else:
+            value = result.heads["normalized_entropy"][layer, head]
+            titles.append(f"{result.label} · {NORMALIZED_ENTROPY} {value:.2f}")
+    return titles
+
+
+def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_window: int | None = None) -> str:
+    """What the map panels and their titles show, and how many queries the titles' numbers average."""
+    rows = " (every row of the map but row 0, which sees only itself)" if report.q_start == 1 else ""
+    hidden = "later keys" + (f" and keys before this layer's window of {sliding_window:,}" if sliding_window else "")
+    number_is = (f"the mean of the {report.n_heads} heads' normalized entropies {NORMALIZED_ENTROPY}, each "
+                 f"averaged over {measured_queries(report)}{rows}; it is not the entropy of the averaged map drawn"
+                 if head is None else f"head {head}'s normalized entropy {NORMALIZED_ENTROPY}, averaged over "
+                 f"{measured_queries(report)}{rows}")
+    return (f"Mode: {report.mode}. Blank cells are keys the query cannot see ({hidden}). One colour scale for all "
+            f"panels{' (log10 of the weight)' if log_colour else ''}. The number in each title is {number_is}.")
+
+
+def grid_caption(report: Report, statistic: str) -> str:
+    """What each cell of the layer x head grids is."""
+    rows = " (every row of the map but row 0)" if report.q_start == 1 else ""
+    how = "geometric mean" if statistic == "top_ratio" else "mean"
+    return (f"Each cell: one head's {STATISTIC_LABELS[statistic]}, the {how} over {measured_queries(report)}{rows}.")
+
+
+def next_token_rows(report: Report) -> list[dict[str, str]]:
+    """The model's five likeliest next tokens with their probabilities, one row per result."""
+    return [{"temperature": result.label, **{f"#{i + 1}": f"{guess['token']!r} {guess['prob']:.2f}"
+                                             for i, guess in enumerate(result.next_token)}}
+            for result in report.results]
+
+
+def softmax_rows(scores: Sequence[float], temperatures: Sequence[float]) -> list[dict[str, object]]:
+    """The Softmax lab's table: top weight, entropy, entropy / ln n and the top / runner-up ratio per T."""
+    gap = max(scores) - sorted(scores)[-2]
+    rows = []
+    for t in temperatures:
+        weights = softmax_with_temperature(scores, t)
+        nats = float(entropy(weights))
+        rows.append({"T": f"{t:g}", "top weight": round(float(weights.max()), 4), "entropy (nats)": round(nats, 4),
+                     "entropy / ln n": round(nats / math.log(len(scores)), 4),
+                     f"top / runner-up (gap {gap:g})": f"{float(weight_ratio(gap, t)):.4g}x"})
+    return rows
+
+
+def schedule_rows(schedules: dict[str, Schedule]) -> list[dict[str, str]]:
+    """The schedules table: the formula at the knob's current value, what the explorer applies, the source."""
+    return [{"schedule": name, "multiplier m": schedule.formula, "applied here": SCHEDULES[name].applied,
+             "source": schedule.source} for name, schedule in schedules.items()]
+
+
+def _log_curves_that_coincide(lengths: dict[str, float]) -> str:
+    """Which of Qwen's log-n (held at 1 below L), SSMax (s = 1 / ln L) and log-n (base B) coincide, and where:
+    SSMax with L equals log-n with B = L at every length; Qwen's log-n with L equals either past L."""
+    qwen, ssmax, logn = lengths["qwen-logn"], lengths["ssmax"], lengths["logn"]
+    if qwen == ssmax == logn:
+        return (f"Three curves coincide past {number(qwen)} tokens, and that is no plotting error: with "
+                f"s = 1 / ln {qwen:g}, SSMax is exactly log-n with base {qwen:g}, and Qwen's log-n with "
+                f"L = {qwen:g} is the same curve held at 1 below {number(qwen)}.")
+    if ssmax == logn:
+        return (f"SSMax and log-n coincide at every length, no plotting error: with s = 1 / ln {ssmax:g}, SSMax is "
+                f"exactly log-n with base {ssmax:g}. Qwen's log-n (L = {qwen:g}) is another curve.")
+    for other, value, name in (("log-n", logn, "base"), ("SSMax", ssmax, "L")):
+        if qwen == value:
+            return (f"Qwen's log-n and {other} coincide past {number(qwen)} tokens: Qwen's log-n with L = {qwen:g} is "
+                    f"{other} with {name} = {qwen:g}, held at 1 below {number(qwen)}.")
+    return (f"With these knobs no two of Qwen's log-n (L = {qwen:g}), SSMax (L = {ssmax:g}) and log-n "
+            f"(base {logn:g}) coincide: they do when their lengths are equal.")
+
+
+def curves_caption(schedules: dict[str, Schedule]) -> str:
+    """What the schedule curves show at the knobs' current values."""
+    knob = {name: schedule.resolved_parameter for name, schedule in schedules.items()}
+    yarn = float(schedules["yarn"].multipliers(1)[0])
+    return " ".join([
+        _log_curves_that_coincide(knob),
+        f"Log-n goes below 1 (softer) for contexts shorter than its base, {number(knob['logn'])} tokens, and "
+        f"SSMax below its L, {number(knob['ssmax'])}; Qwen's log-n never does.",
+        f"Llama 4's steps start at {number(knob['llama4'])} tokens; YaRN's factor is the same at every position "
+        f"(m = {yarn:.3f} for s = {knob['yarn']:g}).",
+    ])
+
+
+def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
+    """Which way `schedule`, result `view` of the report, moved the measured queries of this prompt (the shares of
+    softer and sharper queries come from model_utils.findings.direction_of), and what of it is applied."""
+    direction = direction_of(report, view)
+    unchanged = 1.0 - direction.softer_share - direction.sharper_share
+    rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind == "mixed" and unchanged else ""
+    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction.describe()}{rest}, over "
+            f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")

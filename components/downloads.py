@@ -1,0 +1,43 @@
+"""A report as files: the JSON the command line writes, and the per-head statistics as CSV, with its columns
+explained under the buttons (labels from model_utils.metrics.STATISTIC_LABELS, so they say what each number is)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import streamlit as st
+
+from components.captions import measured_queries
+from model_utils import Report
+from model_utils.metrics import STATISTIC_LABELS, STATISTICS
+
+
+def head_csv(report: Report) -> str:
+    """One row per (temperature, layer, head): Report.head_rows as CSV text."""
+    rows = report.head_rows()
+    table = io.StringIO()
+    writer = csv.DictWriter(table, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return table.getvalue()
+
+
+def csv_columns(report: Report) -> str:
+    """What the CSV's columns hold, in words."""
+    named = "; ".join(f"`{name}`: {STATISTIC_LABELS[name]}" for name in STATISTICS)
+    return (f"CSV columns: `temperature`, `layer`, `head`, then the head's statistics over "
+            f"{measured_queries(report)} (a mean unless the label says otherwise): {named}.")
+
+
+def downloads_ui(report: Report, stem: str) -> None:
+    """The report as JSON and the per-head statistics as CSV, side by side, with the CSV's columns explained."""
+    left, right = st.columns(2)
+    left.download_button("Download the report (JSON)", json.dumps(report.to_dict(), allow_nan=False),
+                         file_name=f"{stem}.json", mime="application/json", key=f"{stem}_json")
+    right.download_button("Download per-head statistics (CSV)", head_csv(report), file_name=f"{stem}.csv",
+                          mime="text/csv", key=f"{stem}_csv")
+    with st.expander("What the downloads hold"):
+        st.caption("JSON: the whole report, as `python -m model_utils analyze --json` writes it. "
+                   + csv_columns(report))

