@@ -15,13 +15,12 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from model_utils.analysis import MODES, AnalysisError, Report, analyze
 from model_utils.loading import BUNDLED, ModelLoadError, load_model
 from model_utils.metrics import TEMPERATURE_RANGE, check_temperature
-from model_utils.schedules import SCHEDULES, Schedule
+from model_utils.schedules import SCHEDULES, Schedule, ScheduleRequest
 from model_utils.texts import BUILTIN_TEXTS, SOURCE, builtin_text
 
 USAGE_ERROR = 2
@@ -43,29 +42,6 @@ def temperature_arg(text: str) -> float:
         return check_temperature(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
-
-
-@dataclass(frozen=True)
-class ScheduleRequest:
-    """A --schedule as typed: a name (or 'all'), and a parameter, or None for the default, or 'trained' for the
-    model's trained length (YaRN: the scale factor tokens / trained length)."""
-
-    name: str
-    parameter: float | str | None
-
-    def resolve(self, trained_length: int, n_tokens: int) -> list[Schedule]:
-        names = list(SCHEDULES) if self.name == "all" else [self.name]
-        return [self._one(name, trained_length, n_tokens) for name in names]
-
-    def _one(self, name: str, trained_length: int, n_tokens: int) -> Schedule:
-        if self.parameter != "trained":
-            return Schedule(name, self.parameter)
-        if name != "yarn":
-            return Schedule(name, float(trained_length))
-        if n_tokens <= trained_length:
-            raise UsageError(f"yarn:trained scales the context by tokens / trained length = {n_tokens} / "
-                             f"{trained_length} <= 1, where YaRN does nothing; give yarn a scale, e.g. yarn:2")
-        return Schedule("yarn", n_tokens / trained_length)
 
 
 def schedule_arg(text: str) -> ScheduleRequest:

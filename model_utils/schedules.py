@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from model_utils.errors import AnalysisError
+
 
 def yarn_multiplier(scale):
     """YaRN: m = (0.1 ln s + 1)^2 for a context scale factor s > 1, else 1.
@@ -152,3 +154,29 @@ class Schedule:
     def multipliers(self, n_tokens: int) -> np.ndarray:
         """Logit multiplier for each 0-based query position 0..n-1."""
         return SCHEDULES[self.name].multiplier(np.arange(n_tokens, dtype=np.float64), self.resolved_parameter)
+
+
+@dataclass(frozen=True)
+class ScheduleRequest:
+    """A schedule as a user asks for it: a name (or 'all' for the five), and a parameter, or None for the default,
+    or 'trained' for the model's trained length (YaRN: the scale factor tokens / trained length). The command
+    line's --schedule NAME[:PARAM] and the context-length page's schedule choice both resolve through it."""
+
+    name: str
+    parameter: float | str | None
+
+    def resolve(self, trained_length: int, n_tokens: int) -> list[Schedule]:
+        names = list(SCHEDULES) if self.name == "all" else [self.name]
+        return [self._one(name, trained_length, n_tokens) for name in names]
+
+    def _one(self, name: str, trained_length: int, n_tokens: int) -> Schedule:
+        if self.parameter != "trained":
+            return Schedule(name, self.parameter)
+        if name != "yarn":
+            return Schedule(name, float(trained_length))
+        if n_tokens <= trained_length:
+            raise AnalysisError(f"YaRN anchored at the trained length (yarn:trained) scales the context by tokens / "
+                                f"trained length = {n_tokens} / {trained_length} <= 1, where it does nothing; run "
+                                "past the trained length, or leave YaRN out (on the command line, give it a scale "
+                                "instead, e.g. yarn:2)")
+        return Schedule("yarn", n_tokens / trained_length)
