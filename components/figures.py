@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from model_utils.metrics import STATISTIC_LABELS, entropy, entropy_curve, softmax_with_temperature, weight_ratio
-from model_utils.schedules import Schedule
+from model_utils.schedules import SCHEDULES, Schedule
 
 # One colour per compared temperature, in the order the user listed them (Plotly's D3 palette).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
@@ -238,9 +238,14 @@ def mass_bars(masses: Sequence[dict[str, np.ndarray]], titles: Sequence[str]) ->
     return figure
 
 
+def distance_bin_names(edges: Sequence[int]) -> list[str]:
+    """Key-distance bins [lo, hi) as labels: 0, 1, 2-3, 4-7, ..."""
+    return [f"{lo}" if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in itertools.pairwise(edges)]
+
+
 def distance_profile(profiles: Sequence[np.ndarray], edges: np.ndarray, labels: Sequence[str]) -> go.Figure:
     """Attention mass of the last query in log-spaced key-distance bins (0, 1, 2-3, 4-7, ...), one line per T."""
-    names = [f"{lo}" if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in itertools.pairwise(edges)]
+    names = distance_bin_names(edges)
     figure = go.Figure()
     for index, (profile, label) in enumerate(zip(profiles, labels, strict=True)):
         figure.add_trace(go.Scatter(x=names, y=profile, mode="lines+markers", name=escape(label),
@@ -321,3 +326,133 @@ def schedule_figure(schedules: Sequence[Schedule], as_temperature: bool = False,
     lengths = np.unique(np.geomspace(1, longest, 400).round()).astype(int)
     curves = {schedule.label: schedule.multipliers(longest)[lengths - 1] for schedule in schedules}
     return schedule_curves(lengths, curves, as_temperature=as_temperature)
+
+
+# --- the context-length page: by query position, with the trained length drawn in ---------------------------------
+
+TRAINED_COLOUR = "#333333"
+BAND_ALPHA = 0.15  # interval bands: light enough that overlapping bands stay readable
+
+
+def sweep_styles(temperatures: Sequence[float | None], labels: Sequence[str]) -> list[dict]:
+    """A line style per sweep result. Constant temperatures take the app's palette in the order they were run
+    (T = 1, the reference, drawn thicker); schedules are dashed, in the colour the Length schedules page gives them."""
+    styles, constants = [], 0
+    for temperature, label in zip(temperatures, labels, strict=True):
+        if temperature is not None:
+            styles.append({"color": colour(constants), "dash": "solid", "width": 3.5 if temperature == 1.0 else 2})
+            constants += 1
+            continue
+        name = label.split(" (")[0]
+        index = list(SCHEDULES).index(name) if name in SCHEDULES else len(styles)
+        styles.append({"color": colour(index + 3), "dash": DASHES[1 + index % (len(DASHES) - 1)], "width": 2})
+    return styles
+
+
+def _rgba(hex_colour: str, alpha: float) -> str:
+    red, green, blue = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({red},{green},{blue},{alpha})"
+
+
+def add_trained_length(figure: go.Figure, trained_length: int | None, line_colour: str = TRAINED_COLOUR,
+                       position: str = "top left", **where) -> None:
+    """A dashed vertical line at the trained length, labelled, on every panel (`where`: row/col of a subplot)."""
+    if trained_length is None:
+        return
+    figure.add_vline(x=trained_length, line_dash="dash", line_color=line_colour, line_width=1.5,
+                     annotation_text=f"trained length {trained_length:,}", annotation_position=position,
+                     annotation_font_size=11, annotation_font_color=line_colour, **where)
+
+
+def _positions(buckets: Sequence[Sequence[int]]) -> tuple[np.ndarray, list[str]]:
+    """Bucket midpoints (the x of a point) and the positions each bucket holds, for the hover."""
+    middles = np.array([(start + stop - 1) / 2 for start, stop in buckets], dtype=np.float64)
+    return middles, [f"positions {start:,}-{stop - 1:,}" for start, stop in buckets]
+
+
+def position_lines(buckets: Sequence[Sequence[int]], values: Sequence[np.ndarray], labels: Sequence[str],
+                   styles: Sequence[dict], trained_length: int | None, y_title: str,
+                   intervals: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None, log_y: bool = False,
+                   title: str = "") -> go.Figure:
+    """One line per result of a per-bucket quantity against the query position (each point at its bucket's middle),
+    with optional interval bands (low, high; None for a line without one) in the line's colour, and the trained
+    length drawn in."""
+    middles, ranges = _positions(buckets)
+    figure = go.Figure()
+    for index, (series, label, style) in enumerate(zip(values, labels, styles, strict=True)):
+        name = escape(label)
+        if intervals is not None and intervals[index] is not None:
+            low, high = intervals[index]
+            figure.add_trace(go.Scatter(x=middles, y=high, mode="lines", line={"width": 0}, legendgroup=name,
+                                        showlegend=False, hoverinfo="skip"))
+            figure.add_trace(go.Scatter(x=middles, y=low, mode="lines", line={"width": 0}, fill="tonexty",
+                                        fillcolor=_rgba(style["color"], BAND_ALPHA), legendgroup=name,
+                                        showlegend=False, hoverinfo="skip"))
+        custom = ranges if intervals is None or intervals[index] is None else [
+            f"{where}<br>interval {lo:.3f} to {hi:.3f}" for where, lo, hi in zip(ranges, *intervals[index],
+                                                                                 strict=True)]
+        figure.add_trace(go.Scatter(x=middles, y=series, mode="lines+markers", name=name, legendgroup=name,
+                                    line=style, marker={"size": 5, "color": style["color"]}, customdata=custom,
+                                    hovertemplate=f"%{{customdata}}<br>%{{y:{'.4g' if log_y else '.3f'}}}"
+                                                  f"<extra>{name}</extra>"))
+    add_trained_length(figure, trained_length)
+    figure.update_xaxes(title_text="query position (tokens)", rangemode="tozero")
+    figure.update_yaxes(title_text=y_title, **({"type": "log"} if log_y else {}))
+    figure.update_layout(height=420, margin={"t": 40 if title else 30}, legend={"orientation": "h", "y": -0.25},
+                         title_text=escape(title) if title else None)
+    return figure
+
+
+def distance_heatmaps(profiles: Sequence[np.ndarray], edges: Sequence[int], buckets: Sequence[Sequence[int]],
+                      titles: Sequence[str], trained_length: int | None) -> go.Figure:
+    """Attention mass by key distance (log-spaced bins: 0, 1, 2-3, 4-7, ...) for every position bucket, one panel
+    per result side by side on one colour scale; each bucket spans its own positions on the x axis."""
+    names = distance_bin_names(edges)
+    x_edges = [buckets[0][0], *(stop for _, stop in buckets)]
+    _, ranges = _positions(buckets)
+    figure = _side_by_side(titles, shared_yaxes=True, horizontal_spacing=0.04)
+    top = max(float(np.nanmax(profile)) for profile in profiles)
+    for column, profile in enumerate(profiles, start=1):
+        profile = np.asarray(profile, dtype=np.float64)  # [bucket, bin]
+        custom = np.array([[where] * len(names) for where in ranges]).T  # [bin, bucket]
+        figure.add_trace(go.Heatmap(z=profile.T, x=x_edges, y=names, coloraxis="coloraxis", customdata=custom,
+                                    hovertemplate="%{customdata}<br>key distance %{y}<br>mass %{z:.3f}"
+                                                  "<extra></extra>"), row=1, col=column)
+        # white on the dark end of Viridis: the low-mass cells are the ones the line crosses
+        add_trained_length(figure, trained_length, "white", "bottom left", row=1, col=column)
+    figure.update_xaxes(title_text="query position (tokens)")
+    figure.update_yaxes(type="category", title_text="key distance (tokens; 0 = itself)", row=1, col=1)
+    figure.update_layout(coloraxis={"cmin": 0.0, "cmax": top, "colorscale": "Viridis",
+                                    "colorbar": {"title": {"text": "attention<br>mass in bin"}}},
+                         height=440, margin={"t": 50})
+    return figure
+
+
+def best_temperatures(buckets: Sequence[Sequence[int]], best: Sequence[dict], tried: Sequence[float],
+                      trained_length: int | None, title: str = "") -> go.Figure:
+    """The best constant temperature of each bucket (an entry of a sweep's or a summary's `best`) with its interval
+    as error bars, T = 1 as a dotted line, and the tried temperatures as the y ticks."""
+    middles, ranges = _positions(buckets)
+    chosen = np.array([entry["temperature"] for entry in best], dtype=np.float64)
+    low = np.array([entry["temperature_interval"][0] for entry in best], dtype=np.float64)
+    high = np.array([entry["temperature_interval"][1] for entry in best], dtype=np.float64)
+    hover = [f"{where}<br>best T {entry['temperature']:g}, interval {lo:g} to {hi:g}<br>saves {entry['saved']:.3f} "
+             f"nats per token against T = 1 (interval {entry['saved_interval'][0]:.3f} to "
+             f"{entry['saved_interval'][1]:.3f})" for where, entry, lo, hi in zip(ranges, best, low, high,
+                                                                                  strict=True)]
+    figure = go.Figure(go.Scatter(
+        x=middles, y=chosen, mode="markers", name="best T", marker={"size": 10, "color": "black"},
+        error_y={"type": "data", "symmetric": False, "array": high - chosen, "arrayminus": chosen - low,
+                 "thickness": 1.5, "width": 6}, customdata=hover, hovertemplate="%{customdata}<extra></extra>"))
+    figure.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="T = 1",
+                     annotation_position="bottom right")
+    add_trained_length(figure, trained_length)
+    tried = sorted(tried)
+    spread = max(0.05, (tried[-1] - tried[0]) * 0.08)
+    figure.update_xaxes(title_text="query position (tokens)", rangemode="tozero")
+    figure.update_yaxes(title_text="best temperature T<br>(above 1: softer, below 1: sharper)", tickmode="array",
+                        tickvals=tried, ticktext=[f"{t:g}" for t in tried],
+                        range=[tried[0] - spread, tried[-1] + spread])
+    figure.update_layout(height=380, margin={"t": 40 if title else 30}, showlegend=False,
+                         title_text=escape(title) if title else None)
+    return figure

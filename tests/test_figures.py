@@ -531,3 +531,102 @@ def test_schedule_figure_draws_each_schedule_at_its_knob():
         np.testing.assert_allclose(trace.y, schedule.multipliers(4096)[lengths - 1])
     logn = np.asarray(fig.data[0].y)
     assert np.all(logn[lengths < 1024] < 1.0) and np.all(logn[lengths > 1024] > 1.0)  # m = 1 at n = base
+
+
+# --- the context-length page ------------------------------------------------------------------------------------
+
+BUCKETS = [[1, 256], [256, 512], [512, 768], [768, 1024], [1024, 1280]]  # aligned at multiples of 256, from q = 1
+SWEEP_LABELS = ["T=0.8", "T=1", "T=1.25", "yarn (scale=2)", "logn (base=1024)"]
+SWEEP_TEMPERATURES = [0.8, 1.0, 1.25, None, None]
+
+
+def trained_lines(fig: go.Figure) -> list:
+    return [shape for shape in fig.layout.shapes if shape.x0 == shape.x1 and shape.line.dash == "dash"]
+
+
+def test_sweep_styles_keep_the_palette_for_temperatures_and_dash_the_schedules():
+    styles = figures.sweep_styles(SWEEP_TEMPERATURES, SWEEP_LABELS)
+    assert [style["color"] for style in styles[:3]] == list(PALETTE[:3])  # in the order they were run
+    assert [style["dash"] for style in styles[:3]] == ["solid"] * 3
+    assert styles[1]["width"] > styles[0]["width"] == styles[2]["width"]  # T = 1, the reference, stands out
+    assert all(style["dash"] != "solid" for style in styles[3:])
+    # a schedule has the colour the Length schedules page gives it (schedule_curves: colour(index + 3))
+    assert styles[3]["color"] == figures.colour(0 + 3) and styles[4]["color"] == figures.colour(4 + 3)
+
+
+def test_position_lines_put_each_bucket_at_its_middle_and_draw_the_trained_length():
+    values = [np.linspace(2.0, 3.0, 5) + i for i in range(5)]
+    styles = figures.sweep_styles(SWEEP_TEMPERATURES, SWEEP_LABELS)
+    fig = figures.position_lines(BUCKETS, values, SWEEP_LABELS, styles, 1024, "mean NLL")
+    assert [trace.name for trace in fig.data] == SWEEP_LABELS
+    for trace, series, style in zip(fig.data, values, styles, strict=True):
+        np.testing.assert_allclose(trace.x, [128.0, 383.5, 639.5, 895.5, 1151.5])  # positions start..stop-1
+        np.testing.assert_array_equal(trace.y, series)
+        assert trace.line.color == style["color"] and trace.line.dash == style["dash"]
+        assert trace.customdata[0] == "positions 1-255" and trace.customdata[-1] == "positions 1,024-1,279"
+    (line,) = trained_lines(fig)
+    assert line.x0 == 1024 and "trained length 1,024" in annotation_texts(fig)
+    assert fig.layout.xaxis.title.text == "query position (tokens)" and fig.layout.yaxis.title.text == "mean NLL"
+
+
+def test_position_lines_draw_interval_bands_in_the_lines_colour_only_where_given():
+    values = [np.array([2.0, 2.1, 2.2, 2.5, 2.9]), np.array([2.1, 2.0, 2.3, 2.4, 2.6])]
+    low_high = (values[0] - 0.1, values[0] + 0.2)
+    styles = figures.sweep_styles([1.0, None], ["T=1", "yarn (scale=2)"])
+    fig = figures.position_lines(BUCKETS, values, ["T=1", "yarn (scale=2)"], styles, None, "NLL",
+                                 intervals=[low_high, None])
+    high, low, line, schedule = fig.data  # the band's upper edge, then its lower edge filled up to it
+    np.testing.assert_array_equal(high.y, low_high[1])
+    np.testing.assert_array_equal(low.y, low_high[0])
+    assert low.fill == "tonexty" and low.fillcolor == "rgba(31,119,180,0.15)"  # PALETTE[0] at BAND_ALPHA
+    assert high.showlegend is False and low.showlegend is False and line.name == "T=1"
+    assert "interval 1.900 to 2.200" in line.customdata[0]
+    assert schedule.name == "yarn (scale=2)" and schedule.fill is None
+    assert not trained_lines(fig) and not annotation_texts(fig)  # no trained length known: no line
+
+
+def test_position_lines_of_top_ratio_use_a_log_axis():
+    fig = figures.position_lines(BUCKETS[:2], [np.array([3.0, 30.0])], ["T=1"], [{"color": PALETTE[0]}], 1024,
+                                 "ratio", log_y=True)
+    assert fig.layout.yaxis.type == "log"
+
+
+def test_distance_bin_names_label_the_log_spaced_bins():
+    assert figures.distance_bin_names([0, 1, 2, 4, 8, 16]) == ["0", "1", "2-3", "4-7", "8-15"]
+
+
+def test_distance_heatmaps_share_one_scale_and_span_each_buckets_positions():
+    edges = [0, 1, 2, 4, 8, 16]
+    rng = np.random.default_rng(5)
+    profiles = [rng.dirichlet(np.ones(5), size=len(BUCKETS)) for _ in range(2)]  # [bucket, bin], rows sum to 1
+    fig = figures.distance_heatmaps(profiles, edges, BUCKETS, ["T=1", "T=<1.25>"], 1024)
+    assert [trace.type for trace in fig.data] == ["heatmap", "heatmap"]
+    for trace, profile in zip(fig.data, profiles, strict=True):
+        np.testing.assert_array_equal(trace.z, profile.T)  # y = distance bin, x = position
+        assert list(trace.x) == [1, 256, 512, 768, 1024, 1280]  # bucket edges: each column spans its positions
+        assert list(trace.y) == ["0", "1", "2-3", "4-7", "8-15"]
+        assert trace.coloraxis == "coloraxis"
+        np.testing.assert_allclose(np.asarray(trace.z).sum(axis=0), 1.0)
+    assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == max(p.max() for p in profiles)
+    assert [line.x0 for line in trained_lines(fig)] == [1024, 1024]  # on both panels
+    assert annotation_texts(fig)[:2] == ["T=1", "T=&lt;1.25&gt;"]
+    assert annotation_texts(fig).count("trained length 1,024") == 2
+
+
+def test_best_temperatures_draw_the_interval_as_error_bars_around_the_best():
+    best = [{"bucket": bucket, "temperature": t, "temperature_interval": interval, "saved": 0.01 * i,
+             "saved_interval": [0.0, 0.02 * i]}
+            for i, (bucket, t, interval) in enumerate(zip(BUCKETS, [1.0, 1.25, 1.25, 0.8, 0.8],
+                                                          [[0.8, 1.25], [1.0, 1.25], [1.25, 1.25], [0.8, 1.0],
+                                                           [0.8, 0.8]], strict=True))]
+    fig = figures.best_temperatures(BUCKETS, best, [0.8, 1.0, 1.25], 1024)
+    (points,) = fig.data
+    np.testing.assert_array_equal(points.y, [1.0, 1.25, 1.25, 0.8, 0.8])
+    np.testing.assert_allclose(points.error_y.array, [0.25, 0.0, 0.0, 0.2, 0.0])  # up to the interval's top
+    np.testing.assert_allclose(points.error_y.arrayminus, [0.2, 0.25, 0.0, 0.0, 0.0])  # down to its bottom
+    assert points.error_y.symmetric is False
+    assert "best T 1.25, interval 1 to 1.25" in points.customdata[1] and "saves 0.010" in points.customdata[1]
+    reference = [shape for shape in fig.layout.shapes if shape.y0 == shape.y1 == 1.0]
+    assert len(reference) == 1 and "T = 1" in annotation_texts(fig)
+    assert [line.x0 for line in trained_lines(fig)] == [1024]
+    assert list(fig.layout.yaxis.tickvals) == [0.8, 1.0, 1.25]  # only the temperatures tried can be best
