@@ -167,3 +167,111 @@ def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
     rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind == "mixed" and unchanged else ""
     return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction.describe()}{rest}, over "
             f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")
+
+
+# --- the context-length page ------------------------------------------------------------------------------------
+
+
+def _labels(labels: Sequence[str]) -> str:
+    return ", ".join(labels) if labels else "none"
+
+
+def sweep_caption(document: dict) -> str:
+    """What a sweep document is: model, text, trained length, buckets, what ran, and how it was made."""
+    results = document["results"]
+    constants = [r["label"] for r in results if r["temperature"] is not None]
+    schedules = [r["label"] for r in results if r["temperature"] is None]
+    buckets = document["buckets"]
+    said = [f"{document['model']} on {document['n_tokens']:,} tokens of {document['text_source']}; trained length "
+            f"{document['trained_length']:,} (the dashed line on every chart).",
+            f"{len(buckets)} buckets of query positions {buckets[0][0]:,} to {buckets[-1][1] - 1:,}, boundaries at "
+            f"multiples of {document['bucket_size']:,}; recent window {document['window']} tokens.",
+            f"{len(constants)} constant temperature{'s' if len(constants) != 1 else ''} ({_labels(constants)}) and "
+            f"{len(schedules)} schedule{'s' if len(schedules) != 1 else ''} ({_labels(schedules)}), each its own "
+            f"in-model pass with T in every layer: {document['seconds']:,.0f} s of compute."]
+    run = document.get("run")
+    if run:
+        said.append(f"Made by `{run['command']}` on {run['date']} ({run['machine']}).")
+    return " ".join(said)
+
+
+def no_context_verdict(document: dict) -> str:
+    """Why a sweep has no context-length verdict (model_utils.findings.context_verdict returned None)."""
+    trained, n = document["trained_length"], document["n_tokens"]
+    if n <= trained:
+        return (f"No verdict about the context past the trained length: this text ends at {n:,} tokens, within the "
+                f"trained length of {trained:,}, so no position lies past it. To get one, run a text longer than "
+                f"{trained:,} tokens with 'Run past the trained length' ticked.")
+    buckets = document["buckets"]
+    side = "past" if not any(start >= trained for start, _ in buckets) else "within"
+    return (f"No verdict about the context past the trained length: no bucket of {document['bucket_size']:,} "
+            f"positions lies wholly {side} the trained length of {trained:,} (the text runs to {n:,} tokens). "
+            "Choose a bucket size that divides the trained length, or a longer text.")
+
+
+def past_bucket_without_loss(bucket: tuple[int, int]) -> str:
+    start, stop = bucket
+    return (f"No verdict: the bucket of positions {start:,} to {stop - 1:,} past the trained length holds only the "
+            "text's last token, which has no next token to score, so its loss is missing. Run at least one token more "
+            "or fewer, so that the last bucket has a position with a next token.")
+
+
+def needs_reference(temperatures: Sequence[float]) -> str:
+    return (f"The sweep compares every temperature with T = 1, and the sidebar's temperatures "
+            f"({', '.join(f'{t:g}' for t in temperatures)}) do not include it: add 1 to them.")
+
+
+def sweep_over_budget(n_tokens: int, temperatures: int, schedules: int, max_work: int) -> str | None:
+    """The refusal of a sweep whose tokens x passes exceed the server's budget (None when it fits)."""
+    passes = temperatures + schedules
+    if n_tokens * passes <= max_work:
+        return None
+    return (f"This server runs at most {max_work:,} tokens x passes per request, and this sweep asks for {n_tokens:,} "
+            f"tokens x {passes} passes ({temperatures} temperature{'s' if temperatures != 1 else ''} + {schedules} "
+            f"schedule{'s' if schedules != 1 else ''}) = {n_tokens * passes:,}. Ask for at most "
+            f"{max(2, max_work // passes):,} tokens, or fewer temperatures or schedules.")
+
+
+def best_caption(document: dict) -> str:
+    """How the best temperature per bucket and its interval were found, from the document's bootstrap settings."""
+    boot = document["bootstrap"]
+    return (f"Each point: the constant temperature with the lowest mean NLL over the bucket's positions; the bars are "
+            f"its {boot['confidence']:.0%} interval over {boot['resamples']:,} resamples ({boot['method']}"
+            f"{', blocks of ' + format(boot['block'], ',') + ' positions' if 'block' in boot else ''}). Only the "
+            "temperatures tried can be best: the ticks on the y axis.")
+
+
+def corpus_caption(summary: dict, trained_length: int | None) -> str:
+    """Which documents and tokens a corpus summary covers, and how its intervals were made."""
+    corpus = summary["corpus"]
+    tokens = corpus["tokens"]
+    each = f"{tokens[0]:,} tokens each" if len(set(tokens)) == 1 else f"{min(tokens):,} to {max(tokens):,} tokens"
+    boot = summary["bootstrap"]
+    line = ("the dashed line is the trained length" if trained_length is not None else
+            "the summary does not record the trained length, so no line is drawn")
+    return (f"Corpus: {corpus['documents']} documents ({each}, {sum(tokens):,} in all) from {corpus['source']}; "
+            f"model {summary['model']}; {len(summary['results'])} passes per document. Mean NLL pooled over the "
+            f"documents' positions in each bucket, with {boot['confidence']:.0%} intervals over {boot['resamples']:,} "
+            f"resamples ({boot['method']}); {line}.")
+
+
+def position_caption(layer: int | None, statistic: str) -> str:
+    how = "geometric mean" if statistic == "top_ratio" else "mean"
+    over = "over every layer and head" if layer is None else f"over the heads of layer {layer}"
+    return (f"Each point: the {how} {over} of the {STATISTIC_LABELS[statistic]}, averaged over the bucket's queries "
+            "(the sink is the first token, recent the last `window` keys, distant everything between).")
+
+
+def distance_caption(layer: int | None) -> str:
+    over = "every layer and head" if layer is None else f"the heads of layer {layer}"
+    return (f"Share of attention at each key distance, mean over {over} and the bucket's queries: a column sums to "
+            "1. Distances longer than a query's position cannot occur, so the top left stays dark.")
+
+
+def identical_lines(groups: Sequence[Sequence[str]]) -> str | None:
+    """Which lines of a chart hide each other because their numbers are identical (None: no two are)."""
+    if not groups:
+        return None
+    said = "; ".join(" and ".join(group) if len(group) == 2 else ", ".join(group[:-1]) + " and " + group[-1]
+                     for group in groups)
+    return f"Identical numbers, so one line hides the other: {said}."

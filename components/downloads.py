@@ -10,13 +10,18 @@ import json
 import streamlit as st
 
 from components.captions import measured_queries
+from components.sweep_data import sweep_rows
 from model_utils import Report
 from model_utils.metrics import STATISTIC_LABELS, STATISTICS
 
 
 def head_csv(report: Report) -> str:
     """One row per (temperature, layer, head): Report.head_rows as CSV text."""
-    rows = report.head_rows()
+    return rows_csv(report.head_rows())
+
+
+def rows_csv(rows: list[dict]) -> str:
+    """Rows of equal keys as CSV text, a header line first."""
     table = io.StringIO()
     writer = csv.DictWriter(table, fieldnames=list(rows[0]))
     writer.writeheader()
@@ -41,3 +46,20 @@ def downloads_ui(report: Report, stem: str) -> None:
     with st.expander("What the downloads hold"):
         st.caption("JSON: the whole report, as `python -m model_utils analyze --json` writes it. "
                    + csv_columns(report))
+
+
+def sweep_downloads_ui(document: dict, document_json: str, stem: str) -> None:
+    """A context-length sweep as its JSON (as the file holds it, or as the run made it) and as CSV, one row per
+    bucket and temperature or schedule, with the CSV's columns explained."""
+    left, right = st.columns(2)
+    left.download_button("Download the sweep (JSON)", document_json, file_name=f"{stem}.json",
+                         mime="application/json", key=f"{stem}_json")
+    right.download_button("Download loss and statistics by bucket (CSV)", rows_csv(sweep_rows(document)),
+                          file_name=f"{stem}.csv", mime="text/csv", key=f"{stem}_csv")
+    with st.expander("What the downloads hold"):
+        named = "; ".join(f"`{name}`: {STATISTIC_LABELS[name]}" for name in STATISTICS)
+        st.caption("JSON: the whole sweep, as `python -m model_utils sweep --json` writes it. CSV: one row per bucket "
+                   "and temperature or schedule: `bucket_start`, `bucket_stop` (the bucket holds the query positions "
+                   "start to stop - 1), `label`, `temperature` (empty for a schedule), `schedule`, `nll` (mean "
+                   "next-token NLL over the bucket's positions), then each statistic as the mean over layers and "
+                   f"heads of its mean over the bucket's queries (geometric for top_ratio): {named}.")
