@@ -63,3 +63,46 @@ def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[Temp
 def cached_answer_token(model_name: str, prompt: str, answer: str) -> tuple[int, str]:
     """Id and text of the first token of `answer` after `prompt` (model_utils.analysis.answer_token)."""
     return answer_token(cached_model(model_name), prompt, answer)
+
+
+# --- the context-length page ------------------------------------------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
+def cached_json_file(path: str, modified: float) -> dict:
+    """A committed result (a sweep document or a corpus summary), parsed. Keyed by the file's modification time too,
+    so a file replaced on disk is read again."""
+    import json
+    from pathlib import Path
+
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+@st.cache_data(show_spinner=False, max_entries=4, max_size="256mb", ttl=3600)
+def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], max_tokens: int,
+                 bucket_size: int, window: int, beyond_trained: bool, source: str) -> dict:
+    """A context-length sweep document (model_utils.sweep.sweep): one in-model pass per temperature or schedule.
+    The progress bar appears with the first pass that runs (a refused or fully cached sweep draws none) and says
+    which pass and which layer it is at."""
+    from components import settings
+    from model_utils.sweep import SweepSettings, sweep
+
+    loaded = cached_model(model_name)
+    passes, bar, current = len(temperatures), [], {"index": 0, "label": ""}
+
+    def on_start(label: str, index: int) -> None:
+        current.update(index=index, label=label)
+        if not bar:
+            bar.append(st.progress(0.0))
+        bar[0].progress(index / passes, text=f"Pass {index + 1} of {passes}: {label}")
+
+    def on_layer(fraction: float, message: str) -> None:
+        bar[0].progress(min(1.0, (current["index"] + fraction) / passes),
+                        text=f"Pass {current['index'] + 1} of {passes}: {current['label']}, {message}")
+
+    document = sweep(loaded, text, [_spec(t) for t in temperatures],
+                     SweepSettings(max_tokens, bucket_size, window=window, beyond_trained=beyond_trained),
+                     source=source, cache_dir=settings.SWEEP_PASSES, on_start=on_start, progress=on_layer)
+    for element in bar:
+        element.empty()
+    return document
