@@ -15,6 +15,8 @@ PAGES = [
             url_path="collapse"),
     st.Page("components/pages/length_schedules.py", title="Length schedules", icon=":material/straighten:",
             url_path="schedules"),
+    st.Page("components/pages/context_length.py", title="Context length", icon=":material/timeline:",
+            url_path="context"),
 ]
 
 page = st.navigation(PAGES)

@@ -10,9 +10,9 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
-PAGES = ("softmax_lab", "attention_maps", "collapse_inspector", "length_schedules")
+PAGES = ("softmax_lab", "attention_maps", "collapse_inspector", "length_schedules", "context_length")
 TITLES = {"softmax_lab": "Softmax lab", "attention_maps": "Attention maps", "collapse_inspector": "Collapse inspector",
-          "length_schedules": "Length schedules"}
+          "length_schedules": "Length schedules", "context_length": "Context length"}
 
 
 def open_app(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:

@@ -1,5 +1,7 @@
 """Shared fixtures: the tiny random model (fast, built in code) and the bundled model (slow: converted once)."""
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -17,11 +19,33 @@ def tiny():
     return load_model("tiny-random")
 
 
+@pytest.fixture(scope="session")
+def tiny_sweep_file(tmp_path_factory) -> Path:
+    """A context-length sweep of the tiny model in the committed sweep's format, written once per session by the
+    command line: 2,048 tokens of the built-in text (twice its trained length of 1,024), buckets of 256, three
+    temperatures and the five schedules anchored at the trained length."""
+    from model_utils.__main__ import main
+
+    folder = tmp_path_factory.mktemp("sweep")
+    path = folder / "tiny-2k.json"
+    status = main(["sweep", "--model", "tiny-random", "--builtin", "long", "--max-tokens", "2048", "--beyond-trained",
+                   "--bucket-size", "256", "--temperatures", "0.8", "1", "1.25", "--schedule", "all:trained",
+                   "--json", str(path), "--cache-dir", str(folder / "passes")])
+    assert status == 0 and path.is_file()
+    return path
+
+
 @pytest.fixture
-def tiny_env(monkeypatch):
-    """The app's environment for AppTest: the tiny model, and no operator model list."""
+def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
+    """The app's environment for AppTest: the tiny model, no operator model list, the tiny model's sweep as the
+    context-length page's committed sweep, no corpus summary, and the page's own sweeps kept in a fresh folder."""
+    from components import settings
+
     monkeypatch.setenv("ATTN_MODEL", "tiny-random")
     monkeypatch.delenv("ATTN_MODELS", raising=False)
+    monkeypatch.setattr(settings, "CONTEXT_SWEEP", tiny_sweep_file)
+    monkeypatch.setattr(settings, "CORPUS_SUMMARY", tmp_path / "no-summary.json")
+    monkeypatch.setattr(settings, "SWEEP_PASSES", tmp_path / "passes")
     return monkeypatch
 
 

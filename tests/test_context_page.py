@@ -1,0 +1,385 @@
+"""The context-length page: what it draws from a committed sweep on opening (no model run, in under 3 s), its verdict
+taken from model_utils.findings, a run of its own on the tiny model, bad requests as error lines, the corpus view,
+and the pure pieces it reads documents with (components/sweep_data.py, captions).
+
+The committed sweep is the tiny model's, written once per session by the command line (conftest.tiny_sweep_file,
+through the tiny_env fixture); the corpus summary in tests/data was written by the tuner (`python -m model_utils
+tune`, branch tune) on the tiny model. The bundled model's committed sweep is checked too when it is there.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import components.cache
+import model_utils.sweep
+from components import captions, settings, sweep_data
+from components.cache import cached_sweep
+from components.downloads import rows_csv
+from components.text import plain
+from model_utils import Schedule
+from model_utils.findings import context_verdict
+from model_utils.metrics import STATISTICS
+from model_utils.sweep import SweepSettings, sweep
+from model_utils.texts import builtin_text
+from tests.apptest import APP, array, assert_clean, chart, charts, traces
+
+PAGE = "components/pages/context_length.py"
+SUMMARY = Path(__file__).resolve().parent / "data" / "tiny-tune-summary.json"
+COMMITTED = settings.ASSETS / "sweeps" / "bundled-16k.json"
+OPEN_SECONDS = 3.0  # issue 8: the page opens on the committed result in under 3 s
+POSITION_CHARTS = ("context_nll", "context_best", "context_statistic_chart", "context_distance")
+
+
+@pytest.fixture(scope="module")
+def document(tiny_sweep_file) -> dict:
+    return json.loads(tiny_sweep_file.read_text())
+
+
+@pytest.fixture
+def runs(tiny_env):
+    """Counts what runs the model: sweeps started and model passes computed (model_utils.sweep calls analyze once
+    per temperature or schedule it does not find in its pass cache)."""
+    cached_sweep.clear()
+    counted = {"sweeps": 0, "passes": 0}
+    real_sweep, real_analyze = model_utils.sweep.sweep, model_utils.sweep.analyze
+
+    def counting_sweep(*args, **kwargs):
+        counted["sweeps"] += 1
+        return real_sweep(*args, **kwargs)
+
+    def counting_analyze(*args, **kwargs):
+        counted["passes"] += 1
+        return real_analyze(*args, **kwargs)
+
+    tiny_env.setattr(model_utils.sweep, "sweep", counting_sweep)
+    tiny_env.setattr(model_utils.sweep, "analyze", counting_analyze)
+    tiny_env.setattr(components.cache, "analyze", counting_analyze)
+    return counted
+
+
+def open_page(query: dict[str, str] | None = None) -> tuple[AppTest, float]:
+    """The app opened straight on the page (with `query` in the link), and the seconds its first run took."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()  # the app's first run draws its default page; a link to the page lands there after it
+    at.switch_page(PAGE)
+    started = time.perf_counter()
+    at.run()
+    return at, time.perf_counter() - started
+
+
+def verdict_lines(at: AppTest) -> list[str]:
+    shown = [m.value for m in at.markdown if m.value.startswith("**What this sweep measured")]
+    assert len(shown) == 1, [m.value[:80] for m in at.markdown]
+    return [line.removeprefix("- ") for line in shown[0].splitlines()[1:]]
+
+
+def trained_line_positions(figure: dict) -> list[float]:
+    return [shape["x0"] for shape in figure["layout"].get("shapes", []) if shape.get("line", {}).get("dash") == "dash"]
+
+
+def submit(at: AppTest, *, builtin: bool = True, text: str = "", tokens: int = 1536, bucket: int = 256,
+           schedules: tuple[str, ...] = (), beyond: bool = True) -> AppTest:
+    at.checkbox(key="context_builtin").set_value(builtin)
+    at.text_area(key="context_text").set_value(text)
+    at.number_input(key="context_tokens").set_value(tokens)
+    at.number_input(key="context_bucket").set_value(bucket)
+    at.multiselect(key="context_schedules").set_value(list(schedules))
+    at.checkbox(key="context_beyond").set_value(beyond)
+    at.button(key="context_run").click()
+    return at.run()
+
+
+# --- opening on the committed sweep ---------------------------------------------------------------------------
+
+
+def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, document):
+    at, seconds = open_page()
+    assert_clean(at)
+    assert seconds < OPEN_SECONDS, f"the page took {seconds:.2f} s to open"
+    assert runs == {"sweeps": 0, "passes": 0}, "opening the page must not run the model"
+    assert [title.value for title in at.title] == ["Context length"]
+    # every chart is there and every position chart draws the trained length
+    for key in POSITION_CHARTS:
+        assert trained_line_positions(chart(at, key)) == [1024] * (2 if key == "context_distance" else 1), key
+    assert "context_view" not in [radio.key for radio in at.radio]  # nothing to choose between before a run
+    # the verdict is findings.context_verdict's, word for word (escaped for markdown)
+    verdict = context_verdict(document)
+    assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+    # the charts draw the document's numbers
+    nll = traces(chart(at, "context_nll"), "scatter")
+    assert [trace["name"] for trace in nll] == [result["label"] for result in document["results"]]
+    for trace, result in zip(nll, document["results"], strict=True):
+        np.testing.assert_allclose(array(trace["y"]).astype(float), result["nll"])
+    best = traces(chart(at, "context_best"), "scatter")[0]
+    np.testing.assert_array_equal(array(best["y"]), [entry["temperature"] for entry in document["best"]])
+    caption = next(c.value for c in at.caption if c.value.startswith("tiny\\-random on 2,048 tokens"))
+    assert "trained length 1,024" in caption and "8 buckets" in caption
+
+    at.selectbox(key="context_layer").set_value(2).run()  # a re-draw never runs the model either
+    at.selectbox(key="context_statistic").set_value("sink_mass").run()
+    assert_clean(at)
+    assert runs == {"sweeps": 0, "passes": 0}
+
+
+def test_the_view_is_in_the_link(tiny_env, document):
+    at, _ = open_page({"layer": "1", "statistic": "distant_mass", "compare": "T=0.8"})
+    assert_clean(at)
+    assert at.selectbox(key="context_layer").value == 1
+    assert at.selectbox(key="context_statistic").value == "distant_mass"
+    assert at.selectbox(key="context_compare").value == "T=0.8"
+    drawn = [array(trace["y"]).astype(float) for trace in traces(chart(at, "context_statistic_chart"), "scatter")]
+    for series, result in zip(drawn, document["results"], strict=True):
+        expected = np.asarray(result["heads"]["distant_mass"])[:, 1].mean(axis=1)  # layer 1, mean of its heads
+        np.testing.assert_allclose(series, expected, rtol=1e-6)
+    titles = [a["text"] for a in chart(at, "context_distance")["layout"]["annotations"]]
+    assert titles[:2] == ["T=1", "T=0.8"]
+
+    at.selectbox(key="context_layer").set_value("mean of layers").run()
+    at.selectbox(key="context_compare").set_value("logn (base=1024)").run()
+    assert_clean(at)
+    assert "layer" not in at.query_params  # the default view leaves the link
+    assert at.query_params["compare"] == "logn (base=1024)"
+    assert at.query_params["statistic"] == "distant_mass"
+
+
+def test_a_mangled_link_falls_back_to_the_default_view(tiny_env):
+    at, _ = open_page({"layer": "99", "statistic": "nonsense", "compare": "T=7"})
+    assert_clean(at)
+    assert at.selectbox(key="context_layer").value == "mean of layers"
+    assert at.selectbox(key="context_statistic").value == "normalized_entropy"
+    assert at.selectbox(key="context_compare").value == "T=1.25"  # the best T of the last bucket
+
+
+def test_without_a_committed_sweep_the_page_says_where_it_would_be(tiny_env, tmp_path, runs):
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "missing.json")
+    at, _ = open_page()
+    assert_clean(at)
+    assert any("There is no committed sweep at" in info.value and "make sweep" in info.value for info in at.info)
+    assert not at.get("plotly_chart") and runs["passes"] == 0
+
+
+@pytest.mark.skipif(not COMMITTED.is_file(), reason=f"{COMMITTED} is not committed yet (make sweep writes it)")
+def test_the_committed_bundled_sweep_loads_and_renders_in_time(tiny_env, runs):
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", COMMITTED)
+    document = json.loads(COMMITTED.read_text())
+    at, seconds = open_page()
+    assert_clean(at)
+    assert seconds < OPEN_SECONDS, f"the page took {seconds:.2f} s to open on {COMMITTED.name}"
+    assert runs == {"sweeps": 0, "passes": 0}
+    for key in POSITION_CHARTS:
+        assert set(trained_line_positions(chart(at, key))) == {document["trained_length"]}, key
+    verdict = context_verdict(document)
+    if verdict is not None:
+        assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+
+
+# --- a run of its own -----------------------------------------------------------------------------------------
+
+
+def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1, 1.25").run()
+    progress = []
+    real_progress = components.cache.st.progress
+
+    def recording_progress(value, text=None):
+        bar = real_progress(value, text=text)
+        progress.append(text)
+        real_update = bar.progress
+        bar.progress = lambda value, text=None: progress.append(text) or real_update(value, text=text)
+        return bar
+
+    runs_before = dict(runs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(components.cache.st, "progress", recording_progress)
+        submit(at, tokens=1536, schedules=("logn",))
+    assert_clean(at)
+    assert runs["sweeps"] == runs_before["sweeps"] + 1 and runs["passes"] == 4  # 3 temperatures and one schedule
+    passes = [text for text in progress if text and text.startswith("Pass ")]  # (the model load has a bar too)
+    assert passes[0] == "Pass 1 of 4: T=0.8"
+    assert any(text.startswith("Pass 4 of 4: logn (base=1024), Layer 3 of 3") for text in passes), passes
+    assert at.radio(key="context_view").value == "your run"
+    expected = sweep(tiny, builtin_text("long"), [0.8, 1.0, 1.25, Schedule("logn", 1024.0)],
+                     SweepSettings(1536, 256, window=32, beyond_trained=True), cache_dir=settings.SWEEP_PASSES)
+    assert runs["passes"] == 4  # the same passes, from the page's pass cache: the page ran what it said
+    caption = next(c.value for c in at.caption if c.value.startswith("tiny\\-random on 1,536 tokens"))
+    assert "trained length 1,024" in caption
+    for trace, result in zip(traces(chart(at, "context_nll"), "scatter"), expected["results"], strict=True):
+        assert trace["name"] == result["label"]
+        np.testing.assert_allclose(array(trace["y"]).astype(float), result["nll"])
+    assert verdict_lines(at) == [plain(sentence) for sentence in context_verdict(expected).sentences()]
+
+    at.selectbox(key="context_layer").set_value(0).run()  # a re-draw of the run: from the cache
+    assert_clean(at)
+    assert runs["passes"] == 4 and at.radio(key="context_view").value == "your run"
+
+    at.radio(key="context_view").set_value("the committed sweep").run()  # back to the committed result
+    assert_clean(at)
+    assert any(c.value.startswith("tiny\\-random on 2,048 tokens") for c in at.caption)
+
+
+def test_a_run_within_the_trained_length_says_there_is_nothing_past_it(runs):
+    at, _ = open_page()
+    submit(at, tokens=600, beyond=False)
+    assert_clean(at)
+    assert not [m for m in at.markdown if m.value.startswith("**What this sweep measured")]
+    (info,) = [info.value for info in at.info if info.value.startswith("No verdict")]
+    assert "this text ends at 600 tokens, within the trained length of 1,024" in info
+    assert runs["passes"] == 4  # the sidebar's four temperatures
+
+
+def test_a_run_whose_last_bucket_past_the_trained_length_has_no_loss_gets_a_reason_not_a_traceback(runs):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1").run()
+    submit(at, tokens=1025)  # positions 1,024.. hold only the last token, which has nothing to predict
+    assert_clean(at)
+    (info,) = [info.value for info in at.info if info.value.startswith("No verdict")]
+    assert "positions 1,024 to 1,024 past the trained length holds only the text's last token" in info
+
+
+@pytest.mark.parametrize(("request_kwargs", "temperatures", "message"), [
+    ({"bucket": 0}, None, "bucket_size must be >= 1, got 0"),
+    ({"tokens": 2048, "beyond": False}, None,
+     "the text runs to 2,048 tokens (or more), past the model's trained length of 1,024"),
+    ({"tokens": 8192, "schedules": ("yarn", "qwen-logn", "llama4", "ssmax", "logn")}, "0.8, 1, 1.25",
+     "This server runs at most {work:,} tokens x passes per request, and this sweep asks for 8,192 tokens x 8 passes "
+     "(3 temperatures + 5 schedules)"),
+    ({}, "0.5, 2", "The sweep compares every temperature with T = 1, and the sidebar's temperatures (0.5, 2) do not "
+                   "include it: add 1 to them."),
+    ({"builtin": False, "text": "   "}, None, "the text is empty"),
+    ({"tokens": 600, "schedules": ("yarn",), "beyond": False}, None,
+     "YaRN anchored at the trained length (yarn:trained) scales the context by tokens / trained length = 600 / 1024"),
+])
+def test_bad_requests_are_error_lines_before_any_pass_and_the_committed_view_stays(runs, request_kwargs, temperatures,
+                                                                                   message):
+    at, _ = open_page()
+    if temperatures is not None:
+        at.text_input(key="temperatures").set_value(temperatures).run()
+    submit(at, **request_kwargs)
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [error.value for error in at.error]
+    assert len(errors) == 1 and plain(message.format(work=settings.MAX_WORK)) in errors[0], errors
+    assert runs["passes"] == 0, "a refused sweep must not run the model"
+    assert set(POSITION_CHARTS) <= {key.rsplit("-", 1)[-1] for key in charts(at)}  # the committed view stays
+    assert "context_view" not in [radio.key for radio in at.radio]
+
+
+def test_over_budget_refusal_names_the_most_tokens_that_fit(runs):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1, 1.25").run()
+    submit(at, tokens=8192, schedules=("yarn", "qwen-logn", "llama4", "ssmax", "logn"))
+    assert plain(f"Ask for at most {settings.MAX_WORK // 8:,} tokens") in at.error[0].value
+
+
+# --- the corpus view ------------------------------------------------------------------------------------------
+
+
+def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs):
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", SUMMARY)
+    summary = json.loads(SUMMARY.read_text())
+    at, seconds = open_page()
+    assert_clean(at)
+    assert seconds < OPEN_SECONDS and runs["passes"] == 0
+    nll = chart(at, "context_corpus_nll")
+    lines = [trace for trace in traces(nll, "scatter") if trace.get("mode") == "lines+markers"]
+    bands = [trace for trace in traces(nll, "scatter") if trace.get("fill") == "tonexty"]
+    assert [trace["name"] for trace in lines] == [result["label"] for result in summary["results"]]
+    assert len(bands) == 3  # one band per constant temperature; the schedules are lines only
+    for line, result in zip(lines, summary["results"], strict=True):
+        np.testing.assert_allclose(array(line["y"]).astype(float), result["nll"])
+    best = traces(chart(at, "context_corpus_best"), "scatter")[0]
+    np.testing.assert_array_equal(array(best["y"]), [entry["temperature"] for entry in summary["best"]])
+    np.testing.assert_allclose(array(best["error_y"]["arrayminus"]),
+                               [entry["temperature"] - entry["temperature_interval"][0] for entry in summary["best"]])
+    # the summary does not record the trained length (the tuner ran with the model's own): the tiny sweep's is used
+    assert trained_line_positions(nll) == [1024]
+    caption = next(c.value for c in at.caption if c.value.startswith("Corpus\\:"))
+    assert "4 documents \\(2,048 tokens each, 8,192 in all\\)" in caption and "documents resampled" in caption
+
+
+def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny_env, tmp_path):
+    summary = json.loads(SUMMARY.read_text()) | {"model": "another-model"}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", path)
+    at, _ = open_page()
+    assert_clean(at)
+    assert trained_line_positions(chart(at, "context_corpus_nll")) == []
+    assert any("does not record the trained length" in c.value for c in at.caption)
+
+
+# --- the pure pieces ------------------------------------------------------------------------------------------
+
+
+def test_statistics_by_bucket_are_means_of_heads_and_geometric_for_the_ratio(document):
+    result = document["results"][1]
+    heads = {name: np.asarray(result["heads"][name]) for name in STATISTICS}  # [bucket, layer, head]
+    np.testing.assert_allclose(sweep_data.statistic_by_bucket(result, "sink_mass"),
+                               heads["sink_mass"].mean(axis=(1, 2)))
+    np.testing.assert_allclose(sweep_data.statistic_by_bucket(result, "entropy", layer=2),
+                               heads["entropy"][:, 2].mean(axis=1))
+    ratio = sweep_data.statistic_by_bucket(result, "top_ratio")
+    np.testing.assert_allclose(ratio, np.exp(np.log(heads["top_ratio"]).mean(axis=(1, 2))))
+    assert np.all(ratio <= heads["top_ratio"].mean(axis=(1, 2)))  # a geometric mean never exceeds the mean
+    masses = sum(sweep_data.statistic_by_bucket(result, part) for part in ("sink_mass", "recent_mass",
+                                                                             "distant_mass"))
+    np.testing.assert_allclose(masses, 1.0, atol=1e-4)  # they add up to 1 (rounded to 5 decimals in the file)
+
+
+def test_distance_profile_by_bucket_is_the_layer_mean_or_one_layer(document):
+    result = document["results"][0]
+    layers = np.asarray(result["distance_profile_layers"])
+    np.testing.assert_allclose(sweep_data.distance_by_bucket(result), layers.mean(axis=1), atol=2e-6)
+    np.testing.assert_array_equal(sweep_data.distance_by_bucket(result, 1), layers[:, 1])
+
+
+def test_csv_rows_are_one_per_bucket_and_result(document):
+    rows = sweep_data.sweep_rows(document)
+    assert len(rows) == len(document["buckets"]) * len(document["results"])
+    first = rows[len(document["results"]) + 1]  # bucket 1, the second result (T = 1)
+    assert (first["bucket_start"], first["bucket_stop"], first["label"]) == (256, 512, "T=1")
+    assert first["nll"] == document["results"][1]["nll"][1]
+    text = rows_csv(rows)
+    header = text.splitlines()[0].split(",")
+    assert header == ["bucket_start", "bucket_stop", "label", "temperature", "schedule", "nll", *STATISTICS]
+    assert len(text.strip().splitlines()) == len(rows) + 1
+
+
+def test_identical_results_are_found_from_the_numbers(document):
+    # anchored at the same length, SSMax (s = 1 / ln L) is exactly log-n with base L: identical passes
+    assert sweep_data.identical_results(document["results"]) == [["ssmax (train_length=1024)", "logn (base=1024)"]]
+    assert captions.identical_lines([["a", "b"], ["c", "d", "e"]]) == (
+        "Identical numbers, so one line hides the other: a and b; c, d and e.")
+    assert captions.identical_lines([]) is None
+
+
+def test_default_comparison_and_the_trained_length_of_a_summary(document):
+    assert sweep_data.default_comparison(document) == "T=1.25"  # the best T of the last bucket
+    summary = json.loads(SUMMARY.read_text())
+    assert summary["settings"]["trained_length"] is None
+    assert sweep_data.corpus_trained_length(summary, [None, document]) == 1024
+    assert sweep_data.corpus_trained_length(summary) is None
+    summary["settings"]["trained_length"] = 512
+    assert sweep_data.corpus_trained_length(summary, [document]) == 512
+
+
+def test_budget_and_no_verdict_wording_follow_the_numbers(document):
+    assert captions.sweep_over_budget(2048, 3, 5, 16384) is None  # exactly the budget
+    refusal = captions.sweep_over_budget(2049, 3, 5, 16384)
+    assert "2,049 tokens x 8 passes (3 temperatures + 5 schedules) = 16,392" in refusal
+    assert refusal.endswith("Ask for at most 2,048 tokens, or fewer temperatures or schedules.")
+    assert "1 temperature + 0 schedules" in captions.sweep_over_budget(20000, 1, 0, 16384)
+    short = document | {"n_tokens": 1000, "buckets": [[1, 256], [256, 512], [512, 768], [768, 1000]]}
+    assert "ends at 1,000 tokens, within the trained length of 1,024" in captions.no_context_verdict(short)
+    wide = document | {"bucket_size": 2048, "buckets": [[1, 2048]]}
+    assert "no bucket of 2,048 positions lies wholly past the trained length" in captions.no_context_verdict(wide)
+    assert sweep_data.past_bucket_without_loss(document) is None
