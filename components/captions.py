@@ -191,7 +191,7 @@ def sweep_caption(document: dict) -> str:
             f"in-model pass with T in every layer: {document['seconds']:,.0f} s of compute."]
     run = document.get("run")
     if run:
-        said.append(f"Made by `{run['command']}` on {run['date']} ({run['machine']}).")
+        said.append(f"Made on {run['date']} ({run['machine']}) by: {run['command']}")
     return " ".join(said)
 
 
@@ -221,15 +221,20 @@ def needs_reference(temperatures: Sequence[float]) -> str:
             f"({', '.join(f'{t:g}' for t in temperatures)}) do not include it: add 1 to them.")
 
 
-def sweep_over_budget(n_tokens: int, temperatures: int, schedules: int, max_work: int) -> str | None:
-    """The refusal of a sweep whose tokens x passes exceed the server's budget (None when it fits)."""
+def sweep_over_budget(n_tokens: int, temperatures: int, schedules: int, max_work: int,
+                      trained_length: int | None = None) -> str | None:
+    """The refusal of a sweep whose tokens x passes exceed the server's budget (None when it fits), saying so when
+    the most tokens that fit cannot reach past the trained length."""
     passes = temperatures + schedules
     if n_tokens * passes <= max_work:
         return None
+    allowed = max(2, max_work // passes)
+    short = (f" That is not past the model's trained length of {trained_length:,}: with {passes} passes this server "
+             "cannot run past it." if trained_length is not None and allowed <= trained_length < n_tokens else "")
     return (f"This server runs at most {max_work:,} tokens x passes per request, and this sweep asks for {n_tokens:,} "
             f"tokens x {passes} passes ({temperatures} temperature{'s' if temperatures != 1 else ''} + {schedules} "
-            f"schedule{'s' if schedules != 1 else ''}) = {n_tokens * passes:,}. Ask for at most "
-            f"{max(2, max_work // passes):,} tokens, or fewer temperatures or schedules.")
+            f"schedule{'s' if schedules != 1 else ''}) = {n_tokens * passes:,}. Ask for at most {allowed:,} tokens, "
+            f"or fewer temperatures or schedules.{short}")
 
 
 def best_caption(document: dict) -> str:

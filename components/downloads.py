@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -48,13 +49,14 @@ def downloads_ui(report: Report, stem: str) -> None:
                    + csv_columns(report))
 
 
-def sweep_downloads_ui(document: dict, document_json: str, stem: str) -> None:
-    """A context-length sweep as its JSON (as the file holds it, or as the run made it) and as CSV, one row per
-    bucket and temperature or schedule, with the CSV's columns explained."""
+def sweep_downloads_ui(document: dict, document_json: Callable[[], str], stem: str) -> None:
+    """A context-length sweep as its JSON (`document_json`: as the file holds it, or as the run made it) and as CSV,
+    one row per bucket and temperature or schedule, with the CSV's columns explained. Both are made when clicked,
+    not on every run of the page (the committed sweep's JSON is megabytes)."""
     left, right = st.columns(2)
     left.download_button("Download the sweep (JSON)", document_json, file_name=f"{stem}.json",
                          mime="application/json", key=f"{stem}_json")
-    right.download_button("Download loss and statistics by bucket (CSV)", rows_csv(sweep_rows(document)),
+    right.download_button("Download loss and statistics by bucket (CSV)", lambda: rows_csv(sweep_rows(document)),
                           file_name=f"{stem}.csv", mime="text/csv", key=f"{stem}_csv")
     with st.expander("What the downloads hold"):
         named = "; ".join(f"`{name}`: {STATISTIC_LABELS[name]}" for name in STATISTICS)

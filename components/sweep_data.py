@@ -57,14 +57,13 @@ def n_layers(document: dict) -> int:
 def sweep_rows(document: dict) -> list[dict]:
     """One row per (bucket, temperature or schedule): the bucket's positions, the mean NLL, and each statistic as a
     mean over layers and heads (geometric for top_ratio)."""
+    means = [{name: statistic_by_bucket(result, name) for name in STATISTICS} for result in document["results"]]
     rows = []
     for index, (start, stop) in enumerate(document["buckets"]):
-        for result in document["results"]:
-            nll = result["nll"][index]
+        for result, statistics in zip(document["results"], means, strict=True):
             row = {"bucket_start": start, "bucket_stop": stop, "label": result["label"],
-                   "temperature": result["temperature"], "schedule": result["schedule"], "nll": nll}
-            row |= {name: float(statistic_by_bucket(result, name)[index]) for name in STATISTICS}
-            rows.append(row)
+                   "temperature": result["temperature"], "schedule": result["schedule"], "nll": result["nll"][index]}
+            rows.append(row | {name: float(values[index]) for name, values in statistics.items()})
     return rows
 
 

@@ -378,6 +378,11 @@ def test_budget_and_no_verdict_wording_follow_the_numbers(document):
     assert "2,049 tokens x 8 passes (3 temperatures + 5 schedules) = 16,392" in refusal
     assert refusal.endswith("Ask for at most 2,048 tokens, or fewer temperatures or schedules.")
     assert "1 temperature + 0 schedules" in captions.sweep_over_budget(20000, 1, 0, 16384)
+    # the bundled model on the default budget: 4 passes fit 4,096 tokens, short of its 8,192
+    assert captions.sweep_over_budget(16384, 4, 0, 16384, trained_length=8192).endswith(
+        "Ask for at most 4,096 tokens, or fewer temperatures or schedules. That is not past the model's trained "
+        "length of 8,192: with 4 passes this server cannot run past it.")
+    assert "cannot run past" not in captions.sweep_over_budget(4096, 8, 0, 16384, trained_length=1024)
     short = document | {"n_tokens": 1000, "buckets": [[1, 256], [256, 512], [512, 768], [768, 1000]]}
     assert "ends at 1,000 tokens, within the trained length of 1,024" in captions.no_context_verdict(short)
     wide = document | {"bucket_size": 2048, "buckets": [[1, 2048]]}

@@ -2,6 +2,7 @@
 temperatures and schedules. Opens on the committed sweep (no model run) with a corpus summary next to it when there
 is one, and runs the same sweep on a text and model of your choice."""
 
+import json
 from pathlib import Path
 
 import streamlit as st
@@ -71,7 +72,8 @@ def checked_request(text: str, source: str, max_tokens: int, bucket_size: int, n
     except (AnalysisError, ModelLoadError) as error:
         st.error(plain(error))
         return None
-    refusal = captions.sweep_over_budget(n_tokens, len(temperatures), len(schedules), settings.MAX_WORK)
+    refusal = captions.sweep_over_budget(n_tokens, len(temperatures), len(schedules), settings.MAX_WORK,
+                                         loaded.max_positions)
     if refusal is not None:
         st.error(plain(refusal))
         return None
@@ -186,11 +188,10 @@ else:
     st.caption(plain(captions.sweep_caption(document)))
     verdict_ui(document)
     if view == COMMITTED:
-        sweep_downloads_ui(document, settings.CONTEXT_SWEEP.read_text(encoding="utf-8"), "context-sweep")
+        committed_path = settings.CONTEXT_SWEEP
+        sweep_downloads_ui(document, lambda: committed_path.read_text(encoding="utf-8"), "context-sweep")
     else:
-        import json
-
-        sweep_downloads_ui(document, json.dumps(document, allow_nan=False), "context-sweep-run")
+        sweep_downloads_ui(document, lambda: json.dumps(document, allow_nan=False), "context-sweep-run")
 
 if document is not None:
     results, buckets, trained = document["results"], document["buckets"], document["trained_length"]
