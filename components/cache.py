@@ -84,6 +84,8 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
     """A context-length sweep document (model_utils.sweep.sweep): one in-model pass per temperature or schedule.
     The progress bar appears with the first pass that runs (a refused or fully cached sweep draws none) and says
     which pass and which layer it is at."""
+    import time
+
     from components import settings
     from model_utils.sweep import SweepSettings, sweep
 
@@ -92,13 +94,18 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
 
     def on_start(label: str, index: int) -> None:
         current.update(index=index, label=label)
-        if not bar:
+        if not bar:  # the first pass to run: passes before it came from the pass cache
             bar.append(st.progress(0.0))
+            current.update(started=time.perf_counter(), first=index / passes)
         bar[0].progress(index / passes, text=f"Pass {index + 1} of {passes}: {label}")
 
     def on_layer(fraction: float, message: str) -> None:
-        bar[0].progress(min(1.0, (current["index"] + fraction) / passes),
-                        text=f"Pass {current['index'] + 1} of {passes}: {current['label']}, {message}")
+        done = min(1.0, (current["index"] + fraction) / passes)
+        ran = done - current["first"]  # the share of the sweep run so far, at the speed measured since
+        left = (time.perf_counter() - current["started"]) * (1.0 - done) / ran if ran > 0 else 0.0
+        layer = message.split(" (")[0]  # "Layer 3 of 30": the engine's estimate is for this pass only
+        bar[0].progress(done, text=f"Pass {current['index'] + 1} of {passes}: {current['label']}, {layer.lower()}; "
+                                   f"about {left:.0f} s left for the sweep")
 
     document = sweep(loaded, text, [_spec(t) for t in temperatures],
                      SweepSettings(max_tokens, bucket_size, window=window, beyond_trained=beyond_trained),

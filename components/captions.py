@@ -173,7 +173,7 @@ def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
 
 
 def _labels(labels: Sequence[str]) -> str:
-    return ", ".join(labels) if labels else "none"
+    return ", ".join(labels)
 
 
 def sweep_caption(document: dict) -> str:
@@ -187,8 +187,9 @@ def sweep_caption(document: dict) -> str:
             f"{len(buckets)} buckets of query positions {buckets[0][0]:,} to {buckets[-1][1] - 1:,}, boundaries at "
             f"multiples of {document['bucket_size']:,}; recent window {document['window']} tokens.",
             f"{len(constants)} constant temperature{'s' if len(constants) != 1 else ''} ({_labels(constants)}) and "
-            f"{len(schedules)} schedule{'s' if len(schedules) != 1 else ''} ({_labels(schedules)}), each its own "
-            f"in-model pass with T in every layer: {document['seconds']:,.0f} s of compute."]
+            + (f"{len(schedules)} schedule{'s' if len(schedules) != 1 else ''} ({_labels(schedules)})" if schedules
+               else "no schedule")
+            + f", each its own in-model pass with T in every layer: {document['seconds']:,.0f} s of compute."]
     run = document.get("run")
     if run:
         said.append(f"Made on {run['date']} ({run['machine']}) by: {run['command']}")

@@ -206,7 +206,8 @@ def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
     assert runs["sweeps"] == runs_before["sweeps"] + 1 and runs["passes"] == 4  # 3 temperatures and one schedule
     passes = [text for text in progress if text and text.startswith("Pass ")]  # (the model load has a bar too)
     assert passes[0] == "Pass 1 of 4: T=0.8"
-    assert any(text.startswith("Pass 4 of 4: logn (base=1024), Layer 3 of 3") for text in passes), passes
+    assert any(text.startswith("Pass 4 of 4: logn (base=1024), layer 3 of 3; about ") and
+               text.endswith(" s left for the sweep") for text in passes), passes
     assert at.radio(key="context_view").value == "your run"
     expected = sweep(tiny, builtin_text("long"), [0.8, 1.0, 1.25, Schedule("logn", 1024.0)],
                      SweepSettings(1536, 256, window=32, beyond_trained=True), cache_dir=settings.SWEEP_PASSES)
@@ -235,6 +236,8 @@ def test_a_run_within_the_trained_length_says_there_is_nothing_past_it(runs):
     (info,) = [info.value for info in at.info if info.value.startswith("No verdict")]
     assert "this text ends at 600 tokens, within the trained length of 1,024" in info
     assert runs["passes"] == 4  # the sidebar's four temperatures
+    assert any("4 constant temperatures (T=0.5, T=1, T=1.5, T=2) and no schedule, each its own" in c.value.replace(
+        "\\", "") for c in at.caption)
 
 
 def test_a_run_whose_last_bucket_past_the_trained_length_has_no_loss_gets_a_reason_not_a_traceback(runs):
