@@ -247,6 +247,9 @@ def best_caption(document: dict) -> str:
             "temperatures tried can be best: the ticks on the y axis.")
 
 
+CORPUS_NAMES = 8  # documents named in the corpus caption; more are counted
+
+
 def corpus_caption(summary: dict, trained_length: int | None) -> str:
     """Which documents and tokens a corpus summary covers, and how its intervals were made."""
     corpus = summary["corpus"]
@@ -255,10 +258,13 @@ def corpus_caption(summary: dict, trained_length: int | None) -> str:
     boot = summary["bootstrap"]
     line = ("the dashed line is the trained length" if trained_length is not None else
             "the summary does not record the trained length, so no line is drawn")
-    return (f"Corpus: {corpus['documents']} documents ({each}, {sum(tokens):,} in all) from {corpus['source']}; "
-            f"model {summary['model']}; {len(summary['results'])} passes per document. Mean NLL pooled over the "
-            f"documents' positions in each bucket, with {boot['confidence']:.0%} intervals over {boot['resamples']:,} "
-            f"resamples ({boot['method']}); {line}.")
+    names = [entry["name"] for entry in corpus.get("list", [])]
+    listed = ", ".join(names[:CORPUS_NAMES]) + (f" and {len(names) - CORPUS_NAMES:,} more"
+                                               if len(names) > CORPUS_NAMES else "")
+    return (f"Corpus: {corpus['documents']} documents ({each}, {sum(tokens):,} in all) from {corpus['source']}"
+            + (f" ({listed})" if names else "") + f"; model {summary['model']}; {len(summary['results'])} passes "
+            f"per document. Mean NLL pooled over the documents' positions in each bucket, with "
+            f"{boot['confidence']:.0%} intervals over {boot['resamples']:,} resamples ({boot['method']}); {line}.")
 
 
 def position_caption(layer: int | None, statistic: str) -> str:

@@ -307,6 +307,7 @@ def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs):
     assert trained_line_positions(nll) == [1024]
     caption = next(c.value for c in at.caption if c.value.startswith("Corpus\\:"))
     assert "4 documents \\(2,048 tokens each, 8,192 in all\\)" in caption and "documents resampled" in caption
+    assert plain("(builtin assert..comparisons, builtin compound..customization,") in caption
 
 
 def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny_env, tmp_path):
@@ -373,6 +374,13 @@ def test_default_comparison_and_the_trained_length_of_a_summary(document):
     assert sweep_data.corpus_trained_length(summary) is None
     summary["settings"]["trained_length"] = 512
     assert sweep_data.corpus_trained_length(summary, [document]) == 512
+
+
+def test_a_large_corpus_is_counted_not_listed():
+    summary = json.loads(SUMMARY.read_text())
+    summary["corpus"]["list"] = [{"name": f"doc {i}", "sha256": "", "n_tokens": 2048} for i in range(20)]
+    caption = captions.corpus_caption(summary, 1024)
+    assert "(doc 0, doc 1, doc 2, doc 3, doc 4, doc 5, doc 6, doc 7 and 12 more)" in caption
 
 
 def test_budget_and_no_verdict_wording_follow_the_numbers(document):
