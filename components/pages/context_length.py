@@ -81,41 +81,46 @@ def checked_request(text: str, source: str, max_tokens: int, bucket_size: int, n
     return choices.model, text, keys, max_tokens, bucket_size, choices.window, beyond, source
 
 
-def run_form() -> dict | None:
-    """The form that runs the sweep on your text; the document of the last run that succeeded, if any."""
+def form_ui() -> dict | None:
+    """The form's widgets; once submitted, what was asked for (the arguments of checked_request), else None."""
     choices = sidebar_choices()
     shown = ", ".join(f"{t:g}" for t in choices.temperatures) if choices.temperatures else "not valid"
+    with st.form("context_form"):
+        st.caption(f"Model {plain(choices.model)} and temperatures {shown} from the sidebar (1 must be among them), "
+                   f"recent window {choices.window}. Each temperature and schedule runs as its own in-model pass with "
+                   "T in every layer (the sidebar's mode does not apply). This server runs at most "
+                   f"{settings.MAX_WORK:,} tokens x passes per request.")
+        builtin = st.checkbox("Use the built-in long text (Python's own documentation)", value=True,
+                              key="context_builtin")
+        text = st.text_area("Your text (used when the box above is not ticked)", key="context_text",
+                            max_chars=settings.MAX_TEXT_CHARS, height=110)
+        tokens_column, bucket_column = st.columns(2)
+        max_tokens = tokens_column.number_input("Tokens (a longer text is cut)", min_value=2,
+                                                max_value=settings.MAX_WORK, value=2048, step=256,
+                                                key="context_tokens")
+        bucket_size = bucket_column.number_input("Bucket size (query positions)", min_value=0, value=256, step=64,
+                                                 key="context_bucket", help="Boundaries at multiples of it, so a "
+                                                 "trained length it divides falls on a boundary.")
+        names = st.multiselect("Schedules, anchored at the model's trained length", list(SCHEDULES),
+                               key="context_schedules", help="Each published schedule with its knob at the trained "
+                               "length (YaRN: the scale tokens / trained length); see the Length schedules page.")
+        beyond = st.checkbox("Run past the trained length", key="context_beyond",
+                             help="The model is refused a text longer than its trained length unless this is "
+                                  "ticked: past it, the model runs on positions it was not trained on.")
+        if not st.form_submit_button("Run the sweep", key="context_run", type="primary"):
+            return None
+    return {"text": builtin_text("long") if builtin else text, "source": BUILTIN_SOURCE if builtin else "your text",
+            "max_tokens": int(max_tokens), "bucket_size": int(bucket_size), "names": list(names),
+            "beyond": bool(beyond)}
+
+
+def your_run() -> dict | None:
+    """The form, and the document of the last sweep it ran that succeeded (from the cache on a re-draw), if any."""
     with st.expander("Run the sweep on your own text and model", expanded="context_request" in st.session_state):
-        with st.form("context_form"):
-            st.caption(f"Model {plain(choices.model)} and temperatures {shown} from the sidebar (1 must be among "
-                       f"them), recent window {choices.window}. Each temperature and schedule runs as its own "
-                       "in-model pass with T in every layer (the sidebar's mode does not apply). This server runs at "
-                       f"most {settings.MAX_WORK:,} tokens x passes per request.")
-            builtin = st.checkbox("Use the built-in long text (Python's own documentation)", value=True,
-                                  key="context_builtin")
-            text = st.text_area("Your text (used when the box above is not ticked)", key="context_text",
-                                max_chars=settings.MAX_TEXT_CHARS, height=110)
-            tokens_column, bucket_column = st.columns(2)
-            max_tokens = tokens_column.number_input("Tokens (a longer text is cut)", min_value=2,
-                                                    max_value=settings.MAX_WORK, value=2048, step=256,
-                                                    key="context_tokens")
-            bucket_size = bucket_column.number_input("Bucket size (query positions)", min_value=0, value=256,
-                                                     step=64, key="context_bucket",
-                                                     help="Boundaries at multiples of it, so a trained length it "
-                                                          "divides falls on a boundary.")
-            names = st.multiselect("Schedules, anchored at the model's trained length", list(SCHEDULES),
-                                   key="context_schedules",
-                                   help="Each published schedule with its knob at the trained length (YaRN: the "
-                                        "scale tokens / trained length); see the Length schedules page.")
-            beyond = st.checkbox("Run past the trained length", key="context_beyond",
-                                 help="The model is refused a text longer than its trained length unless this is "
-                                      "ticked: past it, the model runs on positions it was not trained on.")
-            submitted = st.form_submit_button("Run the sweep", key="context_run", type="primary")
-        if submitted:
-            request = checked_request(builtin_text("long") if builtin else text,
-                                      BUILTIN_SOURCE if builtin else "your text", int(max_tokens), int(bucket_size),
-                                      list(names), bool(beyond))
-            st.session_state.pop("context_request", None)
+        submission = form_ui()
+        if submission is not None:
+            st.session_state.pop("context_request", None)  # a refused request shows its error, not an older run
+            request = checked_request(**submission)
             if request is None:
                 return None
             st.session_state["context_request"] = request
@@ -170,7 +175,7 @@ st.markdown(
     "sweep, with no model run; the form below runs one on your text."
 )
 
-yours = run_form()
+yours = your_run()
 committed = read_committed(settings.CONTEXT_SWEEP)
 summary = read_committed(settings.CORPUS_SUMMARY)
 views = [view for view, document in ((COMMITTED, committed), (YOURS, yours)) if document is not None]
