@@ -165,16 +165,31 @@ def best_per_bucket(records: list[dict], buckets: list[list[int]], seed: int = 0
 PER_DOCUMENT = ("n_tokens", "trained_length", "q_start", "buckets", "position_nll")
 
 
-def sweep_document(loaded: LoadedModel, records: list[dict], settings: SweepSettings, text: str, source: str
-                   ) -> dict:
-    """The sweep's JSON: settings, one entry per temperature or schedule, and the best temperature per bucket."""
+def multiplier_ranges(spec: float | Schedule, n_tokens: int, trained_length: int, q_start: int) -> dict:
+    """Smallest and largest logit multiplier of a spec over the measured queries inside the trained context and
+    past it (None where the text has no such query)."""
+    values = spec.multipliers(n_tokens) if isinstance(spec, Schedule) else np.full(n_tokens, 1.0 / spec)
+
+    def span(part: np.ndarray) -> list[float] | None:
+        return [round(float(part.min()), 6), round(float(part.max()), 6)] if len(part) else None
+
+    return {"trained_context": span(values[q_start:trained_length]), "past": span(values[trained_length:])}
+
+
+def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[float | Schedule],
+                   settings: SweepSettings, text: str, source: str) -> dict:
+    """The sweep's JSON: settings, one entry per temperature or schedule (with its multiplier range inside and
+    past the trained length), and the best temperature per bucket."""
     first = records[0]
+    n_tokens, trained, q_start = first["n_tokens"], first["trained_length"], first["q_start"]
     document = {
         "model": loaded.name, "model_facts": loaded.facts(), "text_source": source, "text_sha256": text_digest(text),
         "n_tokens": first["n_tokens"], "trained_length": first["trained_length"],
         "beyond_trained": settings.beyond_trained, "bucket_size": settings.bucket_size, "q_start": first["q_start"],
         "window": settings.window, "buckets": first["buckets"], "distance_bins": first["distance_bins"],
-        "results": [{key: value for key, value in record.items() if key not in PER_DOCUMENT} for record in records],
+        "results": [{key: value for key, value in record.items() if key not in PER_DOCUMENT}
+                    | {"multipliers": multiplier_ranges(spec, n_tokens, trained, q_start)}
+                    for record, spec in zip(records, specs, strict=True)],
         "best": best_per_bucket(records, first["buckets"]),
         "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "block": BOOTSTRAP_BLOCK, "confidence": CONFIDENCE,
                       "method": "moving-block bootstrap over the positions of each bucket"},
@@ -192,4 +207,4 @@ def sweep(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule], set
     """Check, run (or read from the cache) every pass, and assemble the sweep document."""
     check_sweep(loaded, text, specs, settings)
     records = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
-    return sweep_document(loaded, records, settings, text, source)
+    return sweep_document(loaded, records, specs, settings, text, source)
