@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from model_utils.analysis import AnalysisError, Report, analyze, check_length, tokenize, validate
+from model_utils.analysis import AnalysisError, Report, Request, analyze, check_length, tokenize, validate
 from model_utils.loading import LoadedModel, cache_root
 from model_utils.metrics import STATISTICS
 from model_utils.schedules import Schedule
@@ -107,6 +107,12 @@ def check_sweep(loaded: LoadedModel, text: str, specs: Sequence, settings: Sweep
     """Refuse a sweep before any pass, as its first pass would refuse it (a bad bucket size, a text past the
     trained length without beyond_trained, ...), and without a T = 1 to compare with. Returns the number of
     tokens the passes will run on (the text cut to max_tokens)."""
+    return check_text(loaded, text, check_specs(loaded, specs, settings), settings)
+
+
+def check_specs(loaded: LoadedModel, specs: Sequence, settings: SweepSettings) -> Request:
+    """The checks of a sweep that do not depend on the text: T = 1 present, nothing twice, every spec and setting
+    as analyze accepts them. Returns the checked request of the last spec (the settings are the same for all)."""
     if not any(not isinstance(spec, Schedule) and spec == 1.0 for spec in specs):
         raise AnalysisError("a sweep compares every temperature with T = 1: include 1 in the temperatures")
     labels = [spec_label(spec) for spec in specs]
@@ -116,6 +122,12 @@ def check_sweep(loaded: LoadedModel, text: str, specs: Sequence, settings: Sweep
     for spec in specs:  # one pass per spec, so the batch limit of analyze does not apply; its checks do
         request = validate(loaded, [spec], "in-model", settings.window, None, None, settings.max_tokens,
                            settings.bucket_size, settings.q_start, settings.trained_length, settings.beyond_trained)
+    return request
+
+
+def check_text(loaded: LoadedModel, text: str, request: Request, settings: SweepSettings) -> int:
+    """The checks of a sweep's text (not empty, two tokens or more, within the trained length unless allowed, longer
+    than q_start); returns the number of tokens the passes will run on."""
     ids, _ = tokenize(loaded, text, request.max_tokens)
     check_length(loaded, len(ids), request)
     if settings.q_start > len(ids) - 1:
