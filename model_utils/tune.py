@@ -66,9 +66,9 @@ MAX_RESTARTS = 2  # a worker that dies is restarted this often (then its documen
 MAX_TASK_RETRIES = 2  # a document whose worker died is re-run on the restarted worker this often
 CONNECT_SECONDS = 5.0  # TCP check of --ray-address before Ray's own connection attempt (minutes, unbounded)
 # Ray's own connection to a cluster address retries 20 times with a 30 s timeout each (ray/_private/node.py,
-# _init_gcs_client; py_gcs_connect_timeout_s); these bound it to about 15 s when the port answers but is no Ray.
-BOUNDED_CONNECT = {"RAY_gcs_server_port_wait_time_s": "1", "RAY_py_gcs_connect_timeout_s": "5",
-                   "RAY_BACKEND_LOG_LEVEL": "error"}
+# _init_gcs_client; py_gcs_connect_timeout_s): over ten minutes. These bound it to about 16 s when the port answers
+# but is no Ray; they are read when ray is imported, so they are set before (a user's own values win).
+BOUNDED_CONNECT = {"RAY_gcs_server_port_wait_time_s": "1", "RAY_py_gcs_connect_timeout_s": "5"}
 WORKER_START_SECONDS = 900  # actors that cannot start (a cluster without free CPUs) fail instead of waiting
 ROOT = Path(__file__).resolve().parent.parent  # the repository: local Ray workers import model_utils from here
 
@@ -262,9 +262,9 @@ def start_ray(workers: int, address: str | None) -> bool:
     at `address`. Returns whether this call connected (and so should shut down); False when the caller already
     has a local Ray running (a test module that starts it once)."""
     if address is not None:
-        check_reachable(address)
-        for key, value in BOUNDED_CONNECT.items():  # before Ray reads its configuration
+        for key, value in BOUNDED_CONNECT.items():  # before Ray is imported: it reads them once
             os.environ.setdefault(key, value)
+        check_reachable(address)
     import ray
 
     if address is None and ray.is_initialized():
@@ -276,8 +276,11 @@ def start_ray(workers: int, address: str | None) -> bool:
         return True
     try:  # the cluster's machines have the dependencies (make setup); the engine's code travels with the job
         ray.init(address=address, runtime_env={"py_modules": [str(ROOT / "model_utils")]}, **options)
-    except (ConnectionError, RuntimeError, ValueError) as error:
+    except (ConnectionError, RuntimeError, ValueError, ray.exceptions.AuthenticationError) as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":  # `ray start` turns it on; joining does not
+            reason += ("; if the cluster uses Ray's token authentication (the default of `ray start`), set "
+                       "RAY_AUTH_MODE=token and give this machine the head's ~/.ray/auth_token")
         raise TuneUsageError(f"cannot join the Ray cluster at {address}: {reason}") from None
     return True
 
@@ -398,20 +401,24 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule],
             on_document(Progress(present + computed, total, document, computed, result["seconds"]))
 
     (out / ROWS).mkdir(parents=True, exist_ok=True)
-    if on_document is not None:
-        on_document(Progress(present, total, None, 0, 0.0))
+
+    def begin() -> None:  # once the workers are ready: what was refused or could not start drew no progress
+        if on_document is not None:
+            on_document(Progress(present, total, None, 0, 0.0))
     worker_args = (loaded.name, list(specs), settings, str(out.resolve() / PASSES) if ray_address is None else None)
     if pending and not use_ray:
         worker = DocumentWorker(loaded, specs, settings, str(out / PASSES), threads)
+        begin()
         for document in pending:
             finish(document, worker.run(document, None if on_pass is None else
                                         lambda label, index, document=document: on_pass(document, label, index)))
     elif pending:
+        connected = start_ray(workers, ray_address)  # imports ray: after the bounds it sets for joining
         import ray
 
-        connected = start_ray(workers, ray_address)
         try:
             actors = start_actors(workers, threads, 1 if ray_address is None else threads, worker_args, fingerprint)
+            begin()
             run_on_actors(actors, pending, finish)
         finally:
             if connected:
