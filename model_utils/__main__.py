@@ -7,7 +7,8 @@
         --bucket-size 1024 --temperatures 0.8 0.9 1 1.1 1.25 --schedule all:trained --workers 2 --out results/tune
 
 A mistake the user can make (empty text, a bad temperature, a missing file or model) prints one line on stderr
-and exits with status 2.
+and exits with status 2. A tune that could not finish (its workers kept dying) exits with status 1 and keeps the
+documents it finished.
 """
 
 from __future__ import annotations

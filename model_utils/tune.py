@@ -32,7 +32,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -226,8 +226,11 @@ def write_document(out: Path, settings: TuneSettings, document: Document, result
         {"tune_settings": json.dumps(settings.metadata()), "tune_document": json.dumps(about)})
     target = out / ROWS / f"{document.sha256}.parquet"
     staging = target.with_name(f".{target.name}.{os.getpid()}.partial")  # dot: pyarrow.dataset skips it
-    pq.write_table(table, staging)
-    os.replace(staging, target)
+    try:
+        pq.write_table(table, staging)
+        os.replace(staging, target)
+    finally:
+        staging.unlink(missing_ok=True)  # only there if the write failed or was interrupted
     return target
 
 
@@ -297,6 +300,9 @@ def start_actors(count: int, threads: int, cpus_each: float, worker_args: tuple,
     except ray.exceptions.GetTimeoutError:
         raise TuneError(f"{count} workers did not start within {WORKER_START_SECONDS} s; does the cluster have "
                         f"{count} x {cpus_each:g} free CPUs?") from None
+    except ray.exceptions.RayActorError as error:  # e.g. the model cannot be loaded on a worker's machine
+        reason = str(error).strip().splitlines()
+        raise TuneError(f"a worker could not start: {reason[-1] if reason else type(error).__name__}") from None
     for info in described:
         if info["fingerprint"] != fingerprint:
             raise TuneError(f"the worker on {info['host']} loaded another model (fingerprint {info['fingerprint']}, "
@@ -358,6 +364,31 @@ class Progress:
     seconds: float  # this document's compute time
 
 
+@dataclass
+class Writer:
+    """The driver's side of a run: writes each finished document once and reports progress."""
+
+    out: Path
+    settings: TuneSettings
+    present: int  # documents already in the folder when the run started
+    total: int
+    on_document: Callable[[Progress], None] | None
+    computed: int = 0
+    worker_peaks: list[float] = field(default_factory=list)
+
+    def begin(self) -> None:  # once the workers are ready: a run refused or unable to start draws no progress
+        if self.on_document is not None:
+            self.on_document(Progress(self.present, self.total, None, 0, 0.0))
+
+    def finish(self, document: Document, result: dict) -> None:
+        write_document(self.out, self.settings, document, result)
+        self.computed += 1
+        self.worker_peaks.append(result["peak_rss_gb"])
+        if self.on_document is not None:
+            self.on_document(Progress(self.present + self.computed, self.total, document, self.computed,
+                                      result["seconds"]))
+
+
 def check_documents(loaded: LoadedModel, corpus: Corpus, specs: Sequence, settings: SweepSettings) -> list[int]:
     """Refuse the tune before any work, naming the document at fault; the number of tokens of each document."""
     if settings.bucket_size is None:
@@ -372,65 +403,62 @@ def check_documents(loaded: LoadedModel, corpus: Corpus, specs: Sequence, settin
     return tokens
 
 
+def run_in_process(worker: DocumentWorker, documents: list[Document], writer: Writer,
+                   on_pass: Callable[[Document, str, int], None] | None) -> None:
+    writer.begin()
+    for document in documents:
+        def announce(label: str, index: int, document: Document = document) -> None:
+            on_pass(document, label, index)
+
+        writer.finish(document, worker.run(document, None if on_pass is None else announce))
+
+
+def run_on_ray(worker_args: tuple, documents: list[Document], writer: Writer, workers: int, threads: int,
+               address: str | None) -> None:
+    connected = start_ray(workers, address)  # imports ray: after the bounds it sets for joining a cluster
+    import ray
+
+    try:  # a local actor takes one of the W CPUs; on a cluster it reserves as many CPUs as it has threads
+        actors = start_actors(workers, threads, 1 if address is None else threads, worker_args,
+                              writer.settings.fingerprint)
+        writer.begin()
+        run_on_actors(actors, documents, writer.finish)
+    finally:
+        if connected:
+            ray.shutdown()
+
+
 def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule], settings: SweepSettings,
          out: Path, *, workers: int = 1, ray_address: str | None = None, threads: int | None = None,
          on_document: Callable[[Progress], None] | None = None,
          on_pass: Callable[[Document, str, int], None] | None = None) -> dict:
     """Run every document of `corpus` not yet in `out` and return the summary of all of them (see the module
-    docstring). workers=1 without ray_address runs in this process; otherwise on Ray actors with `threads` torch
-    threads each (default: this machine's cores // workers). Raises AnalysisError or TuneUsageError before any work,
-    TuneError when documents could not be finished (those finished are kept)."""
+    docstring). workers=1 without ray_address runs in this process (`on_pass` hears of each pass); otherwise on
+    Ray actors with `threads` torch threads each (default: this machine's cores // workers). Raises AnalysisError
+    or TuneUsageError before any work, TuneError when documents could not be finished (those finished are kept)."""
     started = time.perf_counter()
     tokens = check_documents(loaded, corpus, specs, settings)
-    fingerprint = model_fingerprint(loaded)
-    tune_settings = TuneSettings(loaded.name, fingerprint, tuple(spec_label(spec) for spec in specs), settings)
+    tune_settings = TuneSettings(loaded.name, model_fingerprint(loaded), tuple(map(spec_label, specs)), settings)
     done = finished_documents(out, tune_settings)
     pending = [document for document in corpus.documents if document.sha256 not in done]
-    total, present = len(corpus.documents), len(corpus.documents) - len(pending)
+    writer = Writer(out, tune_settings, len(corpus.documents) - len(pending), len(corpus.documents), on_document)
     use_ray = workers > 1 or ray_address is not None
     threads = threads or (max(1, (os.cpu_count() or 1) // workers) if use_ray else None)
-    worker_peaks: list[float] = []
-    computed = 0
-
-    def finish(document: Document, result: dict) -> None:
-        nonlocal computed
-        write_document(out, tune_settings, document, result)
-        computed += 1
-        worker_peaks.append(result["peak_rss_gb"])
-        if on_document is not None:
-            on_document(Progress(present + computed, total, document, computed, result["seconds"]))
-
     (out / ROWS).mkdir(parents=True, exist_ok=True)
-
-    def begin() -> None:  # once the workers are ready: what was refused or could not start drew no progress
-        if on_document is not None:
-            on_document(Progress(present, total, None, 0, 0.0))
-    worker_args = (loaded.name, list(specs), settings, str(out.resolve() / PASSES) if ray_address is None else None)
     if pending and not use_ray:
         worker = DocumentWorker(loaded, specs, settings, str(out / PASSES), threads)
-        begin()
-        for document in pending:
-            finish(document, worker.run(document, None if on_pass is None else
-                                        lambda label, index, document=document: on_pass(document, label, index)))
-    elif pending:
-        connected = start_ray(workers, ray_address)  # imports ray: after the bounds it sets for joining
-        import ray
-
-        try:
-            actors = start_actors(workers, threads, 1 if ray_address is None else threads, worker_args, fingerprint)
-            begin()
-            run_on_actors(actors, pending, finish)
-        finally:
-            if connected:
-                ray.shutdown()
+        run_in_process(worker, pending, writer, on_pass)
+    elif pending:  # a cluster's workers keep unfinished passes on their own disks (cache_root() / tune-passes)
+        passes = str(out.resolve() / PASSES) if ray_address is None else None
+        run_on_ray((loaded.name, list(specs), settings, passes), pending, writer, workers, threads, ray_address)
     _remove_if_empty(out / PASSES)
-    summary = summarize(out, corpus, tokens, specs, tune_settings)
-    summary |= {"workers": workers, "threads_per_worker": threads or _torch_threads(), "ray_address": ray_address,
-                "computed_documents": computed, "skipped_documents": present,
-                "wall_seconds": round(time.perf_counter() - started, 1),
-                "peak_rss_gb": {"driver": peak_rss_gb(), "workers": max(worker_peaks, default=None),
-                                "max": max([peak_rss_gb(), *worker_peaks])}}
-    return summary
+    driver = peak_rss_gb()
+    return summarize(out, corpus, tokens, specs, tune_settings) | {
+        "workers": workers, "threads_per_worker": threads or _torch_threads(), "ray_address": ray_address,
+        "computed_documents": writer.computed, "skipped_documents": writer.present,
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "peak_rss_gb": {"driver": driver, "workers": max(writer.worker_peaks, default=None),
+                        "max": max([driver, *writer.worker_peaks])}}
 
 
 def _torch_threads() -> int:
