@@ -146,6 +146,27 @@ def test_an_interrupted_tune_computes_only_what_is_missing(tiny, builtin6, refer
     assert not list((out / ROWS).glob(".*"))  # no temporary file left
 
 
+@pytest.mark.slow
+def test_the_bundled_models_numbers_do_not_depend_on_the_thread_count(bundled, builtin6):
+    """The premise of identical rows from 1 and W workers, on the real model, whose products are large enough for
+    MKL to use every thread: the fused kernel computes each attention row in one thread, and sgemm splits by output
+    blocks, so no sum is reordered."""
+    import torch
+
+    threads = torch.get_num_threads()
+    results = {}
+    try:
+        for count in sorted({1, max(2, threads)}):
+            torch.set_num_threads(count)
+            results[count] = analyze(bundled, builtin6.documents[0].text, [1.25], max_tokens=1024, bucket_size=256,
+                                     q_start=1).results[0]
+    finally:
+        torch.set_num_threads(threads)
+    one, many = results.values()
+    assert np.array_equal(one.position_nll, many.position_nll)
+    assert all(np.array_equal(one.bucket_heads[name], many.bucket_heads[name]) for name in STATISTICS)
+
+
 # --- refusals: one line, exit 2, nothing written lost ------------------------------------------------------------
 
 
