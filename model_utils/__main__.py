@@ -107,6 +107,8 @@ def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: 
         if with_builtin:
             source.add_argument("--builtin", choices=BUILTIN_TEXTS,
                                 help=f"a long text that ships with Python: {SOURCE}")
+    command.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU, with the fused "
+                                          "kernel; elsewhere the engine takes its torch path)")
     command.add_argument("--model", default=BUNDLED,
                          help="bundled (default), tiny-random, or a Hugging Face model folder")
     command.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
@@ -226,7 +228,7 @@ def resolve_schedules(args, loaded) -> list[Schedule]:
 def run_analyze(args) -> None:
     text, _ = read_text(args)
     started = time.perf_counter()
-    loaded = load_model(args.model, progress=progress_line)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
     load_seconds = time.perf_counter() - started
     report = analyze(loaded, text, temperatures=list(args.temperatures) + resolve_schedules(args, loaded),
                      mode=args.mode, window=args.window, layers=args.layers, max_tokens=args.max_tokens,
@@ -244,7 +246,7 @@ def run_sweep(args) -> None:
     from model_utils.sweep import SweepSettings, sweep
 
     text, source = read_text(args)
-    loaded = load_model(args.model, progress=progress_line)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
     specs = list(args.temperatures) + resolve_schedules(args, loaded)
     settings = SweepSettings(args.max_tokens, args.bucket_size, args.q_start, args.window, args.trained_length,
                              args.beyond_trained)
@@ -286,7 +288,7 @@ def run_tune(args) -> None:
         corpus = read_corpus(args.corpus, args.documents)  # before the model: a bad corpus fails at once
     except CorpusError as error:
         raise UsageError(str(error)) from None
-    loaded = load_model(args.model, progress=progress_line)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
     specs = list(args.temperatures) + resolve_schedules(args, loaded)
     settings = SweepSettings(args.max_tokens, args.bucket_size, args.q_start, args.window, args.trained_length,
                              args.beyond_trained)

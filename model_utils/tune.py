@@ -136,12 +136,14 @@ class DocumentWorker:
     by ray.remote, as an actor; an actor sets its torch threads first, so that W actors share the cores."""
 
     def __init__(self, model: str | LoadedModel, specs: Sequence[float | Schedule], settings: SweepSettings,
-                 pass_dir: str | None, threads: int | None = None, announce: bool = False):
+                 pass_dir: str | None, threads: int | None = None, announce: bool = False, device: str | None = None):
         if threads is not None:
             import torch
 
             torch.set_num_threads(threads)
-        self.loaded = load_model(model) if isinstance(model, str) else model  # in-process: the driver's own
+        # an actor loads its own copy, on `device` (e.g. "cuda": the engine then takes its torch path); in-process
+        # the driver's own model is used
+        self.loaded = load_model(model, device=device) if isinstance(model, str) else model
         self.specs = list(specs)
         self.settings = settings
         self.pass_dir = Path(pass_dir) if pass_dir else cache_root() / "tune-passes"
@@ -288,12 +290,15 @@ def start_ray(workers: int, address: str | None) -> bool:
     return True
 
 
-def start_actors(count: int, threads: int, cpus_each: float, worker_args: tuple, fingerprint: str) -> list:
+def start_actors(count: int, threads: int, cpus_each: float, worker_args: tuple, fingerprint: str,
+                 device: str | None = None) -> list:
     """`count` DocumentWorker actors, each with the model loaded, checked to hold the same model as the driver."""
     import ray
 
     actor_class = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES)(DocumentWorker)
-    actors = [actor_class.options(num_cpus=cpus_each).remote(*worker_args, threads=threads, announce=True)
+    gpus = 1 if device and device.startswith("cuda") else 0  # Ray places each actor on a node with a free GPU
+    actors = [actor_class.options(num_cpus=cpus_each, num_gpus=gpus).remote(*worker_args, threads=threads,
+                                                                           announce=True, device=device)
               for _ in range(count)]
     try:
         described = ray.get([actor.describe.remote() for actor in actors], timeout=WORKER_START_SECONDS)
@@ -414,13 +419,13 @@ def run_in_process(worker: DocumentWorker, documents: list[Document], writer: Wr
 
 
 def run_on_ray(worker_args: tuple, documents: list[Document], writer: Writer, workers: int, threads: int,
-               address: str | None) -> None:
+               address: str | None, device: str | None = None) -> None:
     connected = start_ray(workers, address)  # imports ray: after the bounds it sets for joining a cluster
     import ray
 
     try:  # a local actor takes one of the W CPUs; on a cluster it reserves as many CPUs as it has threads
         actors = start_actors(workers, threads, 1 if address is None else threads, worker_args,
-                              writer.settings.fingerprint)
+                              writer.settings.fingerprint, device)
         writer.begin()
         run_on_actors(actors, documents, writer.finish)
     finally:
@@ -450,7 +455,9 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule],
         run_in_process(worker, pending, writer, on_pass)
     elif pending:  # a cluster's workers keep unfinished passes on their own disks (cache_root() / tune-passes)
         passes = str(out.resolve() / PASSES) if ray_address is None else None
-        run_on_ray((loaded.name, list(specs), settings, passes), pending, writer, workers, threads, ray_address)
+        device = None if loaded.device.type == "cpu" else str(loaded.device)  # actors load on the same kind
+        run_on_ray((loaded.name, list(specs), settings, passes), pending, writer, workers, threads, ray_address,
+                   device)
     _remove_if_empty(out / PASSES)
     driver = peak_rss_gb()
     return summarize(out, corpus, tokens, specs, tune_settings) | {

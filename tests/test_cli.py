@@ -69,6 +69,8 @@ def test_file_input_and_truncation(capsys, tmp_path):
         (["--schedule", "bogus"], "unknown schedule"),
         (["--mode", "both"], "invalid choice"),
         (["--json", "/no/such/dir/out.json"], "cannot write --json"),
+        (["--device", "nosuch"], "cannot put model 'tiny-random' on device 'nosuch'"),
+        (["--device", "cuda"], "cannot put model 'tiny-random' on device 'cuda'"),  # this torch is a CPU build
         ([], "one of the arguments --text --file is required"),
     ],
 )
