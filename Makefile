@@ -41,6 +41,7 @@ sweep: setup
 	mkdir -p $(dir $(SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model bundled --builtin long --max-tokens 16384 --beyond-trained \
 		--bucket-size 1024 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 --schedule all:trained --json $(SWEEP_OUT)
+	$(BIN)/python -m bench.readme sweep
 
 # The corpus tune the page and README show: the first 4 built-in documents (cut from pydoc_data.topics) at 12,288
 # tokens (1.5x the bundled model's trained length), 6 temperatures around 1 and the five schedules, on 2 Ray workers.
