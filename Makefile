@@ -52,6 +52,7 @@ tune: setup
 	$(BIN)/python -m model_utils tune --model bundled --corpus builtin --documents 4 --max-tokens 12288 \
 		--beyond-trained --bucket-size 1024 --temperatures 0.8 0.9 1 1.1 1.25 1.5 --schedule all:trained --workers 2 \
 		--out $(TUNE_OUT)
+	$(BIN)/python -m bench.readme tune
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
