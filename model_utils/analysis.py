@@ -27,7 +27,7 @@ from model_utils.errors import AnalysisError
 from model_utils.loading import LoadedModel
 from model_utils.metrics import MASS_PARTS, ROW_FIELDS, STATISTICS, first_stat_query, mass_by_distance, summarize
 from model_utils.schedules import Schedule
-from model_utils.validation import MAX_TEMPERATURES, MODES, check_int, resolve_temperatures
+from model_utils.validation import MAX_TEMPERATURES, MAX_TOKENS, MODES, check_int, resolve_temperatures
 
 __all__ = ["MAX_TEMPERATURES", "MODES", "AnalysisError", "Report", "TemperatureResult", "analyze",
            "resolve_temperatures"]
@@ -229,7 +229,8 @@ def validate(loaded: LoadedModel, temperatures: Sequence, mode: str, window: int
         raise AnalysisError("layers is empty; give at least one layer, or None for all")
     trained = loaded.max_positions if trained_length is None else check_int("trained_length", trained_length, 2)
     return Request(specs, mode, check_int("window", window, 1), chosen,
-                   _keep_layers(keep_maps, loaded.n_layers, loaded.n_heads), check_int("max_tokens", max_tokens, 2),
+                   _keep_layers(keep_maps, loaded.n_layers, loaded.n_heads),
+                   check_int("max_tokens", max_tokens, 2, MAX_TOKENS),
                    None if bucket_size is None else check_int("bucket_size", bucket_size, 1),
                    None if q_start is None else check_int("q_start", q_start, 1), trained, bool(beyond_trained))
 
