@@ -105,8 +105,8 @@ def test_the_real_entry_point_exits_2_without_a_traceback():
         (["--window", "-1"], "window must be >= 1"),
         (["--layers", "-1"], "layer must be between 0 and 2"),
         (["--layers", "99"], "layer must be between 0 and 2"),
-        (["--max-tokens", "1"], "max_tokens must be >= 2"),
-        (["--max-tokens", "0"], "max_tokens must be >= 2"),
+        (["--max-tokens", "1"], "max_tokens must be between 2 and 65536"),
+        (["--max-tokens", "0"], "max_tokens must be between 2 and 65536"),
     ],
 )
 def test_more_mistakes_get_one_line_and_status_2(capsys, argv, message):
