@@ -85,6 +85,15 @@ def profile_before(commit: str, n_tokens: int) -> dict:
         return run_case("profile", n_tokens, 1, cwd=Path(folder), env={"BENCH_TEXT": str(text)})
 
 
+def ray_startup() -> str:
+    """bench/ray_startup.py's table: what Ray adds to a corpus tune before its first document."""
+    print("  running Ray start-up ...", file=sys.stderr, flush=True)
+    done = subprocess.run([sys.executable, "-m", "bench.ray_startup"], cwd=ROOT, capture_output=True, text=True,
+                          env=os.environ | {"PYTHONPATH": str(ROOT)})
+    table = done.stdout.strip() if done.returncode == 0 else f"failed: {done.stderr.strip().splitlines()[-1:]}"
+    return f"\n## Ray for the corpus tuner (bench/ray_startup.py)\n\n{table}\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", type=int, default=list(REPEATS))
@@ -108,8 +117,9 @@ def main() -> None:
     buckets = [run_case("buckets", n, 5 if n <= 2048 else 3) for n in (2048, 16384) if n in args.sizes]
     profiles = {"before": profile_before(args.before, 2048), "after": run_case("profile", 2048, 1)}
     startup = {case: run_case(case, 0, 3) for case in ("cold", "warm", "redraw", "cli")}
+    ray = ray_startup()
 
-    table = render(rows, buckets, profiles, startup, agreement, notes, args.before)
+    table = render(rows, buckets, profiles, startup, agreement, notes, args.before) + ray
     print(table)
     Path(args.out).write_text(table)
     update_readme(rows, startup)

@@ -3,9 +3,12 @@
     python -m model_utils analyze --model bundled --file essay.txt --temperatures 0.5 1 2 4 --json -
     python -m model_utils sweep --builtin long --max-tokens 16384 --beyond-trained --bucket-size 1024 \
         --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 --schedule all:trained --json sweep.json
+    python -m model_utils tune --corpus builtin --documents 4 --max-tokens 12288 --beyond-trained \
+        --bucket-size 1024 --temperatures 0.8 0.9 1 1.1 1.25 --schedule all:trained --workers 2 --out results/tune
 
 A mistake the user can make (empty text, a bad temperature, a missing file or model) prints one line on stderr
-and exits with status 2.
+and exits with status 2. A tune that could not finish (its workers kept dying) exits with status 1 and keeps the
+documents it finished.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from model_utils.loading import BUNDLED, ModelLoadError, load_model
 from model_utils.metrics import TEMPERATURE_RANGE, check_temperature
 from model_utils.schedules import SCHEDULES, Schedule, ScheduleRequest
 from model_utils.texts import BUILTIN_TEXTS, SOURCE, builtin_text
+from model_utils.tune import TuneError
 
 USAGE_ERROR = 2
 
@@ -68,13 +72,19 @@ def schedules_help() -> str:
             f"'trained' for the model's trained length (yarn: tokens / trained length). {notes}")
 
 
-def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: bool = False) -> None:
-    """The arguments analyze and sweep share: text source, model, temperatures, schedules, window, length."""
-    source = command.add_mutually_exclusive_group(required=True)
-    source.add_argument("--text", help="the text to analyse")
-    source.add_argument("--file", help="a UTF-8 text file to analyse (- reads standard input)")
-    if with_builtin:
-        source.add_argument("--builtin", choices=BUILTIN_TEXTS, help=f"a long text that ships with Python: {SOURCE}")
+def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: bool = False,
+               with_text: bool = True) -> None:
+    """The arguments analyze, sweep and tune share: text source (not for tune, which reads a corpus), model,
+    temperatures, schedules, window, length."""
+    if with_text:
+        source = command.add_mutually_exclusive_group(required=True)
+        source.add_argument("--text", help="the text to analyse")
+        source.add_argument("--file", help="a UTF-8 text file to analyse (- reads standard input)")
+        if with_builtin:
+            source.add_argument("--builtin", choices=BUILTIN_TEXTS,
+                                help=f"a long text that ships with Python: {SOURCE}")
+    command.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU, with the fused "
+                                          "kernel; elsewhere the engine takes its torch path)")
     command.add_argument("--model", default=BUNDLED,
                          help="bundled (default), tiny-random, or a Hugging Face model folder")
     command.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
@@ -104,15 +114,38 @@ def build_parser() -> argparse.ArgumentParser:
     swept = commands.add_parser("sweep", help="loss and attention by position at several temperatures, and the "
                                               "best temperature per position bucket")
     add_common(swept, max_tokens=16384, with_builtin=True)
-    swept.add_argument("--temperatures", nargs="+", type=temperature_arg, metavar="T",
-                       default=[0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5],
-                       help=f"temperatures in {TEMPERATURE_RANGE}, 1 included (default: 0.7 0.8 0.9 1 1.1 1.25 1.5)")
-    swept.add_argument("--bucket-size", type=int, default=1024, metavar="K",
-                       help="query positions per bucket (default 1024)")
-    swept.add_argument("--q-start", type=int, default=1, help="first query position measured (default 1)")
+    add_sweep_options(swept)
     swept.add_argument("--cache-dir", help="where finished passes are kept (default: the model cache folder)")
     swept.add_argument("--json", metavar="OUT", required=True, help="write the sweep as JSON to OUT (- for stdout)")
+    tuned = commands.add_parser("tune", help="the sweep over a corpus of documents, in this process or on Ray "
+                                             "workers: the best temperature per position bucket, with intervals")
+    add_common(tuned, max_tokens=16384, with_text=False)
+    add_sweep_options(tuned)
+    tuned.add_argument("--corpus", required=True, metavar="PATH",
+                       help="a folder of .txt files, a .jsonl file with a \"text\" field per line, or builtin "
+                            f"(documents cut from {SOURCE})")
+    tuned.add_argument("--documents", type=int, metavar="N", help="only the first N documents of the corpus")
+    tuned.add_argument("--out", required=True, metavar="DIR",
+                       help="results folder: rows/ (Parquet, one file per document) and summary.json; a rerun "
+                            "skips the documents already there")
+    tuned.add_argument("--workers", type=int, default=1, metavar="W",
+                       help="1 (default): in this process, no Ray; W > 1: W Ray actors on this machine")
+    tuned.add_argument("--ray-address", metavar="HOST:PORT",
+                       help="run the W workers on the Ray cluster at this address (`ray start --head` prints it)")
+    tuned.add_argument("--threads", type=int, metavar="T",
+                       help="torch threads per Ray worker (default: this machine's cores // W); on a cluster each "
+                            "worker reserves T CPUs")
     return parser
+
+
+def add_sweep_options(command: argparse.ArgumentParser) -> None:
+    """The arguments sweep and tune share: temperatures (1 included), bucket size, first query position."""
+    command.add_argument("--temperatures", nargs="+", type=temperature_arg, metavar="T",
+                         default=[0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5],
+                         help=f"temperatures in {TEMPERATURE_RANGE}, 1 included (default: 0.7 0.8 0.9 1 1.1 1.25 1.5)")
+    command.add_argument("--bucket-size", type=int, default=1024, metavar="K",
+                         help="query positions per bucket (default 1024)")
+    command.add_argument("--q-start", type=int, default=1, help="first query position measured (default 1)")
 
 
 def read_text(args) -> tuple[str, str]:
@@ -171,7 +204,7 @@ def resolve_schedules(args, loaded) -> list[Schedule]:
 def run_analyze(args) -> None:
     text, _ = read_text(args)
     started = time.perf_counter()
-    loaded = load_model(args.model, progress=progress_line)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
     load_seconds = time.perf_counter() - started
     report = analyze(loaded, text, temperatures=list(args.temperatures) + resolve_schedules(args, loaded),
                      mode=args.mode, window=args.window, layers=args.layers, max_tokens=args.max_tokens,
@@ -189,7 +222,7 @@ def run_sweep(args) -> None:
     from model_utils.sweep import SweepSettings, sweep
 
     text, source = read_text(args)
-    loaded = load_model(args.model, progress=progress_line)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
     specs = list(args.temperatures) + resolve_schedules(args, loaded)
     settings = SweepSettings(args.max_tokens, args.bucket_size, args.q_start, args.window, args.trained_length,
                              args.beyond_trained)
@@ -217,6 +250,50 @@ def run_sweep(args) -> None:
     write_json(document, args.json)
 
 
+def run_tune(args) -> None:
+    from tqdm import tqdm
+
+    from model_utils.corpus import CorpusError, read_corpus
+    from model_utils.sweep import SweepSettings
+    from model_utils.tune import SUMMARY, TuneUsageError, summary_table, tune
+
+    for name in ("workers", "threads"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    try:
+        corpus = read_corpus(args.corpus, args.documents)  # before the model: a bad corpus fails at once
+    except CorpusError as error:
+        raise UsageError(str(error)) from None
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    specs = list(args.temperatures) + resolve_schedules(args, loaded)
+    settings = SweepSettings(args.max_tokens, args.bucket_size, args.q_start, args.window, args.trained_length,
+                             args.beyond_trained)
+    bars = []  # made when the tune has checked everything and knows how many documents are already done
+
+    def on_document(progress) -> None:
+        if not bars:
+            bars.append(tqdm(total=progress.total, initial=progress.done, unit="doc", desc="documents",
+                             file=sys.stderr, dynamic_ncols=True))
+        else:
+            bars[0].update(progress.done - bars[0].n)
+
+    def on_pass(document, label: str, index: int) -> None:
+        bars[0].set_postfix_str(f"{document.name[-40:]}: {label} ({index + 1}/{len(specs)})")
+
+    started = time.perf_counter()
+    try:
+        summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=args.workers,
+                       ray_address=args.ray_address, threads=args.threads, on_document=on_document, on_pass=on_pass)
+    except TuneUsageError as error:
+        raise UsageError(str(error)) from None
+    finally:
+        for bar in bars:
+            bar.close()
+    summary["run"] = run_record(argv_of(args), time.perf_counter() - started)
+    write_json(summary, str(Path(args.out) / SUMMARY))
+    print(summary_table(summary))
+
+
 def argv_of(args) -> str:
     return "python -m model_utils " + " ".join(sys.argv[1:]) if args.argv is None else args.argv
 
@@ -233,7 +310,8 @@ def run_record(command: str, wall_seconds: float) -> dict:
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
 
 
-COMMANDS = {"analyze": run_analyze, "sweep": run_sweep}
+COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune}
+FAILED = 1  # a run that could not finish (tune: a worker died too often); what it finished is kept
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,6 +322,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, AnalysisError, ModelLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except TuneError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return FAILED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -27,7 +27,7 @@ from model_utils.errors import AnalysisError
 from model_utils.loading import LoadedModel
 from model_utils.metrics import MASS_PARTS, ROW_FIELDS, STATISTICS, first_stat_query, mass_by_distance, summarize
 from model_utils.schedules import Schedule
-from model_utils.validation import MAX_TEMPERATURES, MODES, check_int, resolve_temperatures
+from model_utils.validation import MAX_TEMPERATURES, MAX_TOKENS, MODES, check_int, resolve_temperatures
 
 __all__ = ["MAX_TEMPERATURES", "MODES", "AnalysisError", "Report", "TemperatureResult", "analyze",
            "resolve_temperatures"]
@@ -229,7 +229,8 @@ def validate(loaded: LoadedModel, temperatures: Sequence, mode: str, window: int
         raise AnalysisError("layers is empty; give at least one layer, or None for all")
     trained = loaded.max_positions if trained_length is None else check_int("trained_length", trained_length, 2)
     return Request(specs, mode, check_int("window", window, 1), chosen,
-                   _keep_layers(keep_maps, loaded.n_layers, loaded.n_heads), check_int("max_tokens", max_tokens, 2),
+                   _keep_layers(keep_maps, loaded.n_layers, loaded.n_heads),
+                   check_int("max_tokens", max_tokens, 2, MAX_TOKENS),
                    None if bucket_size is None else check_int("bucket_size", bucket_size, 1),
                    None if q_start is None else check_int("q_start", q_start, 1), trained, bool(beyond_trained))
 
@@ -279,14 +280,14 @@ def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -
     """Next-token NLL of every position [B, n - 1] (float64; their mean is what labels=input_ids gives) and the
     last position's log-probs [B, vocab], computing the lm_head LOSS_CHUNK positions at a time."""
     batch, n, _ = hidden.shape
-    nll = torch.empty(batch, n - 1, dtype=torch.float64)
+    nll = torch.empty(batch, n - 1, dtype=torch.float64, device=hidden.device)
     for start in range(0, n - 1, LOSS_CHUNK):
         stop = min(n - 1, start + LOSS_CHUNK)
         logits = loaded.next_token_logits(hidden[:, start:stop]).float()  # [B, c, vocab]
         targets = ids[start + 1 : stop + 1].expand(batch, -1)
         nll[:, start:stop] = torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
     last = torch.log_softmax(loaded.next_token_logits(hidden[:, -1]).float(), dim=-1)
-    return nll, last
+    return nll.cpu(), last.cpu()
 
 
 def top_tokens(loaded: LoadedModel, log_probs: torch.Tensor, k: int = 5) -> list[dict]:
@@ -318,7 +319,7 @@ def run(loaded: LoadedModel, ids: list[int], request: Request, q_start: int, pro
     probe = Probe(_view_multipliers(request.specs, n), request.window, q_start, propagate=in_model,
                   layers=None if request.layers is None else frozenset(request.layers), keep_layers=request.keep,
                   bucket_size=request.bucket_size, on_layer=on_layer)
-    input_ids = torch.tensor(ids)
+    input_ids = torch.tensor(ids, device=loaded.device)
     batch = input_ids[None].expand(n_views if in_model else 1, -1)
     with torch.inference_mode():
         hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state

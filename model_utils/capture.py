@@ -118,7 +118,7 @@ def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, so
     heads, dim = query.shape[1], query.shape[3]
     kv_heads = key.shape[1]
     rows = stop - start
-    factors = multipliers[:, None, start:stop, None].to(query.dtype)  # [V, 1, c, 1]
+    factors = multipliers[:, None, start:stop, None].to(query)  # [V, 1, c, 1] on the queries' device
     pre = scaling if not softcap else scaling / softcap
     q = (query[:, :, start:stop] * (factors * pre if not softcap else pre)).reshape(
         -1, kv_heads, heads // kv_heads * rows, dim)  # [V or 1, KV, g*c, d]
@@ -127,8 +127,8 @@ def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, so
     if softcap:  # the temperature divides the capped score
         logits = torch.tanh(logits) * (factors * softcap)
     lowest = torch.finfo(logits.dtype).min
-    queries = torch.arange(start, stop)[:, None]
-    keys = torch.arange(stop)[None, :]
+    queries = torch.arange(start, stop, device=query.device)[:, None]
+    keys = torch.arange(stop, device=query.device)[None, :]
     hidden = keys > queries
     if sliding:
         hidden |= keys <= queries - sliding
@@ -149,8 +149,8 @@ def torch_row_statistics(probe: Probe, query, key, scaling, multipliers, sliding
     for start in range(probe.q_start, n, step):
         stop = min(n, start + step)
         logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
-        stats, _ = row_statistics(logits, start, probe.window, probe.edges, sliding)
-        rows[:, :, start - probe.q_start : stop - probe.q_start] = stats
+        stats, _ = row_statistics(logits, start, probe.window, probe.edges.to(query.device), sliding)
+        rows[:, :, start - probe.q_start : stop - probe.q_start] = stats.to("cpu", torch.float64)
     return rows
 
 
@@ -159,11 +159,11 @@ def torch_output(module, query, key, value, attention_mask, scaling, multipliers
     """The propagated output [B, n, H, dv] at `multipliers` [B, n], without the kernel: PyTorch's SDPA, or, for
     soft-capped logits (which SDPA cannot apply), softmax(logits) @ value in query chunks."""
     if not softcap:
-        scaled = query * multipliers[:, None, :, None].to(query.dtype)  # logits * m == logits / T
+        scaled = query * multipliers[:, None, :, None].to(query)  # logits * m == logits / T
         return sdpa_attention_forward(module, scaled, key, value, attention_mask, scaling=scaling, **sdpa_kwargs)[0]
     heads, n = query.shape[1], query.shape[2]
     values = value.repeat_interleave(heads // value.shape[1], dim=1)  # [B, H, n, dv]
-    output = torch.empty(query.shape[0], heads, n, value.shape[-1], dtype=query.dtype)
+    output = torch.empty(query.shape[0], heads, n, value.shape[-1], dtype=query.dtype, device=query.device)
     step = chunk_rows(query.shape[0], heads, n, chunk_elements)
     for start in range(0, n, step):
         stop = min(n, start + step)
@@ -196,7 +196,7 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
     if probe is None:
         if softcap:  # SDPA cannot cap logits: the model's own forward runs the torch path at T = 1
-            ones = torch.ones(query.shape[0], query.shape[2])
+            ones = torch.ones(query.shape[0], query.shape[2], device=query.device)
             return torch_output(module, query, key, value, attention_mask, scaling, ones, sliding, softcap,
                                 DEFAULT_CHUNK_ELEMENTS, kwargs), None
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
@@ -205,7 +205,7 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     multipliers = probe.multipliers_for(layer).to(torch.float32)
     edges = probe.distance_edges(query.shape[2])
     propagated = multipliers if probe.propagate else torch.ones_like(multipliers[:1])
-    if probe.kernel is not None:
+    if probe.kernel is not None and query.device.type == "cpu" and query.dtype == torch.float32:
         settings = {"softcap": softcap, "q_start": probe.q_start, "window": probe.window, "sliding": sliding,
                     "edges": edges}
         output, rows = probe.kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
@@ -217,10 +217,10 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
         output = torch_output(module, query, key, value, attention_mask, scaling, propagated, sliding, softcap,
                               probe.chunk_elements, kwargs)
     probe.sums[layer] = bucket_sums(rows, probe.q_start, probe.bucket_size)
-    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap)
+    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap).cpu()
     probe.sliding[layer] = sliding
     if layer in probe.keep_layers:
-        probe.kept[layer] = LayerInputs(query, key, scaling, sliding, softcap)
+        probe.kept[layer] = LayerInputs(query.cpu(), key.cpu(), scaling, sliding, softcap)
     if probe.on_layer is not None:
         probe.on_layer(layer)
     return output.to(query.dtype), None

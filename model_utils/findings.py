@@ -179,7 +179,8 @@ class ContextVerdict:
     attention_before: dict[str, float]  # T = 1, mean over layers and heads and the buckets
     attention_past: dict[str, float]
     best: list[dict]  # the sweep's best-temperature entries of the buckets past the trained length
-    schedules_saved: dict[str, float]  # schedule label -> mean NLL saved against T = 1 past the trained length
+    schedules: list[dict]  # label, saved (mean NLL against T = 1 past the trained length), m_past, m_trained_context
+    grid: list[float]  # the constant temperatures tried, ascending
 
     @property
     def attention_change(self) -> str:
@@ -211,33 +212,64 @@ class ContextVerdict:
         moves = ", ".join(f"{label} {before[key]:.3f} -> {past[key]:.3f}" for key, label in
                           (("normalized_entropy", "normalized entropy"), ("distant_mass", "distant mass"),
                            ("recent_mass", "recent mass"), ("sink_mass", "sink mass")))
-        change = self.attention_change
         head = {"spreads": "Attention at T = 1 spreads out there",
                 "collapses onto recent tokens": "Attention at T = 1 collapses onto recent tokens there",
-                "mixed": "Attention at T = 1 neither clearly spreads nor collapses there"}[change]
+                "mixed": "Attention at T = 1 neither clearly spreads nor collapses there"}[self.attention_change]
         said.append(f"{head}: {moves} (means over layers and heads).")
-        temperatures = sorted({entry["temperature"] for entry in self.best})
-        saved = float(np.mean([entry["saved"] for entry in self.best]))
-        direction = self.best_direction
-        if direction == "T = 1":
-            said.append("No temperature tried does better than T = 1 past the trained length.")
-        else:
-            said.append(f"The best constant temperature there is {direction} in "
-                        f"{self._count(direction)} of {len(self.best)} buckets (T = "
-                        f"{', '.join(f'{t:g}' for t in temperatures)}); it saves {saved:.3f} nats per token "
-                        "against T = 1 there, on average over those buckets.")
-        if self.schedules_saved:
-            ranked = sorted(self.schedules_saved.items(), key=lambda item: -item[1])
-            said.append("Schedules past the trained length, NLL saved against T = 1: "
-                        + "; ".join(f"{label} {value:+.3f}" for label, value in ranked) + ".")
+        said += self._best_sentences()
+        if self.schedules:
+            ranked = sorted(self.schedules, key=lambda entry: -entry["saved"])
+            said.append("Published schedules past the trained length, NLL saved against T = 1 (m is the logit "
+                        "multiplier there; m > 1 sharpens): " + "; ".join(_schedule_text(e) for e in ranked) + ".")
         return said
 
-    def _count(self, direction: str) -> int:
-        if direction.startswith("above"):
-            return sum(entry["temperature"] > 1 for entry in self.best)
-        if direction.startswith("below"):
-            return sum(entry["temperature"] < 1 for entry in self.best)
-        return len(self.best)
+    def _best_sentences(self) -> list[str]:
+        if self.best_direction == "T = 1":
+            return ["No temperature tried does better than T = 1 past the trained length."]
+        runs = _runs(self.best)
+        where = ", ".join(f"{t:g} for positions {start:,}-{stop - 1:,}" for t, start, stop in runs)
+        above = sum(entry["temperature"] > 1 for entry in self.best)
+        below = sum(entry["temperature"] < 1 for entry in self.best)
+        top = max(self.best, key=lambda entry: entry["saved"])
+        said = [f"Past the trained length the best of the temperatures tried is T = {where}: above 1 (softer) in "
+                f"{above} of {len(self.best)} buckets, below 1 (sharper) in {below}. Against T = 1 it saves "
+                f"{np.mean([e['saved'] for e in self.best]):.3f} nats per token on average there, and most, "
+                f"{top['saved']:.3f}, for positions {top['bucket'][0]:,}-{top['bucket'][1] - 1:,} (95% interval "
+                f"{top['saved_interval'][0]:.2f}-{top['saved_interval'][1]:.2f})."]
+        unsure = [entry for entry in self.best if entry["temperature"] != 1
+                  and entry["temperature_interval"][0] <= 1 <= entry["temperature_interval"][1]]
+        if unsure:
+            said.append(f"In {len(unsure)} of those buckets the 95% interval of the best temperature includes 1: "
+                        "there T = 1 is not ruled out.")
+        for edge, word in ((self.grid[-1], "largest"), (self.grid[0], "smallest")):
+            if edge != 1 and any(entry["temperature"] == edge for entry in self.best):
+                said.append(f"T = {edge:g} is the {word} temperature tried and is best in some buckets: the best "
+                            f"may lie {'above' if word == 'largest' else 'below'} it.")
+        return said
+
+
+def _runs(best: list[dict]) -> list[tuple[float, int, int]]:
+    """Consecutive buckets with the same best temperature, as (T, first position, stop)."""
+    runs: list[list] = []
+    for entry in best:
+        start, stop = entry["bucket"]
+        if runs and runs[-1][0] == entry["temperature"] and runs[-1][2] == start:
+            runs[-1][2] = stop
+        else:
+            runs.append([entry["temperature"], start, stop])
+    return [tuple(run) for run in runs]
+
+
+def _schedule_text(entry: dict) -> str:
+    text = f"{entry['label']} {entry['saved']:+.3f}"
+    low, high = entry.get("m_past") or (None, None)
+    if low is None:
+        return text
+    text += f" (m {low:.3g}" + (f"-{high:.3g}" if high != low else "")
+    inside = entry.get("m_trained_context")
+    if inside and inside[0] < 1:
+        text += f"; softer before the trained length, m down to {inside[0]:.3g}"
+    return text + ")"
 
 
 def _bucket_mean(values: list, chosen: list[int]) -> float:
@@ -263,8 +295,11 @@ def context_verdict(document: dict) -> ContextVerdict | None:
     past_starts = {buckets[i][0] for i in past}
     best = [entry for entry in document["best"] if entry["bucket"][0] in past_starts]
     nll_one_past = _bucket_mean(reference["nll"], past)
-    schedules = {r["label"]: nll_one_past - _bucket_mean(r["nll"], past) for r in document["results"]
-                 if r["schedule"] is not None}
+    schedules = [{"label": r["label"], "saved": nll_one_past - _bucket_mean(r["nll"], past),
+                  "m_past": r.get("multipliers", {}).get("past"),
+                  "m_trained_context": r.get("multipliers", {}).get("trained_context")}
+                 for r in document["results"] if r["schedule"] is not None]
+    grid = sorted(r["temperature"] for r in document["results"] if r["temperature"] is not None)
     return ContextVerdict(trained, (buckets[before[0]][0], buckets[before[-1]][1]),
                           (buckets[past[0]][0], buckets[past[-1]][1]), _bucket_mean(reference["nll"], before),
-                          nll_one_past, attention(before), attention(past), best, schedules)
+                          nll_one_past, attention(before), attention(past), best, schedules, grid)

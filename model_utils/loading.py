@@ -88,6 +88,10 @@ class LoadedModel:
         return self.model.config
 
     @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
     def text_config(self):
         """The language model's own config (a multimodal checkpoint such as Gemma 3 4B nests it)."""
         return self.config.get_text_config()
@@ -208,7 +212,7 @@ def self_check(loaded: LoadedModel) -> None:
     `next_token_logits`) must give the model's own logits. Raises ModelLoadError naming what differs."""
     from model_utils.capture import Probe  # capture imports this module's neighbours; import at call time
 
-    ids = torch.tensor([[1, 2, 3]]) % loaded.text_config.vocab_size
+    ids = torch.tensor([[1, 2, 3]], device=loaded.device) % loaded.text_config.vocab_size
     probe = Probe(torch.ones(1, 3), window=1, q_start=1)
     with torch.inference_mode():  # both through the same attention, so only the way to the logits differs
         hidden = loaded.model.base_model(input_ids=ids, use_cache=False, attention_probe=probe).last_hidden_state
@@ -558,8 +562,10 @@ def reference_copy(loaded: LoadedModel, implementation: str) -> torch.nn.Module:
     return model.eval().requires_grad_(False)
 
 
-def load_model(name: str = BUNDLED, progress: Progress | None = None) -> LoadedModel:
-    """Load `name` (see the module docstring) in eval mode with the engine's attention; raise ModelLoadError."""
+def load_model(name: str = BUNDLED, progress: Progress | None = None, device: str | None = None) -> LoadedModel:
+    """Load `name` (see the module docstring) in eval mode with the engine's attention, on `device` (default the
+    CPU, where the fused kernel runs; elsewhere, e.g. "cuda", the engine takes its torch path); raise
+    ModelLoadError."""
     if not isinstance(name, str) or not name.strip():
         raise ModelLoadError("no model name given; use 'bundled', 'tiny-random' or a model folder")
     name = name.strip()
@@ -573,6 +579,12 @@ def load_model(name: str = BUNDLED, progress: Progress | None = None) -> LoadedM
             model, tokenizer, source = _build_tiny_random()
         else:
             model, tokenizer, source = _load_pretrained(name)
+    if device is not None:
+        try:
+            model = model.to(device)
+        except (RuntimeError, AssertionError) as error:  # no such device, or torch without its support
+            raise ModelLoadError(f"cannot put model {name!r} on device {device!r}: "
+                                 f"{str(error).splitlines()[0]}") from None
     loaded = LoadedModel(name, _finish(model, name), tokenizer, source, time.perf_counter() - started)
     self_check(loaded)
     _report(progress, 1.0, f"Model {name} ready")

@@ -11,11 +11,11 @@ import torch
 from model_utils.metrics import first_stat_query, summarize
 
 
-def band_masks(start: int, stop: int, low: int, window: int) -> tuple[torch.Tensor, torch.Tensor]:
+def band_masks(start: int, stop: int, low: int, window: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
     """Boolean [query, key] masks over keys low..stop-1 for queries start..stop-1: the recent keys
     max(1, q - window + 1)..q and the distant keys 1..q - window."""
-    keys = torch.arange(low, stop)[None, :]  # [1, key]
-    queries = torch.arange(start, stop)[:, None]  # [query, 1]
+    keys = torch.arange(low, stop, device=device)[None, :]  # [1, key]
+    queries = torch.arange(start, stop, device=device)[:, None]  # [query, 1]
     recent = (keys <= queries) & (keys > queries - window) & (keys >= 1)
     distant = (keys >= 1) & (keys <= queries - window)
     return recent, distant
@@ -60,7 +60,7 @@ def row_statistics(logits: torch.Tensor, start: int, window: int, edges: torch.T
     probs = torch.softmax(shifted, dim=-1)
     bins = [] if edges is None else [mass_in_distance_bins(probs, start, edges)]
     low = max(1, start - window + 1)  # keys before `low` are distant for every row of the block
-    recent_mask, distant_mask = band_masks(start, stop, low, window)
+    recent_mask, distant_mask = band_masks(start, stop, low, window, logits.device)
     band = probs[..., low:stop]  # [..., rows, stop - low]: the only keys whose role differs between rows
     sink = probs[..., 0].clone()
     recent = (band * recent_mask).sum(dim=-1)
@@ -69,7 +69,7 @@ def row_statistics(logits: torch.Tensor, start: int, window: int, edges: torch.T
     top_prob = probs.amax(dim=-1)  # = e^0 / sum(e^z) = 1 / sum(e^z)
     # H = ln(sum e^z) - sum p z, both terms >= 0 and free of the logits' magnitude (T may be tiny)
     entropy_nats = (-top_prob.log() - probs.mul_(shifted).sum(dim=-1)).clamp_min(0.0)
-    positions = torch.arange(start, stop, dtype=torch.float64)
+    positions = torch.arange(start, stop, dtype=torch.float64, device=logits.device)
     visible = positions + 1.0 if not sliding else torch.clamp(positions + 1.0, max=float(sliding))
     normalized = torch.where(visible > 1, entropy_nats / visible.log().clamp_min(1e-300).to(logits.dtype), 0.0)
     stats = torch.stack((entropy_nats, normalized, sink, recent, distant, first - second), dim=-1)
@@ -81,8 +81,8 @@ def mass_in_distance_bins(probs: torch.Tensor, start: int, edges: torch.Tensor) 
     q = start + row, as differences of the running sum over keys."""
     rows, keys = probs.shape[-2], probs.shape[-1]
     running = torch.cat([torch.zeros_like(probs[..., :1]), probs.cumsum(dim=-1)], dim=-1)  # [..., rows, keys + 1]
-    queries = torch.arange(start, start + rows)[:, None]  # [rows, 1]
-    edges = edges.to(torch.int64)
+    queries = torch.arange(start, start + rows, device=probs.device)[:, None]  # [rows, 1]
+    edges = edges.to(probs.device, torch.int64)
     last = (queries - edges[None, :-1]).clamp(min=-1, max=keys - 1)  # newest key of each bin, [rows, bins]
     first = (queries - edges[None, 1:] + 1).clamp(min=0, max=keys)  # oldest key of each bin
     upper = running.gather(-1, (last + 1).expand(*probs.shape[:-2], rows, -1))

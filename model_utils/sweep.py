@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from model_utils.analysis import AnalysisError, Report, analyze, check_length, tokenize, validate
+from model_utils.analysis import AnalysisError, Report, Request, analyze, check_length, tokenize, validate
 from model_utils.loading import LoadedModel, cache_root
 from model_utils.metrics import STATISTICS
 from model_utils.schedules import Schedule
@@ -103,9 +103,16 @@ def run_passes(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule]
     return records
 
 
-def check_sweep(loaded: LoadedModel, text: str, specs: Sequence, settings: SweepSettings) -> None:
+def check_sweep(loaded: LoadedModel, text: str, specs: Sequence, settings: SweepSettings) -> int:
     """Refuse a sweep before any pass, as its first pass would refuse it (a bad bucket size, a text past the
-    trained length without beyond_trained, ...), and without a T = 1 to compare with."""
+    trained length without beyond_trained, ...), and without a T = 1 to compare with. Returns the number of
+    tokens the passes will run on (the text cut to max_tokens)."""
+    return check_text(loaded, text, check_specs(loaded, specs, settings), settings)
+
+
+def check_specs(loaded: LoadedModel, specs: Sequence, settings: SweepSettings) -> Request:
+    """The checks of a sweep that do not depend on the text: T = 1 present, nothing twice, every spec and setting
+    as analyze accepts them. Returns the checked request of the last spec (the settings are the same for all)."""
     if not any(not isinstance(spec, Schedule) and spec == 1.0 for spec in specs):
         raise AnalysisError("a sweep compares every temperature with T = 1: include 1 in the temperatures")
     labels = [spec_label(spec) for spec in specs]
@@ -115,10 +122,17 @@ def check_sweep(loaded: LoadedModel, text: str, specs: Sequence, settings: Sweep
     for spec in specs:  # one pass per spec, so the batch limit of analyze does not apply; its checks do
         request = validate(loaded, [spec], "in-model", settings.window, None, None, settings.max_tokens,
                            settings.bucket_size, settings.q_start, settings.trained_length, settings.beyond_trained)
+    return request
+
+
+def check_text(loaded: LoadedModel, text: str, request: Request, settings: SweepSettings) -> int:
+    """The checks of a sweep's text (not empty, two tokens or more, within the trained length unless allowed, longer
+    than q_start); returns the number of tokens the passes will run on."""
     ids, _ = tokenize(loaded, text, request.max_tokens)
     check_length(loaded, len(ids), request)
     if settings.q_start > len(ids) - 1:
         raise AnalysisError(f"q_start must be below the number of tokens ({len(ids)}), got {settings.q_start}")
+    return len(ids)
 
 
 def block_bootstrap(nll: np.ndarray, rng: np.random.Generator, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -142,39 +156,64 @@ def best_per_bucket(records: list[dict], buckets: list[list[int]], seed: int = 0
     reference = int(np.flatnonzero(temperatures == 1.0)[0])
     nll = np.array([r["position_nll"] for r in constant])  # [temperatures, n - 1]
     rng = np.random.default_rng(seed)
-    low, high = (1 - CONFIDENCE) / 2 * 100, (1 + CONFIDENCE) / 2 * 100
     best = []
     for start, stop in buckets:
         values = nll[:, start : min(stop, nll.shape[1])]
         if values.shape[1] == 0:
             continue
-        means = values.mean(axis=1)
-        winner = int(np.argmin(means))
         samples = block_bootstrap(values, rng)  # [resamples, temperatures]
-        winners = temperatures[np.argmin(samples, axis=1)]
-        saved = samples[:, reference] - samples.min(axis=1)
-        best.append({"bucket": [start, stop], "temperature": float(temperatures[winner]), "nll": float(means[winner]),
-                     "nll_at_1": float(means[reference]), "saved": float(means[reference] - means[winner]),
-                     "temperature_interval": [float(np.percentile(winners, low)), float(np.percentile(winners, high))],
-                     "saved_interval": [float(np.percentile(saved, low)), float(np.percentile(saved, high))],
+        best.append({"bucket": [start, stop], **best_temperature(temperatures, values.mean(axis=1), samples, reference),
                      "positions": int(values.shape[1])})
     return best
+
+
+def interval(samples: np.ndarray) -> list[float]:
+    """The CONFIDENCE percentile interval of bootstrap samples (along the first axis)."""
+    low, high = (1 - CONFIDENCE) / 2 * 100, (1 + CONFIDENCE) / 2 * 100
+    return [float(np.percentile(samples, low)), float(np.percentile(samples, high))]
+
+
+def best_temperature(temperatures: np.ndarray, means: np.ndarray, samples: np.ndarray, reference: int) -> dict:
+    """The constant temperature with the lowest mean NLL, its NLL, the NLL at T = 1 (`reference`), what it saves,
+    and bootstrap intervals of the best temperature and of the saving, from `samples` [resamples, temperatures]
+    of the mean NLL. Shared by the sweep (positions resampled) and the tuner (documents resampled)."""
+    winner = int(np.argmin(means))
+    winners = temperatures[np.argmin(samples, axis=1)]
+    saved = samples[:, reference] - samples.min(axis=1)
+    return {"temperature": float(temperatures[winner]), "nll": float(means[winner]),
+            "nll_at_1": float(means[reference]), "saved": float(means[reference] - means[winner]),
+            "temperature_interval": interval(winners), "saved_interval": interval(saved)}
 
 
 # in a pass record but said once per sweep (the per-position NLL only feeds the bootstrap: it stays in the cache)
 PER_DOCUMENT = ("n_tokens", "trained_length", "q_start", "buckets", "position_nll")
 
 
-def sweep_document(loaded: LoadedModel, records: list[dict], settings: SweepSettings, text: str, source: str
-                   ) -> dict:
-    """The sweep's JSON: settings, one entry per temperature or schedule, and the best temperature per bucket."""
+def multiplier_ranges(spec: float | Schedule, n_tokens: int, trained_length: int, q_start: int) -> dict:
+    """Smallest and largest logit multiplier of a spec over the measured queries inside the trained context and
+    past it (None where the text has no such query)."""
+    values = spec.multipliers(n_tokens) if isinstance(spec, Schedule) else np.full(n_tokens, 1.0 / spec)
+
+    def span(part: np.ndarray) -> list[float] | None:
+        return [round(float(part.min()), 6), round(float(part.max()), 6)] if len(part) else None
+
+    return {"trained_context": span(values[q_start:trained_length]), "past": span(values[trained_length:])}
+
+
+def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[float | Schedule],
+                   settings: SweepSettings, text: str, source: str) -> dict:
+    """The sweep's JSON: settings, one entry per temperature or schedule (with its multiplier range inside and
+    past the trained length), and the best temperature per bucket."""
     first = records[0]
+    n_tokens, trained, q_start = first["n_tokens"], first["trained_length"], first["q_start"]
     document = {
         "model": loaded.name, "model_facts": loaded.facts(), "text_source": source, "text_sha256": text_digest(text),
         "n_tokens": first["n_tokens"], "trained_length": first["trained_length"],
         "beyond_trained": settings.beyond_trained, "bucket_size": settings.bucket_size, "q_start": first["q_start"],
         "window": settings.window, "buckets": first["buckets"], "distance_bins": first["distance_bins"],
-        "results": [{key: value for key, value in record.items() if key not in PER_DOCUMENT} for record in records],
+        "results": [{key: value for key, value in record.items() if key not in PER_DOCUMENT}
+                    | {"multipliers": multiplier_ranges(spec, n_tokens, trained, q_start)}
+                    for record, spec in zip(records, specs, strict=True)],
         "best": best_per_bucket(records, first["buckets"]),
         "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "block": BOOTSTRAP_BLOCK, "confidence": CONFIDENCE,
                       "method": "moving-block bootstrap over the positions of each bucket"},
@@ -192,4 +231,4 @@ def sweep(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule], set
     """Check, run (or read from the cache) every pass, and assemble the sweep document."""
     check_sweep(loaded, text, specs, settings)
     records = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
-    return sweep_document(loaded, records, settings, text, source)
+    return sweep_document(loaded, records, specs, settings, text, source)

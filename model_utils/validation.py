@@ -15,6 +15,9 @@ MODES = ("in-model", "isolated")
 # One batch row per temperature in in-model mode: 8 rows of 4,096 tokens keep a pass within a few GB. (The pages
 # allow fewer, for readability: see components/settings.py.)
 MAX_TEMPERATURES = 8
+# The longest text one pass takes: 65,536 tokens is 4x a 16,384-token pass, which takes two to three minutes per
+# temperature on 2 cores (so this one about forty), and its per-row statistics stay within a few GB.
+MAX_TOKENS = 65_536
 
 
 def resolve_temperatures(temperatures: Sequence) -> list[float | Schedule]:

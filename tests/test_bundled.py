@@ -46,3 +46,23 @@ def test_temperature_on_real_text_behaves_as_the_references_say(bundled):
     sink = [result.heads["sink_mass"].mean() for result in report.results]
     assert sink[0] > sink[-1], "softening drains the first-token sink"
     assert report.results[-1].heads["normalized_entropy"].mean() > 0.8  # T = 4: near uniform
+
+
+def test_the_committed_sweep_reproduces_on_its_first_buckets(bundled):
+    """The committed context-length sweep (make sweep) against a fresh run: by causality its first 2,048 positions
+    are those of a 2,048-token run, so its first two buckets must come out the same today."""
+    import json
+    from pathlib import Path
+
+    from model_utils.texts import builtin_text, text_digest
+
+    document = json.loads((Path(__file__).resolve().parents[1] / "assets/sweeps/bundled-16k.json").read_text())
+    assert document["text_sha256"] == text_digest(builtin_text("long"))
+    # 2,049 tokens: position 2,047 then has its next token, as in the long run
+    fresh = analyze(bundled, builtin_text("long"), [1.0, 1.5], window=document["window"], max_tokens=2049,
+                    bucket_size=document["bucket_size"], q_start=document["q_start"])
+    for result in fresh.results:
+        committed = next(r for r in document["results"] if r["label"] == result.label)
+        np.testing.assert_allclose(result.bucket_nll[:2], committed["nll"][:2], atol=1e-4)
+        np.testing.assert_allclose(result.bucket_heads["distant_mass"][:2], committed["heads"]["distant_mass"][:2],
+                                   atol=1e-4)

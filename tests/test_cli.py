@@ -69,6 +69,8 @@ def test_file_input_and_truncation(capsys, tmp_path):
         (["--schedule", "bogus"], "unknown schedule"),
         (["--mode", "both"], "invalid choice"),
         (["--json", "/no/such/dir/out.json"], "cannot write --json"),
+        (["--device", "nosuch"], "cannot put model 'tiny-random' on device 'nosuch'"),
+        (["--device", "cuda"], "cannot put model 'tiny-random' on device 'cuda'"),  # this torch is a CPU build
         ([], "one of the arguments --text --file is required"),
     ],
 )
@@ -103,8 +105,8 @@ def test_the_real_entry_point_exits_2_without_a_traceback():
         (["--window", "-1"], "window must be >= 1"),
         (["--layers", "-1"], "layer must be between 0 and 2"),
         (["--layers", "99"], "layer must be between 0 and 2"),
-        (["--max-tokens", "1"], "max_tokens must be >= 2"),
-        (["--max-tokens", "0"], "max_tokens must be >= 2"),
+        (["--max-tokens", "1"], "max_tokens must be between 2 and 65536"),
+        (["--max-tokens", "0"], "max_tokens must be between 2 and 65536"),
     ],
 )
 def test_more_mistakes_get_one_line_and_status_2(capsys, argv, message):
@@ -144,3 +146,52 @@ def test_odd_text_stays_literal_in_the_report(capsys):
     joined = "".join(document["tokens"])
     assert "<script>alert(1)</script><img src=x onerror=alert(2)>" in joined  # data, not markup
     assert all(isinstance(result["loss"], float) for result in document["results"])  # finite: JSON has no NaN
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--bucket-size", "0"], "bucket_size must be >= 1, got 0"),
+        (["--max-tokens", "2000"], "past the model's trained length of 1,024"),  # without --beyond-trained
+        (["--max-tokens", "100000", "--beyond-trained"], "max_tokens must be between 2 and 65536"),
+        (["--temperatures", "0.8", "1.2"], "include 1 in the temperatures"),
+        (["--max-tokens", "1000", "--schedule", "yarn:trained"], "yarn:trained scales the context by tokens / trained"),
+        (["--q-start", "0"], "q_start must be >= 1"),
+    ],
+)
+def test_sweep_mistakes_get_one_line_and_status_2(capsys, tmp_path, argv, message):
+    code, out, err = run(capsys, "sweep", "--model", "tiny-random", "--builtin", "long", "--json",
+                         str(tmp_path / "sweep.json"), "--cache-dir", str(tmp_path / "cache"), *argv)
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "sweep.json").exists()
+
+
+def test_sweep_writes_the_documented_json(capsys, tmp_path):
+    code, _, err = run(capsys, "sweep", "--model", "tiny-random", "--builtin", "long", "--max-tokens", "1500",
+                       "--beyond-trained", "--bucket-size", "512", "--temperatures", "0.8", "1", "1.25",
+                       "--schedule", "qwen-logn:trained", "--json", str(tmp_path / "sweep.json"), "--cache-dir",
+                       str(tmp_path / "cache"))
+    assert code == 0, err
+    document = json.loads((tmp_path / "sweep.json").read_text())
+    assert {"model", "n_tokens", "trained_length", "beyond_trained", "bucket_size", "q_start", "buckets", "results",
+            "best", "distance_bins"} <= set(document)
+    assert document["buckets"] == [[1, 512], [512, 1024], [1024, 1500]] and document["trained_length"] == 1024
+    labels = [result["label"] for result in document["results"]]
+    assert labels == ["T=0.8", "T=1", "T=1.25", "qwen-logn (train_length=1024)"]
+    result = document["results"][0]
+    assert {"label", "temperature", "schedule", "nll", "heads", "distance_profile", "distance_bins"} <= set(result)
+    assert len(result["nll"]) == 3 and len(result["heads"]["entropy"]) == 3
+    assert len(result["heads"]["entropy"][0]) == 3 and len(result["heads"]["entropy"][0][0]) == 4  # layers, heads
+    assert len(result["distance_profile"][0]) == len(document["distance_bins"]) - 1
+    assert [entry["bucket"] for entry in document["best"]] == document["buckets"]
+    for entry in document["best"]:
+        assert entry["nll"] <= entry["nll_at_1"] and entry["temperature"] in (0.8, 1.0, 1.25)
+        low, high = entry["temperature_interval"]
+        assert low <= entry["temperature"] <= high or low <= high
+    again, _, _ = run(capsys, "sweep", "--model", "tiny-random", "--builtin", "long", "--max-tokens", "1500",
+                      "--beyond-trained", "--bucket-size", "512", "--temperatures", "0.8", "1", "1.25",
+                      "--schedule", "qwen-logn:trained", "--json", str(tmp_path / "again.json"), "--cache-dir",
+                      str(tmp_path / "cache"))
+    repeated = json.loads((tmp_path / "again.json").read_text())
+    assert again == 0 and {k: v for k, v in repeated.items() if k != "run"} == {
+        k: v for k, v in document.items() if k != "run"}  # the cached rerun reproduces it
