@@ -175,8 +175,7 @@ class ScheduleRequest:
         if name != "yarn":
             return Schedule(name, float(trained_length))
         if n_tokens <= trained_length:
-            raise AnalysisError(f"YaRN anchored at the trained length (yarn:trained) scales the context by tokens / "
-                                f"trained length = {n_tokens} / {trained_length} <= 1, where it does nothing; run "
-                                "past the trained length, or leave YaRN out (on the command line, give it a scale "
-                                "instead, e.g. yarn:2)")
+            raise AnalysisError(f"yarn:trained scales the context by tokens / trained length = {n_tokens} / "
+                                f"{trained_length} <= 1, where YaRN does nothing; run past the trained length, leave "
+                                "YaRN out, or give it a scale (yarn:2 on the command line)")
         return Schedule("yarn", n_tokens / trained_length)

@@ -260,7 +260,8 @@ def test_a_run_whose_last_bucket_past_the_trained_length_has_no_loss_gets_a_reas
                    "include it: add 1 to them."),
     ({"builtin": False, "text": "   "}, None, "the text is empty"),
     ({"tokens": 600, "schedules": ("yarn",), "beyond": False}, None,
-     "YaRN anchored at the trained length (yarn:trained) scales the context by tokens / trained length = 600 / 1024"),
+     "yarn:trained scales the context by tokens / trained length = 600 / 1024 <= 1, where YaRN does nothing; run "
+     "past the trained length, leave YaRN out"),
 ])
 def test_bad_requests_are_error_lines_before_any_pass_and_the_committed_view_stays(runs, request_kwargs, temperatures,
                                                                                    message):
