@@ -39,9 +39,9 @@ def model_description(name: str) -> str:
     return f"bundled: {BUNDLED_DESCRIPTION}" if name == BUNDLED else name
 
 # The context-length page opens on committed results, drawn without any model run: the bundled model's sweep
-# (`make sweep`) and, when there is one, a corpus summary of the tuner (`python -m model_utils tune`). An operator
-# can point them elsewhere; the tests point them at results they make on the tiny model.
+# (`make sweep`) and, when there is one, the tuner's corpus summary (`make tune`). An operator can point them
+# elsewhere; the tests point them at results they make on the tiny model.
 CONTEXT_SWEEP = Path(os.environ.get("ATTN_CONTEXT_SWEEP", ASSETS / "sweeps" / "bundled-16k.json"))
-CORPUS_SUMMARY = Path(os.environ.get("ATTN_CORPUS_SUMMARY", ASSETS / "tune" / "bundled-summary.json"))
+CORPUS_SUMMARY = Path(os.environ.get("ATTN_CORPUS_SUMMARY", ASSETS / "tune" / "bundled-builtin" / "summary.json"))
 # Where the page's own sweeps keep their finished passes (None: the model cache folder, see model_utils/sweep.py).
 SWEEP_PASSES = Path(os.environ["ATTN_SWEEP_PASSES"]) if os.environ.get("ATTN_SWEEP_PASSES") else None

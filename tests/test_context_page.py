@@ -3,8 +3,8 @@ taken from model_utils.findings, a run of its own on the tiny model, bad request
 and the pure pieces it reads documents with (components/sweep_data.py, captions).
 
 The committed sweep is the tiny model's, written once per session by the command line (conftest.tiny_sweep_file,
-through the tiny_env fixture); the corpus summary in tests/data was written by the tuner (`python -m model_utils
-tune`, branch tune) on the tiny model. The bundled model's committed sweep is checked too when it is there.
+through the tiny_env fixture), and so is the corpus summary (`python -m model_utils tune` on two built-in
+documents). The bundled model's committed sweep is checked too when it is there.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from model_utils.texts import builtin_text
 from tests.apptest import APP, array, assert_clean, chart, charts, traces
 
 PAGE = "components/pages/context_length.py"
-SUMMARY = Path(__file__).resolve().parent / "data" / "tiny-tune-summary.json"
 COMMITTED = settings.ASSETS / "sweeps" / "bundled-16k.json"
 OPEN_SECONDS = 3.0  # issue 8: the page opens on the committed result in under 3 s
 POSITION_CHARTS = ("context_nll", "context_best", "context_statistic_chart", "context_distance")
@@ -40,6 +39,20 @@ POSITION_CHARTS = ("context_nll", "context_best", "context_statistic_chart", "co
 @pytest.fixture(scope="module")
 def document(tiny_sweep_file) -> dict:
     return json.loads(tiny_sweep_file.read_text())
+
+
+@pytest.fixture(scope="module")
+def summary_file(tmp_path_factory) -> Path:
+    """The tuner's summary of the tiny model on the first two built-in documents of 2,048 tokens (twice its trained
+    length), with three temperatures and two schedules: the format the corpus view reads, as the tuner writes it."""
+    from model_utils.__main__ import main
+
+    folder = tmp_path_factory.mktemp("tune")
+    status = main(["tune", "--model", "tiny-random", "--corpus", "builtin", "--documents", "2", "--max-tokens", "2048",
+                   "--beyond-trained", "--bucket-size", "256", "--temperatures", "0.8", "1", "1.25",
+                   "--schedule", "yarn:trained", "--schedule", "logn:trained", "--out", str(folder / "out")])
+    assert status == 0
+    return folder / "out" / "summary.json"
 
 
 @pytest.fixture
@@ -287,9 +300,9 @@ def test_over_budget_refusal_names_the_most_tokens_that_fit(runs):
 # --- the corpus view ------------------------------------------------------------------------------------------
 
 
-def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs):
-    tiny_env.setattr(settings, "CORPUS_SUMMARY", SUMMARY)
-    summary = json.loads(SUMMARY.read_text())
+def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summary_file):
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
+    summary = json.loads(summary_file.read_text())
     at, seconds = open_page()
     assert_clean(at)
     assert seconds < OPEN_SECONDS and runs["passes"] == 0
@@ -307,12 +320,12 @@ def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs):
     # the summary does not record the trained length (the tuner ran with the model's own): the tiny sweep's is used
     assert trained_line_positions(nll) == [1024]
     caption = next(c.value for c in at.caption if c.value.startswith("Corpus\\:"))
-    assert "4 documents \\(2,048 tokens each, 8,192 in all\\)" in caption and "documents resampled" in caption
-    assert plain("(builtin assert..comparisons, builtin compound..customization,") in caption
+    assert "2 documents \\(2,048 tokens each, 4,096 in all\\)" in caption and "documents resampled" in caption
+    assert plain("(builtin assert..comparisons, builtin compound..customization)") in caption
 
 
-def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny_env, tmp_path):
-    summary = json.loads(SUMMARY.read_text()) | {"model": "another-model"}
+def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny_env, tmp_path, summary_file):
+    summary = json.loads(summary_file.read_text()) | {"model": "another-model"}
     path = tmp_path / "summary.json"
     path.write_text(json.dumps(summary))
     tiny_env.setattr(settings, "CORPUS_SUMMARY", path)
@@ -367,9 +380,9 @@ def test_identical_results_are_found_from_the_numbers(document):
     assert captions.identical_lines([]) is None
 
 
-def test_default_comparison_and_the_trained_length_of_a_summary(document):
+def test_default_comparison_and_the_trained_length_of_a_summary(document, summary_file):
     assert sweep_data.default_comparison(document) == "T=1.25"  # the best T of the last bucket
-    summary = json.loads(SUMMARY.read_text())
+    summary = json.loads(summary_file.read_text())
     assert summary["settings"]["trained_length"] is None
     assert sweep_data.corpus_trained_length(summary, [None, document]) == 1024
     assert sweep_data.corpus_trained_length(summary) is None
@@ -377,8 +390,8 @@ def test_default_comparison_and_the_trained_length_of_a_summary(document):
     assert sweep_data.corpus_trained_length(summary, [document]) == 512
 
 
-def test_a_large_corpus_is_counted_not_listed():
-    summary = json.loads(SUMMARY.read_text())
+def test_a_large_corpus_is_counted_not_listed(summary_file):
+    summary = json.loads(summary_file.read_text())
     summary["corpus"]["list"] = [{"name": f"doc {i}", "sha256": "", "n_tokens": 2048} for i in range(20)]
     caption = captions.corpus_caption(summary, 1024)
     assert "(doc 0, doc 1, doc 2, doc 3, doc 4, doc 5, doc 6, doc 7 and 12 more)" in caption
