@@ -332,11 +332,15 @@ def schedule_figure(schedules: Sequence[Schedule], as_temperature: bool = False,
 
 TRAINED_COLOUR = "#333333"
 BAND_ALPHA = 0.15  # interval bands: light enough that overlapping bands stay readable
+# A sweep runs up to 8 temperatures and the 5 schedules at once: schedules get dark colours of their own (D3's
+# category20b), one per schedule, so no schedule shares a colour with a temperature.
+SCHEDULE_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173")
 
 
 def sweep_styles(temperatures: Sequence[float | None], labels: Sequence[str]) -> list[dict]:
     """A line style per sweep result. Constant temperatures take the app's palette in the order they were run
-    (T = 1, the reference, drawn thicker); schedules are dashed, in the colour the Length schedules page gives them."""
+    (T = 1, the reference, drawn thicker); schedules are dashed, each in its own dark colour (SCHEDULE_COLOURS, in
+    the order of model_utils.schedules.SCHEDULES)."""
     styles, constants = [], 0
     for temperature, label in zip(temperatures, labels, strict=True):
         if temperature is not None:
@@ -345,7 +349,8 @@ def sweep_styles(temperatures: Sequence[float | None], labels: Sequence[str]) ->
             continue
         name = label.split(" (")[0]
         index = list(SCHEDULES).index(name) if name in SCHEDULES else len(styles)
-        styles.append({"color": colour(index + 3), "dash": DASHES[1 + index % (len(DASHES) - 1)], "width": 2})
+        styles.append({"color": SCHEDULE_COLOURS[index % len(SCHEDULE_COLOURS)],
+                       "dash": DASHES[1 + index % (len(DASHES) - 1)], "width": 2})
     return styles
 
 

@@ -550,8 +550,11 @@ def test_sweep_styles_keep_the_palette_for_temperatures_and_dash_the_schedules()
     assert [style["dash"] for style in styles[:3]] == ["solid"] * 3
     assert styles[1]["width"] > styles[0]["width"] == styles[2]["width"]  # T = 1, the reference, stands out
     assert all(style["dash"] != "solid" for style in styles[3:])
-    # a schedule has the colour the Length schedules page gives it (schedule_curves: colour(index + 3))
-    assert styles[3]["color"] == figures.colour(0 + 3) and styles[4]["color"] == figures.colour(4 + 3)
+    # each schedule has its own colour, never a temperature's, whatever the number of temperatures
+    assert styles[3]["color"] == figures.SCHEDULE_COLOURS[0] and styles[4]["color"] == figures.SCHEDULE_COLOURS[4]
+    assert not set(figures.SCHEDULE_COLOURS) & set(PALETTE)
+    many = figures.sweep_styles([0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, None], [""] * 8 + ["yarn (scale=2)"])
+    assert len({style["color"] for style in many}) == 9
 
 
 def test_position_lines_put_each_bucket_at_its_middle_and_draw_the_trained_length():
