@@ -277,7 +277,9 @@ def position_caption(layer: int | None, statistic: str) -> str:
 def distance_caption(layer: int | None) -> str:
     over = "every layer and head" if layer is None else f"the heads of layer {layer}"
     return (f"Share of attention at each key distance, mean over {over} and the bucket's queries: a column sums to "
-            "1. Distances longer than a query's position cannot occur, so the top left stays dark.")
+            "1. Distances longer than a query's position cannot occur, so the top left stays dark. The first token "
+            "(the sink) lies at distance q from the query at position q, so its mass is in the top filled bin of "
+            "each column: choose the sink mass above to see how much of it that is.")
 
 
 def identical_lines(groups: Sequence[Sequence[str]]) -> str | None:
