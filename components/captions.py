@@ -279,7 +279,8 @@ def distance_caption(layer: int | None) -> str:
     return (f"Share of attention at each key distance, mean over {over} and the bucket's queries: a column sums to "
             "1. Distances longer than a query's position cannot occur, so the top left stays dark. The first token "
             "(the sink) lies at distance q from the query at position q, so its mass is in the top filled bin of "
-            "each column: choose the sink mass above to see how much of it that is.")
+            "each column (in the first bucket it is spread over the bins): choose the sink mass above to see how "
+            "much of it that is.")
 
 
 def identical_lines(groups: Sequence[Sequence[str]]) -> str | None:
