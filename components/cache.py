@@ -70,12 +70,15 @@ def cached_answer_token(model_name: str, prompt: str, answer: str) -> tuple[int,
 
 @st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
 def cached_json_file(path: str, modified: float) -> dict:
-    """A committed result (a sweep document or a corpus summary), parsed. Keyed by the file's modification time too,
-    so a file replaced on disk is read again."""
+    """A committed result (a sweep document or a corpus summary), parsed, its big tables as arrays
+    (components.sweep_data.with_arrays). Keyed by the file's modification time too, so a file replaced on disk is
+    read again."""
     import json
     from pathlib import Path
 
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    from components.sweep_data import with_arrays
+
+    return with_arrays(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 @st.cache_data(show_spinner=False, max_entries=4, max_size="256mb", ttl=3600)

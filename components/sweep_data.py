@@ -14,6 +14,21 @@ import numpy as np
 
 from model_utils.metrics import STATISTICS
 
+ARRAYS = ("distance_profile", "distance_profile_layers")  # per result, besides every statistic of "heads"
+
+
+def with_arrays(document: dict) -> dict:
+    """`document` with each result's per-head statistics and distance profiles as float arrays: the committed
+    sweep holds some 400,000 numbers, and as arrays a cached copy is a few objects instead of that many (every run
+    of the page unpickles one). A corpus summary, which holds none of them, comes back as it was."""
+    for result in document.get("results", []):
+        if "heads" in result:
+            result["heads"] = {name: np.asarray(values, dtype=np.float64) for name, values in result["heads"].items()}
+        for key in ARRAYS:
+            if key in result:
+                result[key] = np.asarray(result[key], dtype=np.float64)
+    return document
+
 
 def constant_temperatures(document: dict) -> list[float]:
     """The constant temperatures of a sweep or a summary, in the order they were run."""
@@ -110,9 +125,17 @@ def identical_results(results: Sequence[dict], key: str = "nll") -> list[list[st
     by label, in the order they were run."""
     seen: list[tuple[object, list[str]]] = []
     for result in results:
-        group = next((labels for values, labels in seen if values == result[key]), None)
+        group = next((labels for values, labels in seen if _equal(values, result[key])), None)
         if group is None:
             seen.append((result[key], [result["label"]]))
         else:
             group.append(result["label"])
     return [labels for _, labels in seen if len(labels) > 1]
+
+
+def _equal(first, second) -> bool:
+    """Equal numbers (lists or arrays, or dicts of them; None and NaN count as equal to each other)."""
+    if isinstance(first, dict):
+        return first.keys() == second.keys() and all(_equal(first[key], second[key]) for key in first)
+    left, right = (np.asarray(values, dtype=np.float64) for values in (first, second))
+    return left.shape == right.shape and bool(np.array_equal(left, right, equal_nan=True))

@@ -413,3 +413,19 @@ def test_budget_and_no_verdict_wording_follow_the_numbers(document):
     wide = document | {"bucket_size": 2048, "buckets": [[1, 2048]]}
     assert "no bucket of 2,048 positions lies wholly past the trained length" in captions.no_context_verdict(wide)
     assert sweep_data.past_bucket_without_loss(document) is None
+
+
+def test_the_cached_form_with_arrays_reads_as_the_json_does(document):
+    """The page caches the committed sweep with its big tables as arrays: verdict, rows and groups are the same."""
+    import copy
+
+    arrays = sweep_data.with_arrays(copy.deepcopy(document))
+    assert isinstance(arrays["results"][0]["heads"]["entropy"], np.ndarray)
+    assert arrays["results"][0]["distance_profile_layers"].shape == (8, 3, 12)  # [bucket, layer, distance bin]
+    assert context_verdict(arrays).sentences() == context_verdict(document).sentences()
+    assert sweep_data.sweep_rows(arrays) == sweep_data.sweep_rows(document)
+    for key in ("nll", "heads"):
+        assert sweep_data.identical_results(arrays["results"], key) == sweep_data.identical_results(
+            document["results"], key) == [["ssmax (train_length=1024)", "logn (base=1024)"]]
+    summary = {"results": [{"label": "T=1", "nll": [2.0], "nll_interval": [[1.9, 2.1]]}]}
+    assert sweep_data.with_arrays(copy.deepcopy(summary)) == summary  # a corpus summary has no tables to convert
