@@ -196,9 +196,16 @@ def progress_line(fraction: float, message: str) -> None:
         print(f"\r[{fraction:4.0%}] {message:<70}", end="\n" if fraction >= 1 else "", file=sys.stderr, flush=True)
 
 
-def resolve_schedules(args, loaded) -> list[Schedule]:
+def resolve_schedules(args, loaded, text: str | None = None) -> list[Schedule]:
+    """The --schedule requests as Schedules. 'trained' anchors them at the trained length; YaRN's scale is then the
+    text's own token count over it (`text` given), or --max-tokens over it (a corpus: every document cut there)."""
     trained = args.trained_length or loaded.max_positions
-    return [schedule for request in args.schedule for schedule in request.resolve(trained, args.max_tokens)]
+    tokens = args.max_tokens
+    if text is not None and any(request.parameter == "trained" for request in args.schedule):
+        from model_utils.analysis import tokenize
+
+        tokens = len(tokenize(loaded, text, args.max_tokens)[0])
+    return [schedule for request in args.schedule for schedule in request.resolve(trained, tokens)]
 
 
 def run_analyze(args) -> None:
@@ -206,7 +213,7 @@ def run_analyze(args) -> None:
     started = time.perf_counter()
     loaded = load_model(args.model, progress=progress_line, device=args.device)
     load_seconds = time.perf_counter() - started
-    report = analyze(loaded, text, temperatures=list(args.temperatures) + resolve_schedules(args, loaded),
+    report = analyze(loaded, text, temperatures=list(args.temperatures) + resolve_schedules(args, loaded, text),
                      mode=args.mode, window=args.window, layers=args.layers, max_tokens=args.max_tokens,
                      progress=progress_line, bucket_size=args.bucket_size, trained_length=args.trained_length,
                      beyond_trained=args.beyond_trained)
@@ -223,7 +230,7 @@ def run_sweep(args) -> None:
 
     text, source = read_text(args)
     loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = list(args.temperatures) + resolve_schedules(args, loaded)
+    specs = list(args.temperatures) + resolve_schedules(args, loaded, text)
     settings = SweepSettings(args.max_tokens, args.bucket_size, args.q_start, args.window, args.trained_length,
                              args.beyond_trained)
     bars = []  # made when the first pass starts: a sweep refused by its checks, or all cached, draws none

@@ -277,16 +277,17 @@ def _bucket_mean(values: list, chosen: list[int]) -> float:
 
 
 def context_verdict(document: dict) -> ContextVerdict | None:
-    """The verdict of a sweep document, or None when the text does not reach past the trained length (or no
-    bucket lies wholly before it)."""
+    """The verdict of a sweep document, or None when the text does not reach past the trained length with a bucket
+    that has a loss (the last token alone predicts nothing), or no bucket lies wholly before it."""
     trained = document["trained_length"]
     buckets = document["buckets"]
-    past = [i for i, (start, _) in enumerate(buckets) if start >= trained]
-    inside = [i for i, (_, stop) in enumerate(buckets) if stop <= trained]
+    reference = next(r for r in document["results"] if r["temperature"] == 1.0)
+    scored = [i for i, nll in enumerate(reference["nll"]) if nll is not None]  # the last token alone has no loss
+    past = [i for i in scored if buckets[i][0] >= trained]
+    inside = [i for i in scored if buckets[i][1] <= trained]
     before = [i for i in inside if buckets[i][0] >= trained // 2] or inside
     if not past or not before:
         return None
-    reference = next(r for r in document["results"] if r["temperature"] == 1.0)
 
     def attention(chosen: list[int]) -> dict[str, float]:
         return {name: float(np.mean([np.mean(reference["heads"][name][i]) for i in chosen]))

@@ -460,7 +460,8 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule],
                    device)
     _remove_if_empty(out / PASSES)
     driver = peak_rss_gb()
-    return summarize(out, corpus, tokens, specs, tune_settings) | {
+    trained_length = settings.trained_length or loaded.max_positions
+    return summarize(out, corpus, tokens, specs, tune_settings, trained_length) | {
         "workers": workers, "threads_per_worker": threads or _torch_threads(), "ray_address": ray_address,
         "computed_documents": writer.computed, "skipped_documents": writer.present,
         "wall_seconds": round(time.perf_counter() - started, 1),
@@ -514,7 +515,7 @@ def _arrays(table, hashes: list[str], labels: list[str], n_buckets: int):
 
 
 def summarize(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence, settings: TuneSettings,
-              seed: int = SEED) -> dict:
+              trained_length: int, seed: int = SEED) -> dict:
     """Per bucket and spec, the NLL pooled over documents (sum / count) with a 95% bootstrap interval (documents
     resampled with replacement); per bucket, the best constant temperature with its interval and the NLL it saves
     against T = 1; each schedule's saving alongside."""
@@ -538,7 +539,7 @@ def summarize(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence, set
                 "schedule": spec.label if isinstance(spec, Schedule) else None, "nll": [], "nll_interval": [],
                 "statistics": {name: [] for name in STATISTICS}} for spec in specs]
     best, schedules = [], {spec_label(spec): [] for spec in specs if isinstance(spec, Schedule)}
-    for bucket, (start, _) in enumerate(bounds):
+    for bucket, (start, stop) in enumerate(bounds):
         reaching = np.flatnonzero(counts[:, reference, bucket] > 0)  # documents with positions in this bucket
         if len(reaching) == 0:
             continue
@@ -553,7 +554,7 @@ def summarize(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence, set
             for name in STATISTICS:
                 result["statistics"][name].append(float(np.average(stats[name][reaching, i, bucket],
                                                                    weights=weights[:, i])))
-        where = {"bucket": [start, min(start + sweep.bucket_size, max(tokens))], "documents": len(reaching),
+        where = {"bucket": [start, stop], "documents": len(reaching),
                  "positions": int(bucket_counts[:, reference].sum())}
         best.append(where | best_temperature(temperatures, means[constant], samples[:, constant],
                                              constant.index(reference)))
@@ -566,6 +567,7 @@ def summarize(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence, set
     seconds = _document_seconds(out, hashes)
     return {
         "model": settings.model, "model_fingerprint": settings.fingerprint, "settings": settings.metadata(),
+        "trained_length": trained_length,
         "corpus": {"source": corpus.source, "documents": len(corpus.documents), "tokens": tokens,
                    "duplicates_skipped": corpus.duplicates,
                    "list": [{"name": d.name, "sha256": d.sha256, "n_tokens": n}

@@ -131,3 +131,15 @@ def test_no_context_verdict_when_the_text_stays_within_the_trained_length():
     document["trained_length"] = 1000
     assert context_verdict(document) is None
     assert "No temperature tried does better" in context_verdict(sweep_doc(BEFORE, BEFORE, [1.0] * 4)).sentences()[2]
+
+
+def test_a_last_bucket_of_one_token_gives_no_verdict_rather_than_an_error():
+    """1,025 tokens against 1,024 trained: the only bucket past the trained length holds the last token, which
+    has no next token, so nothing was measured there."""
+    document = sweep_doc(BEFORE, BEFORE, [1.0] * 4)
+    document["buckets"] = document["buckets"][:5]
+    document["buckets"][4] = [400, 401]
+    for result in document["results"]:
+        result["nll"] = [*result["nll"][:4], None]
+    document["best"] = []
+    assert context_verdict(document) is None

@@ -102,6 +102,9 @@ def test_rows_hold_the_engines_nll_and_statistics(tiny, tmp_path):
         assert best["temperature"] == (1.0 if nll_1 <= nll_15 else 1.5)
         assert best["saved"] == pytest.approx(nll_1 - min(nll_1, nll_15))
     assert not (tmp_path / "out" / PASSES).exists()  # a finished document's passes are removed
+    # buckets as analyze draws them (the first from q_start = 1 to the first multiple of 128), and the model's own
+    # trained length, for the page's line
+    assert summary["buckets"][:2] == [[1, 128], [128, 256]] and summary["trained_length"] == tiny.max_positions
 
 
 @pytest.mark.slow
@@ -109,7 +112,7 @@ def test_the_summary_is_reproducible(tiny, builtin6, reference):
     out, summary = reference
     again = summarize(out, builtin6, summary["corpus"]["tokens"], SPECS,
                       _TuneSettings(tiny.name, summary["model_fingerprint"], tuple(summary["settings"]["specs"]),
-                                    SETTINGS))
+                                    SETTINGS), tiny.max_positions)
     assert {key: again[key] for key in STATISTICAL} == {key: summary[key] for key in STATISTICAL}
     assert summary["computed_documents"] == 6 and len(summary["best"]) == 5
     assert all(best["documents"] == 6 for best in summary["best"])
