@@ -68,14 +68,15 @@ def sweep_lines(document: dict) -> list[str]:
 
 def tune_lines(summary: dict) -> list[str]:
     """Per bucket over the corpus: NLL at T = 1, the best temperature and what it saves, each schedule's saving."""
-    corpus, peaks = summary["corpus"], summary["peak_rss_gb"]
+    corpus = summary["corpus"]
     tokens = sorted(set(corpus["tokens"]))
+    runs = "; ".join(f"{run['computed_documents']} documents on {run['workers']} Ray worker(s) x "
+                     f"{run['threads_per_worker']} thread(s) in {run['wall_seconds'] / 60:.0f} min, peak memory "
+                     f"{run['peak_rss_gb']:.1f} GB per process ({run['date'][:10]})" for run in summary["runs"])
     facts = (f"{summary['model']}, {corpus['documents']} documents of {corpus.get('source', 'the corpus')} "
-             f"({tokens[0]:,}" + (f"-{tokens[-1]:,}" if len(tokens) > 1 else "") + " tokens each), "
-             f"{len(summary['results'])} passes per document, {summary['workers']} Ray worker(s) x "
-             f"{summary['threads_per_worker']} thread(s): {summary['wall_seconds'] / 60:.0f} min, peak memory "
-             f"{peaks['max']:.1f} GB. Intervals: 95%, bootstrap over documents. Command: "
-             f"`{summary['run']['command']}`.")
+             f"({tokens[0]:,}" + (f"-{tokens[-1]:,}" if len(tokens) > 1 else "") + " tokens each), trained length "
+             f"{summary['trained_length']:,}, {len(summary['results'])} passes per document: {runs}. Intervals: 95%, "
+             f"bootstrap over documents. Command: `{summary['runs'][-1]['command']}`.")
     names = [entry["label"].split(" (")[0] for entry in summary["schedules"]]
     header = ["positions", "NLL at T = 1", "best T (95% interval)", "NLL it saves (95% interval)",
               *[f"{name}: saves" for name in names]]

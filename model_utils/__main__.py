@@ -297,8 +297,30 @@ def run_tune(args) -> None:
         for bar in bars:
             bar.close()
     summary["run"] = run_record(argv_of(args), time.perf_counter() - started)
+    summary["runs"] = computing_runs(Path(args.out) / SUMMARY, summary)
     write_json(summary, str(Path(args.out) / SUMMARY))
     print(summary_table(summary))
+
+
+def computing_runs(path: Path, summary: dict) -> list[dict]:
+    """The runs that computed documents into this folder, oldest first: the previous summary's list, and this run
+    when it computed any. A rerun that only re-reads the rows keeps the record of the runs that made them."""
+    runs = []
+    if path.is_file():
+        try:
+            previous = json.loads(path.read_text())
+        except (OSError, ValueError):
+            previous = {}
+        runs = previous.get("runs") or ([run_entry(previous)] if previous.get("computed_documents") else [])
+    if summary["computed_documents"]:
+        runs.append(run_entry(summary))
+    return runs
+
+
+def run_entry(summary: dict) -> dict:
+    return summary["run"] | {"computed_documents": summary["computed_documents"], "workers": summary["workers"],
+                             "threads_per_worker": summary["threads_per_worker"],
+                             "wall_seconds": summary["wall_seconds"], "peak_rss_gb": summary["peak_rss_gb"]["max"]}
 
 
 def argv_of(args) -> str:

@@ -4,7 +4,7 @@ import json
 import re
 from pathlib import Path
 
-from bench.readme import SWEEP, sweep_lines
+from bench.readme import SWEEP, TUNE, sweep_lines, tune_lines
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
@@ -17,3 +17,7 @@ def block(name: str) -> list[str]:
 
 def test_the_context_length_block_is_the_committed_sweep():
     assert block("sweep") == sweep_lines(json.loads(SWEEP.read_text()))
+
+
+def test_the_corpus_block_is_the_committed_tune():
+    assert block("tune") == tune_lines(json.loads(TUNE.read_text()))
