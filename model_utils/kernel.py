@@ -28,7 +28,11 @@ from pathlib import Path
 import torch
 
 SOURCE = Path(__file__).with_name("fused_attention.c")
-FLAGS = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-fPIC", "-shared")
+FLAGS = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-fPIC")
+# Linked apart from the compile: `-ffast-math` on the link line also links gcc's crtfastmath.o, whose constructor
+# sets flush-to-zero and denormals-are-zero for the whole process when the library is loaded, and every later
+# float operation in Python, numpy and torch would then lose its subnormals.
+LINK_FLAGS = ("-shared", "-fopenmp")
 ROW_FIELD_COUNT = 6  # entropy, normalized entropy, sink, recent, distant, top gap; the distance bins follow
 MAX_BINS = 48  # as in the C source: enough for contexts up to 2^46 tokens
 
@@ -114,7 +118,7 @@ def _build_key(compiler: str) -> str:
     cpu = ""
     if Path("/proc/cpuinfo").is_file():
         cpu = next((line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), "")
-    parts = [SOURCE.read_text(), " ".join(FLAGS), version, platform.machine(), cpu]
+    parts = [SOURCE.read_text(), " ".join(FLAGS), " ".join(LINK_FLAGS), version, platform.machine(), cpu]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
@@ -129,9 +133,11 @@ def build(folder: Path) -> Path:
         return target
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".build-") as staging:
-        built = Path(staging) / target.name
-        subprocess.run([compiler, *FLAGS, "-o", str(built), str(SOURCE), "-lm"], check=True, capture_output=True,
+        built, compiled = Path(staging) / target.name, Path(staging) / "fused_attention.o"
+        subprocess.run([compiler, *FLAGS, "-c", "-o", str(compiled), str(SOURCE)], check=True, capture_output=True,
                        text=True)
+        subprocess.run([compiler, *LINK_FLAGS, "-o", str(built), str(compiled), "-lm"], check=True,
+                       capture_output=True, text=True)
         os.replace(built, target)  # atomic: a concurrent build of the same key writes the same bytes
     return target
 

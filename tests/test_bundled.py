@@ -22,19 +22,26 @@ def test_bundled_loads_from_the_cache_after_the_first_time(bundled):
 
 def test_t1_reproduces_the_bundled_models_own_logits(bundled):
     """At T = 1 the engine's logits are the model's own. The torch path propagates with SDPA itself, so it matches
-    SDPA bit for bit; the fused kernel does its own float32 attention arithmetic, so it must land as close to SDPA
-    and to eager as those two, both the model's own implementations, land to each other."""
+    SDPA bit for bit. The fused kernel does its own float32 attention arithmetic, so it is held to what the model's
+    own float32 implementations (SDPA and eager) achieve against the exact answer, the same model run in float64:
+    as close to SDPA as eager is, a mean error like theirs, and a worst error (one logit of 49,152 x 300, float32
+    noise after 30 layers) within twice the worse of theirs. Measured: mean 7.9e-6 against 7.6e-6 and 7.7e-6, worst
+    1.7e-4 against 1.2e-4 and 1.0e-4. (Comparing the kernel with eager against the eager-SDPA gap, as this test once
+    did, fails about half the time for any independent float32 implementation as accurate as those two.)"""
     ids = torch.tensor(bundled.tokenizer(SAMPLE_TEXT * 2)["input_ids"])[None]
     ones = torch.ones(1, ids.shape[1])
     with torch.inference_mode():
         sdpa = reference_copy(bundled, "sdpa")(ids).logits
         eager = reference_copy(bundled, "eager")(ids).logits
+        exact = reference_copy(bundled, "eager").double()(ids).logits
         torch_path = bundled.model(ids, attention_probe=Probe(ones, 32, 32, kernel=None)).logits
         fused = bundled.model(ids, attention_probe=Probe(ones, 32, 32)).logits
     assert (torch_path - sdpa).abs().max().item() <= 1e-5
-    own_disagreement = (eager - sdpa).abs().max().item()  # 2.2e-4 on this text
-    assert (fused - sdpa).abs().max().item() <= own_disagreement
-    assert (fused - eager).abs().max().item() <= own_disagreement
+    assert (fused - sdpa).abs().max().item() <= (eager - sdpa).abs().max().item()  # 5.7e-5 against 2.2e-4
+    errors = {name: (logits.double() - exact).abs() for name, logits in
+              (("sdpa", sdpa), ("eager", eager), ("fused", fused))}
+    assert errors["fused"].mean().item() <= 1.25 * max(errors["sdpa"].mean().item(), errors["eager"].mean().item())
+    assert errors["fused"].max().item() <= 2 * max(errors["sdpa"].max().item(), errors["eager"].max().item())
 
 
 def test_temperature_on_real_text_behaves_as_the_references_say(bundled):

@@ -128,3 +128,19 @@ def test_the_engine_uses_the_kernel_and_the_torch_path_agrees(kernel, tiny, monk
         for name, values in a.bucket_heads.items():
             np.testing.assert_allclose(values, b.bucket_heads[name], rtol=1e-4, atol=1e-5, err_msg=name)
         np.testing.assert_allclose(a.distance_profile, b.distance_profile, atol=1e-5)
+
+
+def test_loading_the_kernel_keeps_the_processs_subnormals():
+    """Built with -ffast-math, the library must not switch the whole process to flush-to-zero when it is loaded
+    (gcc's crtfastmath.o does so if -ffast-math reaches the link line): numpy, torch and hypothesis in the same
+    process rely on subnormal numbers. Checked in a fresh process, so nothing loaded before can hide it."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, numpy as np, torch\n"
+             "from model_utils.kernel import load_kernel\n"
+             "assert load_kernel() is not None\n"
+             "tiny = np.float32(1e-40)\n"
+             "print(float(tiny * np.float32(1.0)), float(torch.tensor([1e-40]) * 1.0), 5e-324 * 1.0)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert all(float(value) > 0 for value in out), out
