@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from model_utils import Report, Schedule
-from model_utils.findings import direction_of
 from model_utils.metrics import STATISTIC_LABELS, entropy, softmax_with_temperature, weight_ratio
-from model_utils.schedules import SCHEDULES
+from model_utils.schedules import SCHEDULES, Schedule
+
+if TYPE_CHECKING:  # the engine imports torch; the Softmax lab uses these captions without it
+    from model_utils.analysis import Report
 
 NORMALIZED_ENTROPY = "H / ln(visible keys)"
 
@@ -162,6 +164,8 @@ def curves_caption(schedules: dict[str, Schedule]) -> str:
 def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
     """Which way `schedule`, result `view` of the report, moved the measured queries of this prompt (the shares of
     softer and sharper queries come from model_utils.findings.direction_of), and what of it is applied."""
+    from model_utils.findings import direction_of  # imports the engine (torch): only model pages get here
+
     direction = direction_of(report, view)
     unchanged = 1.0 - direction.softer_share - direction.sharper_share
     rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind == "mixed" and unchanged else ""

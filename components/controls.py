@@ -23,8 +23,9 @@ from components.settings import (
 )
 from components.text import plain
 from components.url_state import linked_widget, publish_to_url, seed
-from model_utils.analysis import MODES, AnalysisError
+from model_utils.errors import AnalysisError
 from model_utils.metrics import TEMPERATURE_RANGE
+from model_utils.validation import MODES
 
 MODE_HELP = {
     "in-model": "T inside every layer during the pass: later layers and the predictions change.",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from model_utils.loading import BUNDLED, BUNDLED_FILE
+from model_utils.names import BUNDLED, BUNDLED_FILE
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 DEFAULT_TEMPERATURES = "0.5, 1, 1.5, 2"
