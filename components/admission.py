@@ -23,6 +23,7 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
+WARM_UP = "warm-up"  # who the server's own warm-up is (components/warmup.py), in places and in the log
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class Gate:
     def _place(self, ticket: _Ticket) -> Place:
         before = list(self._running) + list(self._waiting)[: self._waiting.index(ticket)]
         return Place(len(before), len(self._running), self.slots or 0,
-                     sum(other.who == "warm-up" for other in before))
+                     sum(other.who == WARM_UP for other in before))
 
     def _admissible(self, ticket: _Ticket) -> bool:
         return self._waiting[0] is ticket and (self.slots is None or len(self._running) < self.slots)

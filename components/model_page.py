@@ -13,7 +13,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from components import captions, settings
-from components.cache import TemperatureKey, cached_model
+from components.cache import TemperatureKey, cached_model, computed_once
 from components.controls import require_temperatures, sidebar_choices, text_ui
 from components.downloads import downloads_ui
 from components.text import plain
@@ -21,9 +21,10 @@ from model_utils import AnalysisError, LoadedModel, ModelLoadError, Report
 
 
 def report_or_stop(fetch: Callable, *args, **kwargs):
-    """Run a cached engine call; a request the engine refuses becomes an error line on the page."""
+    """Run a cached engine call (once, however many ask at the same time: components/cache.computed_once); a
+    request the engine refuses becomes an error line on the page."""
     try:
-        return fetch(*args, **kwargs)
+        return computed_once(fetch, *args, **kwargs)
     except (AnalysisError, ModelLoadError) as error:
         st.error(plain(error))
         st.stop()

