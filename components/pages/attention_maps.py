@@ -41,3 +41,6 @@ statistic = linked_widget(st.selectbox, "Statistic", key="maps_statistic", url_k
 st.plotly_chart(figures.head_grids([result.heads[statistic] for result in report.results], report.labels,
                                    statistic), key="maps_grid")
 st.caption(captions.grid_caption(report, statistic))
+nothing_distant = captions.nothing_distant_note(report)
+if nothing_distant is not None and statistic in ("recent_mass", "distant_mass"):
+    st.info(nothing_distant)

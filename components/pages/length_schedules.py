@@ -53,3 +53,6 @@ with right:
                     key="schedule_loss")
 st.plotly_chart(figures.mass_bars([result.masses_by_layer() for result in report.results], report.labels),
                 key="schedule_masses")
+nothing_distant = captions.nothing_distant_note(report)
+if nothing_distant is not None:
+    st.info(nothing_distant)
