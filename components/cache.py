@@ -58,6 +58,8 @@ class _Progress:
         FLIGHTS.report(0.0, text)
 
     def __call__(self, fraction: float, message: str) -> None:
+        if message.startswith("Layer ") and fraction >= 1.0:  # the engine's estimate covers the layers only
+            message = "Every layer done; now the loss and the predictions at every position (the last step)"
         FLIGHTS.report(fraction, message)
         if self.bar is not None:
             self.bar.progress(min(1.0, fraction), text=message)
