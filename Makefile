@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: setup run test test-fast lint bench sweep clean
+.PHONY: setup run test test-fast lint bench bench-pages loadtest sweep clean
 
 setup: $(STAMP)
 
@@ -33,6 +33,17 @@ lint: setup
 
 bench: setup
 	$(BIN)/python -m bench
+
+# Seconds from opening each page to its last chart on a fresh server: before the warm-up (b16a54a), now opened at
+# once, now after the warm-up -> bench/PAGES.md. Needs /usr/bin/chromium; about 10 minutes on 2 cores.
+bench-pages: setup
+	$(BIN)/python -m bench.pages
+
+# 8 browser sessions at once on the collapse page, admission control as shipped, K = 2 and off, each on a fresh
+# server -> bench/LOAD.md. Not part of `make test`: about half an hour on 2 cores, and up to ~12 GB with it off.
+LOAD_SESSIONS ?= 8
+loadtest: setup
+	$(BIN)/python -m bench.loadtest --sessions $(LOAD_SESSIONS)
 
 # The context-length sweep the page and README show: 16,384 tokens of Python's own documentation (2x the bundled
 # model's trained length), 7 temperatures and the five schedules anchored at the trained length. Most of an hour on
