@@ -68,7 +68,7 @@ class _Progress:
         """Called every half second while waiting: redraws only when the place changes (a message drawn inside a
         cached function is recorded and replayed on every hit), but lets Streamlit stop the run every time."""
         text = captions.queue_message(place)
-        FLIGHTS.report(0.0, text)
+        FLIGHTS.report(0.0, captions.queued_status(place))
         if self.bar is not None and text != self.text:
             self.bar.progress(0.0, text=text)
         else:

@@ -187,15 +187,24 @@ def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
             f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")
 
 
+def _analyses(count: int) -> str:
+    return f"{count} analys{'is' if count == 1 else 'es'}"
+
+
 def queue_message(place: Place) -> str:
     """What a request waiting for its turn shows: its place, why there is a line, and how to leave it."""
-    ahead = f"{place.ahead} analys{'is' if place.ahead == 1 else 'es'} ahead of you"
+    ahead = f"{_analyses(place.ahead)} ahead of you"
     if place.warm_up_ahead:
         ahead += (" (the server's own preparation of the pages' default views)" if place.warm_up_ahead == place.ahead
                   else f" ({place.warm_up_ahead} of them the server's preparation of the pages' default views)")
     at_once = "one analysis at a time" if place.slots == 1 else f"{place.slots} analyses at a time"
     return (f"Queued: {ahead}. This server runs {at_once}, so each gets the whole machine; yours starts when its "
             "turn comes. Leaving the page or changing the request gives up your place.")
+
+
+def queued_status(place: Place) -> str:
+    """The same place, as someone following that request sees it (their own place is not at stake)."""
+    return f"waiting for its turn, {_analyses(place.ahead)} ahead"
 
 
 def following_message(who: str, message: str) -> str:

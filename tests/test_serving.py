@@ -121,7 +121,7 @@ def test_a_stopped_computation_is_taken_over_by_its_follower(tiny_env):
 
 def test_the_waiting_page_says_its_place_and_how_to_leave():
     from components.admission import Place
-    from components.captions import following_message, queue_message
+    from components.captions import following_message, queue_message, queued_status
 
     text = queue_message(Place(ahead=2, running=1, slots=1, warm_up_ahead=0))
     assert text.startswith("Queued: 2 analyses ahead of you. This server runs one analysis at a time")
@@ -130,6 +130,7 @@ def test_the_waiting_page_says_its_place_and_how_to_leave():
         "Queued: 1 analysis ahead of you (the server's own preparation of the pages' default views).")
     assert "(1 of them the server's preparation" in queue_message(Place(3, 2, 2, 1))
     assert "runs 2 analyses at a time" in queue_message(Place(3, 2, 2, 1))
+    assert queued_status(Place(2, 1, 1, 0)) == "waiting for its turn, 2 analyses ahead"
     assert following_message("warm-up", "Layer 3 of 30, about 20 s left").endswith("Layer 3 of 30, about 20 s left")
     assert following_message("a visitor", "Layer 3").startswith("Another visitor asked for the same view")
 
