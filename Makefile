@@ -39,7 +39,7 @@ bench: setup
 bench-pages: setup
 	$(BIN)/python -m bench.pages
 
-# 8 browser sessions at once on the collapse page, admission control as shipped, K = 2 and off, each on a fresh
+# 8 browser sessions at once on the collapse page, admission control as shipped, K = 1 and off, each on a fresh
 # server -> bench/LOAD.md. Not part of `make test`: about half an hour on 2 cores, and up to ~12 GB with it off.
 LOAD_SESSIONS ?= 8
 loadtest: setup

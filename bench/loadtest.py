@@ -1,6 +1,6 @@
 """Load test (issue 13): N headless Chromium sessions open the collapse page on the bundled model, each with its own
-temperatures, at the same moment; once with admission control as it ships, once with another K, once with it off,
-each on a fresh server, side by side in one run -> bench/LOAD.md.
+temperatures, at the same moment; once with admission control as it ships (K = one pass per core), once with K = 1,
+once with it off, each on a fresh server, side by side in one run -> bench/LOAD.md.
 
 Per run: how many sessions got their own correct result (their temperatures' losses equal the engine's, computed
 here beforehand, and no error box), p50 / p95 / max time from opening the page to its first chart, the server's peak
@@ -9,7 +9,7 @@ RSS (VmHWM), and what the server log says about two extra sessions that leave: o
 the runs, a check that dividing torch threads really divides the cores: which OS threads burn CPU when two passes
 run at once with 1 thread each, and with 2 each.
 
-    make loadtest        # .venv/bin/python -m bench.loadtest [--sessions 8] [--settings default 2 off]
+    make loadtest        # .venv/bin/python -m bench.loadtest [--sessions 8] [--settings default 1 off]
 """
 
 from __future__ import annotations
@@ -136,14 +136,18 @@ def _progress(session: Session) -> str:
     return " ".join(session.page.locator('[data-testid="stProgress"]').all_inner_texts())
 
 
+FAILED = "document.querySelector('[data-testid=\"stException\"], [data-testid=\"stAlertContentError\"]')"
+
+
 def _read_result(session: Session) -> None:
     page = session.page
-    page.wait_for_function(f"() => {DRAWN} >= 4 && {RUN_ENDED}", timeout=TIMEOUT_S * 1000, polling=250)
-    outcome = page.evaluate("(() => { const d = document.querySelector('.st-key-collapse_outcome .js-plotly-plot')"
-                            ".data[0]; return [Array.from(d.x), Array.from(d.y)]; })()")
-    session.labels, session.losses = list(outcome[0]), [float(v) for v in outcome[1]]
-    session.clean = (page.locator('[data-testid="stException"]').count() == 0
-                     and page.locator('[data-testid="stAlertContentError"]').count() == 0)
+    page.wait_for_function(f"() => ({DRAWN} >= 4 && {RUN_ENDED}) || !!{FAILED}", timeout=TIMEOUT_S * 1000,
+                           polling=250)
+    session.clean = not page.evaluate(f"!!{FAILED}")
+    if session.clean:
+        outcome = page.evaluate("(() => { const d = document.querySelector('.st-key-collapse_outcome "
+                                ".js-plotly-plot').data[0]; return [Array.from(d.x), Array.from(d.y)]; })()")
+        session.labels, session.losses = list(outcome[0]), [float(v) for v in outcome[1]]
 
 
 def run(browser, setting: str, sessions: int) -> dict:
@@ -170,6 +174,8 @@ def run(browser, setting: str, sessions: int) -> dict:
                 if session.page.evaluate(DRAWN) >= 1:
                     session.first_chart = time.perf_counter() - session.opened
                     pending.remove(session)
+                elif session.page.evaluate(f"!!{FAILED}"):  # an error box instead of a chart: counted as failed
+                    pending.remove(session)
             time.sleep(0.25)
         all_done = time.perf_counter() - started
         for session in crowd:
@@ -194,9 +200,9 @@ def correct(session: Session, reference: dict[str, float]) -> bool:
 def describe(setting: str) -> str:
     slots = max_concurrent("" if setting == "default" else setting, CORES)
     if slots is None:
-        return "off: every pass at once, torch's default threads each"
+        return f"off: every pass at once, {CORES} torch threads each"
     shipped = " (as shipped)" if setting == "default" else ""
-    return f"on{shipped}: K = {slots}, {max(1, CORES // slots)} torch thread(s) per pass"
+    return f"on{shipped}: K = {slots}, {CORES} // (passes running) threads each"
 
 
 def log_lines(log: str, pattern: str) -> list[str]:
@@ -204,8 +210,8 @@ def log_lines(log: str, pattern: str) -> list[str]:
 
 
 def markdown(runs: list[dict], reference: dict[str, float], cores: list[dict], sessions: int, load) -> str:
-    def times(result):
-        return np.array([s.first_chart for s in result["sessions"]])
+    def times(result):  # of the sessions that drew a chart
+        return np.array([s.first_chart for s in result["sessions"] if s.first_chart is not None] or [np.nan])
 
     header = "| | " + " | ".join(describe(r["setting"]) for r in runs) + " |"
     rows = [
@@ -222,7 +228,8 @@ def markdown(runs: list[dict], reference: dict[str, float], cores: list[dict], s
                       + [f"| {name} | " + " | ".join(cell(r) for r in runs) + " |" for name, cell in rows])
     per_session = "\n".join(
         f"| {temperatures_text(s.own)} | " + " | ".join(
-            f"{r['sessions'][i].first_chart:.0f} s{'' if correct(r['sessions'][i], reference) else ' WRONG'}"
+            (f"{r['sessions'][i].first_chart:.0f} s" if r['sessions'][i].first_chart is not None else "no chart")
+            + ("" if correct(r['sessions'][i], reference) else " (error box or wrong result)")
             for r in runs) + " |"
         for i, s in enumerate(runs[0]["sessions"]))
     leaving = []
@@ -262,9 +269,9 @@ one with the others, closed 8 s later, while it waits its turn (without admissio
 ## Does dividing torch threads divide the cores?
 
 Passes of 1,024 tokens x 4 temperatures in one process, each setting its own thread count with
-`torch.set_num_threads` in the thread that runs it (as `components/cache.py` does after admission). OpenMP keeps the
-count per calling thread and the fused kernel reads it there (`torch.get_num_threads()`), so two passes with 1
-thread each keep 2 OS threads busy, and two with 2 threads each keep 4 busy on {CORES} cores:
+`torch.set_num_threads` in the thread that runs it (as `components/cache.py` does at admission and between layers).
+OpenMP keeps the count per calling thread and the fused kernel reads it there (`torch.get_num_threads()`), so two
+passes with 1 thread each keep 2 OS threads busy, and two with 2 threads each keep 4 busy on {CORES} cores:
 
 | passes at once | torch threads each | wall (slowest) | OS threads that worked | CPU seconds each |
 |---:|---:|---:|---:|---|
@@ -278,7 +285,7 @@ work: seconds vary between runs, the comparison within one run holds.
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=8)
-    parser.add_argument("--settings", nargs="+", default=["default", "2", "off"],
+    parser.add_argument("--settings", nargs="+", default=["default", "1", "off"],
                         help="ATTN_MAX_CONCURRENT per run: 'default' (as shipped), a number, or 'off'")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "LOAD.md")
     args = parser.parse_args()
@@ -298,7 +305,7 @@ def main() -> None:
             print(f"run: {describe(setting)}", flush=True)
             result = run(browser, setting, args.sessions)
             runs.append(result)
-            print(f"  first charts after {sorted(round(s.first_chart) for s in result['sessions'])} s, "
+            print(f"  first charts after {sorted(round(s.first_chart or -1) for s in result['sessions'])} s, "
                   f"{sum(correct(s, reference) for s in result['sessions'])} correct, peak RSS "
                   f"{result['peak_rss']:.1f} GB", flush=True)
         browser.close()

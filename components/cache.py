@@ -8,9 +8,10 @@ costs a tokenizer call and never a model run. The progress bar is created inside
 Streamlit can replay it on a cache hit (it ends emptied, so a hit shows nothing).
 
 Model passes go through one admission gate per process (components/admission.py), inside the cached function so
-that a cached result is served without queueing: at most settings.MAX_CONCURRENT run at once, each with
-settings.THREADS_PER_PASS torch threads, the others wait in line and see their place. A visitor who leaves gives
-up the place, or stops the pass at the next layer (Streamlit raises StopException at the progress bar's update).
+that a cached result is served without queueing: at most settings.MAX_CONCURRENT run at once, sharing the cores
+(each takes cores // running torch threads, recomputed between layers), the others wait in line and see their
+place. A visitor who leaves gives up the place, or stops the pass at the next layer (Streamlit raises StopException
+at the progress bar's update).
 `computed_once` lets a request for a result that is being computed right now (by the server's warm-up or another
 visitor) follow that computation's progress and then read the cache, instead of waiting blind on Streamlit's lock.
 """
@@ -42,6 +43,15 @@ _passes = itertools.count(1)
 
 def _who() -> str:
     return WARM_UP if threading.current_thread().name == WARM_UP else "a visitor"
+
+
+def _share_the_cores() -> None:
+    """Give the pass running in this thread its share of the cores: cores // (passes running), at least one torch
+    thread. OpenMP keeps the count per calling thread, and the fused kernel reads it there (torch.get_num_threads),
+    so this sets the pass's own team only. Called at admission and between layers, as passes come and go. With
+    admission control off, every pass keeps torch's default (all cores): that is the oversubscribed baseline."""
+    if GATE.slots is not None:
+        torch.set_num_threads(max(1, settings.CORES // max(1, GATE.running)))
 
 
 def _in_script_run() -> bool:
@@ -99,15 +109,18 @@ def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], m
     loaded = cached_model(model_name)
     progress = _Progress("Running the model")
     who = _who()
+    def between_layers(fraction: float, message: str) -> None:
+        _share_the_cores()
+        progress(fraction, message)
+
     with GATE.admitted(who, on_wait=progress.queued):
-        if settings.THREADS_PER_PASS is not None:
-            torch.set_num_threads(settings.THREADS_PER_PASS)  # this thread's OpenMP team: the gate's share
+        _share_the_cores()
         log.info("model pass %d for %s: %d temperature(s), up to %d tokens, %s mode (%d running, %d waiting)",
                  next(_passes), who, len(temperatures), max_tokens, mode, GATE.running, GATE.waiting)
         # these pages stay within the model's trained context; only the context-length page goes past it, when asked
         report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
                          keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions), q_start=q_start,
-                         progress=progress)
+                         progress=between_layers)
     progress.close()
     return report
 

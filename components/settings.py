@@ -42,12 +42,13 @@ def model_description(name: str) -> str:
 
 def max_concurrent(raw: str, cores: int) -> int | None:
     """Model passes one server process runs at once, from $ATTN_MAX_CONCURRENT: a whole number >= 1, '0' or 'off'
-    for no limit (None), or empty for the default, half the cores (one pass on 2 cores; bench/LOAD.md measures it).
-    Each running pass gets cores // K torch threads, so the passes that run share the cores without
-    oversubscribing them; the rest wait in line and see their place."""
+    for no limit (None), or empty for the default, one per core (bench/LOAD.md compares 1, 2 and off on 2 cores).
+    The running passes share the cores: each takes cores // (passes running) torch threads, recomputed between
+    layers, so a pass alone gets every core and two at once never oversubscribe them. The rest wait in line and
+    see their place."""
     raw = raw.strip().lower()
     if not raw:
-        return max(1, cores // 2)
+        return max(1, cores)
     if raw in ("0", "off"):
         return None
     if not raw.isdigit():
@@ -57,5 +58,3 @@ def max_concurrent(raw: str, cores: int) -> int | None:
 
 CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 MAX_CONCURRENT = max_concurrent(os.environ.get("ATTN_MAX_CONCURRENT", ""), CORES)
-# torch threads of each running pass; None with admission control off (every pass takes torch's default, all cores)
-THREADS_PER_PASS = None if MAX_CONCURRENT is None else max(1, CORES // MAX_CONCURRENT)

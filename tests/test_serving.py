@@ -2,14 +2,18 @@
 visitor left stops between layers and frees its slot, each pass runs on its share of the cores, and a result asked
 for twice at the same time is computed once."""
 
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import torch
 
 import components.cache
 from components import settings
+from components.admission import Gate
 from components.cache import GATE, cached_report, computed_once
 from model_utils import analyze
 from tests.conftest import SAMPLE_TEXT
@@ -38,18 +42,51 @@ def test_a_pass_whose_visitor_left_stops_between_layers_and_frees_its_slot(tiny_
     assert report.labels == ["T=0.5", "T=2"]  # the slot was free for the next pass
 
 
-def test_each_pass_runs_on_its_share_of_the_cores(tiny_env):
-    tiny_env.setattr(settings, "THREADS_PER_PASS", 1)
-    seen = []
-    real_analyze = components.cache.analyze
-    tiny_env.setattr(components.cache, "analyze",
-                     lambda *a, **k: seen.append(torch.get_num_threads()) or real_analyze(*a, **k))
-    before = torch.get_num_threads()
-    try:
+def test_running_passes_share_the_cores_between_layers(tiny_env):
+    """On 2 cores: a pass alone runs 2 torch threads; while a second one runs, each runs 1; when the second ends,
+    the first is back to 2 at its next layer. (The engine's progress callback runs between layers, in the pass's
+    thread; the fake engine below calls it as the real one does.)"""
+    tiny_env.setattr(settings, "CORES", 2)
+    tiny_env.setattr(components.cache, "GATE", Gate(2))
+    seen = {"first": [], "second": []}
+    first_layer, second_started, first_second_layer, second_done = (threading.Event() for _ in range(4))
+
+    def fake_analyze(*args, progress, **kwargs):
+        name = threading.current_thread().name
+        if name == "first":
+            progress(1 / 3, "Layer 1 of 3")
+            seen[name].append(torch.get_num_threads())
+            first_layer.set()
+            second_started.wait(10)
+            progress(2 / 3, "Layer 2 of 3")
+            seen[name].append(torch.get_num_threads())
+            first_second_layer.set()
+            second_done.wait(10)
+            progress(3 / 3, "Layer 3 of 3")
+            seen[name].append(torch.get_num_threads())
+        else:
+            second_started.set()
+            progress(1.0, "Layer 1 of 1")
+            seen[name].append(torch.get_num_threads())
+            first_second_layer.wait(10)
+        return name
+
+    tiny_env.setattr(components.cache, "analyze", fake_analyze)
+    components.cache.cached_model("tiny-random")
+
+    def visit():
         components.cache._run("tiny-random", SAMPLE_TEXT, (1.0,), "in-model", 16, 64, None)
-    finally:
-        torch.set_num_threads(before)
-    assert seen == [1]  # the fused kernel and torch's own ops take this thread's count
+        if threading.current_thread().name == "second":
+            second_done.set()
+
+    first = threading.Thread(target=visit, name="first")
+    second = threading.Thread(target=visit, name="second")
+    first.start()
+    first_layer.wait(10)
+    second.start()
+    first.join(30)
+    second.join(30)
+    assert seen == {"first": [2, 1, 2], "second": [1]}
 
 
 def test_two_requests_for_the_same_result_at_once_compute_it_once(tiny_env):
@@ -136,7 +173,7 @@ def test_the_waiting_page_says_its_place_and_how_to_leave():
 
 
 @pytest.mark.parametrize(("raw", "cores", "expected"), [
-    ("", 2, 1), ("", 8, 4), ("", 1, 1), ("3", 2, 3), (" 0 ", 2, None), ("OFF", 16, None)])
+    ("", 2, 2), ("", 8, 8), ("", 1, 1), ("3", 2, 3), (" 0 ", 2, None), ("OFF", 16, None)])
 def test_the_operator_sets_how_many_passes_run_at_once(raw, cores, expected):
     assert settings.max_concurrent(raw, cores) == expected
 
@@ -145,3 +182,14 @@ def test_the_operator_sets_how_many_passes_run_at_once(raw, cores, expected):
 def test_a_bad_setting_is_refused_with_its_name(raw):
     with pytest.raises(ValueError, match="ATTN_MAX_CONCURRENT"):
         settings.max_concurrent(raw, 2)
+
+
+def test_pandas_is_whole_before_any_figure_is_built():
+    """Plotly checks for pandas with a bare sys.modules lookup; a session building a figure while another session's
+    thread was still importing pandas failed ("partially initialized module 'pandas'"). components.figures imports
+    pandas itself, so every page that can build a figure finds it whole."""
+    check = ("import sys; import components.figures; pandas = sys.modules.get('pandas'); "
+             "assert pandas is not None and hasattr(pandas, 'Series') and hasattr(pandas, 'DataFrame')")
+    result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120,
+                            cwd=Path(__file__).resolve().parent.parent)
+    assert result.returncode == 0, result.stderr[-2000:]
