@@ -26,7 +26,7 @@ def _warm_up_when_serving() -> None:
         time.sleep(0.1)
     from components import warmup
 
-    warmup.warm_up()
+    warmup.keep_warm()
 
 
 def main() -> None:

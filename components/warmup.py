@@ -8,6 +8,10 @@ the same admission gate as the visitors (its passes count in their places), with
 progress goes to the flight board, where a visitor who opens a page during the warm-up follows it
 (components/cache.computed_once) and sees the charts when it ends.
 
+Reports are kept for an hour and evicted by newer ones when many are asked for (components/cache.py), so after the
+first round the warm-up looks at the default views every REFRESH_SECONDS and recomputes any that is gone; a look at
+one still cached costs a cache read. Each pass it runs is a "model pass ... for warm-up" line in the server log.
+
 `python -m components.serve` starts it with the server; $ATTN_WARMUP=0 leaves it out.
 """
 
@@ -26,12 +30,24 @@ from components.settings import DEFAULT_TEMPERATURES, DEFAULT_WINDOW, available_
 from model_utils.validation import MODES
 
 log = logging.getLogger(__name__)
+REFRESH_SECONDS = 300  # a default view that expired (after an hour) or was evicted is back within 5 minutes
 
 
 def default_request(view: DefaultView, model: str) -> tuple[tuple, dict[str, object]]:
     """(args, kwargs) of `view.fetch` as the page passes them before its visitor changes anything."""
     keys = (*parse_temperatures(DEFAULT_TEMPERATURES), *view.extra)
     return request_args(model, example_text(view.example), keys, MODES[0], DEFAULT_WINDOW, view.limit), view.options
+
+
+def _ready(view: DefaultView, model: str) -> bool:
+    """Compute `view` unless it is cached (then this is a cache read); False, logged, if it failed."""
+    args, kwargs = default_request(view, model)
+    try:
+        computed_once(view.fetch, *args, **kwargs)
+    except Exception:
+        log.exception("warm-up: the default view of %s failed", view.title)
+        return False
+    return True
 
 
 def warm_up(model: str | None = None) -> int:
@@ -47,22 +63,30 @@ def warm_up(model: str | None = None) -> int:
         return 0
     ready = 0
     for view in DEFAULT_VIEWS:
-        args, kwargs = default_request(view, model)
-        try:
-            computed_once(view.fetch, *args, **kwargs)
-        except Exception:
-            log.exception("warm-up: the default view of %s failed", view.title)
-            continue
-        ready += 1
-        log.info("warm-up: %s ready (%d of %d) after %.1f s", view.title, ready, len(DEFAULT_VIEWS),
-                 time.perf_counter() - started)
+        if _ready(view, model):
+            ready += 1
+            log.info("warm-up: %s ready (%d of %d) after %.1f s", view.title, ready, len(DEFAULT_VIEWS),
+                     time.perf_counter() - started)
     log.info("warm-up done: %d of %d default views ready in %.1f s; %d model passes so far", ready,
              len(DEFAULT_VIEWS), time.perf_counter() - started, GATE.admitted_count)
     return ready
 
 
-def start(model: str | None = None) -> threading.Thread:
-    """Run `warm_up` in a daemon thread named WARM_UP (components/cache.py tells its passes apart by that name)."""
-    thread = threading.Thread(target=warm_up, args=(model,), name=WARM_UP, daemon=True)
+def keep_warm(model: str | None = None, every: float = REFRESH_SECONDS) -> None:
+    """`warm_up`, then every `every` seconds recompute any default view no longer cached. Runs until the server
+    stops (its thread is a daemon)."""
+    model = model or available_models()[0]
+    if not warm_up(model):
+        return
+    while True:
+        time.sleep(every)
+        for view in DEFAULT_VIEWS:
+            _ready(view, model)
+
+
+def start(model: str | None = None, keep: bool = True) -> threading.Thread:
+    """Run the warm-up (and, with `keep`, keep the views warm) in a daemon thread named WARM_UP: components/cache.py
+    tells its passes apart by that name."""
+    thread = threading.Thread(target=keep_warm if keep else warm_up, args=(model,), name=WARM_UP, daemon=True)
     thread.start()
     return thread
