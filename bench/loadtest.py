@@ -164,7 +164,9 @@ def run(browser, setting: str, sessions: int) -> dict:
         waiter = _open(browser, server, LEAVING_IN_LINE)
         leaver.context.close()  # closed mid-pass: its pass must stop at the next layer and free the slot
         left_at = time.perf_counter()
-        time.sleep(8)
+        while not any(word in _progress(waiter) for word in ("Queued", "Layer")):
+            assert time.monotonic() < deadline, "the waiting session never showed its place"
+            time.sleep(0.2)
         waiter_saw = _progress(waiter)
         waiter.context.close()  # closed while waiting (or, without admission control, while running)
         pending = list(crowd)
@@ -202,7 +204,7 @@ def describe(setting: str) -> str:
     if slots is None:
         return f"off: every pass at once, {CORES} torch threads each"
     shipped = " (as shipped)" if setting == "default" else ""
-    return f"on{shipped}: K = {slots}, {CORES} // (passes running) threads each"
+    return f"on{shipped}: K = {slots}, the {CORES} cores shared by the passes running"
 
 
 def log_lines(log: str, pattern: str) -> list[str]:
@@ -236,9 +238,11 @@ def markdown(runs: list[dict], reference: dict[str, float], cores: list[dict], s
     for r in runs:
         stopped = log_lines(r["log"], r"ended by StopException")
         left = log_lines(r["log"], r"left the queue")
+        after = r["log"].split("ended by StopException", 1)[-1]  # who got the freed slot
+        admitted = log_lines(after, r"admitted after")[:1]
         leaving.append(f"- **{describe(r['setting'])}**. Closed {r['leaver_closed_after']:.0f} s after it opened, in "
                        f"the middle of its pass; the one that waited saw: \"{r['waiter_saw']}\". Server log:\n"
-                       + "\n".join(f"  - `{line}`" for line in (stopped + left)[:4]))
+                       + "\n".join(f"  - `{line}`" for line in (stopped[:1] + admitted + stopped[1:2] + left[:1])))
     check = "\n".join(f"| {c['passes']} | {c['threads']} | {c['wall']:.1f} s | {len(c['busy'])} | "
                       f"{', '.join(f'{b:.1f}' for b in c['busy'])} |" for c in cores)
     load_text = ", ".join(f"{value:.1f}" for value in load)
@@ -262,7 +266,9 @@ Per session (time to its first chart):
 ## Sessions that leave
 
 Two more sessions open the page in every run: one first, closed once its pass is running (after layer 2 or 3);
-one with the others, closed 8 s later, while it waits its turn (without admission control it is running by then).
+one with the others, closed as soon as its page shows its place in the line (without admission control, as soon as
+its pass runs). The server log shows the first one's pass stopped between layers, the next in line admitted in its
+slot, and the second one leaving the line.
 
 {chr(10).join(leaving)}
 
