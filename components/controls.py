@@ -15,6 +15,7 @@ from components.parsing import format_numbers, parse_choice, parse_temperatures,
 from components.settings import (
     ASSETS,
     DEFAULT_TEMPERATURES,
+    DEFAULT_WINDOW,
     MAX_TEXT_CHARS,
     MAX_UI_TEMPERATURES,
     MAX_WINDOW,
@@ -23,8 +24,9 @@ from components.settings import (
 )
 from components.text import plain
 from components.url_state import linked_widget, publish_to_url, seed
-from model_utils.analysis import MODES, AnalysisError
+from model_utils.errors import AnalysisError
 from model_utils.metrics import TEMPERATURE_RANGE
+from model_utils.validation import MODES
 
 MODE_HELP = {
     "in-model": "T inside every layer during the pass: later layers and the predictions change.",
@@ -59,8 +61,9 @@ def sidebar_ui() -> SidebarChoices:
         mode = linked_widget(st.radio, "Mode", key="mode", url_key="mode", default=MODES[0], options=MODES,
                              parse=lambda raw: parse_choice(raw, MODES), keep_default=True,
                              captions=[MODE_HELP[mode] for mode in MODES])
-        window = linked_widget(st.number_input, "Recent window (tokens)", key="window", url_key="window", default=32,
-                               parse=parse_window, keep_default=True, min_value=1, max_value=MAX_WINDOW, step=1,
+        window = linked_widget(st.number_input, "Recent window (tokens)", key="window", url_key="window",
+                               default=DEFAULT_WINDOW, parse=parse_window, keep_default=True, min_value=1,
+                               max_value=MAX_WINDOW, step=1,
                                help="Keys within this many positions of the query count as recent; the first token "
                                     "(the sink) is always counted on its own. In a sliding-window layer a query "
                                     "sees only the keys in the layer's window: the pages say what that changes.")

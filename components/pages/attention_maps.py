@@ -3,23 +3,23 @@
 import streamlit as st
 
 from components import captions, figures
-from components.cache import cached_report_with_maps
 from components.controls import layer_head_ui
-from components.model_page import ModelPage
+from components.model_page import MAPS_VIEW, ModelPage
 from components.parsing import parse_choice
 from components.url_state import linked_widget
 from model_utils.metrics import STATISTIC_LABELS, STATISTICS
 
-MAX_MAP_TOKENS = 256  # beyond this a token-labelled n x n map is unreadable (and the kept q/k grow)
+MAX_MAP_TOKENS = MAPS_VIEW.limit  # beyond 256 a token-labelled n x n map is unreadable (and the kept q/k grow)
 
 st.title("Attention maps")
 st.markdown(
     "Your text through the model at each temperature. Rows are queries, columns the keys they attend to; "
     "a row sums to 1 and a query never sees later tokens (blank). Hover a cell for the tokens and the weight."
 )
-page = ModelPage("maps_text", "short.txt", f"Text (the first {MAX_MAP_TOKENS} tokens are drawn)", height=100)
-# statistics over queries 1..n-1: every row of the drawn map but row 0, so the numbers describe the map shown
-report = page.report(cached_report_with_maps, MAX_MAP_TOKENS, "attention-maps", q_start=1,
+page = ModelPage("maps_text", MAPS_VIEW.example, f"Text (the first {MAX_MAP_TOKENS} tokens are drawn)", height=100)
+# statistics over queries 1..n-1 (MAPS_VIEW.options): every row of the drawn map but row 0, so the numbers describe
+# the map shown
+report = page.report(MAPS_VIEW.fetch, MAX_MAP_TOKENS, "attention-maps", **MAPS_VIEW.options,
                      cut_note="The text was cut to its first {n:,} tokens for the maps.")
 
 layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps")
@@ -41,3 +41,6 @@ statistic = linked_widget(st.selectbox, "Statistic", key="maps_statistic", url_k
 st.plotly_chart(figures.head_grids([result.heads[statistic] for result in report.results], report.labels,
                                    statistic), key="maps_grid")
 st.caption(captions.grid_caption(report, statistic))
+nothing_distant = captions.nothing_distant_note(report)
+if nothing_distant is not None and statistic in ("recent_mass", "distant_mass"):
+    st.info(nothing_distant)

@@ -3,8 +3,8 @@
 import streamlit as st
 
 from components import captions, figures
-from components.cache import cached_answer_token, cached_report
-from components.model_page import ModelPage
+from components.cache import cached_answer_token
+from components.model_page import COLLAPSE_VIEW, ModelPage
 from components.parsing import parse_choice
 from components.text import plain
 from components.url_state import linked_widget
@@ -23,20 +23,24 @@ st.markdown(
     "the model's loss and to the answer. The sink is counted on its own, so a claim such as \"softening recovers "
     "distant attention\" can be checked here instead of assumed."
 )
-page = ModelPage("collapse_text", "needle.txt", "Long prompt", height=180,
+page = ModelPage("collapse_text", COLLAPSE_VIEW.example, "Long prompt", height=180,
                  help_text="Paste your own; it is cut to the token limit below.")
 answer_column, limit_column = st.columns([2, 1])
 answer = linked_widget(answer_column.text_input, "Expected answer (the probability of its first token is shown)",
                        key="collapse_answer", url_key="answer", default=DEFAULT_ANSWER, max_chars=100)
-limit = linked_widget(limit_column.selectbox, "Token limit", key="collapse_limit", url_key="limit", default=2048,
-                      options=TOKEN_LIMITS, parse=lambda raw: parse_choice(raw, TOKEN_LIMITS),
+limit = linked_widget(limit_column.selectbox, "Token limit", key="collapse_limit", url_key="limit",
+                      default=COLLAPSE_VIEW.limit, options=TOKEN_LIMITS,
+                      parse=lambda raw: parse_choice(raw, TOKEN_LIMITS),
                       help="Longer prompts take longer: about 10 s per 1,000 tokens for 4 temperatures "
                            "on the bundled model.")
-report = page.report(cached_report, limit, "collapse",
+report = page.report(COLLAPSE_VIEW.fetch, limit, "collapse",
                      cut_note="The prompt was cut to its first {n:,} tokens (the question at its end may be lost).")
 token_id, token_text = (cached_answer_token(page.choices.model, page.text, answer) if answer.strip()
                         else (None, ""))
 
+nothing_distant = captions.nothing_distant_note(report)
+if nothing_distant is not None:
+    st.info(nothing_distant)
 # Plain-language verdicts first (model_utils.findings decides them): they are what a reader should take away.
 base, found = findings(report, token_id)
 for finding in found:

@@ -3,13 +3,10 @@
 import streamlit as st
 
 from components import captions, figures
-from components.cache import cached_report
-from components.model_page import ModelPage
+from components.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
 from components.parsing import parse_choice
 from components.url_state import linked_widget, seed
 from model_utils.schedules import SCHEDULES, Schedule
-
-APPLY_TOKENS = 2048
 
 st.title("Length schedules")
 st.markdown(
@@ -36,12 +33,12 @@ st.table(captions.schedule_rows(schedules), hide_index=True)  # a table, not a g
 st.subheader("Apply a schedule to a prompt")
 st.markdown("The schedule's multiplier for each query position replaces 1 / T (in every layer), next to the "
             "constant temperatures of the sidebar.")
-choice = linked_widget(st.selectbox, "Schedule", key="schedule_choice", url_key="schedule", default="qwen-logn",
+choice = linked_widget(st.selectbox, "Schedule", key="schedule_choice", url_key="schedule", default=DEFAULT_SCHEDULE,
                        options=list(SCHEDULES), parse=lambda raw: parse_choice(raw, SCHEDULES))
-page = ModelPage("schedule_text", "needle.txt", "Prompt", height=120)
+page = ModelPage("schedule_text", SCHEDULES_VIEW.example, "Prompt", height=120)
 chosen = schedules[choice]
 # the constant temperatures first, so they keep their colours across pages; the schedule last
-report = page.report(cached_report, APPLY_TOKENS, "schedules", extra=((chosen.name, chosen.resolved_parameter),),
+report = page.report(SCHEDULES_VIEW.fetch, SCHEDULES_VIEW.limit, "schedules", extra=(schedule_key(chosen),),
                      cut_note="The prompt was cut to its first {n:,} tokens.")
 st.caption(captions.applied_caption(report, len(report.results) - 1, chosen))
 left, right = st.columns(2)
@@ -53,3 +50,6 @@ with right:
                     key="schedule_loss")
 st.plotly_chart(figures.mass_bars([result.masses_by_layer() for result in report.results], report.labels),
                 key="schedule_masses")
+nothing_distant = captions.nothing_distant_note(report)
+if nothing_distant is not None:
+    st.info(nothing_distant)

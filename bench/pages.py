@@ -1,0 +1,230 @@
+"""How long each page takes to draw its last chart on a freshly started server (issue 14), side by side in one
+run, written to bench/PAGES.md. Three servers, each started fresh with the bundled model:
+
+- before: the code before the warm-up (commit b16a54a, from `git archive`), `streamlit run app.py`;
+- now, at once: `python -m components.serve` (what `make run` starts), pages opened right away, during the warm-up;
+- now, warmed: the same, pages opened once the server's log says the warm-up is done.
+
+On each, a teacher's tab opens the app (the Softmax lab, by its URL) and clicks through the other pages in the
+sidebar; the clock runs from the navigation or the click until the page's title and all its plotly charts are drawn,
+nothing stale is left and the script run has ended. On the warmed server each page is also opened by its URL in a
+new browser session, as a student following a link: that adds the browser's loading of Streamlit's and plotly's
+JavaScript to every page. The server log counts the model passes the visits ran.
+
+    make bench-pages        # .venv/bin/python -m bench.pages [--before b16a54a] [--out bench/PAGES.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, PAGES, free_port, wait_until_healthy
+
+ROOT = Path(__file__).resolve().parent.parent
+TITLES = {"": "Softmax lab", "maps": "Attention maps", "collapse": "Collapse inspector",
+          "schedules": "Length schedules"}
+TARGET_SECONDS = 3.0  # issue 14: every chart drawn within 3 s after the warm-up
+PAGE_TIMEOUT_S = 900
+RUN_ENDED = "!document.querySelector('[data-testid=\"stStatusWidget\"]')"
+DRAWN = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length"
+
+
+@dataclass
+class Server:
+    url: str
+    pid: int
+    log: Path
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def passes(self) -> int:
+        return len(re.findall(r"model pass \d+ for", self.text()))
+
+    def wait_for(self, line: str, timeout: float = PAGE_TIMEOUT_S) -> float:
+        started = time.monotonic()
+        while line not in self.text():
+            if time.monotonic() - started > timeout:
+                raise TimeoutError(f"no {line!r} in the server log within {timeout} s")
+            time.sleep(0.2)
+        return time.monotonic() - started
+
+    def peak_rss_gb(self) -> float:
+        """VmHWM: the most memory the server process has held since it started."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024 / 1e9
+        raise RuntimeError("no VmHWM")
+
+
+@contextlib.contextmanager
+def serving(root: Path, command: list[str], env: dict[str, str] | None = None) -> Iterator[Server]:
+    """A server started in `root` by `command` (streamlit options appended), stopped when the block ends."""
+    port = free_port()
+    log = Path(tempfile.mkdtemp(prefix="bench-server-")) / "server.log"
+    options = ["--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+               "--browser.gatherUsageStats", "false"]
+    with log.open("w") as output:
+        process = subprocess.Popen([sys.executable, *command, *options], cwd=root, stdout=output,
+                                   stderr=subprocess.STDOUT, env=os.environ | {"ATTN_MODEL": "bundled"} | (env or {}))
+        try:
+            url = f"http://127.0.0.1:{port}"
+            wait_until_healthy(url, process)
+            yield Server(url, process.pid, log)
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def _ready(path: str) -> str:
+    """JavaScript: the page at `path` is drawn (title, all its charts, nothing stale) and its run has ended."""
+    return (f"() => {{ const h = document.querySelector('h1'); return !!h && h.innerText.trim() === {TITLES[path]!r} "
+            f"&& {DRAWN} >= {PAGES[path][1]} && {RUN_ENDED} && !document.querySelector('[data-stale=\"true\"]'); }}")
+
+
+def _clean(page) -> bool:
+    return (page.locator('[data-testid="stException"]').count() == 0
+            and page.locator('[data-testid="stAlertContentError"]').count() == 0)
+
+
+def click_through(browser, server: Server) -> dict[str, tuple[float, bool]]:
+    """One tab: open the app at its first page, then click each other page in the sidebar; seconds per page and
+    whether it came up clean (no exception box, no error line)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    times = {}
+    try:
+        for path in PAGES:
+            started = time.perf_counter()
+            if not times:
+                page.goto(f"{server.url}/{path}", wait_until="commit")
+            else:
+                page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
+            page.wait_for_function(_ready(path), timeout=PAGE_TIMEOUT_S * 1000, polling=100)
+            times[path] = (time.perf_counter() - started, _clean(page))
+            print(f"  {TITLES[path]}: {times[path][0]:.1f} s{'' if times[path][1] else ' (error on the page)'}",
+                  flush=True)
+    finally:
+        context.close()
+    return times
+
+
+def new_sessions(browser, server: Server) -> dict[str, tuple[float, bool]]:
+    """Each page by its URL in a new browser session; seconds per page and whether it came up clean."""
+    times = {}
+    for path in PAGES:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        try:
+            started = time.perf_counter()
+            page.goto(f"{server.url}/{path}", wait_until="commit")
+            page.wait_for_function(_ready(path), timeout=PAGE_TIMEOUT_S * 1000, polling=100)
+            times[path] = (time.perf_counter() - started, _clean(page))
+        finally:
+            context.close()
+        print(f"  {TITLES[path]} (new session): {times[path][0]:.1f} s", flush=True)
+    return times
+
+
+def before_tree(commit: str) -> Path:
+    """The app as it was at `commit`, unpacked from git into a temporary folder."""
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-before-{commit[:7]}-"))
+    archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def measure(before_commit: str) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    results = {"load": os.getloadavg()}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        print(f"before ({before_commit}): streamlit run app.py, clicking through at once", flush=True)
+        with serving(before_tree(before_commit), ["-m", "streamlit", "run", "app.py"]) as server:
+            results["before"] = click_through(browser, server)
+        print("now: python -m components.serve, clicking through at once (during the warm-up)", flush=True)
+        with serving(ROOT, ["-m", "components.serve"]) as server:
+            results["at_once"] = click_through(browser, server)
+        print("now: python -m components.serve, after the warm-up", flush=True)
+        with serving(ROOT, ["-m", "components.serve"]) as server:
+            results["warm_up_s"] = server.wait_for("warm-up done")
+            passes = server.passes()
+            results["warmed"] = click_through(browser, server)
+            results["warmed_new_sessions"] = new_sessions(browser, server)
+            results["passes_during_visits"] = server.passes() - passes
+            results["warm_up_line"] = next(line for line in server.text().splitlines() if "warm-up done" in line)
+        browser.close()
+    return results
+
+
+def cell(result: tuple[float, bool]) -> str:
+    seconds, clean = result
+    return f"{seconds:.1f} s" + ("" if clean else " (error)")
+
+
+def markdown(results: dict, before_commit: str) -> str:
+    columns = ("before", "at_once", "warmed", "warmed_new_sessions")
+    rows = [f"| {TITLES[path]} | " + " | ".join(cell(results[column][path]) for column in columns) + " |"
+            for path in PAGES]
+    first, *clicked = list(PAGES)
+    within = all(results["warmed"][path][0] <= TARGET_SECONDS and results["warmed"][path][1] for path in clicked)
+    slowest_click = max(results["warmed"][path][0] for path in clicked)
+    header = " | ".join(["page", f"before ({before_commit}, `streamlit run`), one tab",
+                         "now, one tab at once (warm-up running)", "now, one tab after the warm-up",
+                         "now, after the warm-up, a new session per page"])
+    load = ", ".join(f"{value:.1f}" for value in results["load"])
+    return f"""# Time to a page's last chart on a fresh server
+
+Written by `make bench-pages` (`bench/pages.py`); issue 14. Three servers, each freshly started with the bundled
+model. A teacher's tab opens the app at the Softmax lab (its URL) and clicks through the other pages in the
+sidebar; the time runs from the navigation or the click until the page's title and all its plotly charts are
+drawn and its script run has ended. The last column opens each page by its URL in a new browser session instead.
+
+| {header} |
+|---|---:|---:|---:|---:|
+{chr(10).join(rows)}
+
+After the warm-up, {"every" if within else "NOT every"} page the teacher clicked to drew all its charts within
+{TARGET_SECONDS:g} s (the slowest in {slowest_click:.1f} s), and opening all the pages, in the tab and in new
+sessions, ran {results['passes_during_visits']} model pass(es) (the server log counts them). The warm-up took
+{results['warm_up_s']:.0f} s from the server's first answer: `{results['warm_up_line'].split(' ', 2)[-1]}`.
+
+The first page of a tab ({TITLES[first]}: {results['warmed'][first][0]:.1f} s here, and every page of the last
+column) also pays for the browser loading Streamlit's and plotly's JavaScript into a new tab; that is the browser,
+not the server: the Softmax lab runs no model and its script run takes under 0.1 s on the server (AppTest), yet a
+new session needs about 2 s to its title and about 3 s more to its first plotly chart on this machine.
+
+"At once" is a visitor who comes before the warm-up ends: a model page shows the warm-up's progress (or its place
+in the line, then its own pass) instead of a blank page and draws its charts when the pass ends, without a reload.
+Those first minutes cost about what they cost before, since the warm-up does the work the first visitors' pages
+did (and competes with them for the cores). The machine's load average when the run began (1, 5, 15 min): {load}
+on {os.cpu_count()} cores shared with other work, so the seconds of the model pages vary from run to run.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", default="b16a54a", help="the commit to measure as 'before'")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "PAGES.md")
+    args = parser.parse_args()
+    results = measure(args.before)
+    args.out.write_text(markdown(results, args.before))
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
