@@ -197,9 +197,10 @@ def queue_message(place: Place) -> str:
     if place.warm_up_ahead:
         ahead += (" (the server's own preparation of the pages' default views)" if place.warm_up_ahead == place.ahead
                   else f" ({place.warm_up_ahead} of them the server's preparation of the pages' default views)")
-    at_once = "one analysis at a time" if place.slots == 1 else f"{place.slots} analyses at a time"
-    return (f"Queued: {ahead}. This server runs {at_once}, so each gets the whole machine; yours starts when its "
-            "turn comes. Leaving the page or changing the request gives up your place.")
+    at_once = ("one analysis at a time, so each gets the whole machine" if place.slots == 1
+               else f"{place.slots} analyses at a time, sharing the machine's cores")
+    return (f"Queued: {ahead}. This server runs {at_once}; yours starts when its turn comes. Leaving the page or "
+            "changing the request gives up your place.")
 
 
 def queued_status(place: Place) -> str:
