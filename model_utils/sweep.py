@@ -10,6 +10,7 @@ context-length page reads.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -47,9 +48,15 @@ def spec_label(spec: float | Schedule) -> str:
 
 
 def model_fingerprint(loaded: LoadedModel) -> str:
-    """The model's name, config and first weights: what a cached pass depends on besides the text."""
+    """The model's name, config and first weights: what a cached pass depends on besides the text.
+
+    Two config fields are bookkeeping that saving a model writes into its live config (`save_pretrained` sets
+    `architectures` and `dtype`), so the same model would hash differently before and after a save: they are taken
+    as None and the weights' own dtype."""
     first = next(iter(loaded.model.state_dict().values()))
-    parts = [loaded.name, loaded.config.to_json_string(use_diff=False), f"{float(first.double().sum()):.12e}"]
+    config = copy.deepcopy(loaded.config)
+    config.architectures, config.dtype = None, first.dtype
+    parts = [loaded.name, config.to_json_string(use_diff=False), f"{float(first.double().sum()):.12e}"]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 

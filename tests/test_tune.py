@@ -298,3 +298,22 @@ def test_a_worker_killed_mid_document_loses_and_duplicates_nothing(tiny, builtin
     assert table.equals(rows(reference[0]))
     assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
     assert json.loads(json.dumps(summary, allow_nan=False))  # the summary is plain JSON
+
+
+def test_saving_a_model_keeps_its_fingerprint(tmp_path):
+    """The Ray workers are checked against the driver's fingerprint. `save_pretrained` writes `architectures` and
+    `dtype` into the live config, which once made the driver's (saved by an earlier test) differ from a worker's
+    freshly built copy of the same model; a changed weight must still change it."""
+    import torch
+
+    from model_utils import load_model
+    from model_utils.sweep import model_fingerprint
+
+    loaded = load_model("tiny-random")
+    before = model_fingerprint(loaded)
+    loaded.model.save_pretrained(tmp_path)
+    assert loaded.config.architectures  # the save did write it: the test exercises the case
+    assert model_fingerprint(loaded) == before == model_fingerprint(load_model("tiny-random"))
+    with torch.no_grad():
+        next(iter(loaded.model.parameters()))[0, 0] += 1.0
+    assert model_fingerprint(loaded) != before
