@@ -190,8 +190,9 @@ def cli_times(repeats: int) -> dict:
     for _ in range(repeats):
         done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import model_utils.__main__"],
                               capture_output=True, text=True, env=env, cwd=ROOT, check=True)
-        last = [line for line in done.stderr.splitlines() if line.startswith("import time:")][-1]
-        imports.append(int(last.split("|")[1]) / 1e6)  # cumulative microseconds of the top-level import
+        top = next(line for line in done.stderr.splitlines()
+                   if line.startswith("import time:") and line.split("|")[-1].strip() == "model_utils.__main__")
+        imports.append(int(top.split("|")[1]) / 1e6)  # cumulative microseconds of the top-level import
     return {"times": wall, "import_times": imports, "import_median": statistics.median(imports)}
 
 
