@@ -23,13 +23,12 @@ import threading
 from collections.abc import Callable
 
 import streamlit as st
-import torch
 from streamlit.logger import get_logger
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check, get_script_run_ctx
 
 from components import captions, settings
 from components.admission import WARM_UP, Flight, Flights, Gate, Place
-from model_utils import LoadedModel, Report, Schedule, analyze, load_model
+from model_utils import LoadedModel, Report, Schedule, analyze, load_model, set_threads
 from model_utils.analysis import answer_token
 
 # (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
@@ -51,7 +50,7 @@ def _share_the_cores() -> None:
     so this sets the pass's own team only. Called at admission and between layers, as passes come and go. With
     admission control off, every pass keeps torch's default (all cores): that is the oversubscribed baseline."""
     if GATE.slots is not None:
-        torch.set_num_threads(max(1, settings.CORES // max(1, GATE.running)))
+        set_threads(settings.CORES // max(1, GATE.running))
 
 
 def _in_script_run() -> bool:

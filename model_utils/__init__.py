@@ -17,6 +17,7 @@ _WHERE = {
     "Report": "model_utils.analysis",
     "TemperatureResult": "model_utils.analysis",
     "analyze": "model_utils.analysis",
+    "set_threads": "model_utils.analysis",
     "Schedule": "model_utils.schedules",
 }
 

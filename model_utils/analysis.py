@@ -377,6 +377,13 @@ def _result(loaded, spec, view: int, row: int, probe: Probe, nll, last, bounds) 
     )
 
 
+def set_threads(count: int) -> None:
+    """Torch threads for the passes the calling thread runs from now on, at least one. OpenMP keeps the count per
+    calling thread, and the fused kernel reads it there, so a server can give each of its running passes a share of
+    the cores (components/cache.py does, between layers) without touching the others."""
+    torch.set_num_threads(max(1, int(count)))
+
+
 def analyze(
     loaded: LoadedModel,
     text: str,

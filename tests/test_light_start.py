@@ -29,3 +29,14 @@ def test_the_softmax_lab_first_run_imports_no_torch(tmp_path):
                                  "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split()[-1:] == ["light"], f"the Softmax lab imported {result.stdout.strip()}"
+
+
+def test_the_pages_leave_torch_and_the_capture_to_the_engine():
+    """The pages draw the engine's report: no module under components/ imports torch or the capture machinery
+    (thread counts for a server's passes go through model_utils.set_threads)."""
+    import re
+
+    rule = re.compile(r"^\s*(import torch\b|from torch\b|from model_utils\.capture\b|import model_utils\.capture\b)")
+    found = [f"{path.relative_to(ROOT)}:{number}" for path in sorted((ROOT / "components").rglob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1) if rule.match(line)]
+    assert found == []
