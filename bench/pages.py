@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, PAGES, free_port, wait_until_healthy
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, PAGES, free_port, stop, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 TITLES = {"": "Softmax lab", "maps": "Attention maps", "collapse": "Collapse inspector",
@@ -82,11 +82,7 @@ def serving(root: Path, command: list[str], env: dict[str, str] | None = None) -
             wait_until_healthy(url, process)
             yield Server(url, process.pid, log)
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            stop(process, timeout=30)
 
 
 def _ready(path: str) -> str:

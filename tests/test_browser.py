@@ -37,6 +37,15 @@ OPEN_SECONDS = 3.0  # issue 8: the context-length page opens on its committed re
 PAGE_TIMEOUT_MS = 300_000  # a cold start converts the bundled model (~30 s) before the first long prompt runs
 
 
+def stop(process: subprocess.Popen, timeout: float = 20) -> None:
+    """Ask a server to end, and end it if it does not within `timeout` s."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -94,11 +103,7 @@ def app_url(chromium_path, tmp_path_factory):
         yield url
         SERVER_PIDS.discard(process.pid)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop(process)
         log.close()
 
 
