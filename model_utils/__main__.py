@@ -331,11 +331,12 @@ def run_record(command: str, wall_seconds: float) -> dict:
     """How this result was made: the command, when, how long this run took, and the process's peak memory."""
     import datetime
     import platform
-    import resource
+
+    from model_utils.sweep import peak_rss_gb
 
     return {"command": command, "date": datetime.datetime.now().isoformat(timespec="seconds"),
             "wall_seconds": round(wall_seconds, 1),
-            "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9, 2),
+            "peak_rss_gb": peak_rss_gb(),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"}
 
 

@@ -65,6 +65,11 @@ def pass_key(fingerprint: str, text: str, spec: float | Schedule, settings: Swee
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
+def peak_rss_gb() -> float:
+    """This process's peak resident memory so far, in GB."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9, 2)
+
+
 def pass_record(report: Report) -> dict:
     """What one pass contributes to a sweep, as plain JSON."""
     result = report.results[0]
@@ -79,17 +84,18 @@ def pass_record(report: Report) -> dict:
         "distance_bins": report.distance_edges.tolist(),
         "n_tokens": report.n_tokens, "trained_length": report.trained_length, "q_start": report.q_start,
         "buckets": [list(bounds) for bounds in report.buckets], "seconds": report.seconds, "kernel": report.kernel,
-        "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9, 2),  # so far
+        "peak_rss_gb": peak_rss_gb(),  # so far
     }
 
 
 def run_passes(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule], settings: SweepSettings,
                cache_dir: Path | None = None, on_start: Callable[[str, int], None] | None = None,
-               progress: Callable[[float, str], None] | None = None) -> list[dict]:
-    """One pass record per spec, from the cache where present, else computed and saved at once."""
+               progress: Callable[[float, str], None] | None = None, fingerprint: str | None = None) -> list[dict]:
+    """One pass record per spec, from the cache where present, else computed and saved at once. `fingerprint` is
+    model_fingerprint(loaded), for a caller that runs many texts on one model and has it already."""
     folder = (cache_dir or cache_root() / "sweeps")
     folder.mkdir(parents=True, exist_ok=True)
-    fingerprint = model_fingerprint(loaded)
+    fingerprint = fingerprint or model_fingerprint(loaded)
     records = []
     for index, spec in enumerate(specs):
         path = folder / f"{pass_key(fingerprint, text, spec, settings)}.json"

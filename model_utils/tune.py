@@ -26,7 +26,6 @@ import contextlib
 import json
 import math
 import os
-import resource
 import socket
 import sys
 import time
@@ -37,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from model_utils.analysis import AnalysisError, bucket_bounds
+from model_utils.analysis import AnalysisError, bucket_bounds, set_threads
 from model_utils.corpus import Corpus, Document
 from model_utils.loading import LoadedModel, cache_root, load_model
 from model_utils.metrics import STATISTICS
@@ -52,6 +51,7 @@ from model_utils.sweep import (
     interval,
     model_fingerprint,
     pass_key,
+    peak_rss_gb,
     run_passes,
     spec_label,
 )
@@ -124,10 +124,6 @@ def document_columns(document: Document, records: list[dict]) -> dict[str, list]
     return columns
 
 
-def peak_rss_gb() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9, 2)
-
-
 # --- the worker -------------------------------------------------------------------------------------------------
 
 
@@ -138,9 +134,7 @@ class DocumentWorker:
     def __init__(self, model: str | LoadedModel, specs: Sequence[float | Schedule], settings: SweepSettings,
                  pass_dir: str | None, threads: int | None = None, announce: bool = False, device: str | None = None):
         if threads is not None:
-            import torch
-
-            torch.set_num_threads(threads)
+            set_threads(threads)
         # an actor loads its own copy, on `device` (e.g. "cuda": the engine then takes its torch path); in-process
         # the driver's own model is used
         self.loaded = load_model(model, device=device) if isinstance(model, str) else model
@@ -162,7 +156,8 @@ class DocumentWorker:
         if on_pass is None and self.announce:
             def on_pass(label: str, index: int) -> None:
                 print(f"{document.name}: {label} ({index + 1}/{len(self.specs)})", file=sys.stderr, flush=True)
-        records = run_passes(self.loaded, document.text, self.specs, self.settings, self.pass_dir, on_pass)
+        records = run_passes(self.loaded, document.text, self.specs, self.settings, self.pass_dir, on_pass,
+                             fingerprint=self.fingerprint)
         columns = document_columns(document, records)
         for spec in self.specs:  # the rows hold what the passes were kept for; the driver writes them next
             (self.pass_dir / f"{pass_key(self.fingerprint, document.text, spec, self.settings)}.json").unlink(
