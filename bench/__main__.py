@@ -15,12 +15,13 @@ import datetime
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from bench.readme import replace_block
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -28,7 +29,6 @@ N_LAYERS, N_HEADS = 30, 9  # the bundled SmolLM2-135M-Instruct
 BYTES_PER_FLOAT = 4
 REPEATS = {512: 3, 2048: 3, 8192: 2, 16384: 1}  # long cases take minutes each; their noise is relatively small
 BEFORE = "c0d61d2"  # the last commit before the fused kernel (issue 12's starting point)
-README_START, README_END = "<!-- bench:start -->", "<!-- bench:end -->"
 
 
 def run_case(case: str, n_tokens: int, repeats: int, cwd: Path = ROOT, env: dict | None = None) -> dict:
@@ -226,11 +226,7 @@ def target_lines(rows, buckets, startup) -> list[str]:
 
 def update_readme(rows, startup) -> None:
     """Regenerate the README's performance table (between the bench markers) from this run."""
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    if README_START not in text:
-        return
-    lines = [README_START, "| tokens | engine | usual way (eager + output_attentions) | plain SDPA passes, no "
+    lines = ["| tokens | engine | usual way (eager + output_attentions) | plain SDPA passes, no "
              "capture |", "|---:|---:|---:|---:|"]
     for n, results in rows:
         engine, peer, floor = (results.get(case, {}) for case in ("engine", "peer", "floor"))
@@ -243,9 +239,8 @@ def update_readme(rows, startup) -> None:
         lines.append(f"| {n:,} | {engine_text} | {peer_text} | {floor_text} |")
     warm, redraw, cli = (median(startup.get(case)) for case in ("warm", "redraw", "cli"))
     lines += ["", f"Warm start {fmt(warm)} s, a layer/head re-draw {fmt(redraw)} s, a short `analyze` as a whole "
-              f"process {fmt(cli)} s (bench/RESULTS.md has the rest).", README_END]
-    pattern = re.compile(re.escape(README_START) + ".*?" + re.escape(README_END), re.S)
-    readme.write_text(pattern.sub(lambda _: "\n".join(lines), text))
+              f"process {fmt(cli)} s (bench/RESULTS.md has the rest)."]
+    replace_block("bench", lines)
 
 
 if __name__ == "__main__":

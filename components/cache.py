@@ -53,6 +53,15 @@ def _share_the_cores() -> None:
         set_threads(settings.CORES // max(1, GATE.running))
 
 
+def _sharing_the_cores(progress: Callable[[float, str], None]) -> Callable[[float, str], None]:
+    """The engine's between-layers callback: re-divide the cores among the passes running, then report."""
+    def between_layers(fraction: float, message: str) -> None:
+        _share_the_cores()
+        progress(fraction, message)
+
+    return between_layers
+
+
 def _in_script_run() -> bool:
     return get_script_run_ctx(suppress_warning=True) is not None
 
@@ -108,10 +117,6 @@ def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], m
     loaded = cached_model(model_name)
     progress = _Progress("Running the model")
     who = _who()
-    def between_layers(fraction: float, message: str) -> None:
-        _share_the_cores()
-        progress(fraction, message)
-
     with GATE.admitted(who, on_wait=progress.queued):
         _share_the_cores()
         log.info("model pass %d for %s: %d temperature(s), up to %d tokens, %s mode (%d running, %d waiting)",
@@ -119,7 +124,7 @@ def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], m
         # these pages stay within the model's trained context; only the context-length page goes past it, when asked
         report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
                          keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions), q_start=q_start,
-                         progress=between_layers)
+                         progress=_sharing_the_cores(progress))
     progress.close()
     return report
 
@@ -216,10 +221,6 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
         bar[0].progress(done, text=f"Pass {current['index'] + 1} of {passes}: {current['label']}, {layer.lower()}; "
                                    f"about {left:.0f} s left for the sweep")
 
-    def between_layers(fraction: float, message: str) -> None:
-        _share_the_cores()
-        on_layer(fraction, message)
-
     waiting: list[_Progress] = []  # a bar only if the sweep has to wait for a slot
 
     def queued(place: Place) -> None:
@@ -236,7 +237,8 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
                  "waiting)", next(_passes), who, passes, max_tokens, GATE.running, GATE.waiting)
         document = sweep(loaded, text, [_spec(t) for t in temperatures],
                          SweepSettings(max_tokens, bucket_size, window=window, beyond_trained=beyond_trained),
-                         source=source, cache_dir=settings.SWEEP_PASSES, on_start=on_start, progress=between_layers)
+                         source=source, cache_dir=settings.SWEEP_PASSES, on_start=on_start,
+                         progress=_sharing_the_cores(on_layer))
     for element in bar:
         element.empty()
     return document
