@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from model_utils.metrics import STATISTICS
+from model_utils.metrics import STATISTICS, statistic_mean
 
 ARRAYS = ("distance_profile", "distance_profile_layers")  # per result, besides every statistic of "heads"
 
@@ -45,17 +45,12 @@ def nll_by_bucket(result: dict) -> np.ndarray:
     return np.array([np.nan if value is None else value for value in result["nll"]], dtype=np.float64)
 
 
-def _mean(values: np.ndarray, statistic: str, axis) -> np.ndarray:
-    if statistic == "top_ratio":  # a ratio: averaged as its logarithm, as TemperatureResult.layer_mean does
-        return np.exp(np.log(values).mean(axis=axis))
-    return values.mean(axis=axis)
-
-
 def statistic_by_bucket(result: dict, statistic: str, layer: int | None = None) -> np.ndarray:
     """[bucket] one statistic of a sweep result: the mean over the heads of `layer`, or over every layer and head
     (layer None)."""
     values = np.asarray(result["heads"][statistic], dtype=np.float64)  # [bucket, layer, head]
-    return _mean(values, statistic, axis=(1, 2)) if layer is None else _mean(values[:, layer], statistic, axis=1)
+    return (statistic_mean(values, statistic, axis=(1, 2)) if layer is None
+            else statistic_mean(values[:, layer], statistic, axis=1))
 
 
 def distance_by_bucket(result: dict, layer: int | None = None) -> np.ndarray:

@@ -103,6 +103,14 @@ def top_ratio_from_gap(mean_gap: float) -> float:
     return math.exp(min(float(mean_gap), _LOG_FLOAT_MAX))
 
 
+def statistic_mean(values: np.ndarray, statistic: str, axis=None) -> np.ndarray:
+    """Mean of one per-head statistic over `axis` (all by default): geometric for top_ratio, which is a ratio (as
+    TemperatureResult.layer_mean averages its logarithm), arithmetic for the rest."""
+    if statistic == "top_ratio":
+        return np.exp(np.log(values).mean(axis=axis))
+    return values.mean(axis=axis)
+
+
 def first_stat_query(n_tokens: int, window: int) -> int:
     """q_start = max(1, min(window, n - 1)): statistics average over queries q_start <= q < n."""
     return max(1, min(window, n_tokens - 1))

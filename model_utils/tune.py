@@ -39,7 +39,7 @@ import numpy as np
 from model_utils.analysis import AnalysisError, bucket_bounds, set_threads
 from model_utils.corpus import Corpus, Document
 from model_utils.loading import LoadedModel, cache_root, load_model
-from model_utils.metrics import STATISTICS
+from model_utils.metrics import STATISTICS, statistic_mean
 from model_utils.schedules import Schedule
 from model_utils.sweep import (
     BOOTSTRAP_RESAMPLES,
@@ -98,14 +98,6 @@ def schema():
     return pa.schema(fields + [(name, pa.float64()) for name in STATISTICS])
 
 
-def layer_head_mean(name: str, values: np.ndarray) -> float:
-    """Mean over layers and heads of one statistic [layer, head]; geometric for top_ratio, a ratio (as
-    TemperatureResult.layer_mean)."""
-    if name == "top_ratio":
-        return float(np.exp(np.log(values).mean()))
-    return float(values.mean())
-
-
 def document_columns(document: Document, records: list[dict]) -> dict[str, list]:
     """The rows of one document from its pass records: per spec and bucket, the NLL sum and count of the bucket's
     positions that have a next token, and the statistics averaged over layers and heads."""
@@ -118,7 +110,8 @@ def document_columns(document: Document, records: list[dict]) -> dict[str, list]
             row = {"document": document.sha256, "name": document.name, "n_tokens": n, "spec": record["label"],
                    "temperature": record["temperature"], "schedule": record["schedule"], "bucket": index,
                    "start": start, "stop": stop, "nll_sum": 0.0 if count == 0 else mean * count, "nll_count": count}
-            row |= {name: layer_head_mean(name, np.asarray(record["heads"][name][index])) for name in STATISTICS}
+            row |= {name: float(statistic_mean(np.asarray(record["heads"][name][index]), name))
+                    for name in STATISTICS}
             for name in COLUMNS:
                 columns[name].append(row[name])
     return columns
