@@ -4,7 +4,8 @@
  * Flash-attention style: for each (batch row, head, block of BQ queries) the keys are visited in tiles of BK. One
  * sgemm gives a tile's dot products; each row then takes the tile's max, rescales its running sums if the max grew,
  * and in one vectorized sweep turns the tile into e = exp(l - max) while adding up sum e, sum e (l - max), the
- * sums per key-distance bin and in the recent window, and the runner-up. A second sgemm adds e @ V to the output.
+ * sums per key-distance bin and in the recent window (the sweep is cut at their edges), and the runner-up. A
+ * second sgemm adds e @ V to the output.
  * No n x n block is ever held: a thread's memory is one BQ x BK tile and its row accumulators.
  *
  * Logit of query q and key k: l = m_q * s * scaling, or, with a soft cap c (Gemma 2),
@@ -29,6 +30,7 @@ enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, N_FIELDS };
 #define MAX_BINS 48
 #define BQ 256 /* queries per task: large enough for efficient sgemm, 4 x BQ x BK bytes of tile stay in L2 */
 #define BK 512 /* keys per tile */
+#define NEAR 64 /* a row's nearest keys, swept in one piece (see tile_row) */
 
 typedef struct {
     const float *q, *k, *v;
@@ -101,10 +103,11 @@ static inline float row_max(const float *s, int64_t a, int64_t b) {
     return m;
 }
 
-/* Over s[a..b) (raw dot products): e = exp(l - m) written in place, added to w; also the largest raw value below
- * `top` (the tile's raw max) and how many equal it, from which the tile's runner-up follows. */
-static inline void sweep(float *s, int64_t a, int64_t b, float factor, float pre, float post, int softcap, float m,
-                         float top, Sweep *w) {
+/* Over s[a..b) (raw dot products): e = exp(l - m) written in place, its sum returned and added to w with
+ * sum e z; also the largest raw value below `top` (the tile's raw max) and how many equal it, from which the
+ * tile's runner-up follows. */
+static inline float sweep(float *s, int64_t a, int64_t b, float factor, float pre, float post, int softcap, float m,
+                          float top, Sweep *w) {
     float se = 0.0f, sez = 0.0f, below = -FLT_MAX;
     int64_t ties = 0;
     if (softcap) {
@@ -124,12 +127,13 @@ static inline void sweep(float *s, int64_t a, int64_t b, float factor, float pre
             s[k] = e; se += e; sez += e * z;
         }
     }
-    w->sum = se; w->sum_ez = sez;
+    w->sum += se; w->sum_ez += sez;
     w->below = fmaxf(w->below, below);
     w->ties += ties;
+    return se;
 }
 
-static inline double range_sum(const float *s, int64_t a, int64_t b) {
+static inline float range_sum(const float *s, int64_t a, int64_t b) {
     float total = 0.0f;
     for (int64_t k = a; k < b; k++) total += s[k];
     return total;
@@ -154,26 +158,46 @@ static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t
         st->recent *= alpha;
         for (int64_t j = 0; j < n_bins; j++) st->bins[j] *= alpha;
     }
+    /* The one pass over the tile row (e in place). The row's NEAR nearest keys are swept at once, and their bins and
+     * recent part summed again from the e values, which are in L1; further out, the sweep is cut where a distance
+     * bin or the recent window begins, so that each piece's sum lands in its bin directly (those pieces are long:
+     * cutting the short near bins into pieces of their own would cost more than summing them twice). Bin j holds
+     * the keys q - edges[j+1] + 1 .. q - edges[j], nearest first. */
     Sweep w = {0.0f, 0.0f, -FLT_MAX, 0};
-    sweep(s, a, b, factor, pre, post, softcap, m, top, &w); /* the one pass over the tile row: e in place */
+    int64_t recent_first = q - job->window + 1 > 1 ? q - job->window + 1 : 1;
+    int64_t recent_lo = recent_first - k0; /* tile-relative; the recent keys run to q, the row's last */
+    int64_t near_lo = q - k0 - NEAR + 1 > a ? q - k0 - NEAR + 1 : a;
+    int64_t end = b, j = 0;
+    if (near_lo < b) {
+        sweep(s, near_lo, b, factor, pre, post, softcap, m, top, &w);
+        if (recent_lo < b) st->recent += range_sum(s, recent_lo > near_lo ? recent_lo : near_lo, b);
+        for (; j < n_bins; j++) {
+            int64_t hi = q - job->edges[j] - k0, lo = q - job->edges[j + 1] + 1 - k0; /* inclusive */
+            if (hi < near_lo) break;
+            if (lo >= b) continue;
+            st->bins[j] += range_sum(s, lo > near_lo ? lo : near_lo, (hi < b - 1 ? hi : b - 1) + 1);
+            if (lo < near_lo) break; /* this bin goes on below the near keys: its pieces there are added below */
+        }
+        end = near_lo;
+    }
+    for (; j < n_bins && end > a; j++) {
+        int64_t lo = q - job->edges[j + 1] + 1 - k0;
+        if (lo >= end) continue; /* the bin lies beyond this tile's visible keys */
+        if (lo < a) lo = a;
+        float part;
+        if (recent_lo > lo && recent_lo < end) { /* the recent window starts inside this bin's piece */
+            float recent = sweep(s, recent_lo, end, factor, pre, post, softcap, m, top, &w);
+            st->recent += recent;
+            part = recent + sweep(s, lo, recent_lo, factor, pre, post, softcap, m, top, &w);
+        } else {
+            part = sweep(s, lo, end, factor, pre, post, softcap, m, top, &w);
+            if (lo >= recent_lo) st->recent += part;
+        }
+        st->bins[j] += part;
+        end = lo;
+    }
     st->sum += w.sum;
     st->sum_ez += w.sum_ez;
-    /* the recent window and the distance bins are sums of e over key ranges of this row, which is now in L1 */
-    int64_t recent_first = q - job->window + 1 > 1 ? q - job->window + 1 : 1;
-    int64_t recent_lo = recent_first - k0 > a ? recent_first - k0 : a; /* tile-relative; recent keys run to q */
-    if (recent_lo < b) st->recent += recent_lo == a ? w.sum : range_sum(s, recent_lo, b);
-    /* the distance bins that meet this tile, nearest first; bin j holds keys q - edges[j+1] + 1 .. q - edges[j] */
-    for (int64_t j = 0; j < n_bins; j++) {
-        int64_t hi = q - job->edges[j] - k0; /* inclusive */
-        if (hi < a) break;
-        int64_t lo = q - job->edges[j + 1] + 1 - k0;
-        if (lo >= b) continue;
-        if (lo <= a && hi >= b - 1) { /* the whole visible row of the tile is in this bin (the usual far tile) */
-            st->bins[j] += w.sum;
-            break;
-        }
-        st->bins[j] += range_sum(s, lo > a ? lo : a, (hi < b - 1 ? hi : b - 1) + 1);
-    }
     /* merge this tile's top two into the row's (a tie counts twice) */
     float second = logit(job, w.ties >= 2 ? top : w.below, factor, pre, post);
     float first = logit(job, top, factor, pre, post);

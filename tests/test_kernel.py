@@ -62,6 +62,8 @@ CASES = [  # n, heads, kv heads, views, sliding window, soft cap, q_start, recen
     (600, 4, 1, 2, 7, None, 2, 4),
     (530, 2, 2, 2, None, 5.0, 1, 32),
     (530, 4, 2, 2, 64, 5.0, 100, 300),
+    (700, 2, 1, 2, None, None, 3, 100),  # the recent window starts beyond the kernel's NEAR keys (64)
+    (1100, 2, 2, 1, 600, None, 1, 200),  # and with a sliding window wider than both
 ]
 
 
