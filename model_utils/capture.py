@@ -21,7 +21,7 @@ score (softmax(c tanh(s / c) / T)). The engine never pads, so the mask is causal
 
 from __future__ import annotations
 
-import math
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -172,15 +172,21 @@ def torch_output(module, query, key, value, attention_mask, scaling, multipliers
     return output.transpose(1, 2).contiguous()
 
 
+def bucket_bounds(q_start: int, n: int, bucket_size: int | None) -> list[tuple[int, int]]:
+    """[start, stop) of each query-position bucket. Boundaries sit at multiples of bucket_size, so buckets line up
+    with round positions (and a trained length of 8,192 falls on one with buckets of 1,024): the first bucket
+    starts at q_start and may be shorter, as may the last. None: one bucket, q_start..n-1."""
+    if not bucket_size:
+        return [(q_start, n)]
+    edges = [q_start, *range((q_start // bucket_size + 1) * bucket_size, n, bucket_size), n]
+    return [(start, stop) for start, stop in itertools.pairwise(edges)]
+
+
 def bucket_sums(rows: torch.Tensor, q_start: int, bucket_size: int | None) -> torch.Tensor:
-    """[V, H, R, W] values of queries q_start..q_start+R-1 -> [V, H, buckets, W] sums per bucket. Bucket
-    boundaries sit at multiples of bucket_size (the first bucket starts at q_start: see analysis.bucket_bounds)."""
-    count = rows.shape[2]
-    size = bucket_size or count
-    before = q_start % size if bucket_size else 0  # empty rows in front, so that the groups line up
-    buckets = math.ceil((before + count) / size)
-    padded = torch.nn.functional.pad(rows, (0, 0, before, buckets * size - count - before))
-    return padded.view(*rows.shape[:2], buckets, size, rows.shape[3]).sum(dim=3)
+    """[V, H, R, W] values of queries q_start..q_start+R-1 -> [V, H, buckets, W] sums per bucket (bucket_bounds).
+    Each bucket is summed from a view of the rows: no padded copy of the whole block."""
+    bounds = bucket_bounds(q_start, q_start + rows.shape[2], bucket_size)
+    return torch.stack([rows[:, :, start - q_start : stop - q_start].sum(dim=2) for start, stop in bounds], dim=2)
 
 
 def last_row(query, key, scaling, multipliers, sliding, softcap) -> torch.Tensor:
