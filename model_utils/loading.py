@@ -46,7 +46,7 @@ import torch
 import transformers
 from filelock import FileLock, Timeout
 from safetensors import SafetensorError
-from safetensors.torch import save_model
+from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from model_utils.capture import ATTENTION_NAME
@@ -348,12 +348,21 @@ def _dequantize_bundled(gguf_path: Path, progress: Progress | None) -> tuple[tor
     return model, tokenizer
 
 
+def save_weights(model: torch.nn.Module, filename: str) -> None:
+    """The weights as safetensors, each tied pair under its source's name (the embedding, not the lm_head), as
+    save_pretrained stores them. from_pretrained then finds every weight it needs; given only the lm_head, it filled
+    the embedding with random numbers (0.18 s for the bundled model's 28 M) before tying the two."""
+    tied = model.get_expanded_tied_weights_keys(all_submodels=True)  # {the tied copy: its source}
+    state = {name: tensor.contiguous() for name, tensor in model.state_dict().items() if name not in tied}
+    save_file(state, filename, metadata={"format": "pt"})
+
+
 def write_converted(model: torch.nn.Module, tokenizer, folder: Path) -> None:
     """Write config + safetensors + tokenizer into `folder`, then the manifest that vouches for them."""
     config = model.config.to_dict()
     config.pop("quantization_config", None)  # a GGUF-marked config would make from_pretrained re-dequantize
     (folder / "config.json").write_text(json.dumps(config, indent=2))
-    save_model(model, str(folder / "model.safetensors"))  # handles the tied embedding / lm_head pair
+    save_weights(model, str(folder / "model.safetensors"))
     tokenizer.save_pretrained(str(folder))
     write_manifest(folder)  # last: a manifest exists only once everything it lists is on disk
 

@@ -184,7 +184,7 @@ def test_a_full_disk_simulated(tiny_gguf, monkeypatch, tmp_path):
         Path(filename).write_bytes(b"\x00" * 1000)
         raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
 
-    monkeypatch.setattr(loading, "save_model", full_disk)
+    monkeypatch.setattr(loading, "save_weights", full_disk)
     with pytest.raises(ModelLoadError, match="No space left on device; free about 550 MB"):
         load_model("bundled")
     assert leftovers(tmp_path / "cache") == [] and not bundled_target().exists()
@@ -194,7 +194,7 @@ def test_a_disk_quota_names_the_os_reason_and_file(tiny_gguf, monkeypatch, tmp_p
     def quota(model, filename):
         raise OSError(errno.EDQUOT, os.strerror(errno.EDQUOT), filename)
 
-    monkeypatch.setattr(loading, "save_model", quota)
+    monkeypatch.setattr(loading, "save_weights", quota)
     with pytest.raises(ModelLoadError, match=r"Disk quota exceeded: .*model\.safetensors; free about 550 MB"):
         load_model("bundled")
     assert leftovers(tmp_path / "cache") == []
