@@ -72,9 +72,9 @@ class TemperatureResult:
         return mass_by_distance(rows.mean(axis=(0, 1)), edges)
 
     def to_dict(self, with_buckets: bool = False) -> dict:
-        n_layers, n_heads = self.heads["entropy"].shape
-        heads = [[{name: float(self.heads[name][layer, head]) for name in STATISTICS} for head in range(n_heads)]
-                 for layer in range(n_layers)]
+        values = {name: self.heads[name].tolist() for name in STATISTICS}  # [layer][head] Python floats at once
+        heads = [[{name: values[name][layer][head] for name in STATISTICS} for head in range(len(by_head))]
+                 for layer, by_head in enumerate(values["entropy"])]
         document = {"temperature": self.temperature, "label": self.label, "schedule": self.schedule,
                     "loss": self.loss, "next_token": self.next_token, "heads": heads}
         if with_buckets:
