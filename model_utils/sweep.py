@@ -27,7 +27,7 @@ from model_utils.metrics import STATISTICS
 from model_utils.schedules import Schedule
 from model_utils.texts import text_digest
 
-FORMAT = 2  # bump when the cached pass format changes: older entries are then recomputed
+FORMAT = 3  # bump when a cached pass would come out different (3: the loss without the old float32 bias)
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_BLOCK = 64  # positions per bootstrap block: next-token losses of neighbouring positions are correlated
 CONFIDENCE = 0.95
