@@ -262,6 +262,15 @@ def test_a_run_whose_last_bucket_past_the_trained_length_has_no_loss_gets_a_reas
     assert "positions 1,024 to 1,024 past the trained length holds only the text's last token" in info
 
 
+def test_a_last_bucket_holding_only_the_last_token_does_not_hide_the_verdict_of_the_buckets_before_it(runs):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1").run()
+    submit(at, tokens=1281)  # positions 1,024-1,279 past the trained length have losses; 1,280 is the last token
+    assert_clean(at)
+    assert not [info.value for info in at.info if info.value.startswith("No verdict")]
+    assert "(positions 1,024-1,279)." in verdict_lines(at)[0].replace("\\", "")
+
+
 @pytest.mark.parametrize(("request_kwargs", "temperatures", "message"), [
     ({"bucket": 0}, None, "bucket_size must be >= 1, got 0"),
     ({"tokens": 2048, "beyond": False}, None,

@@ -144,15 +144,14 @@ def forget_stale(key: str, options: list) -> None:
 
 def verdict_ui(document: dict) -> None:
     """model_utils.findings' verdict in plain words, or why there is none."""
-    blocked = past_bucket_without_loss(document)
-    verdict = None if blocked is not None else context_verdict(document)
-    if blocked is not None:
-        st.info(captions.past_bucket_without_loss(blocked))
-    elif verdict is None:
-        st.info(captions.no_context_verdict(document))
-    else:
+    verdict = context_verdict(document)  # leaves out a last bucket that holds only the last token (no loss)
+    if verdict is not None:
         st.markdown("**What this sweep measured past the trained length** (computed from its numbers):\n"
                     + "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences()))
+    elif (blocked := past_bucket_without_loss(document)) is not None:
+        st.info(captions.past_bucket_without_loss(blocked))
+    else:
+        st.info(captions.no_context_verdict(document))
 
 
 def panes(both: bool) -> tuple:
