@@ -74,7 +74,7 @@ def measure(model: str, workers: int) -> dict:
     memory_empty = ray_processes()
     for actor in empties:
         ray.kill(actor)
-    fingerprint = model_fingerprint(load_model(model))  # the driver holds the model too, as in a tune
+    fingerprint = model_fingerprint(load_model(model), portable=True)  # the driver holds the model too, as in a tune
     threads = max(1, (os.cpu_count() or 1) // workers)
     started = time.perf_counter()
     start_actors(workers, threads, 1, (model, [1.0], SweepSettings(2048, 1024), None), fingerprint)

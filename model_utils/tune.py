@@ -141,7 +141,7 @@ class DocumentWorker:
         import torch
 
         return {"pid": os.getpid(), "host": socket.gethostname(), "threads": torch.get_num_threads(),
-                "fingerprint": self.fingerprint}
+                "fingerprint": model_fingerprint(self.loaded, portable=True)}  # as the driver's, wherever it is kept
 
     def run(self, document: Document, on_pass: Callable[[str, int], None] | None = None) -> dict:
         """The document's rows (as columns), with the seconds it took and this process's peak memory."""
@@ -280,7 +280,8 @@ def start_ray(workers: int, address: str | None) -> bool:
 
 def start_actors(count: int, threads: int, cpus_each: float, worker_args: tuple, fingerprint: str,
                  device: str | None = None) -> list:
-    """`count` DocumentWorker actors, each with the model loaded, checked to hold the same model as the driver."""
+    """`count` DocumentWorker actors, each with the model loaded, checked to hold the same model as the driver
+    (`fingerprint`: the driver's portable model_fingerprint)."""
     import ray
 
     actor_class = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES)(DocumentWorker)
@@ -407,13 +408,13 @@ def run_in_process(worker: DocumentWorker, documents: list[Document], writer: Wr
 
 
 def run_on_ray(worker_args: tuple, documents: list[Document], writer: Writer, workers: int, threads: int,
-               address: str | None, device: str | None = None) -> None:
+               address: str | None, portable_fingerprint: str, device: str | None = None) -> None:
     connected = start_ray(workers, address)  # imports ray: after the bounds it sets for joining a cluster
     import ray
 
     try:  # a local actor takes one of the W CPUs; on a cluster it reserves as many CPUs as it has threads
         actors = start_actors(workers, threads, 1 if address is None else threads, worker_args,
-                              writer.settings.fingerprint, device)
+                              portable_fingerprint, device)
         writer.begin()
         run_on_actors(actors, documents, writer.finish)
     finally:
@@ -445,7 +446,7 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule],
         passes = str(out.resolve() / PASSES) if ray_address is None else None
         device = None if loaded.device.type == "cpu" else str(loaded.device)  # actors load on the same kind
         run_on_ray((loaded.name, list(specs), settings, passes), pending, writer, workers, threads, ray_address,
-                   device)
+                   model_fingerprint(loaded, portable=True), device)
     _remove_if_empty(out / PASSES)
     driver = peak_rss_gb()
     trained_length = settings.trained_length or loaded.max_positions

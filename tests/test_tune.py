@@ -317,3 +317,23 @@ def test_saving_a_model_keeps_its_fingerprint(tmp_path):
     with torch.no_grad():
         next(iter(loaded.model.parameters()))[0, 0] += 1.0
     assert model_fingerprint(loaded) != before
+
+
+def test_the_workers_check_ignores_the_folder_each_machine_keeps_the_model_in():
+    """A Ray worker on another machine loads the bundled model from its own cache folder (another home, another
+    ATTN_CACHE_DIR), which transformers records in the config's `_name_or_path`: the portable fingerprint the
+    workers are checked with leaves it out, the plain one (pass cache, rows) keeps it."""
+    import copy
+    import types
+
+    from model_utils import load_model
+    from model_utils.sweep import model_fingerprint
+
+    loaded = load_model("tiny-random")
+    elsewhere = types.SimpleNamespace(name=loaded.name, model=loaded.model, config=copy.deepcopy(loaded.config))
+    elsewhere.config._name_or_path = "/home/someone-else/.cache/attention-temperature-explorer/model"
+    assert model_fingerprint(elsewhere, portable=True) == model_fingerprint(loaded, portable=True)
+    assert model_fingerprint(elsewhere) != model_fingerprint(loaded)
+    other = types.SimpleNamespace(name=loaded.name, model=loaded.model, config=copy.deepcopy(loaded.config))
+    other.config.rms_norm_eps *= 2  # another model: still told apart
+    assert model_fingerprint(other, portable=True) != model_fingerprint(loaded, portable=True)
