@@ -127,7 +127,6 @@ def bucket_cost(loaded, n_tokens: int, repeats: int) -> dict:
     """The fused kernel on layer 15's real queries and keys at n_tokens, 4 temperatures, with the context-length
     buckets (distance bins, and sums per bucket of 1,024 positions) against without (one bin, one bucket): what
     the buckets add to the statistics pass. Measured alternately in this process; ratio of the medians."""
-    from model_utils.capture import bucket_sums
     from model_utils.kernel import load_kernel
     from model_utils.metrics import distance_bins
 
@@ -138,9 +137,8 @@ def bucket_cost(loaded, n_tokens: int, repeats: int) -> dict:
     full, single = torch.from_numpy(distance_bins(n_tokens)), torch.tensor([0, n_tokens])
 
     def run(edges, bucket_size):
-        _, rows = kernel.attention(query, key, key, multipliers, inputs.scaling, softcap=None, q_start=1,
-                                   window=WINDOW, sliding=None, edges=edges, with_output=True)
-        bucket_sums(rows, 1, bucket_size)
+        kernel.attention(query, key, key, multipliers, inputs.scaling, softcap=None, q_start=1, window=WINDOW,
+                         sliding=None, edges=edges, bucket_size=bucket_size, with_output=True)
 
     run(full, 1024)
     with_buckets, without = [], []

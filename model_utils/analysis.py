@@ -21,10 +21,18 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from model_utils.capture import LayerInputs, Probe, bucket_bounds, chunk_logits, multipliers_for
+from model_utils.capture import LayerInputs, Probe, chunk_logits, multipliers_for
 from model_utils.errors import AnalysisError
 from model_utils.loading import LoadedModel
-from model_utils.metrics import MASS_PARTS, ROW_FIELDS, STATISTICS, first_stat_query, mass_by_distance, summarize
+from model_utils.metrics import (
+    MASS_PARTS,
+    ROW_FIELDS,
+    STATISTICS,
+    bucket_bounds,
+    first_stat_query,
+    mass_by_distance,
+    summarize,
+)
 from model_utils.schedules import Schedule
 from model_utils.validation import MAX_TEMPERATURES, MAX_TOKENS, MODES, check_int, resolve_temperatures
 

@@ -10,9 +10,9 @@ In each layer the probe multiplies the logits by m = 1 / T (or a schedule's m pe
 layers and measures every attention row: in-model mode propagates that attention (batch row v runs at view v's
 multipliers), isolated mode propagates T = 1 and measures each view's multipliers on the same T = 1 inputs.
 The fused kernel (kernel.py, fused_attention.c) computes the layer's output and every row's statistics in one
-pass; without it the same numbers come from torch operations on query chunks and PyTorch's SDPA. Either way no
-layer's n x n maps are held: per-row statistics are summed into query-position buckets at once, and only the last
-query's row and, for layers asked for, the queries and keys are kept.
+pass, summed straight into the query-position buckets; without it the same numbers come from torch operations on
+query chunks and PyTorch's SDPA, summed per bucket afterwards. Either way no layer's n x n maps are held, and only
+the bucket sums, the last query's row and, for layers asked for, the queries and keys are kept.
 
 Sliding-window layers (Gemma 3's local layers, Mistral) and Gemma 2's soft-capped logits are handled by the
 kernel and the torch path alike: a key outside the window gets no weight, and the temperature divides the capped
@@ -21,7 +21,6 @@ score (softmax(c tanh(s / c) / T)). The engine never pads, so the mask is causal
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,7 +30,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
 from model_utils.kernel import FusedKernel, load_kernel
-from model_utils.metrics import ROW_FIELDS, distance_bins
+from model_utils.metrics import ROW_FIELDS, bucket_bounds, distance_bins
 from model_utils.row_statistics import row_statistics
 
 ATTENTION_NAME = "temperature_probe"
@@ -172,16 +171,6 @@ def torch_output(module, query, key, value, attention_mask, scaling, multipliers
     return output.transpose(1, 2).contiguous()
 
 
-def bucket_bounds(q_start: int, n: int, bucket_size: int | None) -> list[tuple[int, int]]:
-    """[start, stop) of each query-position bucket. Boundaries sit at multiples of bucket_size, so buckets line up
-    with round positions (and a trained length of 8,192 falls on one with buckets of 1,024): the first bucket
-    starts at q_start and may be shorter, as may the last. None: one bucket, q_start..n-1."""
-    if not bucket_size:
-        return [(q_start, n)]
-    edges = [q_start, *range((q_start // bucket_size + 1) * bucket_size, n, bucket_size), n]
-    return [(start, stop) for start, stop in itertools.pairwise(edges)]
-
-
 def bucket_sums(rows: torch.Tensor, q_start: int, bucket_size: int | None) -> torch.Tensor:
     """[V, H, R, W] values of queries q_start..q_start+R-1 -> [V, H, buckets, W] sums per bucket (bucket_bounds).
     Each bucket is summed from a view of the rows: no padded copy of the whole block."""
@@ -213,16 +202,17 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     propagated = multipliers if probe.propagate else torch.ones_like(multipliers[:1])
     if probe.kernel is not None and query.device.type == "cpu" and query.dtype == torch.float32:
         settings = {"softcap": softcap, "q_start": probe.q_start, "window": probe.window, "sliding": sliding,
-                    "edges": edges}
-        output, rows = probe.kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
+                    "edges": edges, "bucket_size": probe.bucket_size}
+        output, sums = probe.kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
                                               **settings)
         if output is None:  # isolated: statistics of every view, output at T = 1
             output, _ = probe.kernel.attention(query, key, value, propagated, scaling, with_output=True, **settings)
     else:
         rows = torch_row_statistics(probe, query, key, scaling, multipliers, sliding, softcap)
+        sums = bucket_sums(rows, probe.q_start, probe.bucket_size)
         output = torch_output(module, query, key, value, attention_mask, scaling, propagated, sliding, softcap,
                               probe.chunk_elements, kwargs)
-    probe.sums[layer] = bucket_sums(rows, probe.q_start, probe.bucket_size)
+    probe.sums[layer] = sums
     probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap).cpu()
     probe.sliding[layer] = sliding
     if layer in probe.keep_layers:

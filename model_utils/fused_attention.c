@@ -6,7 +6,8 @@
  * and in one vectorized sweep turns the tile into e = exp(l - max) while adding up sum e, sum e (l - max), the
  * sums per key-distance bin and in the recent window (the sweep is cut at their edges), and the runner-up. A
  * second sgemm adds e @ V to the output.
- * No n x n block is ever held: a thread's memory is one BQ x BK tile and its row accumulators.
+ * No n x n block is ever held: a thread's memory is one BQ x BK tile and its row accumulators. Nor is any per-row
+ * output: each row's statistics are added into its query-position bucket's sums (see fused_attention).
  *
  * Logit of query q and key k: l = m_q * s * scaling, or, with a soft cap c (Gemma 2),
  * l = m_q * c * tanh(s * scaling / c): the temperature divides the capped score, the score softmax actually sees.
@@ -31,6 +32,7 @@ enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, N_FIELDS };
 #define BQ 256 /* queries per task: large enough for efficient sgemm, 4 x BQ x BK bytes of tile stay in L2 */
 #define BK 512 /* keys per tile */
 #define NEAR 64 /* a row's nearest keys, swept in one piece (see tile_row) */
+#define LANES 16 /* the far pieces of a tile row are cut at multiples of this many keys (see tile_row) */
 
 typedef struct {
     const float *q, *k, *v;
@@ -48,7 +50,9 @@ typedef struct {
     int64_t sliding; /* > 0: a query sees only its last `sliding` keys (a sliding-window layer) */
     const int64_t *edges; /* distance-bin edges, edges[0] = 0, increasing, the last > n - 1 */
     int64_t n_edges;
-    double *stats; /* [batch, heads, n - q_start, N_FIELDS + n_edges - 1] */
+    int64_t bucket_size; /* > 0: query positions are summed per bucket, boundaries at its multiples; 0: one bucket */
+    int64_t n_buckets;   /* the buckets of q_start..n-1 */
+    double *stats;       /* [batch, heads, n_buckets, N_FIELDS + n_edges - 1]: each bucket's sums over its rows */
     sgemm_fn gemm;
     int64_t threads;
 } Job;
@@ -158,15 +162,17 @@ static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t
         st->recent *= alpha;
         for (int64_t j = 0; j < n_bins; j++) st->bins[j] *= alpha;
     }
-    /* The one pass over the tile row (e in place). The row's NEAR nearest keys are swept at once, and their bins and
-     * recent part summed again from the e values, which are in L1; further out, the sweep is cut where a distance
-     * bin or the recent window begins, so that each piece's sum lands in its bin directly (those pieces are long:
-     * cutting the short near bins into pieces of their own would cost more than summing them twice). Bin j holds
-     * the keys q - edges[j+1] + 1 .. q - edges[j], nearest first. */
+    /* The one pass over the tile row (e in place). The row's NEAR or so nearest keys are swept at once, and their
+     * bins and recent part summed again from the e values, which are in L1. Further out, the sweep is cut into one
+     * piece per distance bin, so that each piece's sum lands in its bin directly (cutting the short near bins into
+     * pieces of their own would cost more than summing them twice). Every cut is at a multiple of LANES keys, so
+     * that no piece ends in a scalar remainder loop: the up to LANES - 1 keys a piece takes from the next bin are
+     * summed again, taken off its sum and added to the next bin's. Bin j holds the keys q - edges[j+1] + 1 .. q - edges[j], nearest first. */
     Sweep w = {0.0f, 0.0f, -FLT_MAX, 0};
     int64_t recent_first = q - job->window + 1 > 1 ? q - job->window + 1 : 1;
     int64_t recent_lo = recent_first - k0; /* tile-relative; the recent keys run to q, the row's last */
-    int64_t near_lo = q - k0 - NEAR + 1 > a ? q - k0 - NEAR + 1 : a;
+    int64_t near_lo = (q - k0 - NEAR + 1) / LANES * LANES;
+    if (near_lo < a) near_lo = a;
     int64_t end = b, j = 0;
     if (near_lo < b) {
         sweep(s, near_lo, b, factor, pre, post, softcap, m, top, &w);
@@ -180,22 +186,25 @@ static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t
         }
         end = near_lo;
     }
-    for (; j < n_bins && end > a; j++) {
+    /* Further out: keys from `swept` on hold e already; bin j's keys below `bin_end` are still to be added. */
+    int64_t swept = end, bin_end = end;
+    for (; j < n_bins && bin_end > a; j++) {
         int64_t lo = q - job->edges[j + 1] + 1 - k0;
-        if (lo >= end) continue; /* the bin lies beyond this tile's visible keys */
         if (lo < a) lo = a;
-        float part;
-        if (recent_lo > lo && recent_lo < end) { /* the recent window starts inside this bin's piece */
-            float recent = sweep(s, recent_lo, end, factor, pre, post, softcap, m, top, &w);
-            st->recent += recent;
-            part = recent + sweep(s, lo, recent_lo, factor, pre, post, softcap, m, top, &w);
+        if (lo >= bin_end) continue; /* the bin lies beyond this tile's visible keys */
+        float part = 0.0f;
+        if (lo < swept) {
+            int64_t cut = lo / LANES * LANES > a ? lo / LANES * LANES : a;
+            part = sweep(s, cut, swept, factor, pre, post, softcap, m, top, &w) - range_sum(s, cut, lo);
+            part += range_sum(s, swept, bin_end);
+            swept = cut;
         } else {
-            part = sweep(s, lo, end, factor, pre, post, softcap, m, top, &w);
-            if (lo >= recent_lo) st->recent += part;
+            part = range_sum(s, lo, bin_end);
         }
         st->bins[j] += part;
-        end = lo;
+        bin_end = lo;
     }
+    if (recent_lo < end) st->recent += range_sum(s, recent_lo > a ? recent_lo : a, end); /* a wide window */
     st->sum += w.sum;
     st->sum_ez += w.sum_ez;
     /* merge this tile's top two into the row's (a tie counts twice) */
@@ -203,6 +212,18 @@ static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t
     float first = logit(job, top, factor, pre, post);
     st->top2 = fmaxf(fminf(old, first), fmaxf(st->top2, second));
     st->top1 = m;
+}
+
+/* Query position q's bucket: buckets start at q_start and at every multiple of bucket_size after it. */
+static inline int64_t bucket_of(const Job *job, int64_t q) {
+    return job->bucket_size > 0 ? q / job->bucket_size - job->q_start / job->bucket_size : 0;
+}
+
+/* The most buckets one block of BQ query positions can touch: its share of the sums is that many segments. */
+static inline int64_t block_segments(const Job *job) {
+    if (job->bucket_size <= 0) return 1;
+    int64_t most = (BQ - 1) / job->bucket_size + 2;
+    return most < BQ ? most : BQ;
 }
 
 static void finish_row(const Job *job, const RowState *st, int64_t q, double *o, int64_t n_bins) {
@@ -226,7 +247,10 @@ static void finish_row(const Job *job, const RowState *st, int64_t q, double *o,
     for (int64_t j = 0; j < n_bins; j++) o[N_FIELDS + j] = st->bins[j] / total;
 }
 
-static void run_block(const Job *job, int64_t b, int64_t h, int64_t i0, float *tile, float *acc, RowState *rows) {
+/* One task: query block i0..i0+BQ-1 of (batch row b, head h). Its rows' statistics are summed into `segments`
+ * (block_segments(job) x width), segment j for the block's j-th bucket from the first it measures. */
+static void run_block(const Job *job, int64_t b, int64_t h, int64_t i0, float *tile, float *acc, RowState *rows,
+                      double *segments) {
     int64_t n_bins = job->n_edges - 1, width = N_FIELDS + n_bins;
     int64_t i1 = i0 + BQ < job->n ? i0 + BQ : job->n;
     int64_t count = i1 - i0, kv = h / (job->heads / job->kv_heads);
@@ -268,6 +292,9 @@ static void run_block(const Job *job, int64_t b, int64_t h, int64_t i0, float *t
         if (job->out) /* acc (dv x nq, column-major) += V_tile^T (dv x m) . tile^T (m x nq) */
             job->gemm("N", "N", &dv, &nq, &m, &one, values + k0 * job->v_sn, &ldv, tile, &ldt, &one, acc, &lda);
     }
+    memset(segments, 0, sizeof(double) * block_segments(job) * width);
+    int64_t first_bucket = bucket_of(job, i0 > job->q_start ? i0 : job->q_start);
+    double row[N_FIELDS + MAX_BINS];
     for (int64_t r = 0; r < count; r++) {
         int64_t position = i0 + r;
         if (job->out) {
@@ -276,8 +303,9 @@ static void run_block(const Job *job, int64_t b, int64_t h, int64_t i0, float *t
             for (int c = 0; c < dv; c++) o[c] = acc[r * dv + c] * inverse;
         }
         if (position >= job->q_start) {
-            int64_t row = (b * job->heads + h) * (job->n - job->q_start) + position - job->q_start;
-            finish_row(job, &rows[r], position, job->stats + row * width, n_bins);
+            finish_row(job, &rows[r], position, row, n_bins);
+            double *segment = segments + (bucket_of(job, position) - first_bucket) * width;
+            for (int64_t f = 0; f < width; f++) segment[f] += row[f];
         }
     }
 }
@@ -288,10 +316,16 @@ int fused_attention(const Job *job) {
     if (job->n_edges - 1 > MAX_BINS || job->n_edges < 2 || job->kv_heads < 1 || job->heads % job->kv_heads)
         return -2;
     int64_t blocks = (job->n + BQ - 1) / BQ, pairs = job->batch * job->heads, tasks = pairs * blocks;
+    int64_t width = N_FIELDS + job->n_edges - 1, per_block = block_segments(job) * width;
+    if (job->n_buckets != bucket_of(job, job->n - 1) + 1) return -2;
+    /* each task sums its rows into segments of its own (no locks), added up per bucket in block order afterwards:
+     * the same sums whatever the threads' timing */
+    double *segments = malloc(sizeof(double) * tasks * per_block);
+    if (!segments) return -1;
     int failed = 0;
 #pragma omp parallel num_threads((int)(job->threads > 0 ? job->threads : 1))
     {
-        float *tile = malloc(sizeof(float) * BQ * BK);
+        float *tile = aligned_alloc(64, sizeof(float) * BQ * BK); /* rows start on a cache line: LANES cuts align */
         float *acc = malloc(sizeof(float) * BQ * (job->dv > 0 ? job->dv : 1));
         RowState *rows = malloc(sizeof(RowState) * BQ);
         if (!tile || !acc || !rows) {
@@ -304,12 +338,26 @@ int fused_attention(const Job *job) {
 #pragma omp for schedule(dynamic, 1)
             for (int64_t t = 0; t < tasks; t++) {
                 int64_t block = blocks - 1 - t / pairs, pair = t % pairs;
-                run_block(job, pair / job->heads, pair % job->heads, block * BQ, tile, acc, rows);
+                run_block(job, pair / job->heads, pair % job->heads, block * BQ, tile, acc, rows,
+                          segments + (pair * blocks + block) * per_block);
+            }
+#pragma omp for schedule(static)
+            for (int64_t pair = 0; pair < pairs; pair++) {
+                double *sums = job->stats + pair * job->n_buckets * width;
+                memset(sums, 0, sizeof(double) * job->n_buckets * width);
+                for (int64_t block = job->q_start / BQ; block < blocks; block++) {
+                    int64_t i0 = block * BQ, i1 = i0 + BQ < job->n ? i0 + BQ : job->n;
+                    int64_t first = bucket_of(job, i0 > job->q_start ? i0 : job->q_start);
+                    const double *segment = segments + (pair * blocks + block) * per_block;
+                    for (int64_t bucket = first; bucket <= bucket_of(job, i1 - 1); bucket++, segment += width)
+                        for (int64_t f = 0; f < width; f++) sums[bucket * width + f] += segment[f];
+                }
             }
         }
         free(tile);
         free(acc);
         free(rows);
     }
+    free(segments);
     return failed ? -1 : 0;
 }

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import torch
 
+from model_utils.metrics import bucket_bounds
+
 SOURCE = Path(__file__).with_name("fused_attention.c")
 FLAGS = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-fPIC")
 # Linked apart from the compile: `-ffast-math` on the link line also links gcc's crtfastmath.o, whose constructor
@@ -50,7 +52,7 @@ class Job(ctypes.Structure):
                 ("multipliers", _pointer), ("scaling", ctypes.c_double), ("softcap", ctypes.c_double),
                 ("batch", _int), ("heads", _int), ("kv_heads", _int), ("n", _int), ("d", _int), ("dv", _int),
                 ("q_start", _int), ("window", _int), ("sliding", _int), ("edges", _pointer), ("n_edges", _int),
-                ("stats", _pointer), ("gemm", _pointer), ("threads", _int)]
+                ("bucket_size", _int), ("n_buckets", _int), ("stats", _pointer), ("gemm", _pointer), ("threads", _int)]
 
 
 class FusedKernel:
@@ -65,16 +67,19 @@ class FusedKernel:
 
     def attention(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, multipliers: torch.Tensor,
                   scaling: float, *, softcap: float | None, q_start: int, window: int, sliding: int | None,
-                  edges: torch.Tensor, with_output: bool) -> tuple[torch.Tensor | None, torch.Tensor]:
-        """Attention output [B, n, H, dv] (None unless `with_output`) and row statistics
-        [B, H, n - q_start, ROW_FIELD_COUNT + bins] (float64).
+                  edges: torch.Tensor, bucket_size: int | None, with_output: bool
+                  ) -> tuple[torch.Tensor | None, torch.Tensor]:
+        """Attention output [B, n, H, dv] (None unless `with_output`) and the row statistics of queries
+        q_start..n-1 summed per query-position bucket (capture.bucket_bounds; bucket_size 1 gives every row):
+        [B, H, buckets, ROW_FIELD_COUNT + bins] (float64).
 
         query [B or 1, H, n, d], key / value [B or 1, KV, n, d]: a batch of 1 is shared by every multiplier row
         (isolated mode); multipliers [B, n] float32; edges int64 distance-bin edges starting at 0.
         """
         batch, heads, n, dim = multipliers.shape[0], query.shape[1], query.shape[2], query.shape[3]
         query, key, value = (_rows_contiguous(t) for t in (query, key, value))
-        stats = torch.empty(batch, heads, n - q_start, ROW_FIELD_COUNT + len(edges) - 1, dtype=torch.float64)
+        n_buckets = len(bucket_bounds(q_start, n, bucket_size))
+        stats = torch.empty(batch, heads, n_buckets, ROW_FIELD_COUNT + len(edges) - 1, dtype=torch.float64)
         out = torch.empty(batch, n, heads, value.shape[-1], dtype=torch.float32) if with_output else None
         multipliers = multipliers.to(torch.float32).contiguous()
         job = Job(query.data_ptr(), key.data_ptr(), value.data_ptr(),
@@ -83,7 +88,8 @@ class FusedKernel:
                   *((out.stride(0), out.stride(2), out.stride(1)) if out is not None else (0, 0, 0)),
                   multipliers.data_ptr(), float(scaling), float(softcap or 0.0),
                   batch, heads, key.shape[1], n, dim, value.shape[-1], q_start, window, int(sliding or 0),
-                  edges.data_ptr(), len(edges), stats.data_ptr(), self._gemm, torch.get_num_threads())
+                  edges.data_ptr(), len(edges), int(bucket_size or 0), n_buckets, stats.data_ptr(), self._gemm,
+                  torch.get_num_threads())
         status = self._run(ctypes.byref(job))
         if status != 0:
             raise MemoryError("the fused attention kernel could not allocate its buffers") if status == -1 else \

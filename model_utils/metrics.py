@@ -16,6 +16,7 @@ edges[j] <= q - k < edges[j + 1] (distance 0 = the query itself).
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -124,3 +125,13 @@ def summarize(mean_rows: np.ndarray) -> dict[str, np.ndarray]:
     named["top_ratio"] = np.vectorize(top_ratio_from_gap, otypes=[np.float64])(gap)
     named["log_top_ratio"] = gap
     return named
+
+
+def bucket_bounds(q_start: int, n: int, bucket_size: int | None) -> list[tuple[int, int]]:
+    """[start, stop) of each query-position bucket. Boundaries sit at multiples of bucket_size, so buckets line up
+    with round positions (and a trained length of 8,192 falls on one with buckets of 1,024): the first bucket
+    starts at q_start and may be shorter, as may the last. None: one bucket, q_start..n-1."""
+    if not bucket_size:
+        return [(q_start, n)]
+    edges = [q_start, *range((q_start // bucket_size + 1) * bucket_size, n, bucket_size), n]
+    return [(start, stop) for start, stop in itertools.pairwise(edges)]

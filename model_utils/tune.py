@@ -36,10 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-from model_utils.analysis import AnalysisError, bucket_bounds, set_threads
+from model_utils.analysis import AnalysisError, set_threads
 from model_utils.corpus import Corpus, Document
 from model_utils.loading import LoadedModel, cache_root, load_model
-from model_utils.metrics import STATISTICS, statistic_mean
+from model_utils.metrics import STATISTICS, bucket_bounds, statistic_mean
 from model_utils.schedules import Schedule
 from model_utils.sweep import (
     BOOTSTRAP_RESAMPLES,

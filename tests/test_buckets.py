@@ -8,9 +8,8 @@ import pytest
 import torch
 
 from model_utils import AnalysisError, analyze
-from model_utils.analysis import bucket_bounds
 from model_utils.loading import reference_copy
-from model_utils.metrics import STATISTICS, distance_bins
+from model_utils.metrics import STATISTICS, bucket_bounds, distance_bins
 from tests.conftest import SAMPLE_TEXT
 from tests.reference import reference_row
 

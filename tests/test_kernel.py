@@ -9,8 +9,9 @@ import pytest
 import torch
 
 from model_utils import analyze
+from model_utils.capture import bucket_sums
 from model_utils.kernel import ROW_FIELD_COUNT, load_kernel
-from model_utils.metrics import distance_bins
+from model_utils.metrics import bucket_bounds, distance_bins
 from tests.conftest import SAMPLE_TEXT
 
 ATOL = {"entropy": 2e-4, "normalized_entropy": 3e-5, "sink_mass": 2e-5, "recent_mass": 2e-5, "distant_mass": 2e-5,
@@ -79,7 +80,8 @@ def test_kernel_equals_the_float64_attention(kernel, n, heads, kv_heads, views, 
     multipliers = torch.stack([torch.full((n,), 1.0), ramp, torch.full((n,), 20.0)])[:views]
     edges = torch.from_numpy(distance_bins(n))
     got_output, got_rows = kernel.attention(query, key, value, multipliers, 0.25, softcap=softcap, q_start=q_start,
-                                            window=window, sliding=sliding, edges=edges, with_output=True)
+                                            window=window, sliding=sliding, edges=edges, bucket_size=1,
+                                            with_output=True)
     output, rows = reference(query, key, value, multipliers, 0.25, q_start, window, sliding, softcap, edges)
     assert torch.allclose(got_output.double(), output, atol=2e-5, rtol=1e-4)
     for index, name in enumerate(ATOL):
@@ -98,11 +100,11 @@ def test_statistics_only_and_a_shared_batch_row_give_the_same_rows(kernel):
     multipliers = torch.tensor([[0.5] * 300, [2.0] * 300])
     edges = torch.from_numpy(distance_bins(300))
     shared, rows = kernel.attention(query, key, value, multipliers, 0.25, softcap=None, q_start=10, window=8,
-                                    sliding=None, edges=edges, with_output=False)
+                                    sliding=None, edges=edges, bucket_size=1, with_output=False)
     assert shared is None
     for view in range(2):
         _, alone = kernel.attention(query, key, value, multipliers[view : view + 1], 0.25, softcap=None, q_start=10,
-                                    window=8, sliding=None, edges=edges, with_output=True)
+                                    window=8, sliding=None, edges=edges, bucket_size=1, with_output=True)
         assert torch.equal(rows[view], alone[0])
 
 
@@ -114,7 +116,7 @@ def test_a_tie_for_the_top_key_gives_a_gap_of_zero(kernel):
     query = torch.ones(1, 1, n, 8)
     edges = torch.from_numpy(distance_bins(n))
     _, rows = kernel.attention(query, key, key, torch.ones(1, n), 1.0, softcap=None, q_start=1, window=4,
-                               sliding=None, edges=edges, with_output=False)
+                               sliding=None, edges=edges, bucket_size=1, with_output=False)
     gaps = rows[0, 0, :, 5]  # [query]
     assert torch.all(gaps[550 - 1 :] == 0.0)  # queries that see both copies
     assert torch.all(gaps[5 - 1 : 549] > 0.0)  # queries that see one
@@ -146,3 +148,21 @@ def test_loading_the_kernel_keeps_the_processs_subnormals():
              "print(float(tiny * np.float32(1.0)), float(torch.tensor([1e-40]) * 1.0), 5e-324 * 1.0)\n")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert all(float(value) > 0 for value in out), out
+
+
+@pytest.mark.parametrize(("n", "q_start", "bucket_size"), [
+    (700, 1, None), (700, 1, 1024), (700, 1, 256), (700, 3, 100), (700, 300, 7), (530, 10, 255), (530, 0, 257),
+    (1100, 257, 512),
+])
+def test_the_kernel_sums_its_rows_per_bucket(kernel, n, q_start, bucket_size):
+    """Each task adds its rows into segments of its own, which are added up per bucket afterwards: the same sums as
+    the rows' (bucket_size 1) summed per bucket, for buckets narrower and wider than a task's block of queries."""
+    generator = torch.Generator().manual_seed(n + q_start)
+    query, key = torch.randn(2, 3, n, 16, generator=generator), torch.randn(2, 3, n, 16, generator=generator)
+    multipliers = torch.stack([torch.full((n,), 0.5), torch.linspace(0.5, 3.0, n)])
+    settings = {"softcap": None, "q_start": q_start, "window": 32, "sliding": None,
+                "edges": torch.from_numpy(distance_bins(n)), "with_output": False}
+    _, rows = kernel.attention(query, key, key, multipliers, 0.25, bucket_size=1, **settings)
+    _, sums = kernel.attention(query, key, key, multipliers, 0.25, bucket_size=bucket_size, **settings)
+    assert sums.shape[2] == len(bucket_bounds(q_start, n, bucket_size))
+    assert torch.allclose(sums, bucket_sums(rows, q_start, bucket_size), rtol=1e-12, atol=1e-9)
