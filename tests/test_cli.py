@@ -195,3 +195,11 @@ def test_sweep_writes_the_documented_json(capsys, tmp_path):
     repeated = json.loads((tmp_path / "again.json").read_text())
     assert again == 0 and {k: v for k, v in repeated.items() if k != "run"} == {
         k: v for k, v in document.items() if k != "run"}  # the cached rerun reproduces it
+
+
+def test_the_command_line_collects_garbage_again_after_its_imports():
+    """Its heavy imports run with the collector off (model_utils.__main__): a fresh process must end them with the
+    collector back on and the imported objects frozen out of its scans."""
+    probe = "import gc, model_utils.__main__; print(gc.isenabled(), gc.get_freeze_count() > 100_000)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["True", "True"]
