@@ -60,8 +60,8 @@ def measure(model: str, workers: int) -> dict:
     import ray
 
     from model_utils.loading import load_model
-    from model_utils.sweep import SweepSettings
-    from model_utils.tune import model_fingerprint, start_actors, start_ray
+    from model_utils.sweep import SweepSettings, model_fingerprint
+    from model_utils.tune import start_actors, start_ray
 
     started = time.perf_counter()
     start_ray(workers, None)

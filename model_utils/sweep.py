@@ -47,22 +47,30 @@ def spec_label(spec: float | Schedule) -> str:
     return spec.label if isinstance(spec, Schedule) else f"T={spec:g}"
 
 
-def model_fingerprint(loaded: LoadedModel, *, portable: bool = False) -> str:
-    """The model's name, config and first weights: what a cached pass depends on besides the text.
+def model_fingerprints(loaded: LoadedModel) -> tuple[str, str]:
+    """(plain, portable) fingerprints of the model: its name, config and first weights, what a cached pass depends
+    on besides the text. Both from one pass over the weights (a float64 copy of the embedding: 226 MB for the
+    bundled model).
 
     Two config fields are bookkeeping that saving a model writes into its live config (`save_pretrained` sets
     `architectures` and `dtype`), so the same model would hash differently before and after a save: they are taken
-    as None and the weights' own dtype. `portable` also leaves out `_name_or_path`, the folder this process loaded
-    the model from (the bundled model's cache, under the user's home), so that the same model on two machines has
-    the same fingerprint: the tuner checks its Ray workers with it. The plain fingerprint keys the pass cache and
-    the tuner's rows, as it did when the committed results were made."""
+    as None and the weights' own dtype. The portable one also leaves out `_name_or_path`, the folder this process
+    loaded the model from (the bundled model's cache, under the user's home), so that the same model on two
+    machines has the same fingerprint: the tuner checks its Ray workers with it. The plain one keys the pass cache
+    and the tuner's rows, as it did when the committed results were made."""
     first = next(iter(loaded.model.state_dict().values()))
+    weights = f"{float(first.double().sum()):.12e}"
     config = copy.deepcopy(loaded.config)
     config.architectures, config.dtype = None, first.dtype
-    if portable:
-        config._name_or_path = ""
-    parts = [loaded.name, config.to_json_string(use_diff=False), f"{float(first.double().sum()):.12e}"]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    plain = config.to_json_string(use_diff=False)
+    config._name_or_path = ""
+    return tuple(hashlib.sha256("\n".join([loaded.name, text, weights]).encode()).hexdigest()[:16]
+                 for text in (plain, config.to_json_string(use_diff=False)))
+
+
+def model_fingerprint(loaded: LoadedModel, *, portable: bool = False) -> str:
+    """One of model_fingerprints(loaded)."""
+    return model_fingerprints(loaded)[portable]
 
 
 def pass_key(fingerprint: str, text: str, spec: float | Schedule, settings: SweepSettings) -> str:

@@ -49,7 +49,7 @@ from model_utils.sweep import (
     check_specs,
     check_text,
     interval,
-    model_fingerprint,
+    model_fingerprints,
     pass_key,
     peak_rss_gb,
     run_passes,
@@ -135,13 +135,13 @@ class DocumentWorker:
         self.settings = settings
         self.pass_dir = Path(pass_dir) if pass_dir else cache_root() / "tune-passes"
         self.announce = announce  # an actor prints each pass (Ray forwards it to the driver's terminal)
-        self.fingerprint = model_fingerprint(self.loaded)
+        self.fingerprint, self.portable_fingerprint = model_fingerprints(self.loaded)
 
     def describe(self) -> dict:
         import torch
 
         return {"pid": os.getpid(), "host": socket.gethostname(), "threads": torch.get_num_threads(),
-                "fingerprint": model_fingerprint(self.loaded, portable=True)}  # as the driver's, wherever it is kept
+                "fingerprint": self.portable_fingerprint}  # as the driver's, wherever the model is kept
 
     def run(self, document: Document, on_pass: Callable[[str, int], None] | None = None) -> dict:
         """The document's rows (as columns), with the seconds it took and this process's peak memory."""
@@ -281,7 +281,7 @@ def start_ray(workers: int, address: str | None) -> bool:
 def start_actors(count: int, threads: int, cpus_each: float, worker_args: tuple, fingerprint: str,
                  device: str | None = None) -> list:
     """`count` DocumentWorker actors, each with the model loaded, checked to hold the same model as the driver
-    (`fingerprint`: the driver's portable model_fingerprint)."""
+    (`fingerprint`: the driver's portable fingerprint, model_fingerprints)."""
     import ray
 
     actor_class = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES)(DocumentWorker)
@@ -432,7 +432,8 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule],
     or TuneUsageError before any work, TuneError when documents could not be finished (those finished are kept)."""
     started = time.perf_counter()
     tokens = check_documents(loaded, corpus, specs, settings)
-    tune_settings = TuneSettings(loaded.name, model_fingerprint(loaded), tuple(map(spec_label, specs)), settings)
+    fingerprint, portable_fingerprint = model_fingerprints(loaded)
+    tune_settings = TuneSettings(loaded.name, fingerprint, tuple(map(spec_label, specs)), settings)
     done = finished_documents(out, tune_settings)
     pending = [document for document in corpus.documents if document.sha256 not in done]
     writer = Writer(out, tune_settings, len(corpus.documents) - len(pending), len(corpus.documents), on_document)
@@ -446,7 +447,7 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule],
         passes = str(out.resolve() / PASSES) if ray_address is None else None
         device = None if loaded.device.type == "cpu" else str(loaded.device)  # actors load on the same kind
         run_on_ray((loaded.name, list(specs), settings, passes), pending, writer, workers, threads, ray_address,
-                   model_fingerprint(loaded, portable=True), device)
+                   portable_fingerprint, device)
     _remove_if_empty(out / PASSES)
     driver = peak_rss_gb()
     trained_length = settings.trained_length or loaded.max_positions
