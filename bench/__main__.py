@@ -114,7 +114,7 @@ def main() -> None:
             notes.append(f"peer skipped at {n} tokens: its maps alone need about {needed:.0f} GB "
                          f"(available {available_memory_gb():.0f} GB)")
         rows.append((n, results))
-    buckets = [run_case("buckets", n, 5 if n <= 2048 else 3) for n in (2048, 16384) if n in args.sizes]
+    buckets = [run_case("buckets", n, 15 if n <= 2048 else 5) for n in (2048, 16384) if n in args.sizes]
     profiles = {"before": profile_before(args.before, 2048), "after": run_case("profile", 2048, 1)}
     startup = {case: run_case(case, 0, 3) for case in ("cold", "warm", "redraw", "cli")}
     ray = ray_startup()
