@@ -192,7 +192,7 @@ static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t
         int64_t lo = q - job->edges[j + 1] + 1 - k0;
         if (lo < a) lo = a;
         if (lo >= bin_end) continue; /* the bin lies beyond this tile's visible keys */
-        float part = 0.0f;
+        float part;
         if (lo < swept) {
             int64_t cut = lo / LANES * LANES > a ? lo / LANES * LANES : a;
             part = sweep(s, cut, swept, factor, pre, post, softcap, m, top, &w) - range_sum(s, cut, lo);
@@ -217,6 +217,11 @@ static void tile_row(const Job *job, RowState *st, float *s, int64_t k0, int64_t
 /* Query position q's bucket: buckets start at q_start and at every multiple of bucket_size after it. */
 static inline int64_t bucket_of(const Job *job, int64_t q) {
     return job->bucket_size > 0 ? q / job->bucket_size - job->q_start / job->bucket_size : 0;
+}
+
+/* The bucket of the first query that block i0..i0+BQ-1 measures: its segment 0. */
+static inline int64_t block_first_bucket(const Job *job, int64_t i0) {
+    return bucket_of(job, i0 > job->q_start ? i0 : job->q_start);
 }
 
 /* The most buckets one block of BQ query positions can touch: its share of the sums is that many segments. */
@@ -293,7 +298,7 @@ static void run_block(const Job *job, int64_t b, int64_t h, int64_t i0, float *t
             job->gemm("N", "N", &dv, &nq, &m, &one, values + k0 * job->v_sn, &ldv, tile, &ldt, &one, acc, &lda);
     }
     memset(segments, 0, sizeof(double) * block_segments(job) * width);
-    int64_t first_bucket = bucket_of(job, i0 > job->q_start ? i0 : job->q_start);
+    int64_t first_bucket = block_first_bucket(job, i0);
     double row[N_FIELDS + MAX_BINS];
     for (int64_t r = 0; r < count; r++) {
         int64_t position = i0 + r;
@@ -347,9 +352,8 @@ int fused_attention(const Job *job) {
                 memset(sums, 0, sizeof(double) * job->n_buckets * width);
                 for (int64_t block = job->q_start / BQ; block < blocks; block++) {
                     int64_t i0 = block * BQ, i1 = i0 + BQ < job->n ? i0 + BQ : job->n;
-                    int64_t first = bucket_of(job, i0 > job->q_start ? i0 : job->q_start);
                     const double *segment = segments + (pair * blocks + block) * per_block;
-                    for (int64_t bucket = first; bucket <= bucket_of(job, i1 - 1); bucket++, segment += width)
+                    for (int64_t bucket = block_first_bucket(job, i0); bucket <= bucket_of(job, i1 - 1); bucket++, segment += width)
                         for (int64_t f = 0; f < width; f++) sums[bucket * width + f] += segment[f];
                 }
             }
