@@ -224,6 +224,23 @@ def test_page_draws_its_charts_without_an_exception(app_url, browser, path):
         context.close()
 
 
+def test_a_first_visit_asks_for_plotly_before_the_app_connects(app_url, browser):
+    """components/serve.early_plotly: a new browser session asks for plotly's chunk while the page loads. Streamlit
+    alone asks for it only when a chart comes over the websocket, which it opens after its health check."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/", wait_until="domcontentloaded")
+        wait_for_page(page, PAGES[""][1])
+        requests = page.evaluate("performance.getEntriesByType('resource').map(r => [r.name, r.startTime])")
+        plotly = [start for name, start in requests if "/static/js/PlotlyChart." in name]
+        health = [start for name, start in requests if name.endswith("/_stcore/health")]
+        assert len(plotly) == 1 and health, requests
+        assert plotly[0] < min(health), f"plotly asked for at {plotly[0]:.0f} ms, the health check at {health} ms"
+    finally:
+        context.close()
+
+
 def test_the_context_length_page_opens_in_time(app_url, browser):
     """From another page of the app, the context-length page draws its committed result in under OPEN_SECONDS
     (a click in the navigation to every chart drawn); a fresh tab's time, which adds loading the app itself, is
