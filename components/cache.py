@@ -28,8 +28,11 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yiel
 
 from components import captions, settings
 from components.admission import WARM_UP, Flight, Flights, Gate, Place
-from model_utils import LoadedModel, Report, Schedule, analyze, load_model, set_threads
-from model_utils.analysis import answer_token
+from model_utils import imports_without_collection
+
+with imports_without_collection():  # torch and transformers, imported here by the warm-up or the first model page
+    from model_utils import LoadedModel, Report, Schedule, analyze, load_model, set_threads
+    from model_utils.analysis import answer_token
 
 # (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
 TemperatureKey = float | tuple[str, float]

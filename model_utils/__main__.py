@@ -15,31 +15,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import logging
 import os
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
+from model_utils import imports_without_collection
 
-@contextlib.contextmanager
-def imports_without_collection() -> Iterator[None]:
-    """Import torch and transformers with the cyclic garbage collector off, then freeze what they made. Their
-    imports create millions of objects, and the collector kept scanning all of them while they were made: 0.6 s of
-    a 3.2 s `import model_utils.__main__`. Frozen, those objects (which live as long as the process) are left out of
-    every later collection too; the collector is back on for the command itself."""
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
-
-
-with imports_without_collection():
+with imports_without_collection():  # torch and transformers
     from model_utils.analysis import MODES, AnalysisError, Report, analyze
     from model_utils.loading import BUNDLED, ModelLoadError, load_model
     from model_utils.metrics import TEMPERATURE_RANGE, check_temperature

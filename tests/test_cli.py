@@ -197,9 +197,11 @@ def test_sweep_writes_the_documented_json(capsys, tmp_path):
         k: v for k, v in document.items() if k != "run"}  # the cached rerun reproduces it
 
 
-def test_the_command_line_collects_garbage_again_after_its_imports():
-    """Its heavy imports run with the collector off (model_utils.__main__): a fresh process must end them with the
-    collector back on and the imported objects frozen out of its scans."""
-    probe = "import gc, model_utils.__main__; print(gc.isenabled(), gc.get_freeze_count() > 100_000)"
+@pytest.mark.parametrize("module", ["model_utils.__main__", "components.cache"])  # the command line, the server
+def test_heavy_imports_end_with_the_collector_on_and_their_objects_frozen(module):
+    """torch and transformers are imported with the collector off (model_utils.imports_without_collection): a fresh
+    process must end the import with the collector back on and the imported objects frozen out of its scans (the
+    server runs a full collection after every script run)."""
+    probe = f"import gc, {module}; print(gc.isenabled(), gc.get_freeze_count() > 100_000)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "True"]
