@@ -9,8 +9,11 @@ On each, a teacher's tab opens the app (the Softmax lab, by its URL) and clicks 
 sidebar; the clock runs from the navigation or the click until the page's title and all its plotly charts are drawn,
 nothing stale is left and the script run has ended. On the warmed server each page is also opened by its URL in a
 new browser session, as a student following a link (that adds the browser's loading of Streamlit's and plotly's
-JavaScript to every page), and in a new tab of a browser that opened the app before. The floor is a bare Streamlit
-page with three plotly charts (bench/floor_app.py), opened the same way. The server log counts the model passes.
+JavaScript to every page), and in a new tab of a browser that opened the app before. The new sessions alternate,
+page by page and round by round, with a second warmed server that serves Streamlit's page unchanged
+($ATTN_EARLY_PLOTLY=0: plotly loaded only when the first chart arrives, components/serve.py). The floor is a bare
+Streamlit page with three plotly charts (bench/floor_app.py), opened the same way. The server logs count the model
+passes.
 
     make bench-pages        # .venv/bin/python -m bench.pages [--before b16a54a] [--out bench/PAGES.md]
 """
@@ -37,6 +40,7 @@ TITLES = {"": "Softmax lab", "maps": "Attention maps", "collapse": "Collapse ins
           "schedules": "Length schedules", "context": "Context length", "floor": "Floor"}
 FLOOR_CHARTS = 3  # bench/floor_app.py
 FLOOR_RUNS = 5
+SESSION_ROUNDS = 3  # new sessions per page and server, alternating between the two warmed servers
 TARGET_SECONDS = 3.0  # issue 14: every chart drawn within 3 s after the warm-up
 PAGE_TIMEOUT_S = 900
 RUN_ENDED = "!document.querySelector('[data-testid=\"stStatusWidget\"]')"
@@ -135,18 +139,30 @@ def open_page(context, server: Server, path: str) -> tuple[float, bool]:
         page.close()
 
 
-def new_sessions(browser, server: Server, paths=tuple(PAGES)) -> dict[str, tuple[float, bool]]:
-    """Each page by its URL in a new browser session (an empty cache, as a first visit); seconds per page and
-    whether it came up clean."""
-    times = {}
-    for path in paths:
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        try:
-            times[path] = open_page(context, server, path)
-        finally:
-            context.close()
-        print(f"  {TITLES[path]} (new session): {times[path][0]:.1f} s", flush=True)
-    return times
+def new_session(browser, server: Server, path: str) -> tuple[float, bool]:
+    """`path` by its URL in a new browser session (an empty cache, as a first visit)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        return open_page(context, server, path)
+    finally:
+        context.close()
+
+
+def alternating_sessions(browser, servers: dict[str, Server], rounds: int = SESSION_ROUNDS) -> dict[str, dict]:
+    """Each page in `rounds` new sessions on each server, the servers taking turns (in reverse order every other
+    round), so that a slow minute of the machine falls on both: per server and page, the median seconds and
+    whether every opening came up clean."""
+    seen = {name: {path: [] for path in PAGES} for name in servers}
+    for round_ in range(rounds):
+        for path in PAGES:
+            for name in (list(servers) if round_ % 2 == 0 else list(reversed(servers))):
+                seen[name][path].append(new_session(browser, servers[name], path))
+    medians = {name: {path: (statistics.median(seconds for seconds, _ in runs), all(clean for _, clean in runs))
+                      for path, runs in pages.items()} for name, pages in seen.items()}
+    for path in PAGES:
+        print(f"  {TITLES[path]} (new sessions): " + ", ".join(
+            f"{name} {medians[name][path][0]:.1f} s" for name in servers), flush=True)
+    return medians
 
 
 def new_tabs(browser, server: Server) -> dict[str, tuple[float, bool]]:
@@ -166,7 +182,7 @@ def new_tabs(browser, server: Server) -> dict[str, tuple[float, bool]]:
 def floor_times(browser) -> list[float]:
     """bench/floor_app.py opened FLOOR_RUNS times, each in a new browser session."""
     with serving(ROOT, ["-m", "streamlit", "run", "bench/floor_app.py"]) as server:
-        return [new_sessions(browser, server, ["floor"])["floor"][0] for _ in range(FLOOR_RUNS)]
+        return [new_session(browser, server, "floor")[0] for _ in range(FLOOR_RUNS)]
 
 
 def before_tree(commit: str) -> Path:
@@ -192,14 +208,17 @@ def measure(before_commit: str) -> dict:
         print("now: python -m components.serve, clicking through at once (during the warm-up)", flush=True)
         with serving(ROOT, ["-m", "components.serve"]) as server:
             results["at_once"] = click_through(browser, server)
-        print("now: python -m components.serve, after the warm-up", flush=True)
-        with serving(ROOT, ["-m", "components.serve"]) as server:
+        print("now: python -m components.serve, after the warm-up (and one with ATTN_EARLY_PLOTLY=0)", flush=True)
+        with (serving(ROOT, ["-m", "components.serve"]) as server,
+              serving(ROOT, ["-m", "components.serve"], env={"ATTN_EARLY_PLOTLY": "0"}) as unchanged):
             results["warm_up_s"] = server.wait_for("warm-up done")
-            passes = server.passes()
+            unchanged.wait_for("warm-up done")
+            passes = server.passes() + unchanged.passes()
             results["warmed"] = click_through(browser, server)
-            results["warmed_new_sessions"] = new_sessions(browser, server)
+            sessions = alternating_sessions(browser, {"early plotly": server, "unchanged": unchanged})
+            results["warmed_new_sessions"], results["unchanged_new_sessions"] = sessions.values()
             results["warmed_new_tabs"] = new_tabs(browser, server)
-            results["passes_during_visits"] = server.passes() - passes
+            results["passes_during_visits"] = server.passes() + unchanged.passes() - passes
             results["warm_up_line"] = next(line for line in server.text().splitlines() if "warm-up done" in line)
         print("floor: a bare Streamlit page with three plotly charts, each open in a new session", flush=True)
         results["floor"] = floor_times(browser)
@@ -215,7 +234,7 @@ def cell(result: tuple[float, bool] | None) -> str:
 
 
 def markdown(results: dict, before_commit: str) -> str:
-    columns = ("before", "at_once", "warmed", "warmed_new_sessions", "warmed_new_tabs")
+    columns = ("before", "at_once", "warmed", "warmed_new_sessions", "unchanged_new_sessions", "warmed_new_tabs")
     rows = [f"| {TITLES[path]} | " + " | ".join(cell(results[column].get(path)) for column in columns) + " |"
             for path in PAGES]
     first, *clicked = list(PAGES)
@@ -223,7 +242,8 @@ def markdown(results: dict, before_commit: str) -> str:
     slowest_click = max(results["warmed"][path][0] for path in clicked)
     header = " | ".join(["page", f"before ({before_commit}, `streamlit run`), one tab",
                          "now, one tab at once (warm-up running)", "now, one tab after the warm-up",
-                         "now, after the warm-up, a new session per page",
+                         f"now, after the warm-up, a new session per page (median of {SESSION_ROUNDS})",
+                         f"the same with Streamlit's page unchanged (median of {SESSION_ROUNDS}, alternating)",
                          "now, after the warm-up, a new tab per page (cached JavaScript)"])
     load = ", ".join(f"{value:.1f}" for value in results["load"])
     fresh = [seconds for seconds, _ in results["warmed_new_sessions"].values()]
@@ -231,16 +251,18 @@ def markdown(results: dict, before_commit: str) -> str:
     floor = statistics.median(results["floor"])
     met = [TITLES[path] for path, (seconds, clean) in results["warmed_new_sessions"].items()
            if seconds <= TARGET_SECONDS and clean]
+    early = [results["warmed_new_sessions"][path][0] / results["unchanged_new_sessions"][path][0] for path in PAGES]
     return f"""# Time to a page's last chart on a fresh server
 
-Written by `make bench-pages` (`bench/pages.py`); issue 14. Three servers, each freshly started with the bundled
-model. A teacher's tab opens the app at the Softmax lab (its URL) and clicks through the other pages in the
-sidebar; the time runs from the navigation or the click until the page's title and all its plotly charts are
-drawn and its script run has ended. The last two columns open each page by its URL instead: in a new browser
-session (an empty cache, a first visit), and in a new tab of a browser that has opened the app once.
+Written by `make bench-pages` (`bench/pages.py`); issue 14. Servers freshly started with the bundled model. A
+teacher's tab opens the app at the Softmax lab (its URL) and clicks through the other pages in the sidebar; the time
+runs from the navigation or the click until the page's title and all its plotly charts are drawn and its script run
+has ended. The last three columns open each page by its URL instead: in a new browser
+session (an empty cache, a first visit), on the server as `make run` starts it and on one started with
+`ATTN_EARLY_PLOTLY=0`, the two taking turns; and in a new tab of a browser that has opened the app once.
 
 | {header} |
-|---|---:|---:|---:|---:|---:|
+|---|---:|---:|---:|---:|---:|---:|
 {chr(10).join(rows)}
 
 After the warm-up, {"every" if within else "NOT every"} page the teacher clicked to drew all its charts within
@@ -248,7 +270,7 @@ After the warm-up, {"every" if within else "NOT every"} page the teacher clicked
 in new tabs, ran {results['passes_during_visits']} model pass(es) (the server log counts them). The warm-up took
 {results['warm_up_s']:.0f} s from the server's first answer: `{results['warm_up_line'].split(' ', 2)[-1]}`.
 
-The first page of a tab ({TITLES[first]}: {results['warmed'][first][0]:.1f} s here, and every page of the last two
+The first page of a tab ({TITLES[first]}: {results['warmed'][first][0]:.1f} s here, and every page of the last three
 columns) also pays for the browser loading, parsing and starting Streamlit's and plotly's JavaScript. The floor
 measures that in the same run: `bench/floor_app.py`, a bare Streamlit page with a title and three plotly charts of
 three points, took {floor:.1f} s to its last chart in a new session (median of {len(results['floor'])}:
@@ -256,6 +278,12 @@ three points, took {floor:.1f} s to its last chart in a new session (median of {
 new session ({min(fresh) / floor:.2f}-{max(fresh) / floor:.2f}x the floor) and {min(tabs):.1f}-{max(tabs):.1f} s in a
 new tab of a browser that has the JavaScript cached; {len(met)} of {len(PAGES)} met {TARGET_SECONDS:g} s in a new
 session ({", ".join(met) if met else "none"}).
+
+Streamlit imports plotly's code (4.7 MB) only when a page's first chart arrives over the websocket, and running it
+takes the page's one thread most of a second on these machines. `make run` serves a page that imports it as soon as
+Streamlit's own code has run, before the websocket opens (components/serve.py, `early_plotly`). Against the same
+page served unchanged, in the same minutes: {min(early):.2f}-{max(early):.2f}x the time to the last chart in a new
+session, page by page.
 
 "At once" is a visitor who comes before the warm-up ends: a model page shows the warm-up's progress (or its place
 in the line, then its own pass) instead of a blank page and draws its charts when the pass ends, without a reload.
