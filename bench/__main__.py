@@ -132,7 +132,8 @@ def render(rows, buckets, profiles, startup, agreement, notes, before: str) -> s
         "# Benchmark results",
         "",
         f"Machine: {machine()}. Commit {commit.stdout.strip() or '?'}, "
-        f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}. Written by `make bench`.",
+        f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}. Written by `make bench`. The pages' time to their "
+        "last chart in a browser, before and after the warm-up, is in [PAGES.md](PAGES.md) (`make bench-pages`).",
         "Bundled SmolLM2-135M-Instruct (Q4_1, dequantized), 4 temperatures (0.5, 1, 1.5, 2), in-model, statistics "
         "for all 30 layers x 9 heads; past 8,192 tokens the text runs beyond the trained length. Wall time: median "
         "of " + ", ".join(f"{r} at {n}" for n, r in REPEATS.items()) + " runs (after a warm-up below 8,192 "

@@ -40,7 +40,7 @@ TITLES = {"": "Softmax lab", "maps": "Attention maps", "collapse": "Collapse ins
           "schedules": "Length schedules", "context": "Context length", "floor": "Floor"}
 FLOOR_CHARTS = 3  # bench/floor_app.py
 FLOOR_RUNS = 5
-SESSION_ROUNDS = 3  # new sessions per page and server, alternating between the two warmed servers
+SESSION_ROUNDS = 5  # new sessions per page and server, alternating between the two warmed servers
 TARGET_SECONDS = 3.0  # issue 14: every chart drawn within 3 s after the warm-up
 PAGE_TIMEOUT_S = 900
 RUN_ENDED = "!document.querySelector('[data-testid=\"stStatusWidget\"]')"

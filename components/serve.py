@@ -48,9 +48,9 @@ def early_plotly(static: Path, folder: Path) -> bool:
     Streamlit imports the chunk only when the first chart reaches the browser: after the websocket opened and the
     script ran up to that chart. Running plotly's module (about 0.65 s of the page's one thread on these 2 cores)
     then lies on the path to every first page's charts. Imported from the page itself it runs before the websocket
-    opens instead, and Streamlit's later import finds it loaded: the same file, so the same module. Measured as
-    each page opened in new browser sessions, alternating with the unchanged page: 0.79-0.91x the time to the last
-    chart (bench/PAGES.md has the figures of `make bench-pages`)."""
+    opens instead, and Streamlit's later import finds it loaded: the same file, so the same module. `make
+    bench-pages` opens each page in new browser sessions, taking turns with a server that serves the page unchanged,
+    and bench/PAGES.md gives the ratio of their times to the last chart."""
     chunks = sorted(static.glob(PLOTLY_CHUNK))
     page = (static / "index.html").read_text(encoding="utf-8")
     if len(chunks) != 1 or page.count("</head>") != 1:
