@@ -247,6 +247,14 @@ def test_attention_heatmaps_thin_out_tick_labels_on_long_texts():
     assert [ticks.ticktext[i] for i in range(len(ticks.tickvals))] == [tokens[v] for v in ticks.tickvals]
 
 
+def test_attention_heatmaps_spare_the_browser_a_box_per_tick_label():
+    """Every panel's axes let their labels be (the margins fit them): plotly's default measures each one's box."""
+    fig = attention_heatmaps(causal_maps(100, temperatures=(1.0, 2.0, 3.0)), [f"t{i}" for i in range(100)],
+                             ["T = 1", "T = 2", "T = 3"])
+    axes = [fig.layout[name] for name in fig.layout if name.startswith(("xaxis", "yaxis"))]
+    assert len(axes) == 8 and {axis.ticklabeloverflow for axis in axes} == {"allow"}  # 2 x 2 panels, one empty
+
+
 @pytest.mark.parametrize("hostile", HOSTILE_TOKENS)
 def test_attention_heatmaps_show_markup_tokens_only_escaped(hostile):
     tokens = ["<s>", "hi", hostile, "there"]
