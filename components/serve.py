@@ -65,14 +65,14 @@ def early_plotly(static: Path, folder: Path) -> bool:
     return True
 
 
-def _serve_early_plotly() -> None:
+def serve_early_plotly() -> None:
     """Point Streamlit's static file route at a folder made by `early_plotly`, removed when the server ends. Left
-    as it is (with a log line) where the folder cannot be made, e.g. without symlinks."""
+    as it is (with a log line) where the folder cannot be made, e.g. no writable temporary folder or no symlinks."""
     from streamlit import file_util
 
-    folder = Path(tempfile.mkdtemp(prefix="attn-static-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     try:
+        folder = Path(tempfile.mkdtemp(prefix="attn-static-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
         made = early_plotly(Path(file_util.get_static_dir()), folder)
     except OSError as error:
         made = False
@@ -83,7 +83,7 @@ def _serve_early_plotly() -> None:
 
 def main() -> None:
     if os.environ.get("ATTN_EARLY_PLOTLY", "1").strip().lower() not in OFF:
-        _serve_early_plotly()
+        serve_early_plotly()
     if os.environ.get("ATTN_WARMUP", "1").strip().lower() not in OFF:
         from components.admission import WARM_UP
 

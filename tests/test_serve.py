@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit import file_util
 
+from components import serve
 from components.serve import PLOTLY_CHUNK, early_plotly
 
 STREAMLIT_PAGE = ('<!DOCTYPE html><html><head><script type="module" crossorigin src="./static/js/index.abc.js">'
@@ -57,3 +58,24 @@ def test_the_pinned_streamlit_has_the_chunk_and_the_head_it_needs(tmp_path):
     assert len(list(static.glob(PLOTLY_CHUNK))) == 1
     assert early_plotly(static, tmp_path)
     assert (tmp_path / "static" / "js").is_dir()
+
+
+@pytest.mark.parametrize("broken", ["mkdtemp", "symlink_to"])
+def test_a_server_that_cannot_make_the_folder_serves_streamlits_page(monkeypatch, tmp_path, broken):
+    """No writable temporary folder, or no symlinks (some Windows accounts): the server still starts, unchanged."""
+    def refuse(*args, **kwargs):
+        raise PermissionError(f"{broken} refused")
+
+    monkeypatch.setattr(serve.tempfile if broken == "mkdtemp" else Path, broken, refuse)
+    monkeypatch.setattr(file_util, "get_static_dir", lambda: str(fake_static(tmp_path / "streamlit")))
+    streamlits = file_util.get_static_dir
+    serve.serve_early_plotly()
+    assert file_util.get_static_dir is streamlits
+
+
+def test_the_server_points_streamlit_at_the_folder_it_made(monkeypatch, tmp_path):
+    monkeypatch.setattr(file_util, "get_static_dir", lambda: str(fake_static(tmp_path / "streamlit")))
+    serve.serve_early_plotly()
+    served = Path(file_util.get_static_dir())
+    assert served != tmp_path / "streamlit" and 'import("./static/js/PlotlyChart.x1.js")' in (
+        served / "index.html").read_text()
