@@ -23,7 +23,6 @@ from pathlib import Path
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
 PLOTLY_CHUNK = "static/js/PlotlyChart.*.js"  # Streamlit's chunk holding plotly.js, 4.7 MB in streamlit 1.67
-OFF = ("0", "off", "no", "false")
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +80,15 @@ def serve_early_plotly() -> None:
         file_util.get_static_dir = lambda: str(folder)  # read when the server builds its routes
 
 
+def switched_on(variable: str) -> bool:
+    """An on/off setting of the server from the environment: on unless it says 0, off, no or false."""
+    return os.environ.get(variable, "1").strip().lower() not in ("0", "off", "no", "false")
+
+
 def main() -> None:
-    if os.environ.get("ATTN_EARLY_PLOTLY", "1").strip().lower() not in OFF:
+    if switched_on("ATTN_EARLY_PLOTLY"):
         serve_early_plotly()
-    if os.environ.get("ATTN_WARMUP", "1").strip().lower() not in OFF:
+    if switched_on("ATTN_WARMUP"):
         from components.admission import WARM_UP
 
         threading.Thread(target=_warm_up_when_serving, name=WARM_UP, daemon=True).start()
