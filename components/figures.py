@@ -18,6 +18,7 @@ import pandas  # noqa: F401  (imported before any figure is built: see the note 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from components.margins import FULL_WIDTH, HALF_WIDTH, fit  # noqa: F401  (HALF_WIDTH: for the pages)
 from model_utils.metrics import STATISTIC_LABELS, entropy, entropy_curve, softmax_with_temperature, weight_ratio
 from model_utils.schedules import SCHEDULES, Schedule
 
@@ -60,7 +61,8 @@ def _side_by_side(titles: Sequence[str], **kwargs) -> go.Figure:
     return make_subplots(rows=1, cols=len(titles), subplot_titles=[escape(t) for t in titles], **kwargs)
 
 
-def weight_bars(scores: Sequence[float], temperatures: Sequence[float], slider: float | None = None) -> go.Figure:
+def weight_bars(scores: Sequence[float], temperatures: Sequence[float], slider: float | None = None,
+                width: int = FULL_WIDTH) -> go.Figure:
     """One bar chart of softmax(scores / T) per temperature, side by side on a shared 0..1 axis.
 
     The compared temperatures keep their colours (their order in `temperatures`); a `slider` temperature not
@@ -81,11 +83,12 @@ def weight_bars(scores: Sequence[float], temperatures: Sequence[float], slider: 
     figure.update_yaxes(range=[0, 1], title_text="attention weight", row=1, col=1)
     figure.update_layout(showlegend=False, height=330, margin={"t": 60, "b": 30}, bargap=0.15)
     figure.update_annotations(font_size=12)
-    return figure
+    return fit(figure, width)
 
 
 def ratio_curves(gaps: Sequence[float] = (1, 2, 5, 10), marked_gap: float = 5.0,
-                 marked_temperatures: Sequence[float] = (1.0, 2.0), current: float | None = None) -> go.Figure:
+                 marked_temperatures: Sequence[float] = (1.0, 2.0), current: float | None = None,
+                 width: int = FULL_WIDTH) -> go.Figure:
     """Weight ratio exp(gap / T) of a key over one `gap` lower, against T, on log-log axes, with the seed example
     (gap 5: 148x at T = 1, 12x at T = 2) marked."""
     temperatures = np.geomspace(0.1, 10.0, 200)
@@ -110,10 +113,11 @@ def ratio_curves(gaps: Sequence[float] = (1, 2, 5, 10), marked_gap: float = 5.0,
     figure.update_yaxes(type="log", title_text="weight ratio exp(gap / T)", exponentformat="power", range=[0, 6])
     figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.2},
                          title_text="Weight ratio of two keys against T")
-    return figure
+    return fit(figure, width)
 
 
-def entropy_curve_figure(scores: Sequence[float], marked_temperatures: Sequence[float] = ()) -> go.Figure:
+def entropy_curve_figure(scores: Sequence[float], marked_temperatures: Sequence[float] = (),
+                         width: int = FULL_WIDTH) -> go.Figure:
     """Entropy of softmax(scores / T) against T, with its ceiling ln n (uniform attention) drawn in."""
     scores = np.asarray(scores, dtype=np.float64)
     temperatures = np.geomspace(0.05, 100.0, 240)
@@ -133,7 +137,7 @@ def entropy_curve_figure(scores: Sequence[float], marked_temperatures: Sequence[
     figure.update_yaxes(title_text="entropy (nats)", range=[0, ceiling * 1.08])
     figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.2},
                          title_text="Entropy of the weights against T")
-    return figure
+    return fit(figure, width)
 
 
 def hidden_keys(n: int, sliding_window: int | None = None) -> np.ndarray:
@@ -147,7 +151,8 @@ def hidden_keys(n: int, sliding_window: int | None = None) -> np.ndarray:
 
 
 def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles: Sequence[str],
-                       log_colour: bool = False, sliding_window: int | None = None) -> go.Figure:
+                       log_colour: bool = False, sliding_window: int | None = None,
+                       width: int = FULL_WIDTH) -> go.Figure:
     """One query x key heatmap per temperature, side by side, on one shared colour scale.
 
     Token labels go on both axes (numeric axes with tick text, so repeated tokens stay distinct); the hover shows
@@ -194,7 +199,7 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
         coloraxis = {"cmin": 0.0, "cmax": top, "colorscale": "Viridis", "colorbar": {"title": {"text": "weight"}}}
     row_height = max(360, min(820, 180 + (14 if per_row <= 2 else 9) * n))
     figure.update_layout(coloraxis=coloraxis, height=rows * row_height, margin={"t": 50})
-    return figure
+    return fit(figure, width)
 
 
 def _wrapped(text: str, width: int = 22) -> str:
@@ -202,8 +207,8 @@ def _wrapped(text: str, width: int = 22) -> str:
     return "<br>".join(escape(line) for line in textwrap.wrap(text, width))
 
 
-def head_grids(grids: Sequence[np.ndarray], titles: Sequence[str], statistic: str = "normalized_entropy"
-               ) -> go.Figure:
+def head_grids(grids: Sequence[np.ndarray], titles: Sequence[str], statistic: str = "normalized_entropy",
+               width: int = FULL_WIDTH) -> go.Figure:
     """Layer x head grids of one statistic (a name of metrics.STATISTICS), one per temperature, on one colour
     scale: 0..1 for the normalized entropy and the masses, 0..the largest for the entropy, and log10 for top_ratio
     (a ratio from 1 up to huge; the hover shows the ratio itself)."""
@@ -228,10 +233,10 @@ def head_grids(grids: Sequence[np.ndarray], titles: Sequence[str], statistic: st
     figure.update_yaxes(title_text="layer", row=1, col=1)
     figure.update_yaxes(autorange="reversed")
     figure.update_layout(coloraxis={**scale, "colorscale": "Plasma"}, height=520, margin={"t": 50})
-    return figure
+    return fit(figure, width)
 
 
-def mass_bars(masses: Sequence[dict[str, np.ndarray]], titles: Sequence[str]) -> go.Figure:
+def mass_bars(masses: Sequence[dict[str, np.ndarray]], titles: Sequence[str], width: int = FULL_WIDTH) -> go.Figure:
     """Stacked bars per layer of the mean sink / distant / recent mass (they add up to 1), one panel per T."""
     figure = _side_by_side(titles, shared_yaxes=True, horizontal_spacing=0.02)
     for column, parts in enumerate(masses, start=1):
@@ -245,7 +250,7 @@ def mass_bars(masses: Sequence[dict[str, np.ndarray]], titles: Sequence[str]) ->
                          legend={"orientation": "h", "y": -0.2})
     figure.update_yaxes(range=[0, 1], row=1, col=1, title_text="attention mass")
     figure.update_xaxes(title_text="layer")
-    return figure
+    return fit(figure, width)
 
 
 def distance_bin_names(edges: Sequence[int]) -> list[str]:
@@ -253,7 +258,8 @@ def distance_bin_names(edges: Sequence[int]) -> list[str]:
     return [f"{lo}" if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in itertools.pairwise(edges)]
 
 
-def distance_profile(profiles: Sequence[np.ndarray], edges: np.ndarray, labels: Sequence[str]) -> go.Figure:
+def distance_profile(profiles: Sequence[np.ndarray], edges: np.ndarray, labels: Sequence[str],
+                     width: int = FULL_WIDTH) -> go.Figure:
     """Attention mass of the last query in log-spaced key-distance bins (0, 1, 2-3, 4-7, ...), one line per T."""
     names = distance_bin_names(edges)
     figure = go.Figure()
@@ -265,11 +271,11 @@ def distance_profile(profiles: Sequence[np.ndarray], edges: np.ndarray, labels: 
     figure.update_xaxes(type="category", title_text="key distance from the last query (tokens; 0 = itself)")
     figure.update_yaxes(title_text="attention mass in bin", rangemode="tozero")
     figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.3})
-    return figure
+    return fit(figure, width)
 
 
 def layer_lines(values: Sequence[np.ndarray], labels: Sequence[str], statistic: str,
-                reference: float | None = None, reference_text: str = "") -> go.Figure:
+                reference: float | None = None, reference_text: str = "", width: int = FULL_WIDTH) -> go.Figure:
     """One line per temperature of a per-layer statistic, as TemperatureResult.layer_mean gives it: the mean of
     the heads (the geometric mean for top_ratio, drawn on a log axis)."""
     ratio = statistic == "top_ratio"
@@ -286,11 +292,11 @@ def layer_lines(values: Sequence[np.ndarray], labels: Sequence[str], statistic: 
     figure.update_yaxes(title_text=_wrapped(label, 40) + f"<br>{'geometric mean' if ratio else 'mean'} of heads",
                         **({"type": "log"} if ratio else {"rangemode": "tozero"}))
     figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
-    return figure
+    return fit(figure, width)
 
 
 def outcome_bars(labels: Sequence[str], losses: Sequence[float], answer_probs: Sequence[float] | None,
-                 answer: str = "") -> go.Figure:
+                 answer: str = "", width: int = FULL_WIDTH) -> go.Figure:
     """The model's loss per temperature and, if an answer is given, the probability of its first token."""
     columns = 2 if answer_probs is not None else 1
     titles = ["loss (mean next-token NLL)"] + ([f"P(answer's first token: {answer})"] if columns == 2 else [])
@@ -305,11 +311,11 @@ def outcome_bars(labels: Sequence[str], losses: Sequence[float], answer_probs: S
                                 hovertemplate="%{x}<br>probability %{y:.3f}<extra></extra>"), row=1, col=2)
         figure.update_yaxes(range=[0, 1], row=1, col=2)
     figure.update_layout(showlegend=False, height=320, margin={"t": 50})
-    return figure
+    return fit(figure, width)
 
 
-def schedule_curves(lengths: np.ndarray, multipliers: dict[str, np.ndarray], as_temperature: bool = False
-                    ) -> go.Figure:
+def schedule_curves(lengths: np.ndarray, multipliers: dict[str, np.ndarray], as_temperature: bool = False,
+                    width: int = FULL_WIDTH) -> go.Figure:
     """Each published schedule's logit multiplier m (or T = 1 / m) against context length, log x axis."""
     figure = go.Figure()
     for index, (name, values) in enumerate(multipliers.items()):
@@ -327,15 +333,15 @@ def schedule_curves(lengths: np.ndarray, multipliers: dict[str, np.ndarray], as_
     if as_temperature:  # log-n and SSMax start at m = 0 (T infinite) for one key; the interesting part is near 1
         figure.update_yaxes(range=[0, 2.5])
     figure.update_layout(height=400, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
-    return figure
+    return fit(figure, width)
 
 
-def schedule_figure(schedules: Sequence[Schedule], as_temperature: bool = False, longest: int = 131072
-                    ) -> go.Figure:
+def schedule_figure(schedules: Sequence[Schedule], as_temperature: bool = False, longest: int = 131072,
+                    width: int = FULL_WIDTH) -> go.Figure:
     """schedule_curves of `schedules` over 400 log-spaced context lengths from 1 to `longest` tokens."""
     lengths = np.unique(np.geomspace(1, longest, 400).round()).astype(int)
     curves = {schedule.label: schedule.multipliers(longest)[lengths - 1] for schedule in schedules}
-    return schedule_curves(lengths, curves, as_temperature=as_temperature)
+    return schedule_curves(lengths, curves, as_temperature=as_temperature, width=width)
 
 
 # --- the context-length page: by query position, with the trained length drawn in ---------------------------------
@@ -388,7 +394,7 @@ def _positions(buckets: Sequence[Sequence[int]]) -> tuple[np.ndarray, list[str]]
 def position_lines(buckets: Sequence[Sequence[int]], values: Sequence[np.ndarray], labels: Sequence[str],
                    styles: Sequence[dict], trained_length: int | None, y_title: str,
                    intervals: Sequence[tuple[np.ndarray, np.ndarray] | None] | None = None, log_y: bool = False,
-                   title: str = "") -> go.Figure:
+                   title: str = "", width: int = FULL_WIDTH) -> go.Figure:
     """One line per result of a per-bucket quantity against the query position (each point at its bucket's middle),
     with optional interval bands (low, high; None for a line without one) in the line's colour, and the trained
     length drawn in."""
@@ -415,11 +421,11 @@ def position_lines(buckets: Sequence[Sequence[int]], values: Sequence[np.ndarray
     figure.update_yaxes(title_text=y_title, **({"type": "log"} if log_y else {}))
     figure.update_layout(height=420, margin={"t": 40 if title else 30}, legend={"orientation": "h", "y": -0.25},
                          title_text=escape(title) if title else None)
-    return figure
+    return fit(figure, width)
 
 
 def distance_heatmaps(profiles: Sequence[np.ndarray], edges: Sequence[int], buckets: Sequence[Sequence[int]],
-                      titles: Sequence[str], trained_length: int | None) -> go.Figure:
+                      titles: Sequence[str], trained_length: int | None, width: int = FULL_WIDTH) -> go.Figure:
     """Attention mass by key distance (log-spaced bins: 0, 1, 2-3, 4-7, ...) for every position bucket, one panel
     per result side by side on one colour scale; each bucket spans its own positions on the x axis."""
     names = distance_bin_names(edges)
@@ -440,11 +446,11 @@ def distance_heatmaps(profiles: Sequence[np.ndarray], edges: Sequence[int], buck
     figure.update_layout(coloraxis={"cmin": 0.0, "cmax": top, "colorscale": "Viridis",
                                     "colorbar": {"title": {"text": "attention<br>mass in bin"}}},
                          height=440, margin={"t": 50})
-    return figure
+    return fit(figure, width)
 
 
 def best_temperatures(buckets: Sequence[Sequence[int]], best: Sequence[dict], tried: Sequence[float],
-                      trained_length: int | None, title: str = "") -> go.Figure:
+                      trained_length: int | None, title: str = "", width: int = FULL_WIDTH) -> go.Figure:
     """The best constant temperature of each bucket (an entry of a sweep's or a summary's `best`) with its interval
     as error bars, T = 1 as a dotted line, and the tried temperatures as the y ticks."""
     middles, ranges = _positions(buckets)
@@ -470,4 +476,4 @@ def best_temperatures(buckets: Sequence[Sequence[int]], best: Sequence[dict], tr
                         range=[tried[0] - spread, tried[-1] + spread])
     figure.update_layout(height=380, margin={"t": 40 if title else 30}, showlegend=False,
                          title_text=escape(title) if title else None)
-    return figure
+    return fit(figure, width)

@@ -224,6 +224,34 @@ def test_page_draws_its_charts_without_an_exception(app_url, browser, path):
         context.close()
 
 
+# each chart's margins as its figure asked for them (components/margins.fit) and as plotly drew them
+DRAWN_MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].map((g, index) => ({
+    chart: index, title: g._fullLayout.title?.text || g._fullLayout.yaxis?.title?.text || '',
+    asked: ['l', 'r', 'b'].map(side => g._fullLayout.margin[side]),
+    drawn: ['l', 'r', 'b'].map(side => g._fullLayout._size[side])}))"""
+
+
+@pytest.mark.parametrize("path", list(PAGES))
+def test_plotly_draws_each_chart_once_in_the_margins_its_figure_asked_for(app_url, browser, path):
+    """components/margins: when a chart's labels, legend or colour bar need more room than its margins, plotly
+    grows them after drawing it and draws it again. On every page's default view, in the window the estimate is
+    made for, none grows."""
+    name, charts = PAGES[path]
+    if path in NEEDS_FILE and not NEEDS_FILE[path].is_file():
+        pytest.skip(f"{NEEDS_FILE[path]} is not there (`make sweep` writes it; ATTN_CONTEXT_SWEEP points elsewhere)")
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+        wait_for_page(page, charts)
+        drawn = page.evaluate(DRAWN_MARGINS)
+        assert len(drawn) >= charts
+        grown = [chart for chart in drawn if any(d > a for d, a in zip(chart["drawn"], chart["asked"], strict=True))]
+        assert not grown, f"plotly grew the margins (left, right, bottom) of {len(grown)} chart(s) on {name}: {grown}"
+    finally:
+        context.close()
+
+
 def test_a_first_visit_asks_for_plotly_before_the_app_connects(app_url, browser):
     """components/serve.early_plotly: a new browser session asks for plotly's chunk while the page loads. Streamlit
     alone asks for it only when a chart comes over the websocket, which it opens after its health check."""

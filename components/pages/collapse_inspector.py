@@ -63,7 +63,8 @@ with left:
     layer = st.selectbox("Layers", [ALL_LAYERS, *range(report.n_layers)], key="collapse_distance_layer")
     chosen = None if layer == ALL_LAYERS else int(layer)
     profiles = [result.last_distance_profile(report.distance_edges, chosen) for result in report.results]
-    st.plotly_chart(figures.distance_profile(profiles, report.distance_edges, report.labels),
+    st.plotly_chart(figures.distance_profile(profiles, report.distance_edges, report.labels,
+                                            width=figures.HALF_WIDTH),
                     key="collapse_distance")
     st.caption("The last query alone, mean over heads" + (" and layers." if chosen is None else "."))
 with right:
@@ -73,7 +74,8 @@ with right:
     near_uniform = statistic == "normalized_entropy"
     st.plotly_chart(figures.layer_lines([result.layer_mean(statistic) for result in report.results], report.labels,
                                         statistic, reference=NEAR_UNIFORM if near_uniform else None,
-                                        reference_text="near uniform"), key="collapse_layers")
+                                        reference_text="near uniform", width=figures.HALF_WIDTH),
+                    key="collapse_layers")
     st.caption(f"Over {captions.measured_queries(report)}.")
 
 st.subheader("What the model predicts")

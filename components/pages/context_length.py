@@ -155,11 +155,12 @@ def verdict_ui(document: dict) -> None:
 
 
 def panes(both: bool) -> tuple:
-    """Where this text's chart and the corpus's go: side by side when both are shown, else one after the other."""
+    """Where this text's chart and the corpus's go, and how wide they are drawn: side by side when both are shown,
+    else one after the other."""
     if both:
-        return tuple(st.columns(2))
+        return *st.columns(2), figures.HALF_WIDTH
     container = st.container()
-    return container, container
+    return container, container, figures.FULL_WIDTH
 
 
 st.title("Context length")
@@ -207,10 +208,11 @@ if summary is not None:
     corpus_styles = figures.sweep_styles([result["temperature"] for result in summary["results"]], corpus_labels)
 
 st.subheader("Loss by position")
-single, corpus = panes(document is not None and summary is not None)
+single, corpus, width = panes(document is not None and summary is not None)
 if document is not None:
     single.plotly_chart(figures.position_lines(buckets, [nll_by_bucket(result) for result in results], labels,
-                                               styles, trained, NLL_TITLE, title="This text"), key="context_nll")
+                                               styles, trained, NLL_TITLE, title="This text", width=width),
+                        key="context_nll")
     hidden = captions.identical_lines(identical_results(results, "nll"))
     if hidden is not None:
         single.caption(plain(hidden))
@@ -219,19 +221,21 @@ if summary is not None:
         summary["buckets"], [nll_by_bucket(result) for result in summary["results"]], corpus_labels, corpus_styles,
         trained_corpus, NLL_TITLE, title="Corpus (bands: intervals over documents)",
         intervals=[None if result["temperature"] is None else summary_intervals(result)  # schedules: lines only
-                   for result in summary["results"]]), key="context_corpus_nll")
+                   for result in summary["results"]], width=width), key="context_corpus_nll")
     corpus.caption(plain(captions.corpus_caption(summary, trained_corpus)))
 
 st.subheader("Best temperature per bucket")
-single, corpus = panes(document is not None and summary is not None)
+single, corpus, width = panes(document is not None and summary is not None)
 if document is not None:
     single.plotly_chart(figures.best_temperatures([entry["bucket"] for entry in document["best"]], document["best"],
-                                                  constant_temperatures(document), trained, title="This text"),
+                                                  constant_temperatures(document), trained, title="This text",
+                                                  width=width),
                         key="context_best")
     single.caption(plain(captions.best_caption(document)))
 if summary is not None:
     corpus.plotly_chart(figures.best_temperatures([entry["bucket"] for entry in summary["best"]], summary["best"],
-                                                  constant_temperatures(summary), trained_corpus, title="Corpus"),
+                                                  constant_temperatures(summary), trained_corpus, title="Corpus",
+                                                  width=width),
                         key="context_corpus_best")
     corpus.caption(plain(captions.best_caption(summary)))
 

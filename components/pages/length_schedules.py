@@ -44,9 +44,11 @@ st.caption(captions.applied_caption(report, len(report.results) - 1, chosen))
 left, right = st.columns(2)
 with left:
     st.plotly_chart(figures.layer_lines([result.layer_mean("normalized_entropy") for result in report.results],
-                                        report.labels, "normalized_entropy"), key="schedule_entropy")
+                                        report.labels, "normalized_entropy", width=figures.HALF_WIDTH),
+                    key="schedule_entropy")
 with right:
-    st.plotly_chart(figures.outcome_bars(report.labels, [result.loss for result in report.results], None),
+    st.plotly_chart(figures.outcome_bars(report.labels, [result.loss for result in report.results], None,
+                                         width=figures.HALF_WIDTH),
                     key="schedule_loss")
 st.plotly_chart(figures.mass_bars([result.masses_by_layer() for result in report.results], report.labels),
                 key="schedule_masses")

@@ -44,8 +44,9 @@ shown = ([] if slider_t in temperatures else [slider_t]) + list(temperatures)  #
 st.dataframe(captions.softmax_rows(scores, shown), hide_index=True)
 
 ratio_column, entropy_column = st.columns(2)
-ratio_column.plotly_chart(figures.ratio_curves(current=slider_t), key="lab_ratio")
-entropy_column.plotly_chart(figures.entropy_curve_figure(scores, temperatures), key="lab_entropy")
+ratio_column.plotly_chart(figures.ratio_curves(current=slider_t, width=figures.HALF_WIDTH), key="lab_ratio")
+entropy_column.plotly_chart(figures.entropy_curve_figure(scores, temperatures, width=figures.HALF_WIDTH),
+                            key="lab_entropy")
 st.caption(
     f"With these {len(scores)} scores the entropy can never exceed ln {len(scores)} = {math.log(len(scores)):.3f} "
     "nats, reached only by uniform weights; as T -> 0 the weights concentrate on the top score(s)."
