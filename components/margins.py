@@ -70,11 +70,11 @@ def _plotly_number(value: float, decimals: int) -> str:
     return (text.rstrip("0").rstrip(".") if "." in text else text).replace("-", "−") + suffix
 
 
-def _axis_values(figure: go.Figure, letter: str, name: str) -> list:
-    """Every value the traces put on axis `name` ("y", "y2", ...) along `letter`, flattened."""
+def _axis_values(figure: go.Figure, letter: str) -> list:
+    """Every value the traces put on the first `letter` axis ("x" or "y"), flattened."""
     values: list = []
     for trace in figure.data:
-        if (getattr(trace, f"{letter}axis", None) or letter) != name:
+        if (getattr(trace, f"{letter}axis", None) or letter) != letter:
             continue
         data = getattr(trace, letter, None)
         if data is None:
@@ -90,14 +90,17 @@ def tick_labels(figure: go.Figure, letter: str, pixels: float) -> list[str]:
     axis = figure.layout[f"{letter}axis"]
     if axis.ticktext:
         return [str(t) for t in axis.ticktext]
-    values = _axis_values(figure, letter, letter)
+    values = _axis_values(figure, letter)
     if axis.type == "category" or any(isinstance(v, str) for v in values):
         return [str(v) for v in dict.fromkeys(values)]
     numbers = np.array([v for v in values if v is not None], dtype=np.float64)
     numbers = numbers[np.isfinite(numbers)]
     if axis.type == "log":
         return ["1000"] if axis.exponentformat == "power" else ["100k"]  # 10⁶ is as wide as 4 digits; 100k, 1M
-    low, high = (axis.range if axis.range else (numbers.min(initial=0.0), numbers.max(initial=1.0)))
+    if axis.range:
+        low, high = axis.range
+    else:
+        low, high = (numbers.min(), numbers.max()) if numbers.size else (0.0, 1.0)
     if axis.rangemode == "tozero":
         low, high = min(low, 0.0), max(high, 0.0)
     return linear_labels(float(low), float(high), pixels)
@@ -149,7 +152,7 @@ def _x_labels(figure: go.Figure, plot_width: float) -> tuple[float, float]:
     widest = max(widths, default=0.0)
     angle = axis.tickangle if isinstance(axis.tickangle, (int, float)) else 0
     categorical = bool(axis.ticktext) or axis.type == "category" or any(isinstance(v, str) for v in
-                                                                          _axis_values(figure, "x", "x"))
+                                                                          _axis_values(figure, "x"))
     panels = sum(1 for key in figure.layout if key.startswith("xaxis")) or 1
     slot = plot_width / panels / max(len(labels), 1)
     if not angle and categorical and widest + 8 > slot:

@@ -131,7 +131,7 @@ def test_every_figure_sets_all_its_margins_and_keeps_its_top(width):
         assert margin.t <= 60, name  # the caller's top margin, not the estimate's
 
 
-def test_fit_is_what_every_figure_function_returns():
+def test_fitting_a_fitted_figure_again_changes_nothing():
     by_hand = figures.entropy_curve_figure([1.0, 2.0, 0.5], [1.0], width=margins.HALF_WIDTH)
     again = fit(go.Figure(by_hand), margins.HALF_WIDTH)
     assert again.layout.margin == by_hand.layout.margin
