@@ -33,7 +33,7 @@ from model_utils.metrics import (
     mass_by_distance,
     summarize,
 )
-from model_utils.schedules import Schedule
+from model_utils.schedules import Schedule, logit_multipliers, spec_label
 from model_utils.validation import MAX_TEMPERATURES, MAX_TOKENS, MODES, check_int, resolve_temperatures
 
 __all__ = ["MAX_TEMPERATURES", "MODES", "AnalysisError", "Report", "TemperatureResult", "analyze",
@@ -279,8 +279,7 @@ def check_length(loaded: LoadedModel, n_tokens: int, request: Request) -> None:
 
 
 def _view_multipliers(specs: list[float | Schedule], n: int) -> torch.Tensor:
-    rows = [spec.multipliers(n) if isinstance(spec, Schedule) else np.full(n, 1.0 / spec) for spec in specs]
-    return torch.tensor(np.stack(rows), dtype=torch.float32)  # [V, n]
+    return torch.tensor(np.stack([logit_multipliers(spec, n) for spec in specs]), dtype=torch.float32)  # [V, n]
 
 
 def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -361,7 +360,7 @@ def _result(loaded, spec, view: int, row: int, probe: Probe, nll, last, bounds) 
     per_bucket_named = summarize(per_bucket[..., : len(ROW_FIELDS)])
     position = nll[row].numpy()
     return TemperatureResult(
-        label=spec.label if isinstance(spec, Schedule) else f"T={spec:g}",
+        label=spec_label(spec),
         temperature=None if isinstance(spec, Schedule) else spec,
         schedule=spec.label if isinstance(spec, Schedule) else None,
         loss=float(position.mean()),

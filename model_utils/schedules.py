@@ -156,6 +156,16 @@ class Schedule:
         return SCHEDULES[self.name].multiplier(np.arange(n_tokens, dtype=np.float64), self.resolved_parameter)
 
 
+def spec_label(spec: float | Schedule) -> str:
+    """A constant temperature or a schedule as the pages, files and command line name it: "T=0.5", "yarn (scale=2)"."""
+    return spec.label if isinstance(spec, Schedule) else f"T={spec:g}"
+
+
+def logit_multipliers(spec: float | Schedule, n_tokens: int) -> np.ndarray:
+    """The logit multiplier of each query position 0..n-1: 1 / T for a constant temperature, else the schedule's."""
+    return spec.multipliers(n_tokens) if isinstance(spec, Schedule) else np.full(n_tokens, 1.0 / spec)
+
+
 @dataclass(frozen=True)
 class ScheduleRequest:
     """A schedule as a user asks for it: a name (or 'all' for the five), and a parameter, or None for the default,

@@ -24,7 +24,7 @@ import numpy as np
 from model_utils.analysis import AnalysisError, Report, Request, analyze, check_length, tokenize, validate
 from model_utils.loading import LoadedModel, cache_root
 from model_utils.metrics import STATISTICS
-from model_utils.schedules import Schedule
+from model_utils.schedules import Schedule, logit_multipliers, spec_label
 from model_utils.texts import text_digest
 
 FORMAT = 3  # bump when a cached pass would come out different (3: the loss without the old float32 bias)
@@ -41,10 +41,6 @@ class SweepSettings:
     window: int = 32
     trained_length: int | None = None
     beyond_trained: bool = False
-
-
-def spec_label(spec: float | Schedule) -> str:
-    return spec.label if isinstance(spec, Schedule) else f"T={spec:g}"
 
 
 def model_fingerprints(loaded: LoadedModel) -> tuple[str, str]:
@@ -218,7 +214,7 @@ PER_DOCUMENT = ("n_tokens", "trained_length", "q_start", "buckets", "position_nl
 def multiplier_ranges(spec: float | Schedule, n_tokens: int, trained_length: int, q_start: int) -> dict:
     """Smallest and largest logit multiplier of a spec over the measured queries inside the trained context and
     past it (None where the text has no such query)."""
-    values = spec.multipliers(n_tokens) if isinstance(spec, Schedule) else np.full(n_tokens, 1.0 / spec)
+    values = logit_multipliers(spec, n_tokens)
 
     def span(part: np.ndarray) -> list[float] | None:
         return [round(float(part.min()), 6), round(float(part.max()), 6)] if len(part) else None

@@ -40,7 +40,7 @@ from model_utils.analysis import AnalysisError, set_threads
 from model_utils.corpus import Corpus, Document
 from model_utils.loading import LoadedModel, cache_root, load_model
 from model_utils.metrics import STATISTICS, bucket_bounds, statistic_mean
-from model_utils.schedules import Schedule
+from model_utils.schedules import Schedule, spec_label
 from model_utils.sweep import (
     BOOTSTRAP_RESAMPLES,
     CONFIDENCE,
@@ -53,7 +53,6 @@ from model_utils.sweep import (
     pass_key,
     peak_rss_gb,
     run_passes,
-    spec_label,
 )
 
 FORMAT = 1  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
