@@ -8,6 +8,7 @@ Runs on the bundled model (so the screenshots show a real model) unless ATTN_BRO
 Without /usr/bin/chromium it skips with a message, except under CI=true, where it must run.
 """
 
+import contextlib
 import os
 import re
 import socket
@@ -200,16 +201,25 @@ def test_after_the_warm_up_opening_each_page_runs_no_model_pass(app_url, browser
         assert model_passes() == before, f"opening /{path} after the warm-up ran the model"
 
 
+@contextlib.contextmanager
+def drawn_page(app_url, browser, path: str, width: int, height: int):
+    """A new browser session on page `path`, its charts drawn; skips a page whose committed file is missing."""
+    if path in NEEDS_FILE and not NEEDS_FILE[path].is_file():
+        pytest.skip(f"{NEEDS_FILE[path]} is not there (`make sweep` writes it; ATTN_CONTEXT_SWEEP points elsewhere)")
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+        wait_for_page(page, PAGES[path][1])
+        yield page
+    finally:
+        context.close()
+
+
 @pytest.mark.parametrize("path", list(PAGES))
 def test_page_draws_its_charts_without_an_exception(app_url, browser, path):
     name, charts = PAGES[path]
-    if path in NEEDS_FILE and not NEEDS_FILE[path].is_file():
-        pytest.skip(f"{NEEDS_FILE[path]} is not there (`make sweep` writes it; ATTN_CONTEXT_SWEEP points elsewhere)")
-    context = browser.new_context(viewport={"width": 1600, "height": 1000})
-    page = context.new_page()
-    try:
-        page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
-        wait_for_page(page, charts)
+    with drawn_page(app_url, browser, path, 1600, 1000) as page:
         assert page.locator('[data-testid="stDialog"]').count() == 0, "a dialog (e.g. page not found) is open"
         # the app scrolls inside its main block, not the window: grow the window to the content for the picture
         height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
@@ -220,8 +230,6 @@ def test_page_draws_its_charts_without_an_exception(app_url, browser, path):
         assert page.locator('[data-testid="stException"]').count() == 0, "a Streamlit exception box is shown"
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.inner_text("body")[:2000]
         assert page.locator(".js-plotly-plot").count() >= charts
-    finally:
-        context.close()
 
 
 # each chart's margins as its figure asked for them (components/margins.fit) and as plotly drew them
@@ -237,19 +245,11 @@ def test_plotly_draws_each_chart_once_in_the_margins_its_figure_asked_for(app_ur
     grows them after drawing it and draws it again. On every page's default view, in the window the estimate is
     made for, none grows."""
     name, charts = PAGES[path]
-    if path in NEEDS_FILE and not NEEDS_FILE[path].is_file():
-        pytest.skip(f"{NEEDS_FILE[path]} is not there (`make sweep` writes it; ATTN_CONTEXT_SWEEP points elsewhere)")
-    context = browser.new_context(viewport={"width": 1400, "height": 900})
-    page = context.new_page()
-    try:
-        page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
-        wait_for_page(page, charts)
+    with drawn_page(app_url, browser, path, 1400, 900) as page:  # the window margins.FULL_WIDTH is estimated for
         drawn = page.evaluate(DRAWN_MARGINS)
-        assert len(drawn) >= charts
-        grown = [chart for chart in drawn if any(d > a for d, a in zip(chart["drawn"], chart["asked"], strict=True))]
-        assert not grown, f"plotly grew the margins (left, right, bottom) of {len(grown)} chart(s) on {name}: {grown}"
-    finally:
-        context.close()
+    assert len(drawn) >= charts
+    grown = [chart for chart in drawn if any(d > a for d, a in zip(chart["drawn"], chart["asked"], strict=True))]
+    assert not grown, f"plotly grew the margins (left, right, bottom) of {len(grown)} chart(s) on {name}: {grown}"
 
 
 def test_a_first_visit_asks_for_plotly_before_the_app_connects(app_url, browser):

@@ -226,18 +226,13 @@ if summary is not None:
 
 st.subheader("Best temperature per bucket")
 single, corpus, width = panes(document is not None and summary is not None)
-if document is not None:
-    single.plotly_chart(figures.best_temperatures([entry["bucket"] for entry in document["best"]], document["best"],
-                                                  constant_temperatures(document), trained, title="This text",
-                                                  width=width),
-                        key="context_best")
-    single.caption(plain(captions.best_caption(document)))
-if summary is not None:
-    corpus.plotly_chart(figures.best_temperatures([entry["bucket"] for entry in summary["best"]], summary["best"],
-                                                  constant_temperatures(summary), trained_corpus, title="Corpus",
-                                                  width=width),
-                        key="context_corpus_best")
-    corpus.caption(plain(captions.best_caption(summary)))
+shown = ([(single, document, trained, "This text", "context_best")] if document is not None else []) + (
+    [(corpus, summary, trained_corpus, "Corpus", "context_corpus_best")] if summary is not None else [])
+for pane, result, trained_for, title, key in shown:
+    pane.plotly_chart(figures.best_temperatures([entry["bucket"] for entry in result["best"]], result["best"],
+                                                constant_temperatures(result), trained_for, title=title, width=width),
+                      key=key)
+    pane.caption(plain(captions.best_caption(result)))
 
 if document is not None:
     st.subheader("Attention by position")
