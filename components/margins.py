@@ -23,6 +23,11 @@ import plotly.graph_objects as go
 
 FULL_WIDTH = 940  # px: a chart across the page (Streamlit's wide layout in a 1,400 px window)
 HALF_WIDTH = 460  # px: a chart in one of two columns
+# A chart's width in a 1,280 px and in a 1,920 px window, relative to its width in a 1,400 px one (measured: 820 and
+# 1,460 px across the page, 402 and 722 in a column). What a narrower chart needs more of (room for the last
+# category's label, turned labels, legend rows) is estimated at the narrowest; the colour bar's gap, 2% of the plot,
+# at the widest.
+NARROWEST, WIDEST = 0.87, 1.56
 TICK_PX, TITLE_PX = 12, 14  # Streamlit's theme: tick labels and legend entries 12 px, axis and colour-bar titles 14 px
 CHAR_EM, WORD_EM = 0.5, 0.45  # mean advance of a character of Source Sans, in em: tick labels (digits), and words
 LINE_EM = 1.3  # one line of text, in em
@@ -186,13 +191,19 @@ def legend_rows(figure: go.Figure, plot_width: float) -> int:
     return math.ceil(len(entries) / columns)
 
 
-def bottom_margin(figure: go.Figure, plot_width: float) -> float:
+def bottom_margin(figure: go.Figure, plot_width: float, narrowest: float | None = None) -> float:
     """The larger of the x axis's labels and title, and a horizontal legend below the plot: with the legend at
-    paper y = -d, its top is d x the plot's height below the plot, and the plot's height depends on the margin."""
-    height, _ = _x_labels(figure, plot_width)
+    paper y = -d, its top is d x the plot's height below the plot, and the plot's height depends on the margin.
+    The legend gets the rows it needs `narrowest` px wide, but at most one more than `plot_width` px wide: plotly
+    lays a long legend out in columns, and its column widths are not this estimate's to know."""
+    narrowest = plot_width if narrowest is None else narrowest
+    height, _ = _x_labels(figure, narrowest)
     axis = height + (60 if line_count(_title(figure.layout.xaxis)) else 12)
     legend = figure.layout.legend
-    rows = legend_rows(figure, plot_width) if figure.layout.showlegend is not False else 0
+    rows = 0
+    if figure.layout.showlegend is not False:
+        rows = legend_rows(figure, plot_width)
+        rows = min(max(rows, legend_rows(figure, narrowest)), rows + 1)
     below = legend.orientation == "h" and legend.y is not None and legend.y < 0 and rows
     if not below:
         return axis
@@ -203,12 +214,12 @@ def bottom_margin(figure: go.Figure, plot_width: float) -> float:
 
 
 def fit(figure: go.Figure, width: int = FULL_WIDTH) -> go.Figure:
-    """Set the figure's left, right and bottom margins to fit its labels when drawn `width` px wide (the top
-    margin stays the caller's). Returns the figure."""
+    """Set the figure's left, right and bottom margins to fit its labels when drawn `width` px wide in a 1,400 px
+    window, or in any window from 1,280 to 1,920 px wide (the top margin stays the caller's). Returns the figure."""
     left = left_margin(figure)
-    _, past = _x_labels(figure, width - left)
-    right = max(past, _colour_bar(figure, width - left - 100))
-    bottom = bottom_margin(figure, width - left - right)
+    _, past = _x_labels(figure, NARROWEST * width - left)
+    right = max(past, _colour_bar(figure, WIDEST * width - left - 100))
+    bottom = bottom_margin(figure, width - left - right, NARROWEST * width - left - right)
     figure.update_layout(margin={"l": math.ceil(left + SLACK), "r": math.ceil(right + SLACK) if right else 0,
                                  "b": math.ceil(bottom + SLACK)})
     return figure

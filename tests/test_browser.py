@@ -239,17 +239,18 @@ DRAWN_MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].map((
     drawn: ['l', 'r', 'b'].map(side => g._fullLayout._size[side])}))"""
 
 
+@pytest.mark.parametrize("window", [1280, 1400, 1920])  # the window widths components/margins estimates for
 @pytest.mark.parametrize("path", list(PAGES))
-def test_plotly_draws_each_chart_once_in_the_margins_its_figure_asked_for(app_url, browser, path):
+def test_plotly_draws_each_chart_once_in_the_margins_its_figure_asked_for(app_url, browser, path, window):
     """components/margins: when a chart's labels, legend or colour bar need more room than its margins, plotly
-    grows them after drawing it and draws it again. On every page's default view, in the window the estimate is
-    made for, none grows."""
+    grows them after drawing it and draws it again. On every page's default view none grows."""
     name, charts = PAGES[path]
-    with drawn_page(app_url, browser, path, 1400, 900) as page:  # the window margins.FULL_WIDTH is estimated for
+    with drawn_page(app_url, browser, path, window, 900) as page:
         drawn = page.evaluate(DRAWN_MARGINS)
     assert len(drawn) >= charts
     grown = [chart for chart in drawn if any(d > a for d, a in zip(chart["drawn"], chart["asked"], strict=True))]
-    assert not grown, f"plotly grew the margins (left, right, bottom) of {len(grown)} chart(s) on {name}: {grown}"
+    assert not grown, f"plotly grew the margins (left, right, bottom) of {len(grown)} chart(s) on {name} in a " \
+                      f"{window} px window: {grown}"
 
 
 def test_a_first_visit_asks_for_plotly_before_the_app_connects(app_url, browser):
