@@ -226,9 +226,9 @@ if summary is not None:
 
 st.subheader("Best temperature per bucket")
 single, corpus, width = panes(document is not None and summary is not None)
-shown = ([(single, document, trained, "This text", "context_best")] if document is not None else []) + (
+best_panes = ([(single, document, trained, "This text", "context_best")] if document is not None else []) + (
     [(corpus, summary, trained_corpus, "Corpus", "context_corpus_best")] if summary is not None else [])
-for pane, result, trained_for, title, key in shown:
+for pane, result, trained_for, title, key in best_panes:
     pane.plotly_chart(figures.best_temperatures([entry["bucket"] for entry in result["best"]], result["best"],
                                                 constant_temperatures(result), trained_for, title=title, width=width),
                       key=key)
