@@ -90,25 +90,26 @@ def _axis_values(figure: go.Figure, letter: str) -> list:
     return values
 
 
-def tick_labels(figure: go.Figure, letter: str, pixels: float) -> list[str]:
-    """The tick labels of the first `letter` axis as plotly would draw them (a superset, for width)."""
+def tick_labels(figure: go.Figure, letter: str, pixels: float) -> tuple[list[str], bool]:
+    """The tick labels of the first `letter` axis as plotly would draw them (a superset, for width), and whether
+    they are one per category (or the figure's own tick text) rather than numbers plotly spaces itself."""
     axis = figure.layout[f"{letter}axis"]
     if axis.ticktext:
-        return [str(t) for t in axis.ticktext]
+        return [str(t) for t in axis.ticktext], True
     values = _axis_values(figure, letter)
     if axis.type == "category" or any(isinstance(v, str) for v in values):
-        return [str(v) for v in dict.fromkeys(values)]
+        return [str(v) for v in dict.fromkeys(values)], True
     numbers = np.array([v for v in values if v is not None], dtype=np.float64)
     numbers = numbers[np.isfinite(numbers)]
     if axis.type == "log":
-        return ["1000"] if axis.exponentformat == "power" else ["100k"]  # 10⁶ is as wide as 4 digits; 100k, 1M
+        return (["1000"] if axis.exponentformat == "power" else ["100k"]), False  # 10⁶ is 4 digits wide; 100k, 1M
     if axis.range:
         low, high = axis.range
     else:
         low, high = (numbers.min(), numbers.max()) if numbers.size else (0.0, 1.0)
     if axis.rangemode == "tozero":
         low, high = min(low, 0.0), max(high, 0.0)
-    return linear_labels(float(low), float(high), pixels)
+    return linear_labels(float(low), float(high), pixels), False
 
 
 def _labels_px(labels: Sequence[str], axis) -> float:
@@ -124,7 +125,7 @@ def left_margin(figure: go.Figure) -> float:
     """Tick labels of the first y axis and its title's lines, with Streamlit's standoff and plotly's gaps."""
     axis = figure.layout.yaxis
     height = figure.layout.height or 450
-    ticks = _labels_px(tick_labels(figure, "y", height - 110), axis)
+    ticks = _labels_px(tick_labels(figure, "y", height - 110)[0], axis)
     lines = line_count(_title(axis))
     outside = 18 if any(trace.type == "heatmap" for trace in figure.data) else 0  # plotly's heatmaps: ticks outside
     return ticks + outside + (43 + LINE_EM * TITLE_PX * (lines - 1) if lines else 21)
@@ -151,13 +152,11 @@ def _colour_bar(figure: go.Figure, plot_width: float) -> float:
 def _x_labels(figure: go.Figure, plot_width: float) -> tuple[float, float]:
     """(the height the x tick labels take below the axis, how far the last one reaches past the plot's right edge)."""
     axis = figure.layout.xaxis
-    labels = tick_labels(figure, "x", plot_width)
+    labels, categorical = tick_labels(figure, "x", plot_width)
     size = axis.tickfont.size or TICK_PX
     widths = [text_px(label, size) for label in labels]
     widest = max(widths, default=0.0)
     angle = axis.tickangle if isinstance(axis.tickangle, (int, float)) else 0
-    categorical = bool(axis.ticktext) or axis.type == "category" or any(isinstance(v, str) for v in
-                                                                          _axis_values(figure, "x"))
     panels = sum(1 for key in figure.layout if key.startswith("xaxis")) or 1
     slot = plot_width / panels / max(len(labels), 1)
     if not angle and categorical and widest + 8 > slot:
