@@ -170,6 +170,18 @@ def _x_labels(figure: go.Figure, plot_width: float) -> tuple[float, float]:
     return height, past
 
 
+def _titles_past(figure: go.Figure, plot_width: float) -> float:
+    """How far a centred panel title (make_subplots puts them at the panels' middles, in paper coordinates) reaches
+    past the plot's right edge. Plotly gives annotations no margin of their own: a long title over the last panel
+    was cut at the figure's edge."""
+    past = 0.0
+    for note in figure.layout.annotations:
+        if note.xref == "paper" and note.xanchor == "center" and note.x is not None and not note.showarrow:
+            width = text_px(note.text, note.font.size or 16, WORD_EM)
+            past = max(past, width / 2 - (1 - note.x) * plot_width)
+    return past
+
+
 def legend_rows(figure: go.Figure, plot_width: float) -> int:
     """Rows of a horizontal legend: one row if its entries (one per legend group) fit the plot's width, else as many
     as a grid of columns as wide as the widest entry needs."""
@@ -217,7 +229,7 @@ def fit(figure: go.Figure, width: int = FULL_WIDTH) -> go.Figure:
     window, or in any window from 1,280 to 1,920 px wide (the top margin stays the caller's). Returns the figure."""
     left = left_margin(figure)
     _, past = _x_labels(figure, NARROWEST * width - left)
-    right = max(past, _colour_bar(figure, WIDEST * width - left - 100))
+    right = max(past, _titles_past(figure, NARROWEST * width - left), _colour_bar(figure, WIDEST * width - left - 100))
     bottom = bottom_margin(figure, width - left - right, NARROWEST * width - left - right)
     figure.update_layout(margin={"l": math.ceil(left + SLACK), "r": math.ceil(right + SLACK) if right else 0,
                                  "b": math.ceil(bottom + SLACK)})

@@ -95,6 +95,17 @@ def test_labels_that_plotly_turns_get_room_below_and_to_the_right():
     assert narrow.layout.margin.r > short.layout.margin.r == 0
 
 
+def test_a_long_title_over_the_last_panel_gets_room_on_the_right():
+    parts = [{part: np.arange(3.0) / 10 for part in ("sink", "distant", "recent")}] * 2
+    short = figures.mass_bars(parts, ["T=1", "T=2"])
+    long = figures.mass_bars(parts, ["T=1", "qwen-logn (train_length=8192), a schedule with a long name"])
+    assert short.layout.margin.r == 0
+    title = long.layout.annotations[-1]
+    half = margins.text_px(title.text, title.font.size, margins.WORD_EM) / 2
+    plot = margins.NARROWEST * margins.FULL_WIDTH - long.layout.margin.l  # the narrowest plot it is fitted for
+    assert long.layout.margin.r >= half - (1 - title.x) * plot > 0
+
+
 def every_figure(width):
     rng = np.random.default_rng(1)
     maps = [np.tril(rng.random((6, 6))) for _ in range(2)]
