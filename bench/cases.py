@@ -1,27 +1,12 @@
-"""One benchmark case in its own process: `python -m bench.cases CASE N_TOKENS REPEATS` prints one JSON line.
-
-Cases (4 temperatures, in-model, statistics for every layer and head):
-- engine: `analyze(...)`, the explorer's way (fused kernel).
-- peer: the usual way (bertviz, Ecco, Inseq, most notebooks): an eager forward pass with output_attentions=True
-  per temperature (T set by dividing each attention module's `scaling`), then the same statistics from the maps.
-- floor: plain SDPA forward passes, one per temperature, no capture at all.
-- agree: engine and peer statistics side by side (max abs differences), before anything is timed.
-- buckets: the fused kernel on one layer's real queries and keys, with the per-position buckets and distance bins
-  (what the context-length page needs) against one bucket and one bin: what they add to the statistics pass.
-- profile: where one analysis spends its time (pyinstrument), grouped: attention and statistics, the rest of the
-  transformer, the output layer and loss. Run with PYTHONPATH at an older checkout, it profiles that engine.
-- cold / warm: loading the bundled model from the GGUF (into an empty cache) / from the converted cache.
-- redraw: the Attention maps page re-drawing another layer / head from the cached report (AppTest).
-- cli: a short `python -m model_utils analyze` on the warm bundled model, as a whole process, and the import
-  time of `model_utils` inside it (python -X importtime).
-Wall times are the median of REPEATS runs (after one warm-up run, for the short cases); peak RSS is the process's.
-"""
+"""One benchmark case in its own process: `python -m bench.cases CASE N_TOKENS REPEATS` prints one JSON line. Cases
+(4 temperatures, in-model, every layer and head): engine (`analyze`), peer (the usual way: eager passes with
+output_attentions, one per temperature), floor (plain SDPA passes), agree, buckets, profile, cold / warm loads,
+redraw, cli; each case's function says what it measures. Wall times are medians of REPEATS runs."""
 
 from __future__ import annotations
 
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -34,7 +19,7 @@ import torch
 
 TEMPERATURES = (0.5, 1.0, 1.5, 2.0)
 WINDOW = 32
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 ASSETS = ROOT / "assets"
 WARM_UP_BELOW = 8192  # longer cases skip the warm-up run: first-call costs are nothing next to minutes of work
 
@@ -44,13 +29,9 @@ def fixed_text() -> str:
     from the file $BENCH_TEXT when the run profiles an older engine that has no model_utils.texts."""
     if os.environ.get("BENCH_TEXT"):
         return Path(os.environ["BENCH_TEXT"]).read_text(encoding="utf-8")
-    from model_utils.texts import builtin_text
+    from model_utils.experiments.texts import builtin_text
 
     return builtin_text("long")
-
-
-def peak_rss_gb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9  # ru_maxrss is in KiB on Linux
 
 
 def timed(run, repeats: int, warm_up: bool = True) -> list[float]:
@@ -73,7 +54,7 @@ def set_temperature(model, temperature: float) -> None:
 
 def peer_statistics(model, ids: torch.Tensor, temperature: float) -> dict[str, np.ndarray]:
     """Eager pass with every layer's maps returned, then the statistics per layer from the maps."""
-    from model_utils.row_statistics import statistics_from_probabilities
+    from model_utils.engine.row_statistics import statistics_from_probabilities
 
     set_temperature(model, temperature)
     with torch.inference_mode():
@@ -85,7 +66,7 @@ def peer_statistics(model, ids: torch.Tensor, temperature: float) -> dict[str, n
 
 
 def token_ids(loaded, n_tokens: int) -> torch.Tensor:
-    from model_utils.analysis import tokenize
+    from model_utils.engine.analyze import tokenize
 
     ids, _ = tokenize(loaded, fixed_text(), n_tokens)
     return torch.tensor(ids)[None]
@@ -127,8 +108,8 @@ def bucket_cost(loaded, n_tokens: int, repeats: int) -> dict:
     """The fused kernel on layer 15's real queries and keys at n_tokens, 4 temperatures, with the context-length
     buckets (distance bins, and sums per bucket of 1,024 positions) against without (one bin, one bucket): what
     the buckets add to the statistics pass. Measured alternately in this process; ratio of the medians."""
-    from model_utils.kernel import load_kernel
-    from model_utils.metrics import distance_bins
+    from model_utils.core.statistics import distance_bins
+    from model_utils.engine.kernel.library import load_kernel
 
     kernel = load_kernel()
     inputs = analyze_bundled(loaded, n_tokens, keep_maps=[(15, 0)]).kept[15]
@@ -196,7 +177,7 @@ def cli_times(repeats: int) -> dict:
 
 def run_case(case: str, n_tokens: int, repeats: int) -> dict:
     from model_utils import load_model
-    from model_utils.loading import reference_copy
+    from tests.support.models import reference_copy
 
     if case == "cold":
         times = []
@@ -252,6 +233,8 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
 
 
 def main() -> None:
+    from model_utils.core.machine import peak_rss_gb
+
     case, n_tokens, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     torch.manual_seed(0)
     outcome = run_case(case, n_tokens, repeats)

@@ -1,16 +1,8 @@
-"""Load test (issue 13): N headless Chromium sessions open the collapse page on the bundled model, each with its own
-temperatures, at the same moment; once with admission control as it ships (K = one pass per core), once with K = 1,
-once with it off, each on a fresh server, side by side in one run -> bench/LOAD.md.
+"""Load test: N headless Chromium sessions open the collapse page on the bundled model at once, with admission control
+as shipped, with K = 1 and off, each on a fresh server -> bench/LOAD.md: correct results, time to the first chart,
+the server's peak RSS, and what happens to a session that leaves mid-pass or while it waits.
 
-Per run: how many sessions got their own correct result (their temperatures' losses equal the engine's, computed
-here beforehand, and no error box), p50 / p95 / max time from opening the page to its first chart, the server's peak
-RSS (VmHWM), and what the server log says about two extra sessions that leave: one closed in the middle of its pass
-(its pass must stop between layers and free the slot), one closed while it waits (it must leave the line). Before
-the runs, a check that dividing torch threads really divides the cores: which OS threads burn CPU when two passes
-run at once with 1 thread each, and with 2 each.
-
-    make loadtest        # .venv/bin/python -m bench.loadtest [--sessions 8] [--settings default 1 off]
-"""
+    make loadtest        # .venv/bin/python -m bench.loadtest [--sessions 8] [--settings default 1 off]"""
 
 from __future__ import annotations
 
@@ -25,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.pages import CHROMIUM, CHROMIUM_ARGS, DRAWN, ROOT, RUN_ENDED, Server, serving
-from components.settings import CORES, max_concurrent
+from components.serving.settings import CORES, max_concurrent
 
 BASE = (0.5, 1.0, 1.5)  # every session compares these with its own fourth temperature
 OWN = (2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 1.25, 1.75, 2.25, 2.75)  # the fourth temperature of session i
@@ -82,7 +74,7 @@ def _thread_cpu() -> dict[str, float]:
 
 
 def cores_check(tokens: int = 1024) -> list[dict]:
-    """Passes at once with a given torch thread count each (set in the pass's own thread, as components/cache.py
+    """Passes at once with a given torch thread count each (set in the pass's own thread, as components/serving/cache.py
     does): wall time and the CPU seconds of every OS thread that worked, read while the pass threads still live."""
     import torch
 
@@ -152,7 +144,7 @@ def _read_result(session: Session) -> None:
 
 def run(browser, setting: str, sessions: int) -> dict:
     env = {"ATTN_WARMUP": "0", "ATTN_MAX_CONCURRENT": "" if setting == "default" else setting}
-    with serving(ROOT, ["-m", "components.serve"], env) as server:
+    with serving(ROOT, ["-m", "components.serving.serve"], env) as server:
         # the session that will leave mid-pass opens first, so that it holds a slot when the others arrive
         leaver = _open(browser, server, LEAVING_MID_PASS)
         deadline = time.monotonic() + TIMEOUT_S
@@ -251,7 +243,7 @@ def markdown(runs: list[dict], reference: dict[str, float], cores: list[dict], s
 Written by `make loadtest` (`bench/loadtest.py`); issue 13. {sessions} headless Chromium sessions open the collapse
 page on the bundled model at the same moment, each with its own temperatures ({BASE[0]:g}, {BASE[1]:g},
 {BASE[2]:g} and one of {', '.join(f'{t:g}' for t in OWN[:sessions])}), on its default prompt (1,953 tokens) and
-window; each run on a fresh server (`python -m components.serve`, warm-up off so that only these requests run).
+window; each run on a fresh server (`python -m components.serving.serve`, warm-up off so that only these requests run).
 "Correct" means the session's outcome chart shows exactly its four temperatures and their losses equal the
 engine's own, computed in this process beforehand, to 1e-4; and no error box.
 
@@ -275,9 +267,9 @@ slot, and the second one leaving the line.
 ## Does dividing torch threads divide the cores?
 
 Passes of 1,024 tokens x 4 temperatures in one process, each setting its own thread count with
-`torch.set_num_threads` in the thread that runs it (as `components/cache.py` does at admission and between layers).
-OpenMP keeps the count per calling thread and the fused kernel reads it there (`torch.get_num_threads()`), so two
-passes with 1 thread each keep 2 OS threads busy, and two with 2 threads each keep 4 busy on {CORES} cores:
+`torch.set_num_threads` in the thread that runs it (as `components/serving/cache.py` does at admission and between
+layers). OpenMP keeps the count per calling thread and the fused kernel reads it there (`torch.get_num_threads()`),
+so two passes with 1 thread each keep 2 OS threads busy, and two with 2 threads each keep 4 busy on {CORES} cores:
 
 | passes at once | torch threads each | wall (slowest) | OS threads that worked | CPU seconds each |
 |---:|---:|---:|---:|---|

@@ -1,22 +1,9 @@
-"""How long each page takes to draw its last chart on a freshly started server (issue 14), side by side in one
-run, written to bench/PAGES.md. Three servers, each started fresh with the bundled model:
+"""How long each page takes to draw its last chart on a freshly started server, side by side in one run, written to
+bench/PAGES.md: the code before the warm-up (commit b16a54a), the server as `make run` starts it with pages opened
+at once and after its warm-up, new browser sessions alternated with a server that serves Streamlit's page unchanged,
+and a floor (a bare Streamlit page with three plotly charts). The server logs count the model passes.
 
-- before: the code before the warm-up (commit b16a54a, from `git archive`), `streamlit run app.py`;
-- now, at once: `python -m components.serve` (what `make run` starts), pages opened right away, during the warm-up;
-- now, warmed: the same, pages opened once the server's log says the warm-up is done.
-
-On each, a teacher's tab opens the app (the Softmax lab, by its URL) and clicks through the other pages in the
-sidebar; the clock runs from the navigation or the click until the page's title and all its plotly charts are drawn,
-nothing stale is left and the script run has ended. On the warmed server each page is also opened by its URL in a
-new browser session, as a student following a link (that adds the browser's loading of Streamlit's and plotly's
-JavaScript to every page), and in a new tab of a browser that opened the app before. The new sessions alternate,
-page by page and round by round, with a second warmed server that serves Streamlit's page unchanged
-($ATTN_EARLY_PLOTLY=0: plotly loaded only when the first chart arrives, components/serve.py). The floor is a bare
-Streamlit page with three plotly charts (bench/floor_app.py), opened the same way. The server logs count the model
-passes.
-
-    make bench-pages        # .venv/bin/python -m bench.pages [--before b16a54a] [--out bench/PAGES.md]
-"""
+    make bench-pages        # .venv/bin/python -m bench.pages [--before b16a54a] [--out bench/PAGES.md]"""
 
 from __future__ import annotations
 
@@ -33,15 +20,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, PAGES, free_port, stop, wait_until_healthy
+from model_utils.core.machine import usable_cores
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SCREENS, free_port, stop, wait_until_healthy
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 TITLES = {"": "Softmax lab", "maps": "Attention maps", "collapse": "Collapse inspector",
           "schedules": "Length schedules", "context": "Context length", "floor": "Floor"}
 FLOOR_CHARTS = 3  # bench/floor_app.py
 FLOOR_RUNS = 5
 SESSION_ROUNDS = 5  # new sessions per page and server, alternating between the two warmed servers
-TARGET_SECONDS = 3.0  # issue 14: every chart drawn within 3 s after the warm-up
+TARGET_SECONDS = 3.0  # every chart drawn within 3 s after the warm-up
 PAGE_TIMEOUT_S = 900
 RUN_ENDED = "!document.querySelector('[data-testid=\"stStatusWidget\"]')"
 DRAWN = "[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector('.main-svg')).length"
@@ -95,7 +83,7 @@ def serving(root: Path, command: list[str], env: dict[str, str] | None = None) -
 
 def _ready(path: str) -> str:
     """JavaScript: the page at `path` is drawn (title, all its charts, nothing stale) and its run has ended."""
-    charts = FLOOR_CHARTS if path == "floor" else PAGES[path][1]
+    charts = FLOOR_CHARTS if path == "floor" else SCREENS[path][1]
     return (f"() => {{ const h = document.querySelector('h1'); return !!h && h.innerText.trim() === {TITLES[path]!r} "
             f"&& {DRAWN} >= {charts} && {RUN_ENDED} && !document.querySelector('[data-stale=\"true\"]'); }}")
 
@@ -105,7 +93,7 @@ def _clean(page) -> bool:
             and page.locator('[data-testid="stAlertContentError"]').count() == 0)
 
 
-def click_through(browser, server: Server, paths=tuple(PAGES)) -> dict[str, tuple[float, bool]]:
+def click_through(browser, server: Server, paths=tuple(SCREENS)) -> dict[str, tuple[float, bool]]:
     """One tab: open the app at its first page, then click each other page in the sidebar; seconds per page and
     whether it came up clean (no exception box, no error line)."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
@@ -152,14 +140,14 @@ def alternating_sessions(browser, servers: dict[str, Server], rounds: int = SESS
     """Each page in `rounds` new sessions on each server, the servers taking turns (in reverse order every other
     round), so that a slow minute of the machine falls on both: per server and page, the median seconds and
     whether every opening came up clean."""
-    seen = {name: {path: [] for path in PAGES} for name in servers}
+    seen = {name: {path: [] for path in SCREENS} for name in servers}
     for round_ in range(rounds):
-        for path in PAGES:
+        for path in SCREENS:
             for name in (list(servers) if round_ % 2 == 0 else list(reversed(servers))):
                 seen[name][path].append(new_session(browser, servers[name], path))
     medians = {name: {path: (statistics.median(seconds for seconds, _ in runs), all(clean for _, clean in runs))
                       for path, runs in pages.items()} for name, pages in seen.items()}
-    for path in PAGES:
+    for path in SCREENS:
         print(f"  {TITLES[path]} (new sessions): " + ", ".join(
             f"{name} {medians[name][path][0]:.1f} s" for name in servers), flush=True)
     return medians
@@ -171,7 +159,7 @@ def new_tabs(browser, server: Server) -> dict[str, tuple[float, bool]]:
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     try:
         open_page(context, server, "")
-        times = {path: open_page(context, server, path) for path in PAGES}
+        times = {path: open_page(context, server, path) for path in SCREENS}
     finally:
         context.close()
     for path, (seconds, _) in times.items():
@@ -203,14 +191,15 @@ def measure(before_commit: str) -> dict:
         tree = before_tree(before_commit)
         app = (tree / "app.py").read_text()  # pages added since then are left out of the before column
         with serving(tree, ["-m", "streamlit", "run", "app.py"]) as server:
-            results["before"] = click_through(browser, server, [path for path in PAGES
+            results["before"] = click_through(browser, server, [path for path in SCREENS
                                                                  if f'url_path="{path or "softmax"}"' in app])
-        print("now: python -m components.serve, clicking through at once (during the warm-up)", flush=True)
-        with serving(ROOT, ["-m", "components.serve"]) as server:
+        print("now: python -m components.serving.serve, clicking through at once (during the warm-up)", flush=True)
+        with serving(ROOT, ["-m", "components.serving.serve"]) as server:
             results["at_once"] = click_through(browser, server)
-        print("now: python -m components.serve, after the warm-up (and one with ATTN_EARLY_PLOTLY=0)", flush=True)
-        with (serving(ROOT, ["-m", "components.serve"]) as server,
-              serving(ROOT, ["-m", "components.serve"], env={"ATTN_EARLY_PLOTLY": "0"}) as unchanged):
+        print("now: python -m components.serving.serve, after the warm-up (and one with ATTN_EARLY_PLOTLY=0)",
+              flush=True)
+        with (serving(ROOT, ["-m", "components.serving.serve"]) as server,
+              serving(ROOT, ["-m", "components.serving.serve"], env={"ATTN_EARLY_PLOTLY": "0"}) as unchanged):
             results["warm_up_s"] = server.wait_for("warm-up done")
             unchanged.wait_for("warm-up done")
             passes = server.passes() + unchanged.passes()
@@ -236,8 +225,8 @@ def cell(result: tuple[float, bool] | None) -> str:
 def markdown(results: dict, before_commit: str) -> str:
     columns = ("before", "at_once", "warmed", "warmed_new_sessions", "unchanged_new_sessions", "warmed_new_tabs")
     rows = [f"| {TITLES[path]} | " + " | ".join(cell(results[column].get(path)) for column in columns) + " |"
-            for path in PAGES]
-    first, *clicked = list(PAGES)
+            for path in SCREENS]
+    first, *clicked = list(SCREENS)
     within = all(results["warmed"][path][0] <= TARGET_SECONDS and results["warmed"][path][1] for path in clicked)
     slowest_click = max(results["warmed"][path][0] for path in clicked)
     header = " | ".join(["page", f"before ({before_commit}, `streamlit run`), one tab",
@@ -251,7 +240,7 @@ def markdown(results: dict, before_commit: str) -> str:
     floor = statistics.median(results["floor"])
     met = [TITLES[path] for path, (seconds, clean) in results["warmed_new_sessions"].items()
            if seconds <= TARGET_SECONDS and clean]
-    early = [results["warmed_new_sessions"][path][0] / results["unchanged_new_sessions"][path][0] for path in PAGES]
+    early = [results["warmed_new_sessions"][path][0] / results["unchanged_new_sessions"][path][0] for path in SCREENS]
     return f"""# Time to a page's last chart on a fresh server
 
 Written by `make bench-pages` (`bench/pages.py`); issue 14. Servers freshly started with the bundled model. A
@@ -276,12 +265,12 @@ measures that in the same run: `bench/floor_app.py`, a bare Streamlit page with 
 three points, took {floor:.1f} s to its last chart in a new session (median of {len(results['floor'])}:
 {", ".join(f"{t:.1f}" for t in results['floor'])} s). The app's pages took {min(fresh):.1f}-{max(fresh):.1f} s in a
 new session ({min(fresh) / floor:.2f}-{max(fresh) / floor:.2f}x the floor) and {min(tabs):.1f}-{max(tabs):.1f} s in a
-new tab of a browser that has the JavaScript cached; {len(met)} of {len(PAGES)} met {TARGET_SECONDS:g} s in a new
+new tab of a browser that has the JavaScript cached; {len(met)} of {len(SCREENS)} met {TARGET_SECONDS:g} s in a new
 session ({", ".join(met) if met else "none"}).
 
 Streamlit imports plotly's code (4.7 MB) only when a page's first chart arrives over the websocket, and running it
 takes the page's one thread most of a second on these machines. `make run` serves a page that imports it as soon as
-Streamlit's own code has run, before the websocket opens (components/serve.py, `early_plotly`). Against the same
+Streamlit's own code has run, before the websocket opens (components/serving/serve.py, `early_plotly`). Against the same
 page served unchanged, in the same minutes: {min(early):.2f}-{max(early):.2f}x the time to the last chart in a new
 session, page by page.
 
@@ -289,7 +278,7 @@ session, page by page.
 in the line, then its own pass) instead of a blank page and draws its charts when the pass ends, without a reload.
 Those first minutes cost about what they cost before, since the warm-up does the work the first visitors' pages
 did (and competes with them for the cores). The machine's load average when the run began (1, 5, 15 min): {load}
-on {os.cpu_count()} cores shared with other work, so the seconds of the model pages vary from run to run.
+on {usable_cores()} cores shared with other work, so the seconds of the model pages vary from run to run.
 """
 
 

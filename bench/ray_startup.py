@@ -1,14 +1,8 @@
-"""What Ray costs the tuner on this machine before the first document: start-up time and memory, for W = 1, 2.
+"""What Ray costs the tuner before the first document, for W = 1, 2 workers: ray.init, W empty actors, W model
+actors, and the resident memory of every Ray process, each W in its own process, Ray started as `tune --workers W`
+starts it. Prints a markdown table for bench/RESULTS.md.
 
-Each W runs in its own process (so the driver's memory is its own) and starts Ray exactly as `tune --workers W`
-does (model_utils.tune.start_ray: W CPUs, no dashboard, a 100 MB object store), then times
-1. ray.init, 2. W empty actors ready (Ray's own cost of a worker process), 3. W DocumentWorker actors ready (each
-has imported torch and loaded the model), and reads the resident memory (RSS) of every process of the local Ray:
-the driver, gcs_server, the raylet, Ray's other helper processes, and the actors. Prints a markdown table for
-bench/RESULTS.md.
-
-    python -m bench.ray_startup [--model bundled] [--workers 1 2]
-"""
+    python -m bench.ray_startup [--model bundled] [--workers 1 2]"""
 
 from __future__ import annotations
 
@@ -21,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 GB = 1e9
 
 
@@ -59,9 +53,11 @@ def measure(model: str, workers: int) -> dict:
     """One W, in this process: timings and memory (run by main() in a fresh process per W)."""
     import ray
 
-    from model_utils.loading import load_model
-    from model_utils.sweep import SweepSettings, model_fingerprint
-    from model_utils.tune import start_actors, start_ray
+    from model_utils.core.machine import usable_cores
+    from model_utils.engine.plugin import load_model
+    from model_utils.experiments.fingerprint import model_fingerprint
+    from model_utils.experiments.sweep import SweepSettings
+    from model_utils.experiments.tune.cluster import start_actors, start_ray
 
     started = time.perf_counter()
     start_ray(workers, None)
@@ -75,9 +71,10 @@ def measure(model: str, workers: int) -> dict:
     for actor in empties:
         ray.kill(actor)
     fingerprint = model_fingerprint(load_model(model), portable=True)  # the driver holds the model too, as in a tune
-    threads = max(1, (os.cpu_count() or 1) // workers)
+    threads = max(1, usable_cores() // workers)
     started = time.perf_counter()
-    start_actors(workers, threads, 1, (model, [1.0], SweepSettings(2048, 1024), None), fingerprint)
+    settings = SweepSettings(max_tokens=2048, bucket_size=1024)
+    start_actors(workers, threads, 1, (model, [1.0], settings, None), fingerprint)
     worker_seconds = time.perf_counter() - started
     memory = ray_processes()
     ray.shutdown()
@@ -96,7 +93,9 @@ def run_one(model: str, workers: int) -> dict:
 
 
 def table(model: str, results: list[dict]) -> str:
-    lines = [f"Ray {__import__('ray').__version__} start-up on {os.cpu_count()} cores, Python "
+    from model_utils.core.machine import usable_cores
+
+    lines = [f"Ray {__import__('ray').__version__} start-up on {usable_cores()} cores, Python "
              f"{platform.python_version()}; DocumentWorker actors load model `{model}`.", "",
              "| W | ray.init s | W empty actors ready s | W model actors ready s | driver GB | gcs_server GB | "
              "raylet GB | other Ray GB | per empty actor GB | per actor GB (model loaded) | all processes GB |",

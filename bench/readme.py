@@ -14,7 +14,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent  # the repository
 SWEEP = ROOT / "assets" / "sweeps" / "bundled-16k.json"
 TUNE = ROOT / "assets" / "tune" / "bundled-builtin" / "summary.json"
 
@@ -38,7 +38,7 @@ def interval(values: list[float], digits: int | None = None) -> str:
 
 def sweep_lines(document: dict) -> list[str]:
     """The verdict and the table behind it: NLL by position at T = 1, the best temperature, the schedules."""
-    from model_utils.findings import context_verdict
+    from model_utils.verdicts.context import context_verdict
 
     results = {result["label"]: result for result in document["results"]}
     reference = next(result for result in document["results"] if result["temperature"] == 1.0)

@@ -4,8 +4,8 @@ attention, and measure what the temperature does. Never imports streamlit or plo
     from model_utils import load_model, analyze
     report = analyze(load_model("bundled"), "Some text", temperatures=[0.5, 1, 2])
 
-Names are imported on first use (PEP 562), so `import model_utils.metrics` or the errors cost no torch import.
-"""
+The names below are imported on first use (PEP 562): importing this package, or a module of `core`, costs no torch
+import. It is the door through which the pages reach the engine (the import contract in pyproject.toml)."""
 
 import contextlib
 import gc
@@ -13,15 +13,20 @@ from collections.abc import Iterator
 from importlib import import_module
 
 _WHERE = {
-    "AnalysisError": "model_utils.errors",
-    "ModelLoadError": "model_utils.errors",
-    "LoadedModel": "model_utils.loading",
-    "load_model": "model_utils.loading",
-    "Report": "model_utils.analysis",
-    "TemperatureResult": "model_utils.analysis",
-    "analyze": "model_utils.analysis",
-    "set_threads": "model_utils.analysis",
-    "Schedule": "model_utils.schedules",
+    "AnalysisError": "model_utils.core.errors",
+    "ModelLoadError": "model_utils.core.errors",
+    "Schedule": "model_utils.core.schedules",
+    "LoadedModel": "model_utils.models",
+    "load_model": "model_utils.engine.plugin",
+    "AnalysisRequest": "model_utils.engine.analyze",
+    "analyze": "model_utils.engine.analyze",
+    "answer_token": "model_utils.engine.analyze",
+    "set_threads": "model_utils.engine.analyze",
+    "tokenize": "model_utils.engine.analyze",
+    "Report": "model_utils.engine.report",
+    "TemperatureResult": "model_utils.engine.report",
+    "SweepSettings": "model_utils.experiments.sweep",
+    "sweep": "model_utils.experiments.sweep",
 }
 
 __all__ = sorted([*_WHERE, "imports_without_collection"])
@@ -29,11 +34,9 @@ __all__ = sorted([*_WHERE, "imports_without_collection"])
 
 @contextlib.contextmanager
 def imports_without_collection() -> Iterator[None]:
-    """Import torch and transformers with the cyclic garbage collector off, then freeze what they made. Their
-    imports create hundreds of thousands of objects that live as long as the process, and the collector kept
-    scanning all of them: while they were made (0.6 s of a 3.2 s `import model_utils.__main__`), and in every full
-    collection after (0.19 s each in the served app, which Streamlit runs after every script run). Frozen, they are
-    left out of every later collection; the collector is back on for the code that follows."""
+    """Import torch and transformers with the cyclic garbage collector off, then freeze what they made: their
+    hundreds of thousands of long-lived objects are then left out of every later collection (Streamlit runs one
+    after every script run). The collector is back on for the code that follows."""
     gc.disable()
     try:
         yield

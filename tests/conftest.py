@@ -1,12 +1,13 @@
 """Shared fixtures: the tiny random model (fast, built in code) and the bundled model (slow: converted once)."""
 
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from model_utils import load_model
-from tests.architectures import save_model_folder
+from tests.support.architectures import save_model_folder
 
 # Deterministic examples: CI must not turn red on a new random draw; the space is still searched widely.
 settings.register_profile("explorer", derandomize=True, deadline=None, max_examples=200,
@@ -35,11 +36,30 @@ def tiny_sweep_file(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def document(tiny_sweep_file) -> dict:
+    return json.loads(tiny_sweep_file.read_text())
+
+
+@pytest.fixture(scope="session")
+def summary_file(tmp_path_factory) -> Path:
+    """The tuner's summary of the tiny model on the first two built-in documents of 2,048 tokens (twice its trained
+    length), with three temperatures and two schedules: the format the corpus view reads, as the tuner writes it."""
+    from model_utils.__main__ import main
+
+    folder = tmp_path_factory.mktemp("tune")
+    status = main(["tune", "--model", "tiny-random", "--corpus", "builtin", "--documents", "2", "--max-tokens", "2048",
+                   "--beyond-trained", "--bucket-size", "256", "--temperatures", "0.8", "1", "1.25",
+                   "--schedule", "yarn:trained", "--schedule", "logn:trained", "--out", str(folder / "out")])
+    assert status == 0
+    return folder / "out" / "summary.json"
+
+
 @pytest.fixture
 def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
     """The app's environment for AppTest: the tiny model, no operator model list, the tiny model's sweep as the
     context-length page's committed sweep, no corpus summary, and the page's own sweeps kept in a fresh folder."""
-    from components import settings
+    from components.serving import settings
 
     monkeypatch.setenv("ATTN_MODEL", "tiny-random")
     monkeypatch.delenv("ATTN_MODELS", raising=False)
@@ -56,7 +76,8 @@ def bundled():
 
 @pytest.fixture(scope="session")
 def architecture_folder(tmp_path_factory):
-    """name -> the saved model folder of that tiny architecture (tests/architectures.py), written once per session."""
+    """name -> the saved model folder of that tiny architecture (tests/support/architectures.py), written once per
+    session."""
     root = tmp_path_factory.mktemp("architectures")
     folders = {}
 
@@ -80,10 +101,3 @@ def architecture_model(architecture_folder):
         return models[name]
 
     return model
-
-
-SAMPLE_TEXT = (
-    "Attention weights come from a softmax over scores. Dividing the scores by a temperature above one "
-    "flattens the weights; dividing by a temperature below one sharpens them. The first token often collects "
-    "a large share of the weight, whatever it says."
-)

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from components import captions, figures
-from components.controls import layer_head_ui
-from components.model_page import MAPS_VIEW, ModelPage
-from components.parsing import parse_choice
-from components.url_state import linked_widget
-from model_utils.metrics import STATISTIC_LABELS, STATISTICS
+from components.present import captions, figures
+from components.present.parsing import parse_choice
+from components.widgets.controls import layer_head_ui
+from components.widgets.model_page import MAPS_VIEW, ModelPage
+from components.widgets.url_state import linked_widget
+from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
 
 MAX_MAP_TOKENS = MAPS_VIEW.limit  # beyond 256 a token-labelled n x n map is unreadable (and the kept q/k grow)
 

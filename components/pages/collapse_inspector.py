@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-from components import captions, figures
-from components.cache import cached_answer_token
-from components.model_page import COLLAPSE_VIEW, ModelPage
-from components.parsing import parse_choice
-from components.text import plain
-from components.url_state import linked_widget
-from model_utils.findings import NEAR_UNIFORM, findings, mass_shift_lines, sentence
-from model_utils.metrics import STATISTIC_LABELS, STATISTICS
+from components.present import captions, figures
+from components.present.parsing import parse_choice
+from components.present.text import plain
+from components.serving.cache import cached_answer_token
+from components.widgets.model_page import COLLAPSE_VIEW, ModelPage
+from components.widgets.url_state import linked_widget
+from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
+from model_utils.verdicts.findings import NEAR_UNIFORM, findings, mass_shift_lines, sentence
 
 TOKEN_LIMITS = (512, 1024, 2048, 4096)
 DEFAULT_ANSWER = "Marigold"

@@ -7,12 +7,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from components import captions, figures, settings
-from components.cache import cached_json_file, cached_model, cached_sweep
-from components.controls import sidebar_choices
-from components.downloads import sweep_downloads_ui
-from components.parsing import parse_choice
-from components.sweep_data import (
+from components.present import captions, figures
+from components.present.parsing import parse_choice
+from components.present.sweep_data import (
     constant_temperatures,
     corpus_trained_length,
     default_comparison,
@@ -25,13 +22,17 @@ from components.sweep_data import (
     statistic_by_bucket,
     summary_intervals,
 )
-from components.text import plain
-from components.url_state import linked_widget
+from components.present.text import plain
+from components.serving import settings
+from components.serving.cache import cached_json_file, cached_model, cached_sweep
+from components.widgets.controls import sidebar_choices
+from components.widgets.downloads import sweep_downloads_ui
+from components.widgets.url_state import linked_widget
 from model_utils import AnalysisError, ModelLoadError
-from model_utils.findings import context_verdict
-from model_utils.metrics import STATISTIC_LABELS, STATISTICS
-from model_utils.schedules import SCHEDULES, ScheduleRequest
-from model_utils.texts import SOURCE, builtin_text
+from model_utils.core.schedules import SCHEDULES, ScheduleRequest
+from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
+from model_utils.experiments.texts import SOURCE, builtin_text
+from model_utils.verdicts.context import context_verdict
 
 MEAN_OF_LAYERS = "mean of layers"
 COMMITTED, YOURS = "the committed sweep", "your run"
@@ -62,7 +63,8 @@ def checked_request(text: str, source: str, max_tokens: int, bucket_size: int, n
     if 1.0 not in temperatures:
         st.error(plain(captions.needs_reference(temperatures)))
         return None
-    from model_utils.analysis import tokenize  # the tokenizer only: the budget counts the tokens that would run
+
+    from model_utils import tokenize  # imports the engine: only when a sweep is asked for
 
     try:
         loaded = cached_model(choices.model)

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from components import captions, figures
-from components.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
-from components.parsing import parse_choice
-from components.url_state import linked_widget, seed
-from model_utils.schedules import SCHEDULES, Schedule
+from components.present import captions, figures
+from components.present.parsing import parse_choice
+from components.widgets.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
+from components.widgets.url_state import linked_widget, seed
+from model_utils.core.schedules import SCHEDULES, Schedule
 
 st.title("Length schedules")
 st.markdown(

@@ -4,11 +4,11 @@ import math
 
 import streamlit as st
 
-from components import captions, figures
-from components.controls import require_temperatures, sidebar_choices
-from components.parsing import MAX_SCORES, format_numbers, nearest_on_log_scale, parse_scores
-from components.text import plain
-from components.url_state import publish_to_url, seed
+from components.present import captions, figures
+from components.present.parsing import MAX_SCORES, format_numbers, nearest_on_log_scale, parse_scores
+from components.present.text import plain
+from components.widgets.controls import require_temperatures, sidebar_choices
+from components.widgets.url_state import publish_to_url, seed
 
 DEFAULT_SCORES = "5, 0, 0, 0, 0, 0, 0, 0"
 SLIDER_TEMPERATURES = [float(f"{0.1 * 10 ** (step / 20):.3g}") for step in range(41)]  # log-spaced, 0.1 .. 10

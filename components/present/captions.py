@@ -1,0 +1,310 @@
+"""The words and table rows the pages show, written from a report, a model's facts or the schedules' knobs: pure
+functions, no streamlit, so every sentence a page says is tested against the numbers it describes.
+
+Nothing here judges a result (model_utils.findings does); these functions say what was measured, over which
+queries, and what a knob makes true.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from model_utils.core.schedules import SCHEDULES, Schedule
+from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
+from model_utils.core.statistics import STATISTIC_LABELS
+from model_utils.verdicts.findings import direction_of
+
+if TYPE_CHECKING:  # the engine imports torch; the Softmax lab uses these captions without it
+    from model_utils.engine.report import Report
+
+NORMALIZED_ENTROPY = "H / ln(visible keys)"
+
+
+def number(value) -> str:
+    """1234 -> '1,234', 0.5 -> '0.5': whole numbers with thousands separators, others as %g."""
+    return f"{value:,g}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def fact_lines(facts: dict[str, object]) -> list[tuple[str, str]]:
+    """LoadedModel.facts() as (name, text) lines for the sidebar."""
+    return [(name, number(value)) for name, value in facts.items()]
+
+
+def measured_queries(report: Report) -> str:
+    """'the 30 queries at positions 1 to 30': what every statistic of the report averages."""
+    return (f"the {report.n_queries:,} {'query' if report.n_queries == 1 else 'queries'} at positions "
+            f"{report.q_start:,} to {report.n_tokens - 1:,}")
+
+
+def run_summary(report: Report) -> str:
+    """What ran and what the numbers average, for the caption under a page's text box."""
+    return (f"{report.n_tokens:,} tokens at {', '.join(report.labels)}, {report.mode} mode: computed in "
+            f"{report.seconds:.1f} s, then kept for an hour. Every statistic averages {measured_queries(report)}.")
+
+
+def nothing_distant_note(report: Report) -> str | None:
+    """Why the distant mass is 0 when no measured query has a key beyond its recent window and the sink (a text of
+    at most window + 1 tokens): then it is 0 by definition, not a finding. None when some query has distant keys."""
+    if report.n_tokens - 1 - report.window >= 1:  # the last query's keys 1 .. n - 1 - window are distant
+        return None
+    shorter = (f" or a recent window of at most {report.n_tokens - 2:,} tokens (sidebar)"
+               if report.n_tokens - 2 >= 1 else "")
+    return (f"Nothing in this text is distant: it has {report.n_tokens:,} tokens and the recent window is "
+            f"{report.window:,}, so every key a query sees is the first token (the sink) or among its last "
+            f"{report.window:,}. The distant mass is 0 at every temperature by definition, not because of the "
+            f"temperature. To see a distant part, use a text of more than {report.window + 1:,} tokens{shorter}.")
+
+
+def _layer_list(layers: Sequence[int]) -> str:
+    names = [str(layer) for layer in layers]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def window_note(windows: Sequence[int | None], recent_window: int) -> str | None:
+    """What sink, recent and distant mean in the model's sliding-window layers (None for a model without them)."""
+    sizes = sorted({size for size in windows if size})
+    if not sizes:
+        return None
+    parts = []
+    for size in sizes:
+        layers = [layer for layer, w in enumerate(windows) if w == size]
+        where = f"layer{'s' if len(layers) > 1 else ''} {_layer_list(layers)}" if len(layers) <= 8 else \
+            f"{len(layers)} of its {len(windows)} layers"
+        if recent_window >= size:
+            split = (f"recent is every key it sees (the recent window of {recent_window} covers the layer's "
+                     f"{size}) and distant is 0")
+        else:
+            split = (f"recent is its last {recent_window:,} keys and distant the {size - recent_window:,} keys it sees "
+                     "before those")
+        parts.append(f"In {where} a query sees only its last {size:,} keys. From query position {size:,} on, token 0 "
+                     f"is outside that window: its sink mass is 0, {split}; the normalized entropy divides by ln of "
+                     f"the keys the query sees, min(q + 1, {size:,}).")
+    return ("This model has sliding-window layers. " + " ".join(parts)
+            + " The maps leave keys outside a layer's window blank, as they leave later keys.")
+
+
+def map_titles(report: Report, layer: int, head: int | None) -> list[str]:
+    """One panel title per result: its label and the normalized entropy of the drawn head, or the mean of the
+    heads' normalized entropies for 'mean of heads'."""
+    titles = []
+    for result in report.results:
+        if head is None:
+            value = result.layer_mean("normalized_entropy")[layer]
+            titles.append(f"{result.label} · mean of heads' {NORMALIZED_ENTROPY} {value:.2f}")
+        else:
+            value = result.heads["normalized_entropy"][layer, head]
+            titles.append(f"{result.label} · {NORMALIZED_ENTROPY} {value:.2f}")
+    return titles
+
+
+def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_window: int | None = None) -> str:
+    """What the map panels and their titles show, and how many queries the titles' numbers average."""
+    rows = " (every row of the map but row 0, which sees only itself)" if report.q_start == 1 else ""
+    hidden = "later keys" + (f" and keys before this layer's window of {sliding_window:,}" if sliding_window else "")
+    number_is = (f"the mean of the {report.n_heads} heads' normalized entropies {NORMALIZED_ENTROPY}, each "
+                 f"averaged over {measured_queries(report)}{rows}; it is not the entropy of the averaged map drawn"
+                 if head is None else f"head {head}'s normalized entropy {NORMALIZED_ENTROPY}, averaged over "
+                 f"{measured_queries(report)}{rows}")
+    return (f"Mode: {report.mode}. Blank cells are keys the query cannot see ({hidden}). One colour scale for all "
+            f"panels{' (log10 of the weight)' if log_colour else ''}. The number in each title is {number_is}.")
+
+
+def grid_caption(report: Report, statistic: str) -> str:
+    """What each cell of the layer x head grids is."""
+    rows = " (every row of the map but row 0)" if report.q_start == 1 else ""
+    how = "geometric mean" if statistic == "top_ratio" else "mean"
+    return (f"Each cell: one head's {STATISTIC_LABELS[statistic]}, the {how} over {measured_queries(report)}{rows}.")
+
+
+def next_token_rows(report: Report) -> list[dict[str, str]]:
+    """The model's five likeliest next tokens with their probabilities, one row per result."""
+    return [{"temperature": result.label, **{f"#{i + 1}": f"{guess['token']!r} {guess['prob']:.2f}"
+                                             for i, guess in enumerate(result.next_token)}}
+            for result in report.results]
+
+
+def softmax_rows(scores: Sequence[float], temperatures: Sequence[float]) -> list[dict[str, object]]:
+    """The Softmax lab's table: top weight, entropy, entropy / ln n and the top / runner-up ratio per T."""
+    gap = max(scores) - sorted(scores)[-2]
+    rows = []
+    for t in temperatures:
+        weights = softmax_with_temperature(scores, t)
+        nats = float(entropy(weights))
+        rows.append({"T": f"{t:g}", "top weight": round(float(weights.max()), 4), "entropy (nats)": round(nats, 4),
+                     "entropy / ln n": round(nats / math.log(len(scores)), 4),
+                     f"top / runner-up (gap {gap:g})": f"{float(weight_ratio(gap, t)):.4g}x"})
+    return rows
+
+
+def schedule_rows(schedules: dict[str, Schedule]) -> list[dict[str, str]]:
+    """The schedules table: the formula at the knob's current value, what the explorer applies, the source."""
+    return [{"schedule": name, "multiplier m": schedule.formula, "applied here": SCHEDULES[name].applied,
+             "source": schedule.source} for name, schedule in schedules.items()]
+
+
+def _log_curves_that_coincide(lengths: dict[str, float]) -> str:
+    """Which of Qwen's log-n (held at 1 below L), SSMax (s = 1 / ln L) and log-n (base B) coincide, and where:
+    SSMax with L equals log-n with B = L at every length; Qwen's log-n with L equals either past L."""
+    qwen, ssmax, logn = lengths["qwen-logn"], lengths["ssmax"], lengths["logn"]
+    if qwen == ssmax == logn:
+        return (f"Three curves coincide past {number(qwen)} tokens, and that is no plotting error: with "
+                f"s = 1 / ln {qwen:g}, SSMax is exactly log-n with base {qwen:g}, and Qwen's log-n with "
+                f"L = {qwen:g} is the same curve held at 1 below {number(qwen)}.")
+    if ssmax == logn:
+        return (f"SSMax and log-n coincide at every length, no plotting error: with s = 1 / ln {ssmax:g}, SSMax is "
+                f"exactly log-n with base {ssmax:g}. Qwen's log-n (L = {qwen:g}) is another curve.")
+    for other, value, name in (("log-n", logn, "base"), ("SSMax", ssmax, "L")):
+        if qwen == value:
+            return (f"Qwen's log-n and {other} coincide past {number(qwen)} tokens: Qwen's log-n with L = {qwen:g} is "
+                    f"{other} with {name} = {qwen:g}, held at 1 below {number(qwen)}.")
+    return (f"With these knobs no two of Qwen's log-n (L = {qwen:g}), SSMax (L = {ssmax:g}) and log-n "
+            f"(base {logn:g}) coincide: they do when their lengths are equal.")
+
+
+def curves_caption(schedules: dict[str, Schedule]) -> str:
+    """What the schedule curves show at the knobs' current values."""
+    knob = {name: schedule.resolved_parameter for name, schedule in schedules.items()}
+    yarn = float(schedules["yarn"].multipliers(1)[0])
+    return " ".join([
+        _log_curves_that_coincide(knob),
+        f"Log-n goes below 1 (softer) for contexts shorter than its base, {number(knob['logn'])} tokens, and "
+        f"SSMax below its L, {number(knob['ssmax'])}; Qwen's log-n never does.",
+        f"Llama 4's steps start at {number(knob['llama4'])} tokens; YaRN's factor is the same at every position "
+        f"(m = {yarn:.3f} for s = {knob['yarn']:g}).",
+    ])
+
+
+def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
+    """Which way `schedule`, result `view` of the report, moved the measured queries of this prompt (the shares of
+    softer and sharper queries come from model_utils.findings.direction_of), and what of it is applied."""
+
+    direction = direction_of(report, view)
+    unchanged = 1.0 - direction.softer_share - direction.sharper_share
+    rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind == "mixed" and unchanged else ""
+    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction.describe()}{rest}, over "
+            f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")
+
+
+# --- the context-length page ------------------------------------------------------------------------------------
+
+
+def _labels(labels: Sequence[str]) -> str:
+    return ", ".join(labels)
+
+
+def sweep_caption(document: dict) -> str:
+    """What a sweep document is: model, text, trained length, buckets, what ran, and how it was made."""
+    results = document["results"]
+    constants = [r["label"] for r in results if r["temperature"] is not None]
+    schedules = [r["label"] for r in results if r["temperature"] is None]
+    buckets = document["buckets"]
+    said = [f"{document['model']} on {document['n_tokens']:,} tokens of {document['text_source']}; trained length "
+            f"{document['trained_length']:,} (the dashed line on every chart).",
+            f"{len(buckets)} buckets of query positions {buckets[0][0]:,} to {buckets[-1][1] - 1:,}, boundaries at "
+            f"multiples of {document['bucket_size']:,}; recent window {document['window']} tokens.",
+            f"{len(constants)} constant temperature{'s' if len(constants) != 1 else ''} ({_labels(constants)}) and "
+            + (f"{len(schedules)} schedule{'s' if len(schedules) != 1 else ''} ({_labels(schedules)})" if schedules
+               else "no schedule")
+            + f", each its own in-model pass with T in every layer: {document['seconds']:,.0f} s of compute."]
+    run = document.get("run")
+    if run:
+        said.append(f"Made on {run['date']} ({run['machine']}) by: {run['command']}")
+    return " ".join(said)
+
+
+def no_context_verdict(document: dict) -> str:
+    """Why a sweep has no context-length verdict (model_utils.findings.context_verdict returned None)."""
+    trained, n = document["trained_length"], document["n_tokens"]
+    if n <= trained:
+        return (f"No verdict about the context past the trained length: this text ends at {n:,} tokens, within the "
+                f"trained length of {trained:,}, so no position lies past it. To get one, run a text longer than "
+                f"{trained:,} tokens with 'Run past the trained length' ticked.")
+    buckets = document["buckets"]
+    side = "past" if not any(start >= trained for start, _ in buckets) else "within"
+    return (f"No verdict about the context past the trained length: no bucket of {document['bucket_size']:,} "
+            f"positions lies wholly {side} the trained length of {trained:,} (the text runs to {n:,} tokens). "
+            "Choose a bucket size that divides the trained length, or a longer text.")
+
+
+def past_bucket_without_loss(bucket: tuple[int, int]) -> str:
+    start, stop = bucket
+    return (f"No verdict: the bucket of positions {start:,} to {stop - 1:,} past the trained length holds only the "
+            "text's last token, which has no next token to score, so its loss is missing. Run at least one token more "
+            "or fewer, so that the last bucket has a position with a next token.")
+
+
+def needs_reference(temperatures: Sequence[float]) -> str:
+    return (f"The sweep compares every temperature with T = 1, and the sidebar's temperatures "
+            f"({', '.join(f'{t:g}' for t in temperatures)}) do not include it: add 1 to them.")
+
+
+def sweep_over_budget(n_tokens: int, temperatures: int, schedules: int, max_work: int,
+                      trained_length: int | None = None) -> str | None:
+    """The refusal of a sweep whose tokens x passes exceed the server's budget (None when it fits), saying so when
+    the most tokens that fit cannot reach past the trained length."""
+    passes = temperatures + schedules
+    if n_tokens * passes <= max_work:
+        return None
+    allowed = max(2, max_work // passes)
+    short = (f" That is not past the model's trained length of {trained_length:,}: with {passes} passes this server "
+             "cannot run past it." if trained_length is not None and allowed <= trained_length < n_tokens else "")
+    return (f"This server runs at most {max_work:,} tokens x passes per request, and this sweep asks for {n_tokens:,} "
+            f"tokens x {passes} passes ({temperatures} temperature{'s' if temperatures != 1 else ''} + {schedules} "
+            f"schedule{'s' if schedules != 1 else ''}) = {n_tokens * passes:,}. Ask for at most {allowed:,} tokens, "
+            f"or fewer temperatures or schedules.{short}")
+
+
+def best_caption(document: dict) -> str:
+    """How the best temperature per bucket and its interval were found, from the document's bootstrap settings."""
+    boot = document["bootstrap"]
+    return (f"Each point: the constant temperature with the lowest mean NLL over the bucket's positions; the bars are "
+            f"its {boot['confidence']:.0%} interval over {boot['resamples']:,} resamples ({boot['method']}"
+            f"{', blocks of ' + format(boot['block'], ',') + ' positions' if 'block' in boot else ''}). Only the "
+            "temperatures tried can be best: the ticks on the y axis.")
+
+
+CORPUS_NAMES = 8  # documents named in the corpus caption; more are counted
+
+
+def corpus_caption(summary: dict, trained_length: int | None) -> str:
+    """Which documents and tokens a corpus summary covers, and how its intervals were made."""
+    corpus = summary["corpus"]
+    tokens = corpus["tokens"]
+    each = f"{tokens[0]:,} tokens each" if len(set(tokens)) == 1 else f"{min(tokens):,} to {max(tokens):,} tokens"
+    boot = summary["bootstrap"]
+    line = ("the dashed line is the trained length" if trained_length is not None else
+            "the summary does not record the trained length, so no line is drawn")
+    names = [entry["name"] for entry in corpus.get("list", [])]
+    listed = ", ".join(names[:CORPUS_NAMES]) + (f" and {len(names) - CORPUS_NAMES:,} more"
+                                               if len(names) > CORPUS_NAMES else "")
+    return (f"Corpus: {corpus['documents']} documents ({each}, {sum(tokens):,} in all) from {corpus['source']}"
+            + (f" ({listed})" if names else "") + f"; model {summary['model']}; {len(summary['results'])} passes "
+            f"per document. Mean NLL pooled over the documents' positions in each bucket, with "
+            f"{boot['confidence']:.0%} intervals over {boot['resamples']:,} resamples ({boot['method']}); {line}.")
+
+
+def position_caption(layer: int | None, statistic: str) -> str:
+    how = "geometric mean" if statistic == "top_ratio" else "mean"
+    over = "over every layer and head" if layer is None else f"over the heads of layer {layer}"
+    return (f"Each point: the {how} {over} of the {STATISTIC_LABELS[statistic]}, averaged over the bucket's queries "
+            "(the sink is the first token, recent the last `window` keys, distant everything between).")
+
+
+def distance_caption(layer: int | None) -> str:
+    over = "every layer and head" if layer is None else f"the heads of layer {layer}"
+    return (f"Share of attention at each key distance, mean over {over} and the bucket's queries: a column sums to "
+            "1. Distances longer than a query's position cannot occur, so the top left stays dark. The first token "
+            "(the sink) lies at distance q from the query at position q, so its mass is in the top filled bin of "
+            "each column (in the first bucket it is spread over the bins): choose the sink mass above to see how "
+            "much of it that is.")
+
+
+def identical_lines(groups: Sequence[Sequence[str]]) -> str | None:
+    """Which lines of a chart hide each other because their numbers are identical (None: no two are)."""
+    if not groups:
+        return None
+    said = "; ".join(" and ".join(group) if len(group) == 2 else ", ".join(group[:-1]) + " and " + group[-1]
+                     for group in groups)
+    return f"Identical numbers, so one line hides the other: {said}."

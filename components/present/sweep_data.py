@@ -1,0 +1,132 @@
+"""A sweep document or a corpus summary read into the arrays the figures draw and the rows the CSV holds: pure
+numpy, averaged as the engine averages (geometric for top_ratio). Nothing here judges: the verdicts are
+model_utils.verdicts'."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from model_utils.core.statistics import STATISTICS, statistic_mean
+
+ARRAYS = ("distance_profile", "distance_profile_layers")  # per result, besides every statistic of "heads"
+
+
+def with_arrays(document: dict) -> dict:
+    """`document` with each result's per-head statistics and distance profiles as float arrays: the committed
+    sweep holds some 400,000 numbers, and as arrays a cached copy is a few objects instead of that many (every run
+    of the page unpickles one). A corpus summary, which holds none of them, comes back as it was."""
+    for result in document.get("results", []):
+        if "heads" in result:
+            result["heads"] = {name: np.asarray(values, dtype=np.float64) for name, values in result["heads"].items()}
+        for key in ARRAYS:
+            if key in result:
+                result[key] = np.asarray(result[key], dtype=np.float64)
+    return document
+
+
+def constant_temperatures(document: dict) -> list[float]:
+    """The constant temperatures of a sweep or a summary, in the order they were run."""
+    return [result["temperature"] for result in document["results"] if result["temperature"] is not None]
+
+
+def reference_result(document: dict) -> dict:
+    """The T = 1 result every other is compared with (a sweep always runs it)."""
+    return next(result for result in document["results"] if result["temperature"] == 1.0)
+
+
+def nll_by_bucket(result: dict) -> np.ndarray:
+    """[bucket] mean next-token NLL of a result; NaN for a bucket without a position that has a next token."""
+    return np.array([np.nan if value is None else value for value in result["nll"]], dtype=np.float64)
+
+
+def statistic_by_bucket(result: dict, statistic: str, layer: int | None = None) -> np.ndarray:
+    """[bucket] one statistic of a sweep result: the mean over the heads of `layer`, or over every layer and head
+    (layer None)."""
+    values = np.asarray(result["heads"][statistic], dtype=np.float64)  # [bucket, layer, head]
+    return (statistic_mean(values, statistic, axis=(1, 2)) if layer is None
+            else statistic_mean(values[:, layer], statistic, axis=1))
+
+
+def distance_by_bucket(result: dict, layer: int | None = None) -> np.ndarray:
+    """[bucket, distance bin] attention mass by key distance, mean over heads and over the layers (or of `layer`)."""
+    if layer is None:
+        return np.asarray(result["distance_profile"], dtype=np.float64)
+    return np.asarray(result["distance_profile_layers"], dtype=np.float64)[:, layer, :]
+
+
+def n_layers(document: dict) -> int:
+    return len(document["results"][0]["heads"]["entropy"][0])
+
+
+def sweep_rows(document: dict) -> list[dict]:
+    """One row per (bucket, temperature or schedule): the bucket's positions, the mean NLL, and each statistic as a
+    mean over layers and heads (geometric for top_ratio)."""
+    means = [{name: statistic_by_bucket(result, name) for name in STATISTICS} for result in document["results"]]
+    rows = []
+    for index, (start, stop) in enumerate(document["buckets"]):
+        for result, statistics in zip(document["results"], means, strict=True):
+            row = {"bucket_start": start, "bucket_stop": stop, "label": result["label"],
+                   "temperature": result["temperature"], "schedule": result["schedule"], "nll": result["nll"][index]}
+            rows.append(row | {name: float(values[index]) for name, values in statistics.items()})
+    return rows
+
+
+def past_bucket_without_loss(document: dict) -> tuple[int, int] | None:
+    """A bucket past the trained length without any position that has a next token (its NLL is missing), which
+    context_verdict cannot average; None when there is none."""
+    trained = document["trained_length"]
+    reference = reference_result(document)
+    for (start, stop), nll in zip(document["buckets"], reference["nll"], strict=True):
+        if start >= trained and nll is None:
+            return start, stop
+    return None
+
+
+def default_comparison(document: dict) -> str:
+    """The result drawn next to T = 1 on opening: the best constant temperature of the last bucket, if it is not
+    T = 1, else the first result that is not T = 1."""
+    others = [result["label"] for result in document["results"] if result["temperature"] != 1.0]
+    last = document["best"][-1]["temperature"] if document["best"] else 1.0
+    chosen = [result["label"] for result in document["results"] if result["temperature"] == last != 1.0]
+    return (chosen or others or [reference_result(document)["label"]])[0]
+
+
+def corpus_trained_length(summary: dict, documents: Sequence[dict | None] = ()) -> int | None:
+    """The trained length of a corpus summary: its settings' own, or (when the tuner ran with the model's default,
+    which the summary does not write down) that of a sweep document of the same model; None if neither says."""
+    given = summary.get("settings", {}).get("trained_length")
+    if given is not None:
+        return int(given)
+    for document in documents:
+        if document is not None and document["model"] == summary["model"]:
+            return int(document["trained_length"])
+    return None
+
+
+def summary_intervals(result: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) [bucket] of a corpus result's interval of the mean NLL."""
+    bounds = np.asarray(result["nll_interval"], dtype=np.float64)
+    return bounds[:, 0], bounds[:, 1]
+
+
+def identical_results(results: Sequence[dict], key: str = "nll") -> list[list[str]]:
+    """Groups of two or more results whose `key` numbers are identical (their lines are drawn on top of each other),
+    by label, in the order they were run."""
+    seen: list[tuple[object, list[str]]] = []
+    for result in results:
+        group = next((labels for values, labels in seen if _equal(values, result[key])), None)
+        if group is None:
+            seen.append((result[key], [result["label"]]))
+        else:
+            group.append(result["label"])
+    return [labels for _, labels in seen if len(labels) > 1]
+
+
+def _equal(first, second) -> bool:
+    """Equal numbers (lists or arrays, or dicts of them; None and NaN count as equal to each other)."""
+    if isinstance(first, dict):
+        return first.keys() == second.keys() and all(_equal(first[key], second[key]) for key in first)
+    left, right = (np.asarray(values, dtype=np.float64) for values in (first, second))
+    return left.shape == right.shape and bool(np.array_equal(left, right, equal_nan=True))

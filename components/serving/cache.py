@@ -1,0 +1,242 @@
+"""The app's caches: one model object per process, and bounded caches of reports, answer tokens and sweeps, with
+model passes admitted through the process's gate and followed by anyone who asks for the same result meanwhile
+(docs/ARCHITECTURE.md, Serving)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable
+
+import streamlit as st
+from streamlit.logger import get_logger
+from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check, get_script_run_ctx
+
+from components.serving import settings
+from components.serving.admission import (
+    WARM_UP,
+    Flight,
+    Flights,
+    Gate,
+    Place,
+    following_message,
+    queue_message,
+    queued_status,
+)
+from model_utils import imports_without_collection
+
+with imports_without_collection():  # torch and transformers, imported here by the warm-up or the first model page
+    from model_utils import LoadedModel, Report, Schedule, analyze, answer_token, load_model, set_threads
+
+# (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
+TemperatureKey = float | tuple[str, float]
+GATE = Gate(settings.MAX_CONCURRENT)
+FLIGHTS = Flights()
+get_logger("components")  # the server log shows the components' INFO lines (passes, queue, warm-up)
+log = get_logger(__name__)
+_passes = itertools.count(1)
+
+
+def _who() -> str:
+    return WARM_UP if threading.current_thread().name == WARM_UP else "a visitor"
+
+
+def _share_the_cores() -> None:
+    """Give the pass running in this thread its share of the cores: cores // (passes running), at least one torch
+    thread. OpenMP keeps the count per calling thread, and the fused kernel reads it there (torch.get_num_threads),
+    so this sets the pass's own team only. Called at admission and between layers, as passes come and go. With
+    admission control off, every pass keeps torch's default (all cores): that is the oversubscribed baseline."""
+    if GATE.slots is not None:
+        set_threads(settings.CORES // max(1, GATE.running))
+
+
+def _sharing_the_cores(progress: Callable[[float, str], None]) -> Callable[[float, str], None]:
+    """The engine's between-layers callback: re-divide the cores among the passes running, then report."""
+    def between_layers(fraction: float, message: str) -> None:
+        _share_the_cores()
+        progress(fraction, message)
+
+    return between_layers
+
+
+def _in_script_run() -> bool:
+    return get_script_run_ctx(suppress_warning=True) is not None
+
+
+class _Progress:
+    """A computation's progress: a bar when a page's script run asked for it (none in the warm-up thread), and the
+    text its followers see (FLIGHTS). Every bar update is a point where Streamlit stops a run whose visitor left."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.bar = st.progress(0.0, text=text) if _in_script_run() else None
+        FLIGHTS.report(0.0, text)
+
+    def __call__(self, fraction: float, message: str) -> None:
+        if message.startswith("Layer ") and fraction >= 1.0:  # the engine's estimate covers the layers only
+            message = "Every layer done; now the loss and the predictions at every position (the last step)"
+        FLIGHTS.report(fraction, message)
+        if self.bar is not None:
+            self.bar.progress(min(1.0, fraction), text=message)
+
+    def queued(self, place: Place) -> None:
+        """Called every half second while waiting: redraws only when the place changes (a message drawn inside a
+        cached function is recorded and replayed on every hit), but lets Streamlit stop the run every time."""
+        text = queue_message(place)
+        FLIGHTS.report(0.0, queued_status(place))
+        if self.bar is not None and text != self.text:
+            self.bar.progress(0.0, text=text)
+        else:
+            check = get_run_yield_check()  # what any st call does first: raise StopException if the visitor left
+            if check is not None:
+                check()
+        self.text = text
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.empty()
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def cached_model(name: str) -> LoadedModel:
+    progress = _Progress(f"Loading model {name}")
+    loaded = load_model(name, progress=progress)
+    progress.close()
+    return loaded
+
+
+def _spec(key: TemperatureKey) -> float | Schedule:
+    return Schedule(key[0], key[1]) if isinstance(key, tuple) else key
+
+
+def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
+         max_tokens: int, keep_maps, q_start: int | None = None) -> Report:
+    loaded = cached_model(model_name)
+    progress = _Progress("Running the model")
+    who = _who()
+    with GATE.admitted(who, on_wait=progress.queued):
+        _share_the_cores()
+        log.info("model pass %d for %s: %d temperature(s), up to %d tokens, %s mode (%d running, %d waiting)",
+                 next(_passes), who, len(temperatures), max_tokens, mode, GATE.running, GATE.waiting)
+        # these pages stay within the model's trained context; only the context-length page goes past it, when asked
+        report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
+                         keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions), q_start=q_start,
+                         progress=_sharing_the_cores(progress))
+    progress.close()
+    return report
+
+
+@st.cache_data(show_spinner=False, max_entries=12, max_size="256mb", ttl=3600)
+def cached_report(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
+                  max_tokens: int) -> Report:
+    """Statistics, loss and last-query rows: small (a few MB), so a dozen are kept."""
+    return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps=None)
+
+
+@st.cache_data(show_spinner=False, max_entries=4, max_size="512mb", ttl=3600)
+def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str,
+                            window: int, max_tokens: int, q_start: int | None = None) -> Report:
+    """Also keeps every layer's queries and keys, so any layer / head map re-draws without running the model
+    (about 100 MB at 256 tokens and 4 temperatures on the bundled model, hence only four kept). `q_start`: the
+    first query the statistics average (None: the engine's default, past the recent window)."""
+    return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps="all", q_start=q_start)
+
+
+@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
+def cached_answer_token(model_name: str, prompt: str, answer: str) -> tuple[int, str]:
+    """Id and text of the first token of `answer` after `prompt` (model_utils.analysis.answer_token)."""
+    return answer_token(cached_model(model_name), prompt, answer)
+
+
+def _follow(flight: Flight) -> None:
+    """Wait for someone else's computation of the same result, drawing its progress when a page is waiting."""
+    bar = st.progress(0.0, text=following_message(flight.who, flight.message)) if _in_script_run() else None
+    while not flight.landed.wait(0.5):
+        if bar is not None:
+            bar.progress(min(1.0, flight.fraction), text=following_message(flight.who, flight.message))
+    if bar is not None:
+        bar.empty()
+
+
+def computed_once(function: Callable, *args, **kwargs):
+    """`function(*args, **kwargs)` (a cached function of this module), computed once however many ask for it at
+    the same time: while the same call is in flight (the warm-up's or another visitor's), follow its progress,
+    then read its result from the cache. If that computation was stopped, this one computes it."""
+    key = (function.__qualname__, args, tuple(sorted(kwargs.items())))
+    while True:
+        flight, mine = FLIGHTS.join(key, _who())
+        if mine:
+            break
+        _follow(flight)
+    try:
+        return function(*args, **kwargs)
+    finally:
+        FLIGHTS.land(flight)
+
+
+# --- the context-length page ------------------------------------------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
+def cached_json_file(path: str, modified: float) -> dict:
+    """A committed result (a sweep document or a corpus summary), parsed, its big tables as arrays
+    (sweep_data.with_arrays). Keyed by the file's modification time too, so a file replaced on disk is
+    read again."""
+    import json
+    from pathlib import Path
+
+    from components.present.sweep_data import with_arrays
+
+    return with_arrays(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+@st.cache_data(show_spinner=False, max_entries=4, max_size="256mb", ttl=3600)
+def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], max_tokens: int,
+                 bucket_size: int, window: int, beyond_trained: bool, source: str) -> dict:
+    """A context-length sweep document (model_utils.sweep.sweep): one in-model pass per temperature or schedule.
+    The progress bar appears with the first pass that runs (a refused or fully cached sweep draws none) and says
+    which pass and which layer it is at."""
+    import time
+
+    from model_utils import SweepSettings, sweep
+
+    loaded = cached_model(model_name)
+    passes, bar, current = len(temperatures), [], {"index": 0, "label": ""}
+
+    def on_start(label: str, index: int) -> None:
+        current.update(index=index, label=label)
+        if not bar:  # the first pass to run: passes before it came from the pass cache
+            bar.append(st.progress(0.0))
+            current.update(started=time.perf_counter(), first=index / passes)
+        bar[0].progress(index / passes, text=f"Pass {index + 1} of {passes}: {label}")
+
+    def on_layer(fraction: float, message: str) -> None:
+        done = min(1.0, (current["index"] + fraction) / passes)
+        ran = done - current["first"]  # the share of the sweep run so far, at the speed measured since
+        left = (time.perf_counter() - current["started"]) * (1.0 - done) / ran if ran > 0 else 0.0
+        layer = message.split(" (")[0]  # "Layer 3 of 30": the engine's estimate is for this pass only
+        bar[0].progress(done, text=f"Pass {current['index'] + 1} of {passes}: {current['label']}, {layer.lower()}; "
+                                   f"about {left:.0f} s left for the sweep")
+
+    waiting: list[_Progress] = []  # a bar only if the sweep has to wait for a slot
+
+    def queued(place: Place) -> None:
+        if not waiting:
+            waiting.append(_Progress(queue_message(place)))
+        waiting[0].queued(place)
+
+    who = _who()
+    with GATE.admitted(who, on_wait=queued):  # the whole sweep holds one slot, like one analysis
+        for element in waiting:
+            element.close()
+        _share_the_cores()
+        log.info("model pass %d for %s: a context-length sweep, %d pass(es), up to %d tokens (%d running, %d "
+                 "waiting)", next(_passes), who, passes, max_tokens, GATE.running, GATE.waiting)
+        document = sweep(loaded, text, [_spec(t) for t in temperatures],
+                         SweepSettings(max_tokens=max_tokens, bucket_size=bucket_size, window=window,
+                                       beyond_trained=beyond_trained),
+                         source=source, cache_dir=settings.SWEEP_PASSES, on_start=on_start,
+                         progress=_sharing_the_cores(on_layer))
+    for element in bar:
+        element.empty()
+    return document

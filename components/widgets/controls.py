@@ -1,0 +1,117 @@
+"""Widget groups as `*_ui()` functions that return plain values. Every widget has a key and goes through the URL
+round trip of widgets/url_state.py, so a shared link reproduces the view.
+
+Widgets shared by all pages live in the sidebar (drawn by app.py on every run) and are read back by pages through
+`sidebar_choices()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from components.present.parsing import (
+    MAX_UI_TEMPERATURES,
+    MAX_WINDOW,
+    format_numbers,
+    parse_choice,
+    parse_temperatures,
+    parse_window,
+)
+from components.present.text import plain
+from components.serving.settings import (
+    DEFAULT_TEMPERATURES,
+    DEFAULT_WINDOW,
+    MAX_TEXT_CHARS,
+    SHORT_TEXT_IN_URL,
+    available_models,
+    example_text,
+)
+from components.widgets.url_state import linked_widget, publish_to_url, seed
+from model_utils.core.errors import AnalysisError
+from model_utils.core.limits import MODES
+from model_utils.core.softmax import TEMPERATURE_RANGE
+
+MODE_HELP = {
+    "in-model": "T inside every layer during the pass: later layers and the predictions change.",
+    "isolated": "each layer's T = 1 scores re-softmaxed at T, inputs held fixed: loss stays that of T = 1.",
+}
+MEAN_OF_HEADS = "mean of heads"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SidebarChoices:
+    """The sidebar's choices. `temperatures` is None when the text could not be parsed (see `error`)."""
+
+    model: str
+    temperatures: tuple[float, ...] | None
+    error: str | None
+    mode: str
+    window: int
+
+
+def sidebar_ui() -> SidebarChoices:
+    """The shared sidebar: model, temperatures, mode, recent window."""
+    models = available_models()
+    seed("temperatures", DEFAULT_TEMPERATURES, lambda raw: format_numbers(parse_temperatures(raw)), url_key="t")
+    with st.sidebar:
+        model = linked_widget(st.selectbox, "Model", key="model", url_key="model", default=models[0], options=models,
+                              parse=lambda raw: parse_choice(raw, models),
+                              to_url=lambda name: name if len(models) > 1 else None, keep_default=True,
+                              help="Models the operator of this server made available.")
+        st.text_input("Temperatures to compare", key="temperatures", max_chars=80,
+                      help=f"Up to {MAX_UI_TEMPERATURES} numbers in {TEMPERATURE_RANGE}, e.g. 0.5, 1, 2. "
+                           "T > 1 softens attention, T < 1 sharpens it.")
+        mode = linked_widget(st.radio, "Mode", key="mode", url_key="mode", default=MODES[0], options=MODES,
+                             parse=lambda raw: parse_choice(raw, MODES), keep_default=True,
+                             captions=[MODE_HELP[mode] for mode in MODES])
+        window = linked_widget(st.number_input, "Recent window (tokens)", key="window", url_key="window",
+                               default=DEFAULT_WINDOW, parse=parse_window, keep_default=True, min_value=1,
+                               max_value=MAX_WINDOW, step=1,
+                               help="Keys within this many positions of the query count as recent; the first token "
+                                    "(the sink) is always counted on its own. In a sliding-window layer a query "
+                                    "sees only the keys in the layer's window: the pages say what that changes.")
+    try:
+        temperatures, error = parse_temperatures(st.session_state["temperatures"]), None
+    except AnalysisError as problem:
+        temperatures, error = None, str(problem)
+        st.sidebar.error(f"Temperatures: {plain(error)}")
+    publish_to_url({"t": ",".join(f"{t:g}" for t in temperatures) if temperatures else None})
+    return SidebarChoices(model=model, temperatures=temperatures, error=error, mode=mode, window=int(window))
+
+
+def sidebar_choices() -> SidebarChoices:
+    """The sidebar's choices for a page (app.py stores them before running the page)."""
+    return st.session_state["_sidebar"]
+
+
+def require_temperatures(choices: SidebarChoices) -> tuple[float, ...]:
+    """The parsed temperatures, or an error on the page and stop."""
+    if choices.temperatures is None:
+        st.error(f"Fix the temperatures in the sidebar: {plain(choices.error)}")
+        st.stop()
+    return choices.temperatures
+
+
+def text_ui(key: str, example: str, label: str, height: int = 150, help_text: str | None = None) -> str:
+    """A text box seeded with an example (or the link's text); the text goes into the link while it is short."""
+    return linked_widget(st.text_area, label, key=key, url_key="text", default=example_text(example),
+                         parse=lambda raw: raw[:MAX_TEXT_CHARS],
+                         to_url=lambda text: text if len(text) <= SHORT_TEXT_IN_URL else None,
+                         height=height, max_chars=MAX_TEXT_CHARS, help=help_text)
+
+
+def layer_head_ui(n_layers: int, n_heads: int, key_prefix: str) -> tuple[int, int | None]:
+    """Layer and head pickers (head None = mean of heads), seeded from and written back to the URL."""
+    layers, heads = list(range(n_layers)), [MEAN_OF_HEADS, *range(n_heads)]
+    for key, options in ((f"{key_prefix}_layer", layers), (f"{key_prefix}_head", heads)):
+        if key in st.session_state and st.session_state[key] not in options:  # the model changed under a choice
+            del st.session_state[key]
+    left, right = st.columns(2)
+    layer = linked_widget(left.selectbox, "Layer", key=f"{key_prefix}_layer", url_key="layer",
+                          default=min(n_layers - 1, n_layers // 2), options=layers,
+                          parse=lambda raw: parse_choice(raw, layers))
+    head = linked_widget(right.selectbox, "Head", key=f"{key_prefix}_head", url_key="head", default=MEAN_OF_HEADS,
+                         options=heads, parse=lambda raw: parse_choice(raw, heads))
+    return int(layer), None if head == MEAN_OF_HEADS else int(head)

@@ -1,0 +1,1 @@
+"""The command line: its parser (no torch) and its commands."""

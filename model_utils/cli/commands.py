@@ -1,0 +1,214 @@
+"""What each command does once its arguments are parsed: read the text, load the model, run, write the JSON or a
+table, and record how the result was made (command, date, time, peak memory, machine)."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+from model_utils.cli.parser import UsageError
+from model_utils.core.machine import peak_rss_gb, usable_cores
+from model_utils.core.schedules import Schedule
+from model_utils.engine.analyze import analyze, tokenize
+from model_utils.engine.plugin import load_model
+from model_utils.engine.report import Report
+from model_utils.experiments.texts import SOURCE, builtin_text
+
+
+def read_text(args) -> tuple[str, str]:
+    """(text, where it came from)."""
+    if getattr(args, "builtin", None):
+        return builtin_text(args.builtin), f"{SOURCE}, built-in text {args.builtin!r}"
+    if args.text is not None:
+        return args.text, "--text"
+    if args.file == "-":
+        return sys.stdin.read(), "standard input"
+    try:
+        with open(args.file, encoding="utf-8", errors="replace") as handle:
+            return handle.read(), args.file
+    except OSError as error:
+        raise UsageError(f"cannot read --file {args.file!r}: {error.strerror or error}") from None
+
+
+def write_json(document: dict, target: str) -> None:
+    payload = json.dumps(document, ensure_ascii=False, allow_nan=False)
+    if target == "-":
+        print(payload)
+        return
+    try:
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(payload + "\n")
+    except OSError as error:
+        raise UsageError(f"cannot write --json {target!r}: {error.strerror or error}") from None
+
+
+def report_table(report: Report) -> str:
+    """A short human-readable table: one line per temperature."""
+    lines = [f"{report.model}: {report.n_tokens} tokens{' (cut)' if report.truncated else ''}, mode {report.mode}, "
+             f"window {report.window}, {report.seconds:.1f} s",
+             f"{'temperature':>26} {'loss':>7} {'entropy':>8} {'norm H':>7} {'sink':>6} {'recent':>7} "
+             f"{'distant':>8}  next token"]
+    for result in report.results:
+        means = {name: result.layer_mean(name).mean() for name in
+                 ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass")}
+        guess = result.next_token[0]
+        lines.append(f"{result.label:>26} {result.loss:7.3f} {means['entropy']:8.3f} "
+                     f"{means['normalized_entropy']:7.3f} {means['sink_mass']:6.3f} {means['recent_mass']:7.3f} "
+                     f"{means['distant_mass']:8.3f}  {guess['token']!r} ({guess['prob']:.2f})")
+    return "\n".join(lines)
+
+
+def progress_line(fraction: float, message: str) -> None:
+    if sys.stderr.isatty():
+        print(f"\r[{fraction:4.0%}] {message:<70}", end="\n" if fraction >= 1 else "", file=sys.stderr, flush=True)
+
+
+def resolve_schedules(args, loaded, text: str | None = None) -> list[Schedule]:
+    """The --schedule requests as Schedules. 'trained' anchors them at the trained length; YaRN's scale is then the
+    text's own token count over it (`text` given), or --max-tokens over it (a corpus: every document cut there)."""
+    trained = args.trained_length or loaded.max_positions
+    tokens = args.max_tokens
+    if text is not None and any(request.parameter == "trained" for request in args.schedule):
+        tokens = len(tokenize(loaded, text, args.max_tokens)[0])
+    return [schedule for request in args.schedule for schedule in request.resolve(trained, tokens)]
+
+
+def run_analyze(args) -> None:
+    text, _ = read_text(args)
+    started = time.perf_counter()
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    load_seconds = time.perf_counter() - started
+    report = analyze(loaded, text, temperatures=list(args.temperatures) + resolve_schedules(args, loaded, text),
+                     mode=args.mode, window=args.window, layers=args.layers, max_tokens=args.max_tokens,
+                     progress=progress_line, bucket_size=args.bucket_size, trained_length=args.trained_length,
+                     beyond_trained=args.beyond_trained)
+    if args.json is None:
+        print(report_table(report))
+        return
+    write_json(report.to_dict() | {"load_seconds": load_seconds, "model_source": loaded.source}, args.json)
+
+
+def sweep_settings(args):
+    """The settings every pass of a sweep or a tune shares, from the command line."""
+    from model_utils.experiments.sweep import SweepSettings
+
+    return SweepSettings(max_tokens=args.max_tokens, bucket_size=args.bucket_size, q_start=args.q_start,
+                         window=args.window, trained_length=args.trained_length, beyond_trained=args.beyond_trained)
+
+
+def run_sweep(args) -> None:
+    from tqdm import tqdm
+
+    from model_utils.experiments.sweep import sweep
+
+    text, source = read_text(args)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    specs = list(args.temperatures) + resolve_schedules(args, loaded, text)
+    settings = sweep_settings(args)
+    bars = []  # made when the first pass starts: a sweep refused by its checks, or all cached, draws none
+
+    def on_start(label: str, index: int) -> None:
+        if not bars:
+            bars.append(tqdm(total=len(specs) * loaded.n_layers, unit="layer", file=sys.stderr, dynamic_ncols=True))
+        bars[0].n = index * loaded.n_layers
+        bars[0].set_description(label)
+
+    def on_layer(fraction: float, message: str) -> None:
+        bars[0].set_postfix_str(message.split(" (")[0])
+        bars[0].update(1)
+
+    started = time.perf_counter()
+    try:
+        document = sweep(loaded, text, specs, settings, source=source,
+                         cache_dir=Path(args.cache_dir) if args.cache_dir else None, on_start=on_start,
+                         progress=on_layer)
+    finally:
+        for bar in bars:
+            bar.close()
+    document["run"] = run_record(argv_of(args), time.perf_counter() - started)
+    write_json(document, args.json)
+
+
+def run_tune(args) -> None:
+    from tqdm import tqdm
+
+    from model_utils.experiments.corpus import CorpusError, read_corpus
+    from model_utils.experiments.tune.errors import TuneUsageError
+    from model_utils.experiments.tune.run import SUMMARY, tune
+    from model_utils.experiments.tune.summary import summary_table as tune_table
+
+    for name in ("workers", "threads"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    try:
+        corpus = read_corpus(args.corpus, args.documents)  # before the model: a bad corpus fails at once
+    except CorpusError as error:
+        raise UsageError(str(error)) from None
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    specs = list(args.temperatures) + resolve_schedules(args, loaded)
+    settings = sweep_settings(args)
+    bars = []  # made when the tune has checked everything and knows how many documents are already done
+
+    def on_document(progress) -> None:
+        if not bars:
+            bars.append(tqdm(total=progress.total, initial=progress.done, unit="doc", desc="documents",
+                             file=sys.stderr, dynamic_ncols=True))
+        else:
+            bars[0].update(progress.done - bars[0].n)
+
+    def on_pass(document, label: str, index: int) -> None:
+        bars[0].set_postfix_str(f"{document.name[-40:]}: {label} ({index + 1}/{len(specs)})")
+
+    started = time.perf_counter()
+    try:
+        summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=args.workers,
+                       ray_address=args.ray_address, threads=args.threads, on_document=on_document, on_pass=on_pass)
+    except TuneUsageError as error:
+        raise UsageError(str(error)) from None
+    finally:
+        for bar in bars:
+            bar.close()
+    summary["run"] = run_record(argv_of(args), time.perf_counter() - started)
+    summary["runs"] = computing_runs(Path(args.out) / SUMMARY, summary)
+    write_json(summary, str(Path(args.out) / SUMMARY))
+    print(tune_table(summary))
+
+
+def computing_runs(path: Path, summary: dict) -> list[dict]:
+    """The runs that computed documents into this folder, oldest first: the previous summary's list, and this run
+    when it computed any. A rerun that only re-reads the rows keeps the record of the runs that made them."""
+    runs = []
+    if path.is_file():
+        try:
+            previous = json.loads(path.read_text())
+        except (OSError, ValueError):
+            previous = {}
+        runs = previous.get("runs") or ([run_entry(previous)] if previous.get("computed_documents") else [])
+    if summary["computed_documents"]:
+        runs.append(run_entry(summary))
+    return runs
+
+
+def run_entry(summary: dict) -> dict:
+    return summary["run"] | {"computed_documents": summary["computed_documents"], "workers": summary["workers"],
+                             "threads_per_worker": summary["threads_per_worker"],
+                             "wall_seconds": summary["wall_seconds"], "peak_rss_gb": summary["peak_rss_gb"]["max"]}
+
+
+def argv_of(args) -> str:
+    return "python -m model_utils " + " ".join(sys.argv[1:]) if args.argv is None else args.argv
+
+
+def run_record(command: str, wall_seconds: float) -> dict:
+    """How this result was made: the command, when, how long this run took, and the process's peak memory."""
+    return {"command": command, "date": datetime.datetime.now().isoformat(timespec="seconds"),
+            "wall_seconds": round(wall_seconds, 1),
+            "peak_rss_gb": peak_rss_gb(),
+            "machine": f"{platform.machine()}, {usable_cores()} cores, Python {platform.python_version()}"}
+
+
+COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune}

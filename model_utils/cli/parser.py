@@ -1,0 +1,144 @@
+"""The command line's arguments: argparse with one-line errors, and the argument types that check a temperature
+or a schedule as it is typed. No torch: `--help` and a mistyped argument answer at once."""
+
+from __future__ import annotations
+
+import argparse
+
+from model_utils.core.limits import MODES
+from model_utils.core.names import BUNDLED
+from model_utils.core.schedules import SCHEDULES, Schedule, ScheduleRequest
+from model_utils.core.softmax import TEMPERATURE_RANGE, check_temperature
+from model_utils.experiments.texts import BUILTIN_TEXTS, SOURCE
+
+DESCRIPTION = "The Attention Temperature Explorer's command line: the same reports the pages plot, as JSON or a table."
+EXAMPLES = """examples:
+  python -m model_utils analyze --model bundled --file essay.txt --temperatures 0.5 1 2 4 --json -
+  python -m model_utils sweep --builtin long --max-tokens 16384 --beyond-trained --bucket-size 1024 \\
+      --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 --schedule all:trained --json sweep.json
+  python -m model_utils tune --corpus builtin --documents 4 --max-tokens 12288 --beyond-trained \\
+      --bucket-size 1024 --temperatures 0.8 0.9 1 1.1 1.25 --schedule all:trained --workers 2 --out results/tune
+
+A mistake the user can make (empty text, a bad temperature, a missing file or model) prints one line on stderr and
+exits with status 2; a tune that could not finish exits with status 1 and keeps the documents it finished."""
+
+
+class UsageError(Exception):
+    """A mistake in the command line or its input: reported as one line on stderr, exit status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse prints usage plus a message; a user gets one line instead (and --help for the rest)."""
+
+    def error(self, message):
+        raise UsageError(f"{message} (see --help)")
+
+
+def temperature_arg(text: str) -> float:
+    try:
+        return check_temperature(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def schedule_arg(text: str) -> ScheduleRequest:
+    name, _, parameter = text.partition(":")
+    if name != "all" and name not in SCHEDULES:
+        raise argparse.ArgumentTypeError(f"unknown schedule {name!r}; choose one of {', '.join(SCHEDULES)} or all")
+    if parameter in ("", "trained"):
+        return ScheduleRequest(name, parameter or None)
+    try:
+        value = float(parameter)
+        if name != "all":
+            Schedule(name, value)  # checks the value
+    except ValueError as error:
+        message = str(error) if "schedule" in str(error) else f"schedule parameter {parameter!r} is not a number"
+        raise argparse.ArgumentTypeError(message) from None
+    return ScheduleRequest(name, value)
+
+
+def schedules_help() -> str:
+    lines = [f"{name} ({info.knob}, default {info.default:g})" for name, info in SCHEDULES.items()]
+    applied = [getattr(info, "applied", "") for info in SCHEDULES.values()]
+    notes = " ".join(f"{name}: {text}" for name, text in zip(SCHEDULES, applied, strict=True) if text)
+    return (f"add a published length schedule: {'; '.join(lines)}; 'all' for the five. PARAM is a number, or "
+            f"'trained' for the model's trained length (yarn: tokens / trained length). {notes}")
+
+
+def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: bool = False,
+               with_text: bool = True) -> None:
+    """The arguments analyze, sweep and tune share: text source (not for tune, which reads a corpus), model,
+    temperatures, schedules, window, length."""
+    if with_text:
+        source = command.add_mutually_exclusive_group(required=True)
+        source.add_argument("--text", help="the text to analyse")
+        source.add_argument("--file", help="a UTF-8 text file to analyse (- reads standard input)")
+        if with_builtin:
+            source.add_argument("--builtin", choices=BUILTIN_TEXTS,
+                                help=f"a long text that ships with Python: {SOURCE}")
+    command.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU, with the fused "
+                                          "kernel; elsewhere the engine takes its torch path)")
+    command.add_argument("--model", default=BUNDLED,
+                         help="bundled (default), tiny-random, or a Hugging Face model folder")
+    command.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
+                         help=schedules_help())
+    command.add_argument("--window", type=int, default=32, help="recent window in tokens (default 32)")
+    command.add_argument("--max-tokens", type=int, default=max_tokens,
+                         help=f"cut longer text to this many tokens (default {max_tokens})")
+    command.add_argument("--beyond-trained", action="store_true",
+                         help="allow a text longer than the model's trained length (refused otherwise)")
+    command.add_argument("--trained-length", type=int, metavar="L",
+                         help="the model's trained context length, if not its max_position_embeddings")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="python -m model_utils", description=DESCRIPTION, epilog=EXAMPLES,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
+    run = commands.add_parser("analyze", help="analyse one text at several temperatures")
+    add_common(run, max_tokens=2048)
+    run.add_argument("--temperatures", nargs="+", type=temperature_arg, default=[0.5, 1.0, 2.0], metavar="T",
+                     help=f"temperatures in {TEMPERATURE_RANGE}; T > 1 softens, T < 1 sharpens (default: 0.5 1 2)")
+    run.add_argument("--mode", choices=MODES, default="in-model",
+                     help="in-model: T inside the chosen layers during the pass; isolated: each layer re-softmaxed")
+    run.add_argument("--layers", nargs="+", type=int, metavar="L", help="layers where T applies (default: all)")
+    run.add_argument("--bucket-size", type=int, metavar="K",
+                     help="also report statistics and loss per bucket of K query positions")
+    run.add_argument("--json", metavar="OUT", help="write the report as JSON to OUT (- for stdout)")
+    swept = commands.add_parser("sweep", help="loss and attention by position at several temperatures, and the "
+                                              "best temperature per position bucket")
+    add_common(swept, max_tokens=16384, with_builtin=True)
+    add_sweep_options(swept)
+    swept.add_argument("--cache-dir", help="where finished passes are kept (default: the model cache folder)")
+    swept.add_argument("--json", metavar="OUT", required=True, help="write the sweep as JSON to OUT (- for stdout)")
+    tuned = commands.add_parser("tune", help="the sweep over a corpus of documents, in this process or on Ray "
+                                             "workers: the best temperature per position bucket, with intervals")
+    add_common(tuned, max_tokens=16384, with_text=False)
+    add_sweep_options(tuned)
+    tuned.add_argument("--corpus", required=True, metavar="PATH",
+                       help="a folder of .txt files, a .jsonl file with a \"text\" field per line, or builtin "
+                            f"(documents cut from {SOURCE})")
+    tuned.add_argument("--documents", type=int, metavar="N", help="only the first N documents of the corpus")
+    tuned.add_argument("--out", required=True, metavar="DIR",
+                       help="results folder: rows/ (Parquet, one file per document) and summary.json; a rerun "
+                            "skips the documents already there")
+    tuned.add_argument("--workers", type=int, default=1, metavar="W",
+                       help="1 (default): in this process, no Ray; W > 1: W Ray actors on this machine")
+    tuned.add_argument("--ray-address", metavar="HOST:PORT",
+                       help="run the W workers on the Ray cluster at this address (`ray start --head` prints it)")
+    tuned.add_argument("--threads", type=int, metavar="T",
+                       help="torch threads per Ray worker (default: this machine's cores // W); on a cluster each "
+                            "worker reserves T CPUs")
+    return parser
+
+
+def add_sweep_options(command: argparse.ArgumentParser) -> None:
+    """The arguments sweep and tune share: temperatures (1 included), bucket size, first query position."""
+    command.add_argument("--temperatures", nargs="+", type=temperature_arg, metavar="T",
+                         default=[0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5],
+                         help=f"temperatures in {TEMPERATURE_RANGE}, 1 included (default: 0.7 0.8 0.9 1 1.1 1.25 1.5)")
+    command.add_argument("--bucket-size", type=int, default=1024, metavar="K",
+                         help="query positions per bucket (default 1024)")
+    command.add_argument("--q-start", type=int, default=1, help="first query position measured (default 1)")
+
+

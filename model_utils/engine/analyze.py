@@ -1,0 +1,274 @@
+"""`analyze`: text -> tokens -> one batched forward pass with a probe -> a `Report` of plain numpy data.
+
+In-model mode runs one batch row per temperature; isolated mode runs one row at T = 1 whose scores every
+temperature re-softmaxes. Causality makes one pass hold every shorter context: the query at position p sees
+exactly p + 1 keys whatever follows, so the buckets of a run over N tokens are those of every run over its first
+L <= N tokens."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from model_utils.core.errors import AnalysisError
+from model_utils.core.limits import MAX_TOKENS, MODES, check_int, resolve_temperatures
+from model_utils.core.schedules import Schedule, logit_multipliers, spec_label
+from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, first_stat_query, named_statistics
+from model_utils.engine.probe import Probe
+from model_utils.engine.report import Report, TemperatureResult
+from model_utils.models import LoadedModel, Progress
+
+LOSS_CHUNK = 128  # positions per lm_head chunk: [4 rows, 128, 49152] is 100 MB; all 4096 positions would be 3.2 GB
+
+
+@dataclass(frozen=True, kw_only=True)
+class AnalysisRequest:
+    """What `analyze` is asked for. temperatures: numbers T (core.softmax.TEMPERATURE_RANGE) and/or Schedules;
+    mode: "in-model" or "isolated"; layers: where T applies (None: all); keep_maps: (layer, head) pairs, or "all",
+    whose maps `Report.attention_map` can rebuild; bucket_size: also report statistics and NLL per query-position
+    bucket (boundaries at its multiples; the first bucket starts at q_start, default max(1, min(window, n - 1)));
+    trained_length: the model's trained context (default its max_position_embeddings); beyond_trained: allow a text
+    longer than that."""
+
+    temperatures: Sequence = (0.5, 1.0, 2.0)
+    mode: str = "in-model"
+    window: int = 32
+    layers: Sequence[int] | None = None
+    keep_maps: object = None
+    max_tokens: int = 2048
+    bucket_size: int | None = None
+    q_start: int | None = None
+    trained_length: int | None = None
+    beyond_trained: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckedRequest:
+    """An AnalysisRequest checked against a model, in the engine's terms."""
+
+    specs: list[float | Schedule]
+    mode: str
+    window: int
+    layers: list[int] | None
+    keep: frozenset[int]
+    max_tokens: int
+    bucket_size: int | None
+    q_start: int | None
+    trained_length: int
+    beyond_trained: bool
+
+
+def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
+    if keep_maps is None:
+        return frozenset()
+    if keep_maps == "all":
+        return frozenset(range(n_layers))
+    layers = set()
+    for pair in keep_maps:
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise AnalysisError(f"keep_maps entries are (layer, head) pairs, got {pair!r}")
+        layers.add(check_int("layer", pair[0], 0, n_layers - 1))
+        check_int("head", pair[1], 0, n_heads - 1)
+    return frozenset(layers)
+
+
+def validate(loaded: LoadedModel, request: AnalysisRequest) -> CheckedRequest:
+    """Check every field of `request` before any work; raise AnalysisError naming the fix."""
+    specs = resolve_temperatures(request.temperatures)
+    if request.mode not in MODES:
+        raise AnalysisError(f"mode must be one of {', '.join(MODES)}, got {request.mode!r}")
+    layers = request.layers
+    chosen = None if layers is None else sorted({check_int("layer", layer, 0, loaded.n_layers - 1)
+                                                 for layer in layers})
+    if chosen is not None and not chosen:
+        raise AnalysisError("layers is empty; give at least one layer, or None for all")
+    trained = (loaded.max_positions if request.trained_length is None
+               else check_int("trained_length", request.trained_length, 2))
+    return CheckedRequest(
+        specs=specs, mode=request.mode, window=check_int("window", request.window, 1), layers=chosen,
+        keep=_keep_layers(request.keep_maps, loaded.n_layers, loaded.n_heads),
+        max_tokens=check_int("max_tokens", request.max_tokens, 2, MAX_TOKENS),
+        bucket_size=None if request.bucket_size is None else check_int("bucket_size", request.bucket_size, 1),
+        q_start=None if request.q_start is None else check_int("q_start", request.q_start, 1),
+        trained_length=trained, beyond_trained=bool(request.beyond_trained))
+
+
+def tokenize(loaded: LoadedModel, text: str, max_tokens: int) -> tuple[list[int], bool]:
+    """Token ids of `text`, cut to `max_tokens`. Tokenizes a growing prefix, so 1 MB of text costs what the
+    kept tokens cost, not minutes."""
+    if not isinstance(text, str) or not text.strip():
+        raise AnalysisError("the text is empty; type or paste some text to analyse")
+    prefix_chars = max_tokens * 8
+    while True:
+        ids = loaded.tokenizer(text[:prefix_chars], add_special_tokens=True)["input_ids"]
+        if len(ids) > max_tokens or prefix_chars >= len(text):
+            break
+        prefix_chars *= 4
+    truncated = len(ids) > max_tokens or prefix_chars < len(text)
+    ids = ids[:max_tokens]
+    if len(ids) < 2:
+        raise AnalysisError("the text is a single token; attention needs at least two tokens")
+    return ids, truncated
+
+
+def check_length(loaded: LoadedModel, n_tokens: int, request: CheckedRequest) -> None:
+    """Refuse a text past the trained length unless asked for, and past a learned position table always."""
+    trained = request.trained_length
+    if n_tokens <= trained:
+        return
+    if loaded.learned_positions and n_tokens > loaded.max_positions:
+        raise AnalysisError(f"model {loaded.name!r} learned its positions as a table of {loaded.max_positions} rows "
+                            f"and cannot run past them; ask for at most {loaded.max_positions} tokens")
+    if not request.beyond_trained:
+        raise AnalysisError(f"the text runs to {n_tokens:,} tokens (or more), past the model's trained length of "
+                            f"{trained:,}; ask for at most {trained:,} tokens, or allow running past the trained "
+                            "length (beyond_trained=True, --beyond-trained on the command line, the checkbox on "
+                            "the page)")
+
+
+def _view_multipliers(specs: list[float | Schedule], n: int) -> torch.Tensor:
+    return torch.tensor(np.stack([logit_multipliers(spec, n) for spec in specs]), dtype=torch.float32)  # [V, n]
+
+
+def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Next-token NLL of every position [B, n - 1] (float64; their mean is what labels=input_ids gives) and the
+    last position's log-probs [B, vocab], computing the lm_head LOSS_CHUNK positions at a time."""
+    batch, n, _ = hidden.shape
+    nll = torch.empty(batch, n - 1, dtype=torch.float64, device=hidden.device)
+    for start in range(0, n - 1, LOSS_CHUNK):
+        stop = min(n - 1, start + LOSS_CHUNK)
+        logits = loaded.next_token_logits(hidden[:, start:stop].contiguous()).float()  # [B, c, vocab]; mm, not bmm
+        targets = ids[start + 1 : stop + 1].expand(batch, -1)
+        # rows of a contiguous [B * c, vocab] block: 3.7x as fast as the class axis moved to dim 1 (a strided softmax)
+        nll[:, start:stop] = torch.nn.functional.cross_entropy(
+            logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none").view(batch, -1)
+    last = torch.log_softmax(loaded.next_token_logits(hidden[:, -1]).float(), dim=-1)
+    return nll.cpu(), last.cpu()
+
+
+def top_tokens(loaded: LoadedModel, log_probs: torch.Tensor, k: int = 5) -> list[dict]:
+    values, indices = log_probs.topk(k)
+    return [{"token": loaded.tokenizer.decode([int(i)], clean_up_tokenization_spaces=False), "prob": float(v.exp())}
+            for v, i in zip(values, indices, strict=True)]
+
+
+def token_labels(loaded: LoadedModel, ids: list[int]) -> list[str]:
+    return [loaded.tokenizer.decode([token_id], clean_up_tokenization_spaces=False) for token_id in ids]
+
+
+def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: int, progress: Progress | None
+        ) -> tuple[Probe, torch.Tensor, torch.Tensor]:
+    """The forward pass: (the filled probe, per-position NLL [B, n - 1], last log-probs [B, vocab])."""
+    n, n_layers = len(ids), loaded.n_layers
+    in_model = request.mode == "in-model"
+    n_views = len(request.specs)
+    started = time.perf_counter()
+
+    def on_layer(layer: int) -> None:
+        if progress is None:
+            return
+        done = (layer + 1) / n_layers
+        left = (time.perf_counter() - started) * (1 - done) / done  # from the measured speed of the layers done
+        what = f"{n_views} temperature(s) at once" if in_model else "T = 1, re-softmaxed at each temperature"
+        progress(done, f"Layer {layer + 1} of {n_layers} ({what}, {n:,} tokens), about {left:.0f} s left")
+
+    probe = Probe(view_multipliers=_view_multipliers(request.specs, n), window=request.window, q_start=q_start,
+                  propagate=in_model, layers=None if request.layers is None else frozenset(request.layers),
+                  keep_layers=request.keep, bucket_size=request.bucket_size, on_layer=on_layer)
+    input_ids = torch.tensor(ids, device=loaded.device)
+    batch = input_ids[None].expand(n_views if in_model else 1, -1)
+    with torch.inference_mode():
+        hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
+        nll, last = position_nll(loaded, hidden, input_ids)
+    if len(probe.sums) != n_layers:
+        raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
+                            "interface, so the explorer cannot apply a temperature inside it")
+    return probe, nll, last
+
+
+def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
+    """[bucket] mean of the per-position NLL (positions 0..n-2) over each bucket's positions; NaN for none."""
+    means = []
+    for start, stop in bounds:
+        values = nll[start : min(stop, len(nll))]
+        means.append(float(values.mean()) if len(values) else math.nan)
+    return np.array(means)
+
+
+def _result(loaded, spec, view: int, row: int, probe: Probe, nll, last, bounds) -> TemperatureResult:
+    layers = range(loaded.n_layers)
+    sums = np.stack([probe.sums[layer][view].numpy() for layer in layers], axis=1)  # [H, L, buckets, W] -> below
+    sums = sums.transpose(2, 1, 0, 3)  # [bucket, layer, head, W]
+    counts = np.array([stop - start for start, stop in bounds], dtype=np.float64)
+    per_bucket = sums / counts[:, None, None, None]
+    whole = named_statistics(sums.sum(axis=0)[..., : len(ROW_FIELDS)] / counts.sum())
+    per_bucket_named = named_statistics(per_bucket[..., : len(ROW_FIELDS)])
+    position = nll[row].numpy()
+    return TemperatureResult(
+        label=spec_label(spec),
+        temperature=None if isinstance(spec, Schedule) else spec,
+        schedule=spec.label if isinstance(spec, Schedule) else None,
+        loss=float(position.mean()),
+        next_token=top_tokens(loaded, last[row]),
+        heads=whole,
+        last_rows=np.stack([probe.last_rows[layer][view].numpy() for layer in layers]),
+        last_log_probs=last[row].numpy(),
+        position_nll=position,
+        bucket_heads=per_bucket_named,
+        bucket_nll=bucket_means(position, bounds),
+        distance_profile=per_bucket[..., len(ROW_FIELDS) :].mean(axis=2),  # [bucket, layer, bin]
+    )
+
+
+def set_threads(count: int) -> None:
+    """Torch threads for the passes the calling thread runs from now on, at least one. OpenMP keeps the count per
+    calling thread, and the fused kernel reads it there, so a server can give each of its running passes a share of
+    the cores (components/serving/cache.py does, between layers) without touching the others."""
+    torch.set_num_threads(max(1, int(count)))
+
+
+def analyze(loaded: LoadedModel, text: str, request: AnalysisRequest | None = None, *,
+            progress: Progress | None = None, **fields) -> Report:
+    """Run `text` through the model at each temperature and measure its attention (the module docstring). The
+    request is an AnalysisRequest, or its fields as keywords (`temperatures=[0.5, 1, 2], window=16`). Raises
+    AnalysisError for a request it refuses, before any work."""
+    started = time.perf_counter()
+    if request is None:
+        request = AnalysisRequest(**fields)
+    elif fields or not isinstance(request, AnalysisRequest):
+        raise TypeError("analyze takes an AnalysisRequest or its fields as keywords, not both")
+    checked = validate(loaded, request)
+    ids, truncated = tokenize(loaded, text, checked.max_tokens)
+    n = len(ids)
+    check_length(loaded, n, checked)
+    first = first_stat_query(n, checked.window) if checked.q_start is None else checked.q_start
+    if first > n - 1:
+        raise AnalysisError(f"q_start must be below the number of tokens ({n}), got {first}")
+    probe, nll, last = run(loaded, ids, checked, first, progress)
+    bounds = bucket_bounds(first, n, checked.bucket_size)
+    in_model = checked.mode == "in-model"
+    results = [_result(loaded, spec, view, view if in_model else 0, probe, nll, last, bounds)
+               for view, spec in enumerate(checked.specs)]
+    return Report(model=loaded.name, n_tokens=n, tokens=token_labels(loaded, ids), token_ids=ids,
+                  truncated=truncated, mode=checked.mode, window=checked.window, q_start=first,
+                  layers=checked.layers, seconds=time.perf_counter() - started, results=results,
+                  trained_length=checked.trained_length, beyond_trained=checked.beyond_trained,
+                  bucket_size=checked.bucket_size, buckets=bounds, distance_edges=probe.edges.numpy(),
+                  kernel="torch" if probe.kernel is None else "fused", kept=probe.kept,
+                  multipliers=probe.view_multipliers.numpy())
+
+
+def answer_token(loaded: LoadedModel, prompt: str, answer: str) -> tuple[int, str]:
+    """Id and text of the first token of `answer` written right after `prompt`. A space is put in front when the
+    prompt does not end in whitespace, as a writer would (the tokenizer folds it into the word: " Marigold")."""
+    answer = answer.strip()
+    if not answer:
+        raise AnalysisError("the expected answer is empty")
+    prefix = "" if prompt[-1:].isspace() else " "
+    first = loaded.tokenizer(prefix + answer, add_special_tokens=False)["input_ids"][0]
+    return first, loaded.tokenizer.decode([first], clean_up_tokenization_spaces=False)

@@ -1,0 +1,112 @@
+"""Temperature inside attention through transformers' own plug-in point: `probed_attention` is registered as an
+attention implementation (`AttentionInterface`) with SDPA's mask function (`AttentionMaskInterface`: without it a
+custom name gets no causal mask), and `attach` switches a loaded model to it and checks that every layer goes
+through it. Called without a probe, the function is exactly transformers' SDPA attention. How a layer runs (the
+fused kernel or the torch path, in-model or isolated) is in docs/ARCHITECTURE.md."""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+from transformers import AttentionInterface, AttentionMaskInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import sdpa_mask
+
+from model_utils.core.errors import ModelLoadError
+from model_utils.engine.probe import DEFAULT_CHUNK_ELEMENTS, Probe
+from model_utils.engine.report import LayerInputs
+from model_utils.engine.torch_path import bucket_sums, last_row, torch_output, torch_row_statistics
+from model_utils.models import LoadedModel, Progress
+from model_utils.models import load_model as load_plain_model
+from model_utils.models.loaded import report_progress
+
+ATTENTION_NAME = "temperature_probe"
+_REGISTERED = threading.Lock()
+
+
+def probed_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """transformers attention function: attention at the probe's temperature, statistics collected on the way."""
+    probe: Probe | None = kwargs.pop("attention_probe", None)
+    sliding, softcap = kwargs.get("sliding_window"), kwargs.get("softcap")
+    scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
+    if probe is None:
+        if softcap:  # SDPA cannot cap logits: the model's own forward runs the torch path at T = 1
+            ones = torch.ones(query.shape[0], query.shape[2], device=query.device)
+            return torch_output(module, query, key, value, attention_mask, scaling, ones, sliding, softcap,
+                                DEFAULT_CHUNK_ELEMENTS, kwargs), None
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      **kwargs)
+    layer = module.layer_idx
+    multipliers = probe.multipliers_for(layer).to(torch.float32)
+    edges = probe.distance_edges(query.shape[2])
+    propagated = multipliers if probe.propagate else torch.ones_like(multipliers[:1])
+    if probe.kernel is not None and query.device.type == "cpu" and query.dtype == torch.float32:
+        settings = {"softcap": softcap, "q_start": probe.q_start, "window": probe.window, "sliding": sliding,
+                    "edges": edges, "bucket_size": probe.bucket_size}
+        output, sums = probe.kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
+                                              **settings)
+        if output is None:  # isolated: statistics of every view, output at T = 1
+            output, _ = probe.kernel.attention(query, key, value, propagated, scaling, with_output=True, **settings)
+    else:
+        rows = torch_row_statistics(probe, query, key, scaling, multipliers, sliding, softcap)
+        sums = bucket_sums(rows, probe.q_start, probe.bucket_size)
+        output = torch_output(module, query, key, value, attention_mask, scaling, propagated, sliding, softcap,
+                              probe.chunk_elements, kwargs)
+    probe.sums[layer] = sums
+    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap).cpu()
+    probe.sliding[layer] = sliding
+    if layer in probe.keep_layers:
+        probe.kept[layer] = LayerInputs(query=query.float().cpu().numpy(), key=key.float().cpu().numpy(),
+                                        scaling=scaling, sliding=sliding, softcap=softcap)
+    if probe.on_layer is not None:
+        probe.on_layer(layer)
+    return output.to(query.dtype), None
+
+
+def register() -> None:
+    """Make `probed_attention` available to transformers under ATTENTION_NAME (idempotent)."""
+    with _REGISTERED:
+        AttentionInterface.register(ATTENTION_NAME, probed_attention)
+        AttentionMaskInterface.register(ATTENTION_NAME, sdpa_mask)  # without it the custom name gets no causal mask
+
+
+def attach(loaded: LoadedModel) -> LoadedModel:
+    """Switch `loaded`'s attention to the probe and check it (self_check); raise ModelLoadError naming the fix."""
+    register()
+    kind = f"model {loaded.name!r} ({loaded.text_config.model_type})"
+    try:
+        loaded.model.set_attn_implementation(ATTENTION_NAME)
+    except (ValueError, NotImplementedError, AttributeError) as error:
+        raise ModelLoadError(f"{kind} cannot take a custom attention function ({str(error).splitlines()[0]}), "
+                             "so the explorer cannot apply a temperature inside it") from None
+    self_check(loaded)
+    return loaded
+
+
+def self_check(loaded: LoadedModel) -> None:
+    """Run three tokens through the model once, before any user text: every layer's attention must pass through
+    the probe, and the engine's way to the next-token logits (base model, then `next_token_logits`) must give the
+    model's own logits. Raises ModelLoadError naming what differs."""
+    ids = torch.tensor([[1, 2, 3]], device=loaded.device) % loaded.text_config.vocab_size
+    probe = Probe(view_multipliers=torch.ones(1, 3), window=1, q_start=1)
+    with torch.inference_mode():  # both through the same attention, so only the way to the logits differs
+        hidden = loaded.model.base_model(input_ids=ids, use_cache=False, attention_probe=probe).last_hidden_state
+        own = loaded.model(input_ids=ids, use_cache=False,
+                           attention_probe=Probe(view_multipliers=torch.ones(1, 3), window=1,
+                                                 q_start=1)).logits
+    kind = f"model {loaded.name!r} ({loaded.text_config.model_type})"
+    if len(probe.sums) != loaded.n_layers:
+        raise ModelLoadError(f"{kind} sends {len(probe.sums)} of its {loaded.n_layers} layers' attention through "
+                             "transformers' attention interface; the explorer needs all of them")
+    if not torch.allclose(loaded.next_token_logits(hidden), own, atol=1e-4, rtol=1e-4):
+        raise ModelLoadError(f"{kind} turns its hidden states into logits in a way the explorer does not "
+                             "reproduce, so its loss would be wrong")
+
+
+def load_model(name: str = "bundled", progress: Progress | None = None, device: str | None = None) -> LoadedModel:
+    """A model by name (models.load_model: "bundled", "tiny-random", a folder or a hub id) with the probe attached,
+    on `device` (default the CPU, where the fused kernel runs; elsewhere the engine takes its torch path)."""
+    loaded = attach(load_plain_model(name, progress, device))
+    report_progress(progress, 1.0, f"Model {loaded.name} ready")
+    return loaded

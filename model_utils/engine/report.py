@@ -1,0 +1,182 @@
+"""What an analysis returns: a `Report` of plain numpy data (pickled by the page cache, written as JSON by the
+command line), one `TemperatureResult` per temperature or schedule, and the kept queries and keys from which any
+attention map is rebuilt without running the model again."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model_utils.core.errors import AnalysisError
+from model_utils.core.limits import check_int
+from model_utils.core.statistics import MASS_PARTS, STATISTICS, mass_by_distance
+
+
+@dataclass(kw_only=True)
+class LayerInputs:
+    """What rebuilds any attention map of one layer without running the model again."""
+
+    query: np.ndarray  # [B, H, n, d] float32, after RoPE
+    key: np.ndarray  # [B, KV, n, d]
+    scaling: float
+    sliding: int | None  # the layer's sliding window, None for full attention
+    softcap: float | None  # the layer's attention logit soft cap
+
+
+@dataclass(kw_only=True)
+class TemperatureResult:
+    """Everything measured at one temperature (or one schedule)."""
+
+    label: str
+    temperature: float | None  # None for a schedule
+    schedule: str | None
+    loss: float  # mean next-token NLL over every position
+    next_token: list[dict]  # top 5 {"token", "prob"} at the last position
+    heads: dict[str, np.ndarray]  # statistic -> [layer, head], means over the queries q_start..n-1
+    last_rows: np.ndarray  # [layer, head, n] attention of the last query
+    last_log_probs: np.ndarray  # [vocab] next-token log-probabilities at the last position
+    position_nll: np.ndarray  # [n - 1] NLL of token p + 1 predicted at position p
+    bucket_heads: dict[str, np.ndarray]  # statistic -> [bucket, layer, head]
+    bucket_nll: np.ndarray  # [bucket] mean NLL of the positions in the bucket that have a next token (NaN: none)
+    distance_profile: np.ndarray  # [bucket, layer, bin] attention mass by key distance, mean over heads
+
+    def layer_mean(self, name: str) -> np.ndarray:
+        """[layer] mean over heads of one statistic (geometric mean for top_ratio, which is a ratio)."""
+        if name == "top_ratio":
+            return np.exp(self.heads["log_top_ratio"].mean(axis=-1))
+        return self.heads[name].mean(axis=-1)
+
+    def masses_by_layer(self) -> dict[str, np.ndarray]:
+        """Mean over heads of the sink, distant and recent mass, per layer (they add up to 1)."""
+        return {part.removesuffix("_mass"): self.layer_mean(part) for part in MASS_PARTS}
+
+    def mean_masses(self) -> dict[str, float]:
+        """Sink, recent and distant mass, mean over layers and heads."""
+        return {part: float(self.heads[part].mean()) for part in MASS_PARTS}
+
+    def last_distance_profile(self, edges: np.ndarray, layer: int | None = None) -> np.ndarray:
+        """The last query's attention mass per key-distance bin, mean over heads of `layer` (None: all layers)."""
+        rows = self.last_rows if layer is None else self.last_rows[[layer]]
+        return mass_by_distance(rows.mean(axis=(0, 1)), edges)
+
+    def to_dict(self, with_buckets: bool = False) -> dict:
+        values = {name: self.heads[name].tolist() for name in STATISTICS}  # [layer][head] Python floats at once
+        heads = [[{name: values[name][layer][head] for name in STATISTICS} for head in range(len(by_head))]
+                 for layer, by_head in enumerate(values["entropy"])]
+        document = {"temperature": self.temperature, "label": self.label, "schedule": self.schedule,
+                    "loss": self.loss, "next_token": self.next_token, "heads": heads}
+        if with_buckets:
+            document["buckets"] = {
+                "nll": [None if math.isnan(v) else float(v) for v in self.bucket_nll],
+                "heads": {name: self.bucket_heads[name].tolist() for name in STATISTICS},
+                "distance_profile": self.distance_profile.mean(axis=1).tolist(),  # [bucket][bin] over all layers
+            }
+        return document
+
+
+@dataclass(kw_only=True)
+class Report:
+    """An analysis of one text at several temperatures or schedules (the module docstring)."""
+
+    model: str
+    n_tokens: int
+    tokens: list[str]
+    token_ids: list[int]
+    truncated: bool
+    mode: str
+    window: int
+    q_start: int
+    layers: list[int] | None  # where the temperature applies; None = all
+    seconds: float
+    results: list[TemperatureResult]
+    trained_length: int
+    beyond_trained: bool
+    bucket_size: int | None  # None: one bucket, q_start..n-1; else boundaries at its multiples
+    buckets: list[tuple[int, int]]  # [start, stop) query positions
+    distance_edges: np.ndarray
+    kernel: str  # "fused" (fused_attention.c) or "torch"
+    multipliers: np.ndarray = field(repr=False)  # [V, n] per-view logit multipliers
+    kept: dict[int, LayerInputs] = field(default_factory=dict, repr=False)
+
+    @property
+    def labels(self) -> list[str]:
+        return [result.label for result in self.results]
+
+    @property
+    def n_layers(self) -> int:
+        return self.results[0].heads["entropy"].shape[0]
+
+    @property
+    def n_heads(self) -> int:
+        return self.results[0].heads["entropy"].shape[1]
+
+    @property
+    def n_queries(self) -> int:
+        """How many queries each whole-text statistic averages: q_start..n-1."""
+        return self.n_tokens - self.q_start
+
+    @property
+    def reference_index(self) -> int:
+        """The result to compare against: T = 1 if it was run, else the constant temperature closest to it."""
+        def distance(result: TemperatureResult) -> float:
+            return abs(math.log(result.temperature)) if result.temperature is not None else math.inf
+        return min(range(len(self.results)), key=lambda i: distance(self.results[i]))
+
+    def answer_probabilities(self, token_id: int) -> list[float]:
+        """P(token_id) as the next token after the last position, per result."""
+        return [float(np.exp(result.last_log_probs[token_id])) for result in self.results]
+
+    def multiplier_range(self, view: int) -> tuple[float, float]:
+        """Smallest and largest logit multiplier of a result over the measured queries (q_start..n-1)."""
+        values = self.multipliers[view, self.q_start :]
+        return float(values.min()), float(values.max())
+
+    def to_dict(self) -> dict:
+        with_buckets = self.bucket_size is not None
+        document = {"model": self.model, "n_tokens": self.n_tokens, "tokens": self.tokens,
+                    "truncated": self.truncated, "mode": self.mode, "window": self.window, "q_start": self.q_start,
+                    "n_queries": self.n_queries, "layers": self.layers, "trained_length": self.trained_length,
+                    "beyond_trained": self.beyond_trained, "seconds": self.seconds,
+                    "results": [result.to_dict(with_buckets) for result in self.results]}
+        if with_buckets:
+            document |= {"bucket_size": self.bucket_size, "buckets": [list(b) for b in self.buckets],
+                         "distance_bins": self.distance_edges.tolist()}
+        return document
+
+    def attention_map(self, layer: int, head: int | None, view: int) -> np.ndarray:
+        """[n, n] attention weights of `head` (None: mean of heads) in `layer` at result `view`, rebuilt from the
+        kept queries and keys with the engine's own logits function. Zero above the diagonal."""
+        if layer not in self.kept:
+            raise AnalysisError(f"layer {layer} was not kept; pass keep_maps with it to analyze")
+        if head is not None:
+            check_int("head", head, 0, self.n_heads - 1)
+        check_int("temperature index", view, 0, len(self.results) - 1)
+        import torch  # the report itself is numpy; rebuilding a map takes the engine's own logits function
+
+        from model_utils.engine.probe import multipliers_for
+        from model_utils.engine.torch_path import chunk_logits
+
+        inputs = self.kept[layer]
+        row = view if inputs.query.shape[0] > 1 else 0
+        multipliers = multipliers_for(torch.from_numpy(self.multipliers), self.layers, layer)[view : view + 1]
+        query, key = (torch.from_numpy(array[row : row + 1]) for array in (inputs.query, inputs.key))
+        logits = chunk_logits(query, key, inputs.scaling, multipliers, 0, self.n_tokens, inputs.sliding,
+                              inputs.softcap)
+        probs = torch.softmax(logits[0], dim=-1)  # [H, n, n]
+        chosen = probs.mean(dim=0) if head is None else probs[head]
+        return chosen.numpy()
+
+    def head_rows(self) -> list[dict]:
+        """One flat row per (temperature, layer, head): the per-head statistics table for CSV export."""
+        rows = []
+        for result in self.results:
+            for layer in range(self.n_layers):
+                for head in range(self.n_heads):
+                    row = {"temperature": result.label, "layer": layer, "head": head}
+                    row.update({name: float(result.heads[name][layer, head]) for name in STATISTICS})
+                    rows.append(row)
+        return rows
+
+

@@ -1,0 +1,90 @@
+"""The engine's torch path: masked logits of query chunks, their row statistics, and the layer's output through
+PyTorch's SDPA (or chunked softmax for soft-capped logits). Used where the fused kernel is not: a GPU, no C
+compiler, ATTN_KERNEL=torch; tests hold the two paths together."""
+
+from __future__ import annotations
+
+import torch
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+from model_utils.core.statistics import bucket_bounds
+from model_utils.engine.probe import Probe
+from model_utils.engine.row_statistics import row_statistics
+
+
+def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None) -> torch.Tensor:
+    """Masked attention logits of queries start..stop-1 against keys 0..stop-1, for every view.
+
+    query [B, H, n, d], key [B, KV, n, d] (grouped-query: head h reads kv head h // (H / KV)), multipliers [V, n]
+    with B == V or B == 1. Returns [V, H, stop - start, stop]; a key a query cannot see (a later one, or one
+    outside a sliding window) holds the dtype's min.
+    """
+    heads, dim = query.shape[1], query.shape[3]
+    kv_heads = key.shape[1]
+    rows = stop - start
+    factors = multipliers[:, None, start:stop, None].to(query)  # [V, 1, c, 1] on the queries' device
+    pre = scaling if not softcap else scaling / softcap
+    q = (query[:, :, start:stop] * (factors * pre if not softcap else pre)).reshape(
+        -1, kv_heads, heads // kv_heads * rows, dim)  # [V or 1, KV, g*c, d]
+    logits = torch.matmul(q, key[:, :, :stop].transpose(-1, -2))  # [V or 1, KV, g*c, k]
+    logits = logits.view(-1, heads, rows, stop)  # [V or 1, H, c, k]
+    if softcap:  # the temperature divides the capped score
+        logits = torch.tanh(logits) * (factors * softcap)
+    lowest = torch.finfo(logits.dtype).min
+    queries = torch.arange(start, stop, device=query.device)[:, None]
+    keys = torch.arange(stop, device=query.device)[None, :]
+    hidden = keys > queries
+    if sliding:
+        hidden |= keys <= queries - sliding
+    logits.masked_fill_(hidden, lowest)
+    return logits
+
+
+def chunk_rows(n_views: int, heads: int, n_tokens: int, budget: int) -> int:
+    """Queries per chunk so that one [V, H, rows, n] block stays within `budget` elements."""
+    return max(1, min(n_tokens, budget // max(1, n_views * heads * n_tokens)))
+
+
+def torch_row_statistics(probe: Probe, query, key, scaling, multipliers, sliding, softcap) -> torch.Tensor:
+    """[V, H, n - q_start, fields + bins] row statistics from torch operations on query chunks."""
+    n_views, heads, n = multipliers.shape[0], query.shape[1], query.shape[2]
+    rows = torch.empty(n_views, heads, n - probe.q_start, probe.row_width, dtype=torch.float64)
+    step = chunk_rows(n_views, heads, n, probe.chunk_elements)
+    for start in range(probe.q_start, n, step):
+        stop = min(n, start + step)
+        logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
+        stats, _ = row_statistics(logits, start, probe.window, probe.edges.to(query.device), sliding)
+        rows[:, :, start - probe.q_start : stop - probe.q_start] = stats.to("cpu", torch.float64)
+    return rows
+
+
+def torch_output(module, query, key, value, attention_mask, scaling, multipliers, sliding, softcap, chunk_elements,
+                 sdpa_kwargs: dict) -> torch.Tensor:
+    """The propagated output [B, n, H, dv] at `multipliers` [B, n], without the kernel: PyTorch's SDPA, or, for
+    soft-capped logits (which SDPA cannot apply), softmax(logits) @ value in query chunks."""
+    if not softcap:
+        scaled = query * multipliers[:, None, :, None].to(query)  # logits * m == logits / T
+        return sdpa_attention_forward(module, scaled, key, value, attention_mask, scaling=scaling, **sdpa_kwargs)[0]
+    heads, n = query.shape[1], query.shape[2]
+    values = value.repeat_interleave(heads // value.shape[1], dim=1)  # [B, H, n, dv]
+    output = torch.empty(query.shape[0], heads, n, value.shape[-1], dtype=query.dtype, device=query.device)
+    step = chunk_rows(query.shape[0], heads, n, chunk_elements)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        weights = torch.softmax(chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap), -1)
+        output[:, :, start:stop] = torch.matmul(weights, values[:, :, :stop])
+    return output.transpose(1, 2).contiguous()
+
+
+def bucket_sums(rows: torch.Tensor, q_start: int, bucket_size: int | None) -> torch.Tensor:
+    """[V, H, R, W] values of queries q_start..q_start+R-1 -> [V, H, buckets, W] sums per bucket (bucket_bounds).
+    Each bucket is summed from a view of the rows: no padded copy of the whole block."""
+    bounds = bucket_bounds(q_start, q_start + rows.shape[2], bucket_size)
+    return torch.stack([rows[:, :, start - q_start : stop - q_start].sum(dim=2) for start, stop in bounds], dim=2)
+
+
+def last_row(query, key, scaling, multipliers, sliding, softcap) -> torch.Tensor:
+    """[V, H, n] attention weights of the last query."""
+    n = query.shape[2]
+    return torch.softmax(chunk_logits(query, key, scaling, multipliers, n - 1, n, sliding, softcap)[:, :, 0], dim=-1)
+

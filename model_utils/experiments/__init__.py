@@ -1,0 +1,1 @@
+"""Experiments built on the engine: the context-length sweep of one text, the corpus tuner, their texts and corpora."""

@@ -1,0 +1,145 @@
+"""The tuner's summary: per bucket and temperature or schedule, the NLL pooled over documents with a bootstrap
+interval over documents, the best constant temperature per bucket, and each schedule's saving; and its table."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, best_temperature, interval
+from model_utils.core.schedules import Schedule, spec_label
+from model_utils.core.statistics import STATISTICS, bucket_bounds
+from model_utils.experiments.corpus import Corpus
+from model_utils.experiments.tune.errors import TuneError
+from model_utils.experiments.tune.rows import ROWS, TuneSettings, read_rows
+
+SEED = 0  # of the bootstrap over documents: the same dataset always gives the same summary
+
+
+def _arrays(table, hashes: list[str], labels: list[str], n_buckets: int):
+    """[document, spec, bucket] NLL sums, counts and queries, and per statistic the values; checks that the rows
+    hold every (document, spec, bucket) of the corpus exactly once."""
+    columns = {name: table.column(name).to_pylist() for name in ("document", "spec", "bucket")}
+    document_index = {sha: i for i, sha in enumerate(hashes)}
+    spec_index = {label: i for i, label in enumerate(labels)}
+    shape = (len(hashes), len(labels), n_buckets)
+    seen = np.zeros(shape, dtype=np.int64)
+    sums, counts, queries = np.zeros(shape), np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
+    stats = {name: np.full(shape, np.nan) for name in STATISTICS}
+    values = {name: table.column(name).to_numpy(zero_copy_only=False) for name in
+              ("nll_sum", "nll_count", "start", "stop", *STATISTICS)}
+    for row, (sha, label, bucket) in enumerate(zip(columns["document"], columns["spec"], columns["bucket"],
+                                                   strict=True)):
+        at = (document_index[sha], spec_index[label], bucket)
+        seen[at] += 1
+        sums[at], counts[at] = values["nll_sum"][row], values["nll_count"][row]
+        queries[at] = values["stop"][row] - values["start"][row]
+        for name in STATISTICS:
+            stats[name][at] = values[name][row]
+    return seen, sums, counts, queries, stats
+
+
+def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence, settings: TuneSettings,
+              trained_length: int, seed: int = SEED) -> dict:
+    """Per bucket and spec, the NLL pooled over documents (sum / count) with a 95% bootstrap interval (documents
+    resampled with replacement); per bucket, the best constant temperature with its interval and the NLL it saves
+    against T = 1; each schedule's saving alongside."""
+    sweep = settings.sweep
+    hashes = sorted(document.sha256 for document in corpus.documents)  # the bootstrap's order: not the corpus's
+    n_tokens = dict(zip((d.sha256 for d in corpus.documents), tokens, strict=True))
+    bounds = bucket_bounds(sweep.q_start, max(tokens), sweep.bucket_size)
+    expected = np.array([[len(bucket_bounds(sweep.q_start, n_tokens[sha], sweep.bucket_size))] for sha in hashes])
+    labels = list(settings.specs)
+    seen, sums, counts, queries, stats = _arrays(read_rows(out, hashes), hashes, labels, len(bounds))
+    wanted = (np.arange(len(bounds))[None, None, :] < expected[:, :, None]).astype(np.int64)  # [doc, 1, bucket]
+    if not np.array_equal(seen, np.broadcast_to(wanted, seen.shape)):
+        missing, twice = int(((seen == 0) & (wanted == 1)).sum()), int((seen > 1).sum())
+        raise TuneError(f"the rows in {out / ROWS} are incomplete ({missing} missing, {twice} duplicated); "
+                        "rerun the same command to compute what is missing")
+    constant = [i for i, spec in enumerate(specs) if not isinstance(spec, Schedule)]
+    temperatures = np.array([specs[i] for i in constant])
+    reference = constant[int(np.flatnonzero(temperatures == 1.0)[0])]
+    rng = np.random.default_rng(seed)
+    results = [{"label": spec_label(spec), "temperature": None if isinstance(spec, Schedule) else spec,
+                "schedule": spec.label if isinstance(spec, Schedule) else None, "nll": [], "nll_interval": [],
+                "statistics": {name: [] for name in STATISTICS}} for spec in specs]
+    best, schedules = [], {spec_label(spec): [] for spec in specs if isinstance(spec, Schedule)}
+    for bucket, (start, stop) in enumerate(bounds):
+        reaching = np.flatnonzero(counts[:, reference, bucket] > 0)  # documents with positions in this bucket
+        if len(reaching) == 0:
+            continue
+        bucket_sums, bucket_counts = sums[reaching, :, bucket], counts[reaching, :, bucket]  # [doc, spec]
+        means = bucket_sums.sum(axis=0) / bucket_counts.sum(axis=0)  # [spec]
+        draws = rng.integers(0, len(reaching), size=(BOOTSTRAP_RESAMPLES, len(reaching)))
+        samples = bucket_sums[draws].sum(axis=1) / bucket_counts[draws].sum(axis=1)  # [resamples, spec]
+        weights = queries[reaching, :, bucket]
+        for i, result in enumerate(results):
+            result["nll"].append(float(means[i]))
+            result["nll_interval"].append(interval(samples[:, i]))
+            for name in STATISTICS:
+                result["statistics"][name].append(float(np.average(stats[name][reaching, i, bucket],
+                                                                   weights=weights[:, i])))
+        where = {"bucket": [start, stop], "documents": len(reaching),
+                 "positions": int(bucket_counts[:, reference].sum())}
+        best.append(where | best_temperature(temperatures, means[constant], samples[:, constant],
+                                             constant.index(reference)))
+        for i, spec in enumerate(specs):
+            if isinstance(spec, Schedule):
+                saved = samples[:, reference] - samples[:, i]
+                schedules[spec.label].append(where | {"nll": float(means[i]),
+                                                      "saved": float(means[reference] - means[i]),
+                                                      "saved_interval": interval(saved)})
+    seconds = _document_seconds(out, hashes)
+    return {
+        "model": settings.model, "model_fingerprint": settings.fingerprint, "settings": settings.metadata(),
+        "trained_length": trained_length,
+        "corpus": {"source": corpus.source, "documents": len(corpus.documents), "tokens": tokens,
+                   "duplicates_skipped": corpus.duplicates,
+                   "list": [{"name": d.name, "sha256": d.sha256, "n_tokens": n}
+                            for d, n in zip(corpus.documents, tokens, strict=True)]},
+        "buckets": [b["bucket"] for b in best], "results": results, "best": best,
+        "schedules": [{"label": label, "buckets": entries} for label, entries in schedules.items()],
+        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "confidence": CONFIDENCE, "seed": seed,
+                      "method": "documents resampled with replacement; the NLL of a bucket is pooled over the "
+                                "positions of the documents drawn (sum / count)"},
+        "compute_seconds": round(sum(seconds), 1),  # every document's passes, over all runs that made them
+        "rows": str(out / ROWS),
+    }
+
+
+def _document_seconds(out: Path, hashes: Sequence[str]) -> list[float]:
+    import pyarrow.parquet as pq
+
+    seconds = []
+    for sha in hashes:
+        metadata = pq.read_schema(out / ROWS / f"{sha}.parquet").metadata or {}
+        seconds.append(float(json.loads(metadata.get(b"tune_document", b"{}")).get("seconds", math.nan)))
+    return seconds
+
+
+def summary_table(summary: dict) -> str:
+    """One line per bucket: the best constant temperature, its interval, and what it saves against T = 1."""
+    corpus = summary["corpus"]
+    tokens = sorted(set(corpus["tokens"]))
+    length = f"{tokens[0]:,} tokens each" if len(tokens) == 1 else f"{tokens[0]:,}-{tokens[-1]:,} tokens"
+    lines = [f"{summary['model']}: {corpus['documents']} documents, {length}; {len(summary['results'])} passes per "
+             f"document; {summary['workers']} worker(s) x {summary['threads_per_worker']} thread(s); "
+             f"{summary['wall_seconds']:.0f} s this run ({summary['computed_documents']} computed), "
+             f"peak {summary['peak_rss_gb']['max']} GB",
+             f"{'positions':>15} {'docs':>4} {'best T':>7} {'95% interval':>14} {'NLL at 1':>9} {'saved':>7} "
+             f"{'95% interval':>17}  best schedule (saved)"]
+    for index, best in enumerate(summary["best"]):
+        start, stop = best["bucket"]
+        low, high = best["temperature_interval"]
+        saved_low, saved_high = best["saved_interval"]
+        by_schedule = [(entry["label"], entry["buckets"][index]["saved"]) for entry in summary["schedules"]]
+        schedule = max(by_schedule, key=lambda pair: pair[1], default=None)
+        lines.append(f"{f'{start:,}-{stop - 1:,}':>15} {best['documents']:>4} {best['temperature']:>7g} "
+                     f"{f'[{low:g}, {high:g}]':>14} {best['nll_at_1']:>9.4f} {best['saved']:>7.4f} "
+                     f"{f'[{saved_low:.4f}, {saved_high:.4f}]':>17}  "
+                     + (f"{schedule[0]} ({schedule[1]:+.4f})" if schedule else "-"))
+    return "\n".join(lines)

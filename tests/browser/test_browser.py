@@ -1,0 +1,329 @@
+"""The served app in a real browser (`python -m components.serving.serve`, as `make run` starts it) driven by
+Playwright in Debian's Chromium, on the bundled model unless ATTN_BROWSER_MODEL says otherwise: a page opened during
+the warm-up follows it; after it no page runs the model; every page draws its charts with no exception box, within
+the first screen, with margins that do not grow; a screenshot of each is saved. Without /usr/bin/chromium it skips
+with a message, except under CI=true, where it must run."""
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from components.serving.defaults import COLLAPSE_VIEW, DEFAULT_VIEWS
+from components.serving.settings import CONTEXT_SWEEP
+from tests.support import ROOT
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SCREENS, free_port, stop, wait_until_healthy
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "tests" / "artifacts" / "screenshots"))
+# a page drawn from a committed file rather than a model run: without the file it has nothing to draw
+NEEDS_FILE = {"context": CONTEXT_SWEEP}
+OPEN_SECONDS = 3.0  # the context-length page opens on its committed result in under 3 s
+PAGE_TIMEOUT_MS = 300_000  # a cold start converts the bundled model (~30 s) before the first long prompt runs
+
+
+@pytest.fixture(scope="module")
+def chromium_path():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true but {CHROMIUM} is missing: .ci/run installs it with apt-get install chromium")
+        pytest.skip(f"no browser at {CHROMIUM}: `sudo apt-get install chromium` enables the browser test")
+    return CHROMIUM
+
+
+SERVER_PIDS: set[int] = set()
+SERVER_LOG: dict[str, Path] = {}  # "path": the log of the module's server
+
+
+def server_rss_gb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024 / 1e9
+    raise RuntimeError("no VmRSS")
+
+
+@pytest.fixture(scope="module")
+def app_url(chromium_path, tmp_path_factory):
+    port = free_port()
+    SERVER_LOG["path"] = tmp_path_factory.mktemp("streamlit") / "server.log"
+    log = SERVER_LOG["path"].open("w")
+    env = os.environ | {"ATTN_MODEL": os.environ.get("ATTN_BROWSER_MODEL", "bundled")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "components.serving.serve", "--server.port", str(port), "--server.address",
+         "127.0.0.1", "--server.headless", "true", "--client.showErrorDetails", "full"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    SERVER_PIDS.add(process.pid)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_healthy(url, process)
+        yield url
+        SERVER_PIDS.discard(process.pid)
+    finally:
+        stop(process)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        yield instance
+        instance.close()
+
+
+def wait_for_page(page, charts: int) -> None:
+    """Until the script run ends and `charts` plotly charts are drawn (their SVG is in the DOM)."""
+    page.wait_for_function(
+        f"""() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}
+                 && !document.querySelector('[data-testid="stStatusWidget"]')""",
+        timeout=PAGE_TIMEOUT_MS, polling=500)
+    page.wait_for_timeout(1500)  # let plotly finish its transitions before the screenshot
+
+
+def server_log() -> str:
+    return SERVER_LOG["path"].read_text()
+
+
+def model_passes() -> int:
+    """How many model passes the server has run (components/serving/cache.py logs one line per pass)."""
+    return len(re.findall(r"model pass \d+ for", server_log()))
+
+
+def wait_for_warm_up(timeout: float = PAGE_TIMEOUT_MS / 1000) -> None:
+    deadline = time.monotonic() + timeout
+    while "warm-up done" not in server_log():
+        assert time.monotonic() < deadline, f"no warm-up within {timeout} s:\n{server_log()[-3000:]}"
+        time.sleep(0.5)
+
+
+def drawn_charts(page) -> int:
+    """Plotly charts drawn (their SVG is in the DOM)."""
+    return page.evaluate("[...document.querySelectorAll('.js-plotly-plot')].filter(p => p.querySelector("
+                         "'.main-svg')).length")
+
+
+# The two warm-up tests come first: the first needs the server while its warm-up still runs.
+def test_a_model_page_opened_during_the_warm_up_shows_its_progress_then_its_charts(app_url, browser):
+    # Open the page once the warm-up is computing this very view, so that the page has that computation to follow
+    # (opened earlier, with a free slot, the page would run the view itself and the warm-up would follow it).
+    previous = DEFAULT_VIEWS[DEFAULT_VIEWS.index(COLLAPSE_VIEW) - 1].title
+    deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
+    while f"warm-up: {previous} ready" not in server_log() and "warm-up done" not in server_log():
+        assert time.monotonic() < deadline, f"the warm-up never reached the collapse view:\n{server_log()[-3000:]}"
+        time.sleep(0.2)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/collapse", wait_until="domcontentloaded")
+        page.evaluate("window.openedOnce = true")  # gone if the page reloads
+        shown, warming_at_open = [], "warm-up done" not in server_log()
+        deadline = time.monotonic() + PAGE_TIMEOUT_MS / 1000
+        while drawn_charts(page) < 4:
+            assert time.monotonic() < deadline, f"no charts; progress seen: {shown[-5:]}"
+            shown += page.locator('[data-testid="stProgress"]').all_inner_texts()
+            time.sleep(0.5)
+        if not warming_at_open:
+            pytest.skip("the warm-up had ended before the page opened (a fast model): nothing to follow")
+        # its own pass or the warm-up's, queued or running: the stage, and the time left from the layers done
+        assert any(re.search(r"Layer \d+ of \d+ .*about \d+ s left", text) for text in shown), shown
+        assert any(text.startswith(("The server is preparing this view", "Queued: ")) for text in shown), shown
+        assert page.evaluate("window.openedOnce === true"), "the page reloaded"
+        assert page.locator('[data-testid="stException"]').count() == 0
+        wait_for_warm_up()
+        assert model_passes() == 3, "the visitor's page and the warm-up computed the same view twice"
+    finally:
+        context.close()
+
+
+def test_after_the_warm_up_opening_each_page_runs_no_model_pass(app_url, browser):
+    wait_for_warm_up()
+    before = model_passes()
+    for path, (_, charts) in SCREENS.items():
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        try:
+            page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+            page.wait_for_function(f"""() => [...document.querySelectorAll('.js-plotly-plot')]
+                                                 .filter(p => p.querySelector('.main-svg')).length >= {charts}
+                                             && !document.querySelector('[data-testid="stStatusWidget"]')""",
+                                   timeout=PAGE_TIMEOUT_MS, polling=200)
+            assert page.locator('[data-testid="stException"]').count() == 0
+        finally:
+            context.close()
+        assert model_passes() == before, f"opening /{path} after the warm-up ran the model"
+
+
+@contextlib.contextmanager
+def drawn_page(app_url, browser, path: str, width: int, height: int):
+    """A new browser session on page `path`, its charts drawn; skips a page whose committed file is missing."""
+    if path in NEEDS_FILE and not NEEDS_FILE[path].is_file():
+        pytest.skip(f"{NEEDS_FILE[path]} is not there (`make sweep` writes it; ATTN_CONTEXT_SWEEP points elsewhere)")
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+        wait_for_page(page, SCREENS[path][1])
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("path", list(SCREENS))
+def test_page_draws_its_charts_without_an_exception(app_url, browser, path):
+    name, charts = SCREENS[path]
+    with drawn_page(app_url, browser, path, 1600, 1000) as page:
+        assert page.locator('[data-testid="stDialog"]').count() == 0, "a dialog (e.g. page not found) is open"
+        # the app scrolls inside its main block, not the window: grow the window to the content for the picture
+        height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+        page.set_viewport_size({"width": 1600, "height": min(12000, int(height) + 40)})
+        page.wait_for_timeout(1500)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        assert page.locator('[data-testid="stException"]').count() == 0, "a Streamlit exception box is shown"
+        assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.inner_text("body")[:2000]
+        assert page.locator(".js-plotly-plot").count() >= charts
+
+
+# each chart's margins as its figure asked for them (components/margins.fit) and as plotly drew them
+DRAWN_MARGINS = """() => [...document.querySelectorAll('.js-plotly-plot')].map((g, index) => ({
+    chart: index, title: g._fullLayout.title?.text || g._fullLayout.yaxis?.title?.text || '',
+    asked: ['l', 'r', 'b'].map(side => g._fullLayout.margin[side]),
+    drawn: ['l', 'r', 'b'].map(side => g._fullLayout._size[side])}))"""
+
+
+@pytest.mark.parametrize("window", [1280, 1400, 1920])  # the window widths components/margins estimates for
+@pytest.mark.parametrize("path", list(SCREENS))
+def test_plotly_draws_each_chart_once_in_the_margins_its_figure_asked_for(app_url, browser, path, window):
+    """components/margins: when a chart's labels, legend or colour bar need more room than its margins, plotly
+    grows them after drawing it and draws it again. On every page's default view none grows."""
+    name, charts = SCREENS[path]
+    with drawn_page(app_url, browser, path, window, 900) as page:
+        drawn = page.evaluate(DRAWN_MARGINS)
+    assert len(drawn) >= charts
+    grown = [chart for chart in drawn if any(d > a for d, a in zip(chart["drawn"], chart["asked"], strict=True))]
+    assert not grown, f"plotly grew the margins (left, right, bottom) of {len(grown)} chart(s) on {name} in a " \
+                      f"{window} px window: {grown}"
+
+
+def test_a_first_visit_asks_for_plotly_before_the_app_connects(app_url, browser):
+    """components/serve.early_plotly: a new browser session asks for plotly's chunk while the page loads. Streamlit
+    alone asks for it only when a chart comes over the websocket, which it opens after its health check."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/", wait_until="domcontentloaded")
+        wait_for_page(page, SCREENS[""][1])
+        requests = page.evaluate("performance.getEntriesByType('resource').map(r => [r.name, r.startTime])")
+        plotly = [start for name, start in requests if "/static/js/PlotlyChart." in name]
+        health = [start for name, start in requests if name.endswith("/_stcore/health")]
+        assert len(plotly) == 1 and health, requests
+        assert plotly[0] < min(health), f"plotly asked for at {plotly[0]:.0f} ms, the health check at {health} ms"
+    finally:
+        context.close()
+
+
+def test_the_context_length_page_opens_in_time(app_url, browser):
+    """From another page of the app, the context-length page draws its committed result in under OPEN_SECONDS
+    (a click in the navigation to every chart drawn); a fresh tab's time, which adds loading the app itself, is
+    printed next to it."""
+    if not CONTEXT_SWEEP.is_file():
+        pytest.skip(f"{CONTEXT_SWEEP} is not there (`make sweep` writes it)")
+    drawn = """() => [...document.querySelectorAll('h1')].some(h => h.textContent.includes('Context length'))
+                     && document.querySelectorAll('.js-plotly-plot .main-svg').length >= 4
+                     && !document.querySelector('[data-testid="stStatusWidget"]')"""
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = context.new_page()
+    try:
+        started = time.perf_counter()
+        page.goto(f"{app_url}/context", wait_until="domcontentloaded")
+        page.wait_for_function(drawn, timeout=PAGE_TIMEOUT_MS, polling=50)
+        fresh = time.perf_counter() - started
+        page.goto(f"{app_url}/", wait_until="domcontentloaded")
+        wait_for_page(page, 3)
+        started = time.perf_counter()
+        page.locator('[data-testid="stSidebarNav"] a', has_text="Context length").click()
+        page.wait_for_function(drawn, timeout=PAGE_TIMEOUT_MS, polling=50)
+        in_app = time.perf_counter() - started
+        print(f"context-length page: {in_app:.2f} s from a click in the app, {fresh:.2f} s in a fresh tab")
+        assert page.locator('[data-testid="stException"]').count() == 0
+        assert in_app < OPEN_SECONDS, f"the page took {in_app:.2f} s to draw its committed result"
+    finally:
+        context.close()
+
+
+def test_user_text_is_shown_as_text_not_run_as_html(app_url, browser):
+    """A link carrying a script tag as the text: it must appear literally in the labels, and never execute."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    dialogs = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    try:
+        payload = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+        page.goto(f"{app_url}/maps?text={urllib.request.quote(payload)}", wait_until="domcontentloaded")
+        wait_for_page(page, 2)
+        assert dialogs == [], f"user text ran as code: {dialogs}"
+        assert page.locator("img[src=x]").count() == 0
+        ticks = page.locator(".js-plotly-plot .xtick text").all_text_contents()
+        assert any("<" in tick for tick in ticks), ticks  # shown literally, e.g. '<' of '<img'
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        context.close()
+
+
+def test_the_served_app_offers_only_the_operators_models(app_url, browser):
+    """A link cannot choose a model, and the only model control is a list fixed by the operator."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/?model=/etc/passwd", wait_until="domcontentloaded")
+        wait_for_page(page, 3)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        model_box = sidebar.locator('[data-testid="stSelectbox"]')
+        assert model_box.count() == 1
+        model_box.click()
+        options = [text.strip() for text in page.get_by_role("option").all_inner_texts()]
+        assert options == [os.environ.get("ATTN_BROWSER_MODEL", "bundled")], options
+        page.keyboard.press("Escape")
+        labels = sidebar.locator('[data-testid="stTextInput"] label').all_inner_texts()
+        assert labels == ["Temperatures to compare"], labels  # no free-text model or path field anywhere
+    finally:
+        context.close()
+
+
+def test_several_sessions_at_once_each_see_their_own_results(app_url, browser):
+    """Four browser sessions ask for different temperatures at the same moment; each must get its own maps,
+    no error, and the server's memory must stay bounded."""
+    pid = next(iter(SERVER_PIDS))
+    before = server_rss_gb(pid)
+    sessions = {("0.3", "1"): None, ("0.6", "2"): None, ("0.9", "3"): None, ("1.2", "4"): None}
+    contexts = []
+    for temperatures in sessions:
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = context.new_page()
+        page.goto(f"{app_url}/maps?t={','.join(temperatures)}", wait_until="commit")
+        contexts.append(context)
+        sessions[temperatures] = page
+    try:
+        for temperatures, page in sessions.items():
+            wait_for_page(page, 2)
+            assert page.locator('[data-testid="stException"]').count() == 0
+            assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+            titles = " ".join(page.locator(".js-plotly-plot .annotation-text").all_text_contents())
+            for t in temperatures:
+                assert f"T={t}" in titles, (temperatures, titles)
+            others = {t for other in sessions if other != temperatures for t in other} - set(temperatures)
+            assert not any(f"T={t} " in titles for t in others), (temperatures, titles)
+    finally:
+        for context in contexts:
+            context.close()
+    after = server_rss_gb(pid)
+    assert after < 6.0, f"server RSS grew from {before:.2f} GB to {after:.2f} GB"

@@ -1,0 +1,344 @@
+"""The corpus tuner on the tiny model: rows against the engine's own per-position NLL, resuming, refusals, and on Ray
+(two actors give the in-process rows exactly; a worker killed mid-document loses and duplicates nothing).
+
+Tests that need the six-document reference run (about 30 s on a busy 2-core machine) are marked slow, like the Ray
+tests, which start one local Ray for the module (ray.init takes seconds): `make test` runs them all.
+"""
+
+import json
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pyarrow.dataset as ds
+import pytest
+
+from model_utils.__main__ import main
+from model_utils.core.machine import usable_cores
+from model_utils.core.schedules import Schedule
+from model_utils.core.statistics import STATISTICS
+from model_utils.engine.analyze import analyze
+from model_utils.experiments.corpus import read_corpus
+from model_utils.experiments.sweep import SweepSettings
+from model_utils.experiments.tune.cluster import start_ray
+from model_utils.experiments.tune.rows import ROWS
+from model_utils.experiments.tune.rows import TuneSettings as _TuneSettings
+from model_utils.experiments.tune.run import PASSES, tune
+from model_utils.experiments.tune.summary import summarize_tune as summarize
+
+# Past the tiny model's trained length (1,024), so the schedules act; 5 passes per document, 5 buckets.
+SETTINGS = SweepSettings(max_tokens=1280, bucket_size=256, beyond_trained=True)
+SPECS = [0.8, 1.0, 1.25, Schedule("qwen-logn", 1024.0), Schedule("logn", 1024.0)]
+STATISTICAL = ("results", "best", "schedules", "corpus", "settings", "buckets", "bootstrap")
+
+
+def rows(out: Path):
+    table = ds.dataset(str(out / ROWS), format="parquet").to_table()
+    return table.sort_by([("document", "ascending"), ("spec", "ascending"), ("bucket", "ascending")])
+
+
+def write_corpus(folder: Path, texts: dict[str, str | bytes]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        (folder / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    return folder
+
+
+def run_cli(capsys, *argv) -> tuple[int, list[str]]:
+    status = main(["tune", "--model", "tiny-random", *argv])
+    return status, capsys.readouterr().err.strip().splitlines()
+
+
+@pytest.fixture(scope="module")
+def builtin6():
+    return read_corpus("builtin")
+
+
+@pytest.fixture(scope="module")
+def reference(tiny, builtin6, tmp_path_factory):
+    """The six built-in documents tuned in this process, with the process's own torch threads: the rows and summary
+    every other way of running must reproduce."""
+    out = tmp_path_factory.mktemp("reference")
+    summary = tune(tiny, builtin6, SPECS, SETTINGS, out)
+    return out, summary
+
+
+# --- the rows and the summary -----------------------------------------------------------------------------------
+
+
+def test_rows_hold_the_engines_nll_and_statistics(tiny, tmp_path):
+    texts = {"a.txt": "The quick brown fox jumps over the lazy dog. " * 12, "b.txt": "Pack my box with five dozen "
+             "liquor jugs, then sing of it. " * 9}
+    corpus = read_corpus(str(write_corpus(tmp_path / "corpus", texts)))
+    settings = SweepSettings(max_tokens=600, bucket_size=128)
+    specs = [1.0, 1.5]
+    summary = tune(tiny, corpus, specs, settings, tmp_path / "out")
+    table = rows(tmp_path / "out")
+    assert table.num_rows == sum(len(specs) * -(-(len(text.encode()) - 1) // 128) for text in texts.values())
+    pooled = {spec: [[0.0, 0] for _ in range(5)] for spec in specs}
+    for document in corpus.documents:
+        for spec in specs:  # an independent pass per spec, summed here with numpy
+            result = analyze(tiny, document.text, temperatures=[spec], max_tokens=600, bucket_size=128,
+                             q_start=1).results[0]
+            mine = [row for row in table.to_pylist() if row["document"] == document.sha256
+                    and row["spec"] == f"T={spec:g}"]
+            assert [row["bucket"] for row in mine] == list(range(len(result.bucket_nll)))
+            for row in mine:
+                positions = result.position_nll[row["start"] : min(row["stop"], len(result.position_nll))]
+                assert row["nll_count"] == len(positions)
+                assert row["nll_sum"] == pytest.approx(positions.sum(), rel=1e-12)
+                pooled[spec][row["bucket"]][0] += positions.sum()
+                pooled[spec][row["bucket"]][1] += len(positions)
+                for name in STATISTICS:
+                    values = result.bucket_heads[name][row["bucket"]]
+                    expected = np.exp(np.log(values).mean()) if name == "top_ratio" else values.mean()
+                    assert row[name] == pytest.approx(expected, abs=1e-5)  # pass records keep 5 decimals
+    for entry in summary["results"]:
+        spec = entry["temperature"]
+        assert entry["nll"] == pytest.approx([total / count for total, count in pooled[spec] if count], rel=1e-12)
+        for nll, (low, high) in zip(entry["nll"], entry["nll_interval"], strict=True):
+            assert low <= nll <= high
+    for best, nll_1, nll_15 in zip(summary["best"], summary["results"][0]["nll"], summary["results"][1]["nll"],
+                                   strict=True):
+        assert best["temperature"] == (1.0 if nll_1 <= nll_15 else 1.5)
+        assert best["saved"] == pytest.approx(nll_1 - min(nll_1, nll_15))
+    assert not (tmp_path / "out" / PASSES).exists()  # a finished document's passes are removed
+    # buckets as analyze draws them (the first from q_start = 1 to the first multiple of 128), and the model's own
+    # trained length, for the page's line
+    assert summary["buckets"][:2] == [[1, 128], [128, 256]] and summary["trained_length"] == tiny.max_positions
+
+
+@pytest.mark.slow
+def test_the_summary_is_reproducible(tiny, builtin6, reference):
+    out, summary = reference
+    again = summarize(out, builtin6, summary["corpus"]["tokens"], SPECS,
+                      _TuneSettings(model=tiny.name, fingerprint=summary["model_fingerprint"],
+                                    specs=tuple(summary["settings"]["specs"]), sweep=SETTINGS), tiny.max_positions)
+    assert {key: again[key] for key in STATISTICAL} == {key: summary[key] for key in STATISTICAL}
+    assert summary["computed_documents"] == 6 and len(summary["best"]) == 5
+    assert all(best["documents"] == 6 for best in summary["best"])
+
+
+@pytest.mark.slow
+def test_an_interrupted_tune_computes_only_what_is_missing(tiny, builtin6, reference, tmp_path):
+    out = tmp_path / "out"
+    first_pass_of = {}
+
+    def stop_after_two(progress):
+        if progress.done == 2:
+            raise KeyboardInterrupt
+
+    def stop_in_the_third(document, label, index):  # mid-document: two of its passes are done
+        first_pass_of.setdefault(document.name, index)
+        if document == builtin6.documents[2] and index == 2:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        tune(tiny, builtin6, SPECS, SETTINGS, out, on_document=stop_after_two)
+    assert len(list((out / ROWS).glob("*.parquet"))) == 2
+    with pytest.raises(KeyboardInterrupt):
+        tune(tiny, builtin6, SPECS, SETTINGS, out, on_pass=stop_in_the_third)
+    assert len(list((out / PASSES).glob("*.json"))) == 2  # the third document's finished passes stay
+    first_pass_of.clear()
+    summary = tune(tiny, builtin6, SPECS, SETTINGS, out,
+                   on_pass=lambda document, label, index: first_pass_of.setdefault(document.name, index))
+    assert summary["computed_documents"] == 4 and summary["skipped_documents"] == 2
+    assert first_pass_of[builtin6.documents[2].name] == 2  # it resumed at its third pass
+    assert set(first_pass_of.values()) == {0, 2}
+    assert rows(out).equals(rows(reference[0]))
+    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
+    assert not list((out / ROWS).glob(".*"))  # no temporary file left
+
+
+@pytest.mark.slow
+def test_the_bundled_models_numbers_do_not_depend_on_the_thread_count(bundled, builtin6):
+    """The premise of identical rows from 1 and W workers, on the real model, whose products are large enough for
+    MKL to use every thread: the fused kernel computes each attention row in one thread, and sgemm splits by output
+    blocks, so no sum is reordered."""
+    import torch
+
+    threads = torch.get_num_threads()
+    results = {}
+    try:
+        for count in sorted({1, max(2, threads)}):
+            torch.set_num_threads(count)
+            results[count] = analyze(bundled, builtin6.documents[0].text, temperatures=[1.25], max_tokens=1024,
+                                     bucket_size=256, q_start=1).results[0]
+    finally:
+        torch.set_num_threads(threads)
+    one, many = results.values()
+    assert np.array_equal(one.position_nll, many.position_nll)
+    assert all(np.array_equal(one.bucket_heads[name], many.bucket_heads[name]) for name in STATISTICS)
+
+
+# --- refusals: one line, exit 2, nothing written lost ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("files", "message"), [
+    ({}, "holds no .txt files"),
+    ({"a.txt": "fine text", "b.txt": b"caf\xe9 latin-1"}, "b.txt' is not UTF-8 text"),
+    ({"a.txt": b"text\x00with a NUL"}, "a.txt' holds NUL bytes"),
+])
+def test_a_bad_corpus_folder_is_refused_before_the_model(capsys, tmp_path, files, message):
+    folder = write_corpus(tmp_path / "corpus", files)
+    status, lines = run_cli(capsys, "--corpus", str(folder), "--out", str(tmp_path / "out"))
+    assert status == 2 and len(lines) == 1 and message in lines[0], lines
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b"", "holds no documents"),
+    (b'{"text": "fine"}\n{"body": "no text"}\n', "line 2 has no string \"text\" field"),
+    (b'{"text": "fine"}\n\n{"text": 7}\n', "line 3 has no string \"text\" field"),
+    (b'{"text": "fine"}\nnot json\n', "line 2 is not JSON"),
+    (b'{"text": "fine"}\n{"text": "caf\xe9"}\n', "line 2 is not UTF-8 text"),
+])
+def test_a_bad_jsonl_corpus_names_the_line(capsys, tmp_path, content, message):
+    path = tmp_path / "corpus.jsonl"
+    path.write_bytes(content)
+    status, lines = run_cli(capsys, "--corpus", str(path), "--out", str(tmp_path / "out"))
+    assert status == 2 and len(lines) == 1 and message in lines[0], lines
+
+
+def test_missing_corpus_and_too_many_documents(capsys, tmp_path):
+    status, lines = run_cli(capsys, "--corpus", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out"))
+    assert status == 2 and len(lines) == 1 and "does not exist" in lines[0]
+    write_corpus(tmp_path / "corpus", {"a.txt": "some text"})
+    status, lines = run_cli(capsys, "--corpus", str(tmp_path / "corpus"), "--documents", "2", "--out",
+                            str(tmp_path / "out"))
+    assert status == 2 and len(lines) == 1 and "more documents than the corpus holds (1)" in lines[0]
+
+
+def test_a_document_shorter_than_two_tokens_is_refused_before_any_pass(capsys, tmp_path):
+    folder = write_corpus(tmp_path / "corpus", {"a.txt": "long enough " * 20, "b.txt": "x"})
+    status, lines = run_cli(capsys, "--corpus", str(folder), "--max-tokens", "200", "--bucket-size", "64",
+                            "--temperatures", "1", "--out", str(tmp_path / "out"))
+    assert status == 2 and len(lines) == 1, lines
+    assert "b.txt" in lines[0] and "single token" in lines[0]
+    assert not list((tmp_path / "out").rglob("*.parquet"))
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # closed again when the block ends: nothing listens there
+
+
+def test_other_settings_and_an_unreachable_cluster_lose_nothing(capsys, tmp_path):
+    folder = write_corpus(tmp_path / "corpus", {"a.txt": "first document " * 20, "b.txt": "second one " * 20})
+    common = ["--corpus", str(folder), "--max-tokens", "200", "--temperatures", "1", "1.5", "--out",
+              str(tmp_path / "out")]
+    assert run_cli(capsys, *common, "--documents", "1", "--bucket-size", "64")[0] == 0
+    files = {path: path.read_bytes() for path in (tmp_path / "out").rglob("*") if path.is_file()}
+    status, lines = run_cli(capsys, *common, "--bucket-size", "32")
+    assert status == 2 and len(lines) == 1 and "other settings" in lines[0] and "bucket_size 64 there" in lines[0]
+    started = time.perf_counter()
+    status, lines = run_cli(capsys, *common, "--bucket-size", "64", "--ray-address", f"127.0.0.1:{_closed_port()}")
+    assert status == 2 and len(lines) == 1 and "cannot reach a Ray cluster" in lines[0], lines
+    assert time.perf_counter() - started < 30
+    assert {path: path.read_bytes() for path in (tmp_path / "out").rglob("*") if path.is_file()} == files
+
+
+# --- Ray ----------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray for the module, started as the tuner starts it (2 CPUs, no dashboard, a small object store)."""
+    import ray
+
+    assert start_ray(2, None)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.mark.slow
+def test_two_ray_workers_write_the_in_process_rows(tiny, builtin6, reference, local_ray, tmp_path):
+    summary = tune(tiny, builtin6, SPECS, SETTINGS, tmp_path / "out", workers=2)
+    assert summary["workers"] == 2 and summary["threads_per_worker"] == max(1, usable_cores() // 2)
+    assert rows(tmp_path / "out").equals(rows(reference[0]))  # bit for bit, whatever the thread count
+    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
+
+
+def _running_workers() -> list[psutil.Process]:
+    """This test's Ray worker processes that are inside DocumentWorker.run (Ray titles a busy actor so)."""
+    found = []
+    for process in psutil.Process().children(recursive=True):
+        try:
+            if " ".join(process.cmdline()).startswith("ray::DocumentWorker.run"):
+                found.append(process)
+        except psutil.Error:
+            pass
+    return found
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_document_loses_and_duplicates_nothing(tiny, builtin6, reference, local_ray, tmp_path):
+    killed, finished = [], []
+
+    def kill_a_busy_worker(progress):
+        if progress.document is None:
+            return
+        finished.append(progress.document.sha256)
+        deadline = time.monotonic() + 5
+        while not killed and time.monotonic() < deadline:
+            busy = _running_workers()
+            if busy:
+                os.kill(busy[0].pid, signal.SIGKILL)  # the other actor, mid-document
+                killed.append(busy[0].pid)
+            time.sleep(0.02)
+
+    summary = tune(tiny, builtin6, SPECS, SETTINGS, tmp_path / "out", workers=2, on_document=kill_a_busy_worker)
+    assert killed, "no worker was mid-document when a document finished"
+    assert not psutil.pid_exists(killed[0]) or psutil.Process(killed[0]).status() == psutil.STATUS_ZOMBIE
+    assert sorted(finished) == sorted(d.sha256 for d in builtin6.documents)  # each document written once
+    assert summary["computed_documents"] == 6
+    table = rows(tmp_path / "out")
+    keys = list(zip(*(table.column(name).to_pylist() for name in ("document", "spec", "bucket")), strict=True))
+    assert len(keys) == len(set(keys)) == 6 * len(SPECS) * 5  # every document x spec x bucket, exactly once
+    assert table.equals(rows(reference[0]))
+    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
+    assert json.loads(json.dumps(summary, allow_nan=False))  # the summary is plain JSON
+
+
+def test_saving_a_model_keeps_its_fingerprint(tmp_path):
+    """The Ray workers are checked against the driver's fingerprint. `save_pretrained` writes `architectures` and
+    `dtype` into the live config, which once made the driver's (saved by an earlier test) differ from a worker's
+    freshly built copy of the same model; a changed weight must still change it."""
+    import torch
+
+    from model_utils import load_model
+    from model_utils.experiments.fingerprint import model_fingerprint
+
+    loaded = load_model("tiny-random")
+    before = model_fingerprint(loaded)
+    loaded.model.save_pretrained(tmp_path)
+    assert loaded.config.architectures  # the save did write it: the test exercises the case
+    assert model_fingerprint(loaded) == before == model_fingerprint(load_model("tiny-random"))
+    with torch.no_grad():
+        next(iter(loaded.model.parameters()))[0, 0] += 1.0
+    assert model_fingerprint(loaded) != before
+
+
+def test_the_workers_check_ignores_the_folder_each_machine_keeps_the_model_in():
+    """A Ray worker on another machine loads the bundled model from its own cache folder (another home, another
+    ATTN_CACHE_DIR), which transformers records in the config's `_name_or_path`: the portable fingerprint the
+    workers are checked with leaves it out, the plain one (pass cache, rows) keeps it."""
+    import copy
+    import types
+
+    from model_utils import load_model
+    from model_utils.experiments.fingerprint import model_fingerprint
+
+    loaded = load_model("tiny-random")
+    elsewhere = types.SimpleNamespace(name=loaded.name, model=loaded.model, config=copy.deepcopy(loaded.config))
+    elsewhere.config._name_or_path = "/home/someone-else/.cache/attention-temperature-explorer/model"
+    assert model_fingerprint(elsewhere, portable=True) == model_fingerprint(loaded, portable=True)
+    assert model_fingerprint(elsewhere) != model_fingerprint(loaded)
+    other = types.SimpleNamespace(name=loaded.name, model=loaded.model, config=copy.deepcopy(loaded.config))
+    other.config.rms_norm_eps *= 2  # another model: still told apart
+    assert model_fingerprint(other, portable=True) != model_fingerprint(loaded, portable=True)

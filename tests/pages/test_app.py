@@ -1,0 +1,184 @@
+"""The router and the shared sidebar, across every page: each page opens and draws, bad temperatures and a
+mangled link are error lines or a sane view, user text is data everywhere, the operator's model list, budgets and
+bounded caches."""
+
+import pytest
+from streamlit.runtime.caching.cache_data_api import get_data_cache_stats_provider
+
+from components.present.text import plain
+from components.serving.cache import cached_report, cached_report_with_maps
+from tests.support.apptest import PAGE_SCRIPTS, TITLES, assert_clean, chart, open_app, traces
+
+
+@pytest.mark.parametrize("page", PAGE_SCRIPTS)
+def test_every_page_opens_without_error_and_draws_charts(tiny_env, page):
+    at = open_app(page)
+    assert_clean(at)
+    assert at.get("plotly_chart"), f"{page} drew no chart"
+    assert [title.value for title in at.title] == [TITLES[page]]
+    assert at.selectbox(key="model").value == "tiny-random"
+
+
+@pytest.mark.parametrize("bad", ["0", "abc", "1, 1", "nan", "-2", "0.5, 1, 1.5, 2, 2.5, 3, 3.5", ""])
+def test_bad_temperatures_show_an_error_line_not_an_exception(tiny_env, bad):
+    at = open_app("softmax_lab")
+    at.text_input(key="temperatures").set_value(bad).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.sidebar.error and at.sidebar.error[0].value.startswith("Temperatures: ")
+    assert any(e.value.startswith("Fix the temperatures in the sidebar") for e in at.error)
+    assert not at.get("plotly_chart")
+    if bad.startswith("0.5"):
+        assert "at most 6 temperatures" in at.sidebar.error[0].value
+
+    at.text_input(key="temperatures").set_value("1, 2").run()  # fixing it brings the page back
+    assert_clean(at)
+    assert len(traces(chart(at, "lab_bars"), "bar")) == 2
+
+
+def test_bad_temperatures_stop_a_model_page_before_the_model_runs(tiny_env):
+    at = open_app("attention_maps")
+    at.text_input(key="temperatures").set_value("1, 1").run()
+    assert not at.exception
+    assert any("listed twice" in e.value for e in at.error)
+    assert not at.get("plotly_chart")
+
+
+def test_model_choice_is_only_the_operators_single_model(tiny_env):
+    at = open_app(query={"model": "/etc/passwd"})  # a link cannot name a model the operator did not list
+    assert_clean(at)
+    assert at.selectbox(key="model").options == ["tiny-random"]
+    assert at.selectbox(key="model").value == "tiny-random"
+
+
+def test_model_choice_is_exactly_the_operators_list(tiny_env):
+    tiny_env.setenv("ATTN_MODELS", "tiny-random,bundled")
+    at = open_app(query={"model": "../../some/local/dir"})
+    assert_clean(at)
+    assert at.selectbox(key="model").options == ["tiny-random", "bundled"]
+    assert at.selectbox(key="model").value == "tiny-random"
+    assert at.query_params["model"] == "tiny-random"  # the link names the model only when there is a choice
+
+
+def test_model_pages_show_the_models_facts_in_the_sidebar(tiny_env):
+    lab = open_app("softmax_lab")
+    assert not any("The model the pages describe" in m.value for m in lab.sidebar.markdown)  # no model runs there
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    facts = next(m.value for m in at.sidebar.markdown if "The model the pages describe" in m.value)
+    for line in ("architecture: llama", "layers: 3", "heads: 4", "kv heads: 2", "trained length: 1,024"):
+        assert f"- {line}\n" in facts + "\n", (line, facts)
+    assert "sliding window" not in facts
+    assert not any("sliding-window layers" in info.value for info in at.info)
+
+
+SCRIPT = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"window": "0"}, {"window": "-5"}, {"window": "abc"}, {"window": "99999999"},
+        {"layer": "99", "head": "-1"}, {"layer": "abc", "head": "9"},
+        {"t": "abc"}, {"t": "0,-1,nan"}, {"t": "1,1"}, {"mode": "bogus"},
+        {"model": "/etc/passwd"}, {"model": "../../../tmp/evil"},
+        {"text": SCRIPT}, {"text": "x" * 300_000},
+    ],
+)
+def test_a_mangled_link_opens_a_sane_view(tiny_env, query):
+    at = open_app("attention_maps", query=query)
+    assert_clean(at)
+    # nothing in these links is valid, so every widget keeps its default: never a model from the link
+    assert at.selectbox(key="model").value == "tiny-random"
+    assert at.number_input(key="window").value == 32
+    assert at.selectbox(key="maps_layer").value == 1
+    assert at.selectbox(key="maps_head").value == "mean of heads"
+    assert at.text_input(key="temperatures").value == "0.5, 1, 1.5, 2"
+    assert at.radio(key="mode").value == "in-model"
+
+
+@pytest.mark.parametrize(("query", "widget", "key", "value"), [
+    ({"window": "8"}, "number_input", "window", 8), ({"layer": "2", "head": "3"}, "selectbox", "maps_head", 3),
+    ({"layer": "2"}, "selectbox", "maps_layer", 2), ({"t": "0.3,3"}, "text_input", "temperatures", "0.3, 3"),
+    ({"mode": "isolated"}, "radio", "mode", "isolated"), ({"log": "1"}, "toggle", "maps_log", True),
+    ({"statistic": "top_ratio"}, "selectbox", "maps_statistic", "top_ratio"),
+])
+def test_a_valid_link_seeds_its_widget_and_stays_in_the_url(tiny_env, query, widget, key, value):
+    at = open_app("attention_maps", query=query)
+    assert_clean(at)
+    assert getattr(at, widget)(key=key).value == value
+    for name, raw in query.items():
+        assert at.query_params[name] == raw, (name, at.query_params[name])
+
+
+def test_script_text_is_data_everywhere(tiny_env):
+    at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value(SCRIPT).run()
+    assert_clean(at)
+    figure = chart(at, "maps_heatmaps")
+    ticks = figure["layout"]["xaxis"]["ticktext"]
+    assert "".join(ticks).count("&lt;") >= 2 and "<script" not in str(figure) and "<img" not in str(figure)
+
+
+def test_markup_in_an_error_message_is_escaped(tiny_env):
+    at = open_app("softmax_lab")
+    at.text_input(key="temperatures").set_value("**bold**[x](javascript:alert(1)):red[hi]").run()
+    assert not at.exception
+    message = at.sidebar.error[0].value  # the first bad entry is quoted back, every markup character escaped
+    assert "\\*\\*bold\\*\\*\\[x\\]\\(javascript\\:alert\\(1\\)\\)\\:red\\[hi\\]" in message
+
+
+def test_plain_escapes_every_markdown_and_html_character():
+    assert plain("<b>*a*</b> [l](u) `c` :red[x] $y$ #h") == (
+        "\\<b\\>\\*a\\*\\</b\\> \\[l\\]\\(u\\) \\`c\\` \\:red\\[x\\] \\$y\\$ \\#h")
+
+
+def test_huge_text_is_cut_with_a_note(tiny_env):
+    at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value("All work and no play. " * 50_000).run()  # 1.1 MB
+    assert_clean(at)
+    assert any("cut to its first 256 tokens" in info.value for info in at.info)
+
+
+def test_odd_scripts_and_controls_draw(tiny_env):
+    at = open_app("collapse_inspector")
+    at.text_area(key="collapse_text").set_value("emoji 🙂🚀 CJK 注意力温度 RTL שלום مرحبا \x00\x07\x1b[31m end").run()
+    assert_clean(at)
+    at.text_input(key="collapse_answer").set_value("**[x](javascript:alert(1))**").run()
+    assert_clean(at)
+
+
+def test_a_broken_model_in_the_operators_list_is_an_error_line(tiny_env):
+    tiny_env.setenv("ATTN_MODELS", "tiny-random,/no/such/model")
+    at = open_app("attention_maps")
+    assert_clean(at)
+    at.selectbox(key="model").set_value("/no/such/model").run()
+    assert not at.exception
+    assert any("does not exist" in error.value for error in at.error)
+
+
+def test_work_budget_cuts_a_request_before_it_runs(tiny_env, monkeypatch):
+    monkeypatch.setattr("components.serving.settings.MAX_WORK", 600)
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    assert any("at most 600 tokens x temperatures" in info.value and "cut to 150 tokens" in info.value
+               for info in at.info)
+
+
+def cached_bytes() -> dict[str, int]:
+    stats = get_data_cache_stats_provider().get_stats()
+    return {stat.cache_name: stat.byte_length for family in stats.values() for stat in family}
+
+
+def test_report_caches_keep_a_bounded_number_of_entries(tiny_env):
+    at = open_app("attention_maps")
+    cached_report_with_maps.clear()
+    sizes = []
+    for index in range(8):  # eight different requests of the same size
+        at.text_input(key="temperatures").set_value(f"{0.5 + index / 10:g}, 2").run()
+        assert_clean(at)
+        sizes.append(sum(size for name, size in cached_bytes().items() if "cached_report_with_maps" in name))
+    one_entry = sizes[0]
+    assert one_entry > 0
+    assert sizes[3] == pytest.approx(4 * one_entry, rel=0.1), sizes  # four kept ...
+    assert max(sizes) <= 4.4 * one_entry, sizes  # ... and never more (max_entries=4), whatever comes next
+    cached_report.clear()

@@ -1,0 +1,198 @@
+"""The Attention maps page: maps and grids follow layer, head, text and mode; a redraw does not rerun the model;
+its numbers average every row of the map but the first; sliding windows; text too short for a distant key."""
+
+import numpy as np
+import pytest
+
+import components.serving.cache
+from components.serving.cache import cached_report, cached_report_with_maps
+from model_utils import analyze
+from tests.support import SHORT_TEXT
+from tests.support.apptest import array, assert_clean, chart, open_app, panel_titles, texts, traces
+
+
+def test_attention_maps_follow_layer_head_text_and_mode(tiny_env):
+    at = open_app("attention_maps")
+    assert at.selectbox(key="maps_layer").options == ["0", "1", "2"]
+    assert at.selectbox(key="maps_head").options == ["mean of heads", "0", "1", "2", "3"]
+    assert len(traces(chart(at, "maps_heatmaps"), "heatmap")) == 4
+
+    at.text_input(key="temperatures").set_value("0.25, 1, 4").run()
+    assert_clean(at)
+    maps = chart(at, "maps_heatmaps")
+    assert len(traces(maps, "heatmap")) == 3
+    assert len(traces(chart(at, "maps_grid"), "heatmap")) == 3
+
+    at.text_area(key="maps_text").set_value("Cold tea, warm <b>tea</b>.").run()
+    assert_clean(at)
+    maps = chart(at, "maps_heatmaps")
+    ticks = maps["layout"]["xaxis"]["ticktext"]
+    assert "&lt;" in ticks and "<" not in "".join(ticks)
+    assert array(maps["data"][0]["z"]).shape == (len(ticks), len(ticks))  # a short text: every token labelled
+
+    def first_panel() -> np.ndarray:
+        return array(chart(at, "maps_heatmaps")["data"][0]["z"]).astype(np.float64)
+
+    at.selectbox(key="maps_layer").set_value(1).run()
+    assert_clean(at)
+    layer_1 = first_panel()
+    at.selectbox(key="maps_layer").set_value(2).run()
+    assert_clean(at)
+    mean_of_heads = first_panel()
+    assert not np.array_equal(mean_of_heads, layer_1, equal_nan=True)  # another layer, another map
+    heads = []
+    for head in range(4):
+        at.selectbox(key="maps_head").set_value(head).run()
+        assert_clean(at)
+        heads.append(first_panel())
+    assert not np.array_equal(heads[0], heads[3], equal_nan=True)
+    # "mean of heads" is the mean of the four heads' maps; every drawn row sums to 1
+    np.testing.assert_allclose(mean_of_heads, np.mean(heads, axis=0), atol=1e-6)
+    np.testing.assert_allclose(np.nansum(mean_of_heads, axis=1), 1.0, atol=1e-5)
+
+    at.selectbox(key="maps_head").set_value("mean of heads").run()
+    assert_clean(at)
+    np.testing.assert_allclose(first_panel(), mean_of_heads)
+
+    at.toggle(key="maps_log").set_value(True).run()
+    assert_clean(at)
+    assert chart(at, "maps_heatmaps")["layout"]["coloraxis"]["cmin"] == pytest.approx(-6.0)
+
+    at.radio(key="mode").set_value("isolated").run()
+    assert_clean(at)
+    assert len(traces(chart(at, "maps_heatmaps"), "heatmap")) == 3
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t "])
+def test_empty_text_on_the_maps_page_is_an_error_line(tiny_env, text):
+    at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value(text).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.value for e in at.error] == ["the text is empty; type or paste some text to analyse"]
+    assert not at.get("plotly_chart")
+
+
+def test_maps_redraw_for_another_layer_or_head_does_not_rerun_the_model(tiny_env):
+    cached_report.clear()
+    cached_report_with_maps.clear()
+    calls = []
+    real_analyze = components.serving.cache.analyze
+
+    def counting_analyze(*args, **kwargs):
+        calls.append(kwargs.get("temperatures"))
+        return real_analyze(*args, **kwargs)
+
+    tiny_env.setattr(components.serving.cache, "analyze", counting_analyze)
+    at = open_app("attention_maps")
+    assert_clean(at)
+    assert len(calls) == 1
+    first = array(chart(at, "maps_heatmaps")["data"][0]["z"])
+
+    at.selectbox(key="maps_layer").set_value(0).run()
+    at.selectbox(key="maps_head").set_value(1).run()
+    at.toggle(key="maps_log").set_value(True).run()
+    assert_clean(at)
+    assert len(calls) == 1, "a re-draw of the kept maps must not run the model again"
+    assert not np.array_equal(array(chart(at, "maps_heatmaps")["data"][0]["z"]), first, equal_nan=True)  # it changed
+
+    at.text_input(key="temperatures").set_value("0.5, 3").run()  # a new request does run it: the counter works
+    assert_clean(at)
+    assert len(calls) == 2
+
+
+def sidebar_temperatures(at) -> list[float]:
+    return [float(t) for t in at.text_input(key="temperatures").value.split(",")]
+
+
+def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny):
+    """The maps page asks for q_start = 1: its titles, grid and captions describe the n - 1 rows drawn below row 0
+    (the engine's default would start at the recent window, q = 32, leaving 32 rows of the map out)."""
+    at = open_app("attention_maps")
+    assert_clean(at)
+    text = at.text_area(key="maps_text").value
+    expected = analyze(tiny, text, temperatures=sidebar_temperatures(at), window=32, q_start=1, max_tokens=256)
+    n = expected.n_tokens
+    assert n > 32
+    captions = [caption.value for caption in at.caption]
+    averaged = f"the {n - 1:,} queries at positions 1 to {n - 1:,}"
+    assert any(f"Every statistic averages {averaged}" in caption for caption in captions), captions
+    maps_caption = next(caption for caption in captions if caption.startswith("Mode: "))
+    assert ("The number in each title is the mean of the 4 heads' normalized entropies H / ln(visible keys), each "
+            f"averaged over {averaged} (every row of the map but row 0, which sees only itself); it is not the "
+            "entropy of the averaged map drawn.") in maps_caption
+    assert "Blank cells are keys the query cannot see (later keys)." in maps_caption
+    grids = traces(chart(at, "maps_grid"), "heatmap")
+    for grid, result in zip(grids, expected.results, strict=True):
+        np.testing.assert_allclose(array(grid["z"]), result.heads["normalized_entropy"], rtol=1e-5, atol=1e-6)
+    titles = panel_titles(chart(at, "maps_heatmaps"))
+    for title, result in zip(titles, expected.results, strict=True):
+        assert title == f"{result.label} · mean of heads' H / ln(visible keys) " \
+                        f"{result.layer_mean('normalized_entropy')[1]:.2f}"
+
+    at.selectbox(key="maps_head").set_value(2).run()
+    assert_clean(at)
+    maps_caption = next(caption.value for caption in at.caption if caption.value.startswith("Mode: "))
+    assert maps_caption.endswith(f"head 2's normalized entropy H / ln(visible keys), averaged over {averaged} "
+                                 "(every row of the map but row 0, which sees only itself).")
+    titles = panel_titles(chart(at, "maps_heatmaps"))
+    for title, result in zip(titles, expected.results, strict=True):
+        assert title.endswith(f"H / ln(visible keys) {result.heads['normalized_entropy'][1, 2]:.2f}")
+
+
+def test_maps_grid_shows_any_statistic_with_its_label(tiny_env):
+    at = open_app("attention_maps")
+    at.selectbox(key="maps_statistic").set_value("top_ratio").run()
+    assert_clean(at)
+    grid = chart(at, "maps_grid")
+    assert "geometric mean" in grid["layout"]["coloraxis"]["colorbar"]["title"]["text"]
+    assert all(array(trace["customdata"]).min() >= 1.0 for trace in traces(grid, "heatmap"))  # ratios, drawn in log10
+    assert any("the geometric mean over the" in caption.value for caption in at.caption)
+
+
+def test_downloads_explain_the_csv_columns(tiny_env):
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    columns = next(caption.value for caption in at.caption if caption.value.startswith("JSON: "))
+    assert "`top_ratio`: top / runner-up weight ratio (geometric mean over queries)" in columns
+    assert "queries at positions 32 to 1,023" in columns  # the tiny model's 1,024 tokens, from the recent window on
+
+
+def test_a_sliding_window_model_shows_its_band_and_says_what_the_masses_mean(tiny_env, architecture_folder):
+    """gemma3_text: layers 0 and 2 see their last 8 keys, layer 1 every earlier key."""
+    tiny_env.setenv("ATTN_MODEL", str(architecture_folder("gemma3_text")))
+    at = open_app("attention_maps")
+    assert_clean(at)
+    facts = next(m.value for m in at.sidebar.markdown if "The model the pages describe" in m.value)
+    assert "sliding window: 8 keys in 2 of 3 layers" in facts
+    note = next(info.value for info in at.info if "sliding-window layers" in info.value)
+    assert "In layers 0 and 2 a query sees only its last 8 keys" in note
+    assert "its sink mass is 0" in note and "min(q + 1, 8)" in note
+    assert "recent is every key it sees" in note  # the recent window (32) covers the layer's 8 keys
+    assert "(later keys)." in next(caption.value for caption in at.caption if caption.value.startswith("Mode: "))
+
+    def first_panel() -> np.ndarray:
+        return array(chart(at, "maps_heatmaps")["data"][0]["z"]).astype(np.float64)
+
+    n = first_panel().shape[0]
+    queries, keys = np.arange(n)[:, None], np.arange(n)[None, :]
+    full = first_panel()  # layer 1: causal only
+    assert np.all(np.isnan(full[keys > queries])) and np.all(np.isfinite(full[keys <= queries]))
+    at.selectbox(key="maps_layer").set_value(0).run()
+    assert_clean(at)
+    banded = first_panel()
+    assert "(later keys and keys before this layer's window of 8)." in next(
+        caption.value for caption in at.caption if caption.value.startswith("Mode: "))
+    outside = (keys > queries) | (keys <= queries - 8)
+    assert np.all(np.isnan(banded[outside])), "keys outside the window must be blank, as later keys are"
+    assert np.all(np.isfinite(banded[~outside]))
+    np.testing.assert_allclose(np.nansum(banded, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_maps_page_says_it_under_the_distant_mass_grid(tiny_env):
+    at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value(SHORT_TEXT).run()
+    assert_clean(at)
+    assert not any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))  # entropy is shown
+    at.selectbox(key="maps_statistic").set_value("distant_mass").run()
+    assert_clean(at)
+    assert any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))

@@ -1,0 +1,314 @@
+"""The Context length page: it opens on the committed sweep without running the model, keeps its view in the
+link, runs a sweep of its own on the tiny model, refuses bad requests with an error line, draws a corpus summary."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import components.serving.cache
+import model_utils.experiments.sweep
+from components.present.text import plain
+from components.serving import settings
+from components.serving.cache import cached_sweep
+from model_utils import Schedule
+from model_utils.experiments.sweep import SweepSettings, sweep
+from model_utils.experiments.texts import builtin_text
+from model_utils.verdicts.context import context_verdict
+from tests.support.apptest import APP, array, assert_clean, chart, charts, traces
+
+PAGE = "components/pages/context_length.py"
+
+
+COMMITTED = settings.ASSETS / "sweeps" / "bundled-16k.json"
+
+
+OPEN_SECONDS = 3.0  # the page opens on the committed result in under 3 s
+
+
+POSITION_CHARTS = ("context_nll", "context_best", "context_statistic_chart", "context_distance")
+
+
+@pytest.fixture
+def runs(tiny_env):
+    """Counts what runs the model: sweeps started and model passes computed (model_utils.sweep calls analyze once
+    per temperature or schedule it does not find in its pass cache)."""
+    cached_sweep.clear()
+    counted = {"sweeps": 0, "passes": 0}
+    real_sweep, real_analyze = model_utils.experiments.sweep.sweep, model_utils.experiments.sweep.analyze
+
+    def counting_sweep(*args, **kwargs):
+        counted["sweeps"] += 1
+        return real_sweep(*args, **kwargs)
+
+    def counting_analyze(*args, **kwargs):
+        counted["passes"] += 1
+        return real_analyze(*args, **kwargs)
+
+    tiny_env.setattr(model_utils.experiments.sweep, "sweep", counting_sweep)
+    tiny_env.setattr(model_utils.experiments.sweep, "analyze", counting_analyze)
+    tiny_env.setattr(components.serving.cache, "analyze", counting_analyze)
+    return counted
+
+
+def open_page(query: dict[str, str] | None = None) -> tuple[AppTest, float]:
+    """The app opened straight on the page (with `query` in the link), and the seconds its first run took."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()  # the app's first run draws its default page; a link to the page lands there after it
+    at.switch_page(PAGE)
+    started = time.perf_counter()
+    at.run()
+    return at, time.perf_counter() - started
+
+
+def verdict_lines(at: AppTest) -> list[str]:
+    shown = [m.value for m in at.markdown if m.value.startswith("**What this sweep measured")]
+    assert len(shown) == 1, [m.value[:80] for m in at.markdown]
+    return [line.removeprefix("- ") for line in shown[0].splitlines()[1:]]
+
+
+def trained_line_positions(figure: dict) -> list[float]:
+    return [shape["x0"] for shape in figure["layout"].get("shapes", []) if shape.get("line", {}).get("dash") == "dash"]
+
+
+def submit(at: AppTest, *, builtin: bool = True, text: str = "", tokens: int = 1536, bucket: int = 256,
+           schedules: tuple[str, ...] = (), beyond: bool = True) -> AppTest:
+    at.checkbox(key="context_builtin").set_value(builtin)
+    at.text_area(key="context_text").set_value(text)
+    at.number_input(key="context_tokens").set_value(tokens)
+    at.number_input(key="context_bucket").set_value(bucket)
+    at.multiselect(key="context_schedules").set_value(list(schedules))
+    at.checkbox(key="context_beyond").set_value(beyond)
+    at.button(key="context_run").click()
+    return at.run()
+
+
+def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, document):
+    at, seconds = open_page()
+    assert_clean(at)
+    assert seconds < OPEN_SECONDS, f"the page took {seconds:.2f} s to open"
+    assert runs == {"sweeps": 0, "passes": 0}, "opening the page must not run the model"
+    assert [title.value for title in at.title] == ["Context length"]
+    # every chart is there and every position chart draws the trained length
+    for key in POSITION_CHARTS:
+        assert trained_line_positions(chart(at, key)) == [1024] * (2 if key == "context_distance" else 1), key
+    assert "context_view" not in [radio.key for radio in at.radio]  # nothing to choose between before a run
+    # the verdict is findings.context_verdict's, word for word (escaped for markdown)
+    verdict = context_verdict(document)
+    assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+    # the charts draw the document's numbers
+    nll = traces(chart(at, "context_nll"), "scatter")
+    assert [trace["name"] for trace in nll] == [result["label"] for result in document["results"]]
+    for trace, result in zip(nll, document["results"], strict=True):
+        np.testing.assert_allclose(array(trace["y"]).astype(float), result["nll"])
+    best = traces(chart(at, "context_best"), "scatter")[0]
+    np.testing.assert_array_equal(array(best["y"]), [entry["temperature"] for entry in document["best"]])
+    caption = next(c.value for c in at.caption if c.value.startswith("tiny\\-random on 2,048 tokens"))
+    assert "trained length 1,024" in caption and "8 buckets" in caption
+
+    at.selectbox(key="context_layer").set_value(2).run()  # a re-draw never runs the model either
+    at.selectbox(key="context_statistic").set_value("sink_mass").run()
+    assert_clean(at)
+    assert runs == {"sweeps": 0, "passes": 0}
+
+
+def test_the_view_is_in_the_link(tiny_env, document):
+    at, _ = open_page({"layer": "1", "statistic": "distant_mass", "compare": "T=0.8"})
+    assert_clean(at)
+    assert at.selectbox(key="context_layer").value == 1
+    assert at.selectbox(key="context_statistic").value == "distant_mass"
+    assert at.selectbox(key="context_compare").value == "T=0.8"
+    drawn = [array(trace["y"]).astype(float) for trace in traces(chart(at, "context_statistic_chart"), "scatter")]
+    for series, result in zip(drawn, document["results"], strict=True):
+        expected = np.asarray(result["heads"]["distant_mass"])[:, 1].mean(axis=1)  # layer 1, mean of its heads
+        np.testing.assert_allclose(series, expected, rtol=1e-6)
+    titles = [a["text"] for a in chart(at, "context_distance")["layout"]["annotations"]]
+    assert titles[:2] == ["T=1", "T=0.8"]
+
+    at.selectbox(key="context_layer").set_value("mean of layers").run()
+    at.selectbox(key="context_compare").set_value("logn (base=1024)").run()
+    assert_clean(at)
+    assert "layer" not in at.query_params  # the default view leaves the link
+    assert at.query_params["compare"] == "logn (base=1024)"
+    assert at.query_params["statistic"] == "distant_mass"
+
+
+def test_a_mangled_link_falls_back_to_the_default_view(tiny_env):
+    at, _ = open_page({"layer": "99", "statistic": "nonsense", "compare": "T=7"})
+    assert_clean(at)
+    assert at.selectbox(key="context_layer").value == "mean of layers"
+    assert at.selectbox(key="context_statistic").value == "normalized_entropy"
+    assert at.selectbox(key="context_compare").value == "T=1.25"  # the best T of the last bucket
+
+
+def test_without_a_committed_sweep_the_page_says_where_it_would_be(tiny_env, tmp_path, runs):
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "missing.json")
+    at, _ = open_page()
+    assert_clean(at)
+    assert any("There is no committed sweep at" in info.value and "make sweep" in info.value for info in at.info)
+    assert not at.get("plotly_chart") and runs["passes"] == 0
+
+
+@pytest.mark.skipif(not COMMITTED.is_file(), reason=f"{COMMITTED} is not committed yet (make sweep writes it)")
+def test_the_committed_bundled_sweep_loads_and_renders_in_time(tiny_env, runs):
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", COMMITTED)
+    document = json.loads(COMMITTED.read_text())
+    at, seconds = open_page()
+    assert_clean(at)
+    assert seconds < OPEN_SECONDS, f"the page took {seconds:.2f} s to open on {COMMITTED.name}"
+    assert runs == {"sweeps": 0, "passes": 0}
+    for key in POSITION_CHARTS:
+        assert set(trained_line_positions(chart(at, key))) == {document["trained_length"]}, key
+    verdict = context_verdict(document)
+    if verdict is not None:
+        assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+
+
+def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1, 1.25").run()
+    progress = []
+    real_progress = components.serving.cache.st.progress
+
+    def recording_progress(value, text=None):
+        bar = real_progress(value, text=text)
+        progress.append(text)
+        real_update = bar.progress
+        bar.progress = lambda value, text=None: progress.append(text) or real_update(value, text=text)
+        return bar
+
+    runs_before = dict(runs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(components.serving.cache.st, "progress", recording_progress)
+        submit(at, tokens=1536, schedules=("logn",))
+    assert_clean(at)
+    assert runs["sweeps"] == runs_before["sweeps"] + 1 and runs["passes"] == 4  # 3 temperatures and one schedule
+    passes = [text for text in progress if text and text.startswith("Pass ")]  # (the model load has a bar too)
+    assert passes[0] == "Pass 1 of 4: T=0.8"
+    assert any(text.startswith("Pass 4 of 4: logn (base=1024), layer 3 of 3; about ") and
+               text.endswith(" s left for the sweep") for text in passes), passes
+    assert at.radio(key="context_view").value == "your run"
+    expected = sweep(tiny, builtin_text("long"), [0.8, 1.0, 1.25, Schedule("logn", 1024.0)],
+                     SweepSettings(max_tokens=1536, bucket_size=256, window=32, beyond_trained=True),
+                     cache_dir=settings.SWEEP_PASSES)
+    assert runs["passes"] == 4  # the same passes, from the page's pass cache: the page ran what it said
+    caption = next(c.value for c in at.caption if c.value.startswith("tiny\\-random on 1,536 tokens"))
+    assert "trained length 1,024" in caption
+    for trace, result in zip(traces(chart(at, "context_nll"), "scatter"), expected["results"], strict=True):
+        assert trace["name"] == result["label"]
+        np.testing.assert_allclose(array(trace["y"]).astype(float), result["nll"])
+    assert verdict_lines(at) == [plain(sentence) for sentence in context_verdict(expected).sentences()]
+
+    at.selectbox(key="context_layer").set_value(0).run()  # a re-draw of the run: from the cache
+    assert_clean(at)
+    assert runs["passes"] == 4 and at.radio(key="context_view").value == "your run"
+
+    at.radio(key="context_view").set_value("the committed sweep").run()  # back to the committed result
+    assert_clean(at)
+    assert any(c.value.startswith("tiny\\-random on 2,048 tokens") for c in at.caption)
+
+
+def test_a_run_within_the_trained_length_says_there_is_nothing_past_it(runs):
+    at, _ = open_page()
+    submit(at, tokens=600, beyond=False)
+    assert_clean(at)
+    assert not [m for m in at.markdown if m.value.startswith("**What this sweep measured")]
+    (info,) = [info.value for info in at.info if info.value.startswith("No verdict")]
+    assert "this text ends at 600 tokens, within the trained length of 1,024" in info
+    assert runs["passes"] == 4  # the sidebar's four temperatures
+    assert any("4 constant temperatures (T=0.5, T=1, T=1.5, T=2) and no schedule, each its own" in c.value.replace(
+        "\\", "") for c in at.caption)
+
+
+def test_a_run_whose_last_bucket_past_the_trained_length_has_no_loss_gets_a_reason_not_a_traceback(runs):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1").run()
+    submit(at, tokens=1025)  # positions 1,024.. hold only the last token, which has nothing to predict
+    assert_clean(at)
+    (info,) = [info.value for info in at.info if info.value.startswith("No verdict")]
+    assert "positions 1,024 to 1,024 past the trained length holds only the text's last token" in info
+
+
+def test_a_last_bucket_holding_only_the_last_token_does_not_hide_the_verdict_of_the_buckets_before_it(runs):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1").run()
+    submit(at, tokens=1281)  # positions 1,024-1,279 past the trained length have losses; 1,280 is the last token
+    assert_clean(at)
+    assert not [info.value for info in at.info if info.value.startswith("No verdict")]
+    assert "(positions 1,024-1,279)." in verdict_lines(at)[0].replace("\\", "")
+
+
+@pytest.mark.parametrize(("request_kwargs", "temperatures", "message"), [
+    ({"bucket": 0}, None, "bucket_size must be >= 1, got 0"),
+    ({"tokens": 2048, "beyond": False}, None,
+     "the text runs to 2,048 tokens (or more), past the model's trained length of 1,024"),
+    ({"tokens": 8192, "schedules": ("yarn", "qwen-logn", "llama4", "ssmax", "logn")}, "0.8, 1, 1.25",
+     "This server runs at most {work:,} tokens x passes per request, and this sweep asks for 8,192 tokens x 8 passes "
+     "(3 temperatures + 5 schedules)"),
+    ({}, "0.5, 2", "The sweep compares every temperature with T = 1, and the sidebar's temperatures (0.5, 2) do not "
+                   "include it: add 1 to them."),
+    ({"builtin": False, "text": "   "}, None, "the text is empty"),
+    ({"tokens": 600, "schedules": ("yarn",), "beyond": False}, None,
+     "yarn:trained scales the context by tokens / trained length = 600 / 1024 <= 1, where YaRN does nothing; run "
+     "past the trained length, leave YaRN out"),
+])
+def test_bad_requests_are_error_lines_before_any_pass_and_the_committed_view_stays(runs, request_kwargs, temperatures,
+                                                                                   message):
+    at, _ = open_page()
+    if temperatures is not None:
+        at.text_input(key="temperatures").set_value(temperatures).run()
+    submit(at, **request_kwargs)
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [error.value for error in at.error]
+    assert len(errors) == 1 and plain(message.format(work=settings.MAX_WORK)) in errors[0], errors
+    assert runs["passes"] == 0, "a refused sweep must not run the model"
+    assert set(POSITION_CHARTS) <= {key.rsplit("-", 1)[-1] for key in charts(at)}  # the committed view stays
+    assert "context_view" not in [radio.key for radio in at.radio]
+
+
+def test_over_budget_refusal_names_the_most_tokens_that_fit(runs):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1, 1.25").run()
+    submit(at, tokens=8192, schedules=("yarn", "qwen-logn", "llama4", "ssmax", "logn"))
+    assert plain(f"Ask for at most {settings.MAX_WORK // 8:,} tokens") in at.error[0].value
+
+
+def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summary_file):
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
+    summary = json.loads(summary_file.read_text())
+    at, seconds = open_page()
+    assert_clean(at)
+    assert seconds < OPEN_SECONDS and runs["passes"] == 0
+    nll = chart(at, "context_corpus_nll")
+    lines = [trace for trace in traces(nll, "scatter") if trace.get("mode") == "lines+markers"]
+    bands = [trace for trace in traces(nll, "scatter") if trace.get("fill") == "tonexty"]
+    assert [trace["name"] for trace in lines] == [result["label"] for result in summary["results"]]
+    assert len(bands) == 3  # one band per constant temperature; the schedules are lines only
+    for line, result in zip(lines, summary["results"], strict=True):
+        np.testing.assert_allclose(array(line["y"]).astype(float), result["nll"])
+    best = traces(chart(at, "context_corpus_best"), "scatter")[0]
+    np.testing.assert_array_equal(array(best["y"]), [entry["temperature"] for entry in summary["best"]])
+    np.testing.assert_allclose(array(best["error_y"]["arrayminus"]),
+                               [entry["temperature"] - entry["temperature_interval"][0] for entry in summary["best"]])
+    # the summary does not record the trained length (the tuner ran with the model's own): the tiny sweep's is used
+    assert trained_line_positions(nll) == [1024]
+    caption = next(c.value for c in at.caption if c.value.startswith("Corpus\\:"))
+    assert "2 documents \\(2,048 tokens each, 4,096 in all\\)" in caption and "documents resampled" in caption
+    assert plain("(builtin assert..comparisons, builtin compound..customization)") in caption
+
+
+def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny_env, tmp_path, summary_file):
+    summary = json.loads(summary_file.read_text()) | {"model": "another-model"}
+    path = tmp_path / "summary.json"
+    path.write_text(json.dumps(summary))
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", path)
+    at, _ = open_page()
+    assert_clean(at)
+    assert trained_line_positions(chart(at, "context_corpus_nll")) == []
+    assert any("does not record the trained length" in c.value for c in at.caption)

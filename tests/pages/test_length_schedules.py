@@ -1,0 +1,113 @@
+"""The Length schedules page: it follows its inputs, its texts follow the knobs, and it says what is applied."""
+
+import numpy as np
+
+from model_utils import Schedule
+from tests.support import SHORT_TEXT
+from tests.support.apptest import array, assert_clean, chart, open_app, texts
+
+
+def test_length_schedules_follow_their_inputs(tiny_env):
+    at = open_app("length_schedules")
+    assert len(at.get("plotly_chart")) == 4
+
+    at.text_input(key="temperatures").set_value("0.25, 1, 4").run()
+    assert_clean(at)
+    names = chart(at, "schedule_loss")["data"][0]["x"]
+    # the constant temperatures first (they keep their colours across pages), the schedule last
+    assert len(names) == 4 and names[:3] == ["T=0.25", "T=1", "T=4"] and names[3].startswith("qwen-logn")
+
+    at.text_area(key="schedule_text").set_value("A short prompt about tea and the temperature of tea.").run()
+    assert_clean(at)
+
+    at.selectbox(key="schedule_choice").set_value("yarn").run()
+    assert_clean(at)
+    assert chart(at, "schedule_loss")["data"][0]["x"][-1].startswith("yarn")
+
+    multipliers = [array(trace["y"]) for trace in chart(at, "schedule_curves")["data"]]
+    at.toggle(key="schedule_as_t").set_value(True).run()
+    assert_clean(at)
+    shown = [array(trace["y"]) for trace in chart(at, "schedule_curves")["data"]]
+    assert len(shown) == len(multipliers) == 5
+    for m, t in zip(multipliers, shown, strict=True):
+        assert m[-1] > 1.0 and t[-1] < 1.0  # at 128k tokens every schedule sharpens: m > 1, T = 1 / m < 1
+        np.testing.assert_allclose(t[m > 0], 1.0 / m[m > 0])
+
+    at.radio(key="mode").set_value("isolated").run()
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 4
+
+
+def schedule_caption(at, start: str) -> str:
+    return next(caption.value for caption in at.caption if start in caption.value)
+
+
+def schedule_table(at) -> dict[str, dict[str, str]]:
+    frame = at.table[0].value
+    return {row["schedule"]: row for row in frame.to_dict("records")}
+
+
+def test_schedule_texts_follow_the_knobs(tiny_env):
+    at = open_app("length_schedules")
+    assert_clean(at)
+    assert "Three curves coincide past 512 tokens" in schedule_caption(at, "coincide")
+    assert schedule_table(at)["logn"]["multiplier m"].startswith("ln n / ln 512 ")
+
+    for name in ("qwen-logn", "ssmax", "logn"):
+        at.number_input(key=f"schedule_knob_{name}").set_value(1024.0)
+    at.number_input(key="schedule_knob_llama4").set_value(4096.0)
+    at.number_input(key="schedule_knob_yarn").set_value(16.0)
+    at.run()
+    assert_clean(at)
+    caption = schedule_caption(at, "coincide")
+    assert "Three curves coincide past 1,024 tokens" in caption and "s = 1 / ln 1024" in caption
+    assert "shorter than its base, 1,024 tokens" in caption and "Llama 4's steps start at 4,096 tokens" in caption
+    assert f"m = {(0.1 * np.log(16) + 1) ** 2:.3f} for s = 16" in caption
+    assert "512" not in caption and "8,192" not in caption
+    table = schedule_table(at)
+    assert table["logn"]["multiplier m"].startswith("ln n / ln 1024 ")
+    assert "log_1024(p + 1)" in table["qwen-logn"]["multiplier m"] and "1 / ln 1024" in table["ssmax"]["multiplier m"]
+    assert "/ 4096)" in table["llama4"]["multiplier m"] and "s = 16" in table["yarn"]["multiplier m"]
+    assert not any("512" in row["multiplier m"] or "8192" in row["multiplier m"] for row in table.values())
+
+    at.number_input(key="schedule_knob_logn").set_value(2048.0).run()  # log-n leaves the other two
+    assert_clean(at)
+    caption = schedule_caption(at, "coincide")
+    assert "Three curves" not in caption
+    assert "Qwen's log-n and SSMax coincide past 1,024 tokens" in caption
+
+    at.number_input(key="schedule_knob_ssmax").set_value(4096.0).run()  # now no two are equal
+    assert "no two of Qwen's log-n (L = 1024), SSMax (L = 4096) and log-n (base 2048) coincide" in \
+        schedule_caption(at, "coincide")
+
+
+def test_schedule_table_and_caption_say_what_is_applied(tiny_env):
+    at = open_app("length_schedules")
+    table = schedule_table(at)
+    assert set(table) == {"yarn", "qwen-logn", "llama4", "ssmax", "logn"}
+    assert "RoPE interpolation" in table["yarn"]["applied here"] and "is not" in table["yarn"]["applied here"]
+    assert "NoPE layers" in table["llama4"]["applied here"] and "every layer" in table["llama4"]["applied here"]
+    at.selectbox(key="schedule_choice").set_value("yarn").run()
+    assert_clean(at)
+    assert "RoPE interpolation" in schedule_caption(at, "On this ")
+
+
+def test_applied_schedule_caption_states_the_share_of_softer_queries(tiny_env):
+    """log-n with base 512 runs softer than T = 1 for every query that sees fewer than 512 keys."""
+    at = open_app("length_schedules")
+    at.selectbox(key="schedule_choice").set_value("logn").run()
+    assert_clean(at)
+    measured = Schedule("logn", 512).multipliers(1024)[32:]  # the tiny model's 1,024 tokens, q_start = 32
+    softer, sharper = np.mean(measured < 1), np.mean(measured > 1)
+    assert 0.4 < softer < 0.6
+    caption = schedule_caption(at, "On this ")
+    assert caption.startswith("On this 1,024-token prompt, logn (base=512) is softer than T = 1 on "
+                              f"{softer:.0%} of the measured queries and sharper on {sharper:.0%}")
+    assert "over the 992 queries at positions 32 to 1,023" in caption
+
+
+def test_the_schedules_page_says_why_nothing_is_distant(tiny_env):
+    at = open_app("length_schedules")
+    at.text_area(key="schedule_text").set_value(SHORT_TEXT).run()
+    assert_clean(at)
+    assert any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))

@@ -1,0 +1,41 @@
+"""The Softmax lab page (no model): it follows its inputs, and bad scores are an error line."""
+
+import pytest
+
+from tests.support.apptest import array, assert_clean, chart, open_app, traces
+
+
+def test_softmax_lab_follows_its_inputs(tiny_env):
+    at = open_app("softmax_lab")
+    assert len(traces(chart(at, "lab_bars"), "bar")) == 4  # the slider's T = 1 is one of the default temperatures
+
+    at.text_input(key="temperatures").set_value("0.25, 1, 4").run()
+    assert_clean(at)
+    bars = traces(chart(at, "lab_bars"), "bar")
+    assert sorted(bar["name"] for bar in bars) == ["T = 0.25", "T = 1", "T = 4"]  # slider T = 1 is among them
+
+    at.text_input(key="lab_scores").set_value("3, 1, 0").run()
+    assert_clean(at)
+    bars = traces(chart(at, "lab_bars"), "bar")
+    assert all(bar["x"] == ["k0", "k1", "k2"] for bar in bars)
+    assert all(array(bar["y"]).sum() == pytest.approx(1.0) for bar in bars)
+
+    at.select_slider(key="lab_temperature").set_value(2.0).run()
+    assert_clean(at)
+    names = [bar["name"] for bar in traces(chart(at, "lab_bars"), "bar")]
+    assert len(names) == 4 and sum(name.endswith("T = 2") for name in names) == 1  # the slider's T joins them
+    assert chart(at, "lab_ratio")["layout"]["shapes"][0]["x0"] == 2.0
+
+    at.radio(key="mode").set_value("isolated").run()
+    assert_clean(at)
+    assert len(at.get("plotly_chart")) == 3
+
+
+@pytest.mark.parametrize(("scores", "message"), [("abc", "numbers separated by commas"), ("5", "between 2 and 64"),
+                                                 ("1, nan", "finite number"), ("1, 1e400", "finite number")])
+def test_bad_scores_on_the_softmax_lab_are_an_error_line(tiny_env, scores, message):
+    at = open_app("softmax_lab")
+    at.text_input(key="lab_scores").set_value(scores).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(at.error) == 1 and at.error[0].value.startswith("Scores: ") and message in at.error[0].value
+    assert not at.get("plotly_chart")

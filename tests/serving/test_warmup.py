@@ -1,0 +1,85 @@
+"""The server's warm-up (components/serving/warmup.py) computes each model page's default view with the page's own cache
+keys: after it, opening every model page runs no model pass (AppTest shares the process's caches with it)."""
+
+import contextlib
+import threading
+
+import components.serving.cache
+import components.widgets.model_page
+from components.serving import warmup
+from components.serving.admission import WARM_UP
+from components.serving.cache import cached_report, cached_report_with_maps
+from components.serving.defaults import DEFAULT_VIEWS
+from tests.support.apptest import assert_clean, open_app
+
+
+def count_passes(monkeypatch) -> list[str]:
+    passes = []
+    real_analyze = components.serving.cache.analyze
+
+    def counting_analyze(*args, **kwargs):
+        passes.append(components.serving.cache._who())
+        return real_analyze(*args, **kwargs)
+
+    monkeypatch.setattr(components.serving.cache, "analyze", counting_analyze)
+    return passes
+
+
+def test_after_the_warm_up_no_model_page_runs_the_model(tiny_env):
+    cached_report.clear()
+    cached_report_with_maps.clear()
+    passes = count_passes(tiny_env)
+    thread = warmup.start(keep=False)
+    thread.join(120)
+    assert passes == [WARM_UP] * len(DEFAULT_VIEWS) == [WARM_UP] * 3  # maps, collapse, schedules
+    for page in ("attention_maps", "collapse_inspector", "length_schedules"):
+        at = open_app(page)
+        assert_clean(at)
+        assert at.get("plotly_chart")
+    assert len(passes) == 3, f"a page ran the model after the warm-up: {passes}"
+
+    at.text_input(key="temperatures").set_value("0.5, 3").run()  # a visitor's own request does run (the counter works)
+    assert_clean(at)
+    assert passes[3:] == ["a visitor"]
+
+
+def test_the_warm_up_asks_what_a_page_asks_before_anything_changes(tiny_env):
+    args, kwargs = warmup.default_request(DEFAULT_VIEWS[2], "tiny-random")
+    model, text, keys, mode, window, tokens = args
+    assert (model, keys[:4], mode, window, tokens) == ("tiny-random", (0.5, 1.0, 1.5, 2.0), "in-model", 32, 2048)
+    assert keys[4][0] == "qwen-logn" and text.startswith("Before the staff meeting") and kwargs == {}
+    tiny_env.setattr(components.widgets.model_page.settings, "MAX_WORK", 4096)  # an operator's lower $ATTN_MAX_WORK
+    assert warmup.default_request(DEFAULT_VIEWS[1], "tiny-random")[0][-1] == 1024  # the page's budget cut, too
+
+
+class EnoughLooksError(Exception):
+    pass
+
+
+def test_the_warm_up_recomputes_a_default_view_that_expired(tiny_env):
+    """After its first round it looks again every REFRESH_SECONDS: a view still cached costs no pass, one that is
+    gone (an hour old, or pushed out by other reports) is computed again."""
+    cached_report.clear()
+    cached_report_with_maps.clear()
+    passes = count_passes(tiny_env)
+    looks = []
+
+    def sleep_then_stop(seconds):
+        looks.append(seconds)
+        if len(looks) == 1:
+            return  # the first look: everything still cached
+        if len(looks) == 2:
+            cached_report.clear()  # collapse and schedules expired
+            return
+        raise EnoughLooksError  # ends the (otherwise endless) loop
+
+    def keep_warm_until_enough():
+        with contextlib.suppress(EnoughLooksError):
+            warmup.keep_warm("tiny-random", 1.0)
+
+    tiny_env.setattr(warmup.time, "sleep", sleep_then_stop)
+    thread = threading.Thread(target=keep_warm_until_enough, name=WARM_UP)
+    thread.start()
+    thread.join(120)
+    assert looks == [1.0, 1.0, 1.0]
+    assert len(passes) == 3 + 0 + 2  # the first round, a look with everything cached, a look after the expiry

@@ -1,0 +1,48 @@
+"""A slow, plain reference for the head statistics: loops over queries in float64 numpy, written from the
+definitions in model_utils/core/statistics.py's module docstring without sharing any of that module's code."""
+
+import math
+
+import numpy as np
+
+
+def reference_row(p: np.ndarray, q: int, window: int, sliding_window: int | None = None) -> dict:
+    """Statistics of the attention row `p` (length >= q + 1, zeros after q) of the query at position q.
+
+    In a sliding-window layer (keys q - sliding_window < k <= q visible) the normalized entropy divides by the log of
+    the number of keys the query can see, min(q + 1, sliding_window), instead of ln(q + 1)."""
+    row = np.asarray(p[: q + 1], dtype=np.float64)
+    nonzero = row[row > 0]
+    entropy = float(-(nonzero * np.log(nonzero)).sum())
+    first_recent = max(1, q - window + 1)
+    logs = np.sort(np.log(nonzero))
+    gap = logs[-1] - logs[-2] if len(logs) >= 2 else math.inf
+    visible = q + 1 if sliding_window is None else min(q + 1, sliding_window)
+    return {
+        "entropy": entropy,
+        "normalized_entropy": entropy / math.log(visible),
+        "sink_mass": float(row[0]),
+        "recent_mass": float(row[first_recent : q + 1].sum()),
+        "distant_mass": float(row[1:first_recent].sum()),
+        "gap": float(gap),
+    }
+
+
+def reference_head(probs: np.ndarray, window: int, sliding_window: int | None = None) -> dict:
+    """Mean over queries q_start <= q < n of reference_row, for one head's map [n, n]; top_ratio = exp(mean gap).
+    sliding_window: the layer's attention window, if it has one (see reference_row)."""
+    n = probs.shape[0]
+    q_start = max(1, min(window, n - 1))
+    rows = [reference_row(probs[q], q, window, sliding_window) for q in range(q_start, n)]
+    means = {key: float(np.mean([r[key] for r in rows])) for key in rows[0]}
+    means["top_ratio"] = math.exp(means.pop("gap"))
+    return means
+
+
+def resoftmax(probs: np.ndarray, temperature: float) -> np.ndarray:
+    """softmax(ln p / T) row by row (== softmax(s / T)); zeros stay zeros."""
+    with np.errstate(divide="ignore"):
+        logits = np.where(probs > 0, np.log(np.maximum(probs, 1e-300)), -np.inf) / temperature
+    logits -= logits.max(axis=-1, keepdims=True)
+    weights = np.exp(logits)
+    return weights / weights.sum(axis=-1, keepdims=True)
