@@ -13,6 +13,7 @@ from pathlib import Path
 from model_utils.cli.parser import UsageError
 from model_utils.core.machine import peak_rss_gb, usable_cores
 from model_utils.core.schedules import Schedule
+from model_utils.core.views import View
 from model_utils.engine.analyze import analyze, tokenize
 from model_utils.engine.plugin import load_model
 from model_utils.engine.report import Report
@@ -47,18 +48,20 @@ def write_json(document: dict, target: str) -> None:
 
 
 def report_table(report: Report) -> str:
-    """A short human-readable table: one line per temperature."""
+    """A short human-readable table: one line per temperature (or schedule, or recipe)."""
+    width = max(26, *(len(result.label) for result in report.results))
     lines = [f"{report.model}: {report.n_tokens} tokens{' (cut)' if report.truncated else ''}, mode {report.mode}, "
              f"window {report.window}, {report.seconds:.1f} s",
-             f"{'temperature':>26} {'loss':>7} {'entropy':>8} {'norm H':>7} {'sink':>6} {'recent':>7} "
-             f"{'distant':>8}  next token"]
+             f"{'temperature':>{width}} {'loss':>7} {'entropy':>8} {'norm H':>7} {'sink':>6} {'recent':>7} "
+             f"{'distant':>8} {'untrained':>9}  next token"]
     for result in report.results:
         means = {name: result.layer_mean(name).mean() for name in
-                 ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass")}
+                 ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "untrained_mass")}
         guess = result.next_token[0]
-        lines.append(f"{result.label:>26} {result.loss:7.3f} {means['entropy']:8.3f} "
+        lines.append(f"{result.label:>{width}} {result.loss:7.3f} {means['entropy']:8.3f} "
                      f"{means['normalized_entropy']:7.3f} {means['sink_mass']:6.3f} {means['recent_mass']:7.3f} "
-                     f"{means['distant_mass']:8.3f}  {guess['token']!r} ({guess['prob']:.2f})")
+                     f"{means['distant_mass']:8.3f} {means['untrained_mass']:9.3f}  {guess['token']!r} "
+                     f"({guess['prob']:.2f})")
     return "\n".join(lines)
 
 
@@ -77,12 +80,21 @@ def resolve_schedules(args, loaded, text: str | None = None) -> list[Schedule]:
     return [schedule for request in args.schedule for schedule in request.resolve(trained, tokens)]
 
 
+def resolve_views(args, loaded, text: str | None = None) -> list:
+    """What a command runs: the temperatures and schedules on the model's own positions, then on each --rope
+    recipe (all of them, or the temperatures after its @)."""
+    plain = list(args.temperatures) + resolve_schedules(args, loaded, text)
+    recipes = [View(spec, request.rope) for request in args.rope
+               for spec in (plain if request.temperatures is None else request.temperatures)]
+    return plain + recipes
+
+
 def run_analyze(args) -> None:
     text, _ = read_text(args)
     started = time.perf_counter()
     loaded = load_model(args.model, progress=progress_line, device=args.device)
     load_seconds = time.perf_counter() - started
-    report = analyze(loaded, text, temperatures=list(args.temperatures) + resolve_schedules(args, loaded, text),
+    report = analyze(loaded, text, temperatures=resolve_views(args, loaded, text),
                      mode=args.mode, window=args.window, layers=args.layers, max_tokens=args.max_tokens,
                      progress=progress_line, bucket_size=args.bucket_size, trained_length=args.trained_length,
                      beyond_trained=args.beyond_trained)
@@ -107,7 +119,7 @@ def run_sweep(args) -> None:
 
     text, source = read_text(args)
     loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = list(args.temperatures) + resolve_schedules(args, loaded, text)
+    specs = resolve_views(args, loaded, text)
     settings = sweep_settings(args)
     bars = []  # made when the first pass starts: a sweep refused by its checks, or all cached, draws none
 
@@ -149,7 +161,7 @@ def run_tune(args) -> None:
     except CorpusError as error:
         raise UsageError(str(error)) from None
     loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = list(args.temperatures) + resolve_schedules(args, loaded)
+    specs = resolve_views(args, loaded)
     settings = sweep_settings(args)
     bars = []  # made when the tune has checked everything and knows how many documents are already done
 

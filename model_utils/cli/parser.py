@@ -4,9 +4,11 @@ or a schedule as it is typed. No torch: `--help` and a mistyped argument answer 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from model_utils.core.limits import MODES
 from model_utils.core.names import BUNDLED
+from model_utils.core.rope import RECIPES, Rope, parse_rope
 from model_utils.core.schedules import SCHEDULES, Schedule, ScheduleRequest
 from model_utils.core.softmax import TEMPERATURE_RANGE, check_temperature
 from model_utils.experiments.texts import BUILTIN_TEXTS, SOURCE
@@ -57,6 +59,34 @@ def schedule_arg(text: str) -> ScheduleRequest:
     return ScheduleRequest(name, value)
 
 
+@dataclass(frozen=True)
+class RopeRequest:
+    """A --rope argument: the recipe, and the temperatures it runs with (None: every one asked for, and the
+    schedules)."""
+
+    rope: Rope
+    temperatures: tuple[float, ...] | None
+
+
+def rope_arg(text: str) -> RopeRequest:
+    recipe, at, temperatures = text.partition("@")
+    try:
+        rope = parse_rope(recipe)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    if not at:
+        return RopeRequest(rope, None)
+    return RopeRequest(rope, tuple(temperature_arg(part) for part in temperatures.split(",") if part.strip()) or None)
+
+
+ROPE_HELP = (f"a RoPE length-extension recipe TYPE:S, S > 1 the scale factor ({', '.join(RECIPES)}: yarn is YaRN "
+             "with its own attention factor, yarn-rope the same interpolation without it, dynamic NTK-aware "
+             "scaling, linear position interpolation), as transformers implements it. Each recipe runs with every "
+             "temperature and schedule asked for, or only with those after @ (yarn-rope:2@0.9,1,1.1); the model's "
+             "own positions run them all as well. Repeat for several recipes. A recipe allows a text past the "
+             "trained length (as --beyond-trained).")
+
+
 def schedules_help() -> str:
     lines = [f"{name} ({info.knob}, default {info.default:g})" for name, info in SCHEDULES.items()]
     applied = [getattr(info, "applied", "") for info in SCHEDULES.values()]
@@ -82,6 +112,8 @@ def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: 
                          help="bundled (default), tiny-random, or a Hugging Face model folder")
     command.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
                          help=schedules_help())
+    command.add_argument("--rope", action="append", type=rope_arg, default=[], metavar="TYPE:S[@T,...]",
+                         help=ROPE_HELP)
     command.add_argument("--window", type=int, default=32, help="recent window in tokens (default 32)")
     command.add_argument("--max-tokens", type=int, default=max_tokens,
                          help=f"cut longer text to this many tokens (default {max_tokens})")

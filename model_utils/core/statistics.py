@@ -4,7 +4,9 @@ query-position buckets, and how per-row values are averaged. Numpy only, so page
 For the query at position q with weights p over the keys it can see: entropy H = -sum p ln p (nats); normalized
 entropy H / ln(visible keys); sink mass p of key 0; recent mass p of keys max(1, q - window + 1)..q; distant mass the
 rest (sink + recent + distant = 1); top_ratio exp(mean top-2 logit gap), the geometric mean over queries of the top
-key's weight over the runner-up's; distance bin j = p of the keys at distance edges[j] <= q - k < edges[j + 1].
+key's weight over the runner-up's; untrained mass p of the keys at distance q - k >= L (the trained length), key 0
+left out (the sink is reported on its own), so 0 inside the trained context; distance bin j = p of the keys at
+distance edges[j] <= q - k < edges[j + 1].
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import math
 import numpy as np
 
 # Order of the per-row quantities in the torch path's and the fused kernel's last axis; distance bins follow.
-ROW_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_gap")
+ROW_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_gap", "untrained_mass")
 # The per-head statistics a report carries, by name: the one list every module, page and test imports.
-STATISTICS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio")
+STATISTICS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio",
+              "untrained_mass")
 MASS_PARTS = ("sink_mass", "recent_mass", "distant_mass")  # they add up to 1
 STATISTIC_LABELS = {
     "entropy": "entropy (nats)",
@@ -26,18 +29,31 @@ STATISTIC_LABELS = {
     "recent_mass": "recent mass",
     "distant_mass": "distant mass",
     "top_ratio": "top / runner-up weight ratio (geometric mean over queries)",
+    "untrained_mass": "untrained-distance mass (keys farther back than the trained length, sink excluded)",
 }
 
 # exp() of anything above this overflows a float64; top_ratio saturates there instead of becoming inf.
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
 
 
-def distance_bins(n_tokens: int) -> np.ndarray:
-    """Edges 0, 1, 2, 4, 8, ... of log-spaced key-distance bins covering distances 0..n-1 (bin i: [e_i, e_i+1))."""
+def distance_bins(n_tokens: int, trained_length: int | None = None) -> np.ndarray:
+    """Edges 0, 1, 2, 4, 8, ... of log-spaced key-distance bins covering distances 0..n-1 (bin i: [e_i, e_i+1)),
+    with the trained length L added as an edge when the text reaches distance L, so that the bins from L on hold
+    exactly the untrained distances."""
     edges = [0, 1]
     while edges[-1] < n_tokens:
         edges.append(edges[-1] * 2)
+    if trained_length is not None and 1 < trained_length < n_tokens and trained_length not in edges:
+        edges = sorted([*edges, trained_length])
     return np.array(edges)
+
+
+def untrained_bin(edges: np.ndarray, trained_length: int | None) -> int:
+    """Index of the first distance bin whose keys are all at distance >= L (the trained length), or the number of
+    bins when no bin starts at L (the text does not reach that distance, or no trained length is given)."""
+    edges = np.asarray(edges)
+    where = np.flatnonzero(edges[:-1] == trained_length) if trained_length is not None else []
+    return int(where[0]) if len(where) else len(edges) - 1
 
 
 def mass_by_distance(row: np.ndarray, edges: np.ndarray) -> np.ndarray:

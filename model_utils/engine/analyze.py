@@ -1,9 +1,10 @@
 """`analyze`: text -> tokens -> one batched forward pass with a probe -> a `Report` of plain numpy data.
 
 In-model mode runs one batch row per temperature; isolated mode runs one row at T = 1 whose scores every
-temperature re-softmaxes. Causality makes one pass hold every shorter context: the query at position p sees
-exactly p + 1 keys whatever follows, so the buckets of a run over N tokens are those of every run over its first
-L <= N tokens."""
+temperature re-softmaxes. Each RoPE recipe asked for is a pass of its own (its views batched as above). Causality
+makes one pass hold every shorter context: the query at position p sees exactly p + 1 keys whatever follows, so the
+buckets of a run over N tokens are those of every run over its first L <= N tokens (except under dynamic NTK
+scaling, whose frequencies depend on the length of the whole pass)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ import numpy as np
 import torch
 
 from model_utils.core.errors import AnalysisError
-from model_utils.core.limits import MAX_TOKENS, MODES, check_int, resolve_temperatures
-from model_utils.core.schedules import Schedule, logit_multipliers, spec_label
+from model_utils.core.limits import MAX_TOKENS, MODES, check_int, resolve_views
+from model_utils.core.rope import Rope
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, first_stat_query, named_statistics
+from model_utils.core.views import View, passes_of
 from model_utils.engine.probe import Probe
-from model_utils.engine.report import Report, TemperatureResult
+from model_utils.engine.report import LayerInputs, Report, TemperatureResult
+from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel, Progress
 
 LOSS_CHUNK = 128  # positions per lm_head chunk: [4 rows, 128, 49152] is 100 MB; all 4096 positions would be 3.2 GB
@@ -28,14 +31,17 @@ LOSS_CHUNK = 128  # positions per lm_head chunk: [4 rows, 128, 49152] is 100 MB;
 
 @dataclass(frozen=True, kw_only=True)
 class AnalysisRequest:
-    """What `analyze` is asked for. temperatures: numbers T (core.softmax.TEMPERATURE_RANGE) and/or Schedules;
-    mode: "in-model" or "isolated"; layers: where T applies (None: all); keep_maps: (layer, head) pairs, or "all",
-    whose maps `Report.attention_map` can rebuild; bucket_size: also report statistics and NLL per query-position
-    bucket (boundaries at its multiples; the first bucket starts at q_start, default max(1, min(window, n - 1)));
+    """What `analyze` is asked for. temperatures: numbers T (core.softmax.TEMPERATURE_RANGE), Schedules, and/or
+    core.views.View (a temperature or schedule on a RoPE recipe of its own); rope: the RoPE recipe (core.rope.Rope)
+    of every number and Schedule in temperatures, None for the model's own positions; mode: "in-model" or
+    "isolated"; layers: where T applies (None: all); keep_maps: (layer, head) pairs, or "all", whose maps
+    `Report.attention_map` can rebuild; bucket_size: also report statistics and NLL per query-position bucket
+    (boundaries at its multiples; the first bucket starts at q_start, default max(1, min(window, n - 1)));
     trained_length: the model's trained context (default its max_position_embeddings); beyond_trained: allow a text
-    longer than that."""
+    longer than that (implied by a RoPE recipe)."""
 
     temperatures: Sequence = (0.5, 1.0, 2.0)
+    rope: Rope | None = None
     mode: str = "in-model"
     window: int = 32
     layers: Sequence[int] | None = None
@@ -51,7 +57,7 @@ class AnalysisRequest:
 class CheckedRequest:
     """An AnalysisRequest checked against a model, in the engine's terms."""
 
-    specs: list[float | Schedule]
+    views: list[View]
     mode: str
     window: int
     layers: list[int] | None
@@ -79,7 +85,10 @@ def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
 
 def validate(loaded: LoadedModel, request: AnalysisRequest) -> CheckedRequest:
     """Check every field of `request` before any work; raise AnalysisError naming the fix."""
-    specs = resolve_temperatures(request.temperatures)
+    views = resolve_views(request.temperatures, request.rope)
+    for rope, _ in passes_of(views):
+        if rope is not None:
+            check_recipe(loaded, rope)
     if request.mode not in MODES:
         raise AnalysisError(f"mode must be one of {', '.join(MODES)}, got {request.mode!r}")
     layers = request.layers
@@ -90,12 +99,14 @@ def validate(loaded: LoadedModel, request: AnalysisRequest) -> CheckedRequest:
     trained = (loaded.max_positions if request.trained_length is None
                else check_int("trained_length", request.trained_length, 2))
     return CheckedRequest(
-        specs=specs, mode=request.mode, window=check_int("window", request.window, 1), layers=chosen,
+        views=views, mode=request.mode, window=check_int("window", request.window, 1), layers=chosen,
         keep=_keep_layers(request.keep_maps, loaded.n_layers, loaded.n_heads),
         max_tokens=check_int("max_tokens", request.max_tokens, 2, MAX_TOKENS),
         bucket_size=None if request.bucket_size is None else check_int("bucket_size", request.bucket_size, 1),
         q_start=None if request.q_start is None else check_int("q_start", request.q_start, 1),
-        trained_length=trained, beyond_trained=bool(request.beyond_trained))
+        trained_length=trained,
+        # a RoPE recipe exists to run past the trained length: asking for one allows it
+        beyond_trained=bool(request.beyond_trained) or any(view.rope is not None for view in views))
 
 
 def tokenize(loaded: LoadedModel, text: str, max_tokens: int) -> tuple[list[int], bool]:
@@ -131,8 +142,8 @@ def check_length(loaded: LoadedModel, n_tokens: int, request: CheckedRequest) ->
                             "the page)")
 
 
-def _view_multipliers(specs: list[float | Schedule], n: int) -> torch.Tensor:
-    return torch.tensor(np.stack([logit_multipliers(spec, n) for spec in specs]), dtype=torch.float32)  # [V, n]
+def _view_multipliers(views: list[View], n: int) -> torch.Tensor:
+    return torch.tensor(np.stack([view.multipliers(n) for view in views]), dtype=torch.float32)  # [V, n]
 
 
 def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -161,12 +172,26 @@ def token_labels(loaded: LoadedModel, ids: list[int]) -> list[str]:
     return [loaded.tokenizer.decode([token_id], clean_up_tokenization_spaces=False) for token_id in ids]
 
 
-def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: int, progress: Progress | None
-        ) -> tuple[Probe, torch.Tensor, torch.Tensor]:
-    """The forward pass: (the filled probe, per-position NLL [B, n - 1], last log-probs [B, vocab])."""
+@dataclass(kw_only=True)
+class Pass:
+    """One forward pass of an analysis: the views of one RoPE recipe, its filled probe, per-position NLL
+    [B, n - 1], last log-probs [B, vocab] and what the recipe applied."""
+
+    views: list[int]  # indices into the request's views
+    probe: Probe
+    nll: torch.Tensor
+    last: torch.Tensor
+    rope: dict | None
+
+
+def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: int, progress: Progress | None,
+        rope: Rope | None = None, views: list[int] | None = None, done_before: int = 0, passes: int = 1) -> Pass:
+    """The forward pass of the views `views` (default all) on `rope`'s positions (None: the model's own). The
+    progress bar counts this pass as number done_before + 1 of `passes`."""
     n, n_layers = len(ids), loaded.n_layers
     in_model = request.mode == "in-model"
-    n_views = len(request.specs)
+    chosen = list(range(len(request.views))) if views is None else views
+    n_views = len(chosen)
     started = time.perf_counter()
 
     def on_layer(layer: int) -> None:
@@ -175,20 +200,24 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
         done = (layer + 1) / n_layers
         left = (time.perf_counter() - started) * (1 - done) / done  # from the measured speed of the layers done
         what = f"{n_views} temperature(s) at once" if in_model else "T = 1, re-softmaxed at each temperature"
-        progress(done, f"Layer {layer + 1} of {n_layers} ({what}, {n:,} tokens), about {left:.0f} s left")
+        which = "" if passes == 1 else f"pass {done_before + 1} of {passes}, "
+        on = "" if rope is None else f" on {rope.label}"
+        progress((done_before + done) / passes,
+                 f"Layer {layer + 1} of {n_layers} ({which}{what}{on}, {n:,} tokens), about {left:.0f} s left")
 
-    probe = Probe(view_multipliers=_view_multipliers(request.specs, n), window=request.window, q_start=q_start,
-                  propagate=in_model, layers=None if request.layers is None else frozenset(request.layers),
+    probe = Probe(view_multipliers=_view_multipliers([request.views[i] for i in chosen], n), window=request.window,
+                  q_start=q_start, propagate=in_model, trained_length=request.trained_length,
+                  layers=None if request.layers is None else frozenset(request.layers),
                   keep_layers=request.keep, bucket_size=request.bucket_size, on_layer=on_layer)
     input_ids = torch.tensor(ids, device=loaded.device)
     batch = input_ids[None].expand(n_views if in_model else 1, -1)
-    with torch.inference_mode():
+    with torch.inference_mode(), recipe_positions(loaded, rope, request.trained_length) as applied:
         hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
         nll, last = position_nll(loaded, hidden, input_ids)
     if len(probe.sums) != n_layers:
         raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
                             "interface, so the explorer cannot apply a temperature inside it")
-    return probe, nll, last
+    return Pass(views=chosen, probe=probe, nll=nll, last=last, rope=None if applied is None else applied.as_dict())
 
 
 def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
@@ -200,29 +229,40 @@ def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
     return np.array(means)
 
 
-def _result(loaded, spec, view: int, row: int, probe: Probe, nll, last, bounds) -> TemperatureResult:
-    layers = range(loaded.n_layers)
-    sums = np.stack([probe.sums[layer][view].numpy() for layer in layers], axis=1)  # [H, L, buckets, W] -> below
+def _result(loaded, view: View, index: int, row: int, done: Pass, bounds) -> TemperatureResult:
+    """The result of view number `index` of pass `done`, whose NLL is that of batch row `row`."""
+    probe, layers = done.probe, range(loaded.n_layers)
+    sums = np.stack([probe.sums[layer][index].numpy() for layer in layers], axis=1)  # [H, L, buckets, W] -> below
     sums = sums.transpose(2, 1, 0, 3)  # [bucket, layer, head, W]
     counts = np.array([stop - start for start, stop in bounds], dtype=np.float64)
     per_bucket = sums / counts[:, None, None, None]
     whole = named_statistics(sums.sum(axis=0)[..., : len(ROW_FIELDS)] / counts.sum())
     per_bucket_named = named_statistics(per_bucket[..., : len(ROW_FIELDS)])
-    position = nll[row].numpy()
+    position = done.nll[row].numpy()
     return TemperatureResult(
-        label=spec_label(spec),
-        temperature=None if isinstance(spec, Schedule) else spec,
-        schedule=spec.label if isinstance(spec, Schedule) else None,
+        label=view.label,
+        temperature=view.temperature,
+        schedule=None if view.schedule is None else view.schedule.label,
+        rope=done.rope,
         loss=float(position.mean()),
-        next_token=top_tokens(loaded, last[row]),
+        next_token=top_tokens(loaded, done.last[row]),
         heads=whole,
-        last_rows=np.stack([probe.last_rows[layer][view].numpy() for layer in layers]),
-        last_log_probs=last[row].numpy(),
+        last_rows=np.stack([probe.last_rows[layer][index].numpy() for layer in layers]),
+        last_log_probs=done.last[row].numpy(),
         position_nll=position,
         bucket_heads=per_bucket_named,
         bucket_nll=bucket_means(position, bounds),
         distance_profile=per_bucket[..., len(ROW_FIELDS) :].mean(axis=2),  # [bucket, layer, bin]
     )
+
+
+def _kept(passes: list[Pass]) -> dict[int, LayerInputs]:
+    """The kept queries and keys of every pass, stacked along the batch axis in pass order."""
+    layers = passes[0].probe.kept
+    return {layer: LayerInputs(query=np.concatenate([done.probe.kept[layer].query for done in passes]),
+                               key=np.concatenate([done.probe.kept[layer].key for done in passes]),
+                               scaling=inputs.scaling, sliding=inputs.sliding, softcap=inputs.softcap)
+            for layer, inputs in layers.items()}
 
 
 def set_threads(count: int) -> None:
@@ -249,18 +289,31 @@ def analyze(loaded: LoadedModel, text: str, request: AnalysisRequest | None = No
     first = first_stat_query(n, checked.window) if checked.q_start is None else checked.q_start
     if first > n - 1:
         raise AnalysisError(f"q_start must be below the number of tokens ({n}), got {first}")
-    probe, nll, last = run(loaded, ids, checked, first, progress)
+    groups = passes_of(checked.views)
+    passes = [run(loaded, ids, checked, first, progress, rope, views, number, len(groups))
+              for number, (rope, views) in enumerate(groups)]
     bounds = bucket_bounds(first, n, checked.bucket_size)
     in_model = checked.mode == "in-model"
-    results = [_result(loaded, spec, view, view if in_model else 0, probe, nll, last, bounds)
-               for view, spec in enumerate(checked.specs)]
+    results: list[TemperatureResult | None] = [None] * len(checked.views)
+    map_rows = [0] * len(checked.views)
+    offset = 0  # of each pass's rows in the kept queries and keys
+    for done in passes:
+        for index, view in enumerate(done.views):
+            row = index if in_model else 0
+            results[view] = _result(loaded, checked.views[view], index, row, done, bounds)
+            map_rows[view] = offset + row
+        offset += len(done.views) if in_model else 1
+    multipliers = np.zeros((len(checked.views), n), dtype=np.float32)
+    for done in passes:
+        multipliers[done.views] = done.probe.view_multipliers.numpy()
+    kernel = passes[0].probe.kernel
     return Report(model=loaded.name, n_tokens=n, tokens=token_labels(loaded, ids), token_ids=ids,
                   truncated=truncated, mode=checked.mode, window=checked.window, q_start=first,
                   layers=checked.layers, seconds=time.perf_counter() - started, results=results,
                   trained_length=checked.trained_length, beyond_trained=checked.beyond_trained,
-                  bucket_size=checked.bucket_size, buckets=bounds, distance_edges=probe.edges.numpy(),
-                  kernel="torch" if probe.kernel is None else "fused", kept=probe.kept,
-                  multipliers=probe.view_multipliers.numpy())
+                  bucket_size=checked.bucket_size, buckets=bounds, distance_edges=passes[0].probe.edges.numpy(),
+                  kernel="torch" if kernel is None else "fused", kept=_kept(passes), map_rows=map_rows,
+                  multipliers=multipliers)
 
 
 def answer_token(loaded: LoadedModel, prompt: str, answer: str) -> tuple[int, str]:

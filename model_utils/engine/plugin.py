@@ -16,6 +16,7 @@ from transformers.masking_utils import sdpa_mask
 from model_utils.core.errors import ModelLoadError
 from model_utils.engine.probe import DEFAULT_CHUNK_ELEMENTS, Probe
 from model_utils.engine.report import LayerInputs
+from model_utils.engine.rope import install as install_rope_hooks
 from model_utils.engine.torch_path import bucket_sums, last_row, torch_output, torch_row_statistics
 from model_utils.models import LoadedModel, Progress
 from model_utils.models import load_model as load_plain_model
@@ -43,7 +44,7 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     propagated = multipliers if probe.propagate else torch.ones_like(multipliers[:1])
     if probe.kernel is not None and query.device.type == "cpu" and query.dtype == torch.float32:
         settings = {"softcap": softcap, "q_start": probe.q_start, "window": probe.window, "sliding": sliding,
-                    "edges": edges, "bucket_size": probe.bucket_size}
+                    "edges": edges, "untrained_bin": probe.untrained_from, "bucket_size": probe.bucket_size}
         output, sums = probe.kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
                                               **settings)
         if output is None:  # isolated: statistics of every view, output at T = 1
@@ -74,6 +75,7 @@ def register() -> None:
 def attach(loaded: LoadedModel) -> LoadedModel:
     """Switch `loaded`'s attention to the probe and check it (self_check); raise ModelLoadError naming the fix."""
     register()
+    install_rope_hooks(loaded)
     kind = f"model {loaded.name!r} ({loaded.text_config.model_type})"
     try:
         loaded.model.set_attn_implementation(ATTENTION_NAME)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from model_utils.core.statistics import ROW_FIELDS, distance_bins
+from model_utils.core.statistics import ROW_FIELDS, distance_bins, untrained_bin
 from model_utils.engine.kernel import FusedKernel, load_kernel
 
 if TYPE_CHECKING:  # the probe fills them in; the report carries them
@@ -30,14 +30,17 @@ class Probe:
     layers: where the multipliers apply; elsewhere every view uses m = 1.
     q_start, bucket_size: statistics for queries q_start..n-1, summed per query-position bucket (bucket_size
         wide, boundaries at its multiples; None: one bucket).
-    edges: key-distance bin edges (metrics.distance_bins) whose masses are measured for every row.
+    edges: key-distance bin edges (statistics.distance_bins) whose masses are measured for every row.
+    trained_length: the model's trained context L: an edge of the bins, from which on the untrained mass is measured
+        (None: no untrained mass).
     kernel: the fused kernel (by default, when it can be built), or None for the torch path.
     """
 
     view_multipliers: torch.Tensor
     window: int
     q_start: int
-    edges: torch.Tensor | None = None  # None: distance_bins of the text's length
+    edges: torch.Tensor | None = None  # None: distance_bins of the text's length and the trained length
+    trained_length: int | None = None
     kernel: FusedKernel | None = field(default_factory=load_kernel)
     propagate: bool = True
     layers: frozenset[int] | None = None
@@ -63,8 +66,13 @@ class Probe:
 
     def distance_edges(self, n_tokens: int) -> torch.Tensor:
         if self.edges is None:
-            self.edges = torch.from_numpy(distance_bins(n_tokens))
+            self.edges = torch.from_numpy(distance_bins(n_tokens, self.trained_length))
         return self.edges
+
+    @property
+    def untrained_from(self) -> int:
+        """The first distance bin of the untrained distances (the number of bins: none)."""
+        return untrained_bin(self.edges.numpy(), self.trained_length)
 
 
 def applies_to(layers, layer: int) -> bool:

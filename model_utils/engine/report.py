@@ -32,6 +32,7 @@ class TemperatureResult:
     label: str
     temperature: float | None  # None for a schedule
     schedule: str | None
+    rope: dict | None  # the RoPE recipe as applied (recipe, rope_type, factor, attention_factor); None: the model's own
     loss: float  # mean next-token NLL over every position
     next_token: list[dict]  # top 5 {"token", "prob"} at the last position
     heads: dict[str, np.ndarray]  # statistic -> [layer, head], means over the queries q_start..n-1
@@ -66,7 +67,7 @@ class TemperatureResult:
         heads = [[{name: values[name][layer][head] for name in STATISTICS} for head in range(len(by_head))]
                  for layer, by_head in enumerate(values["entropy"])]
         document = {"temperature": self.temperature, "label": self.label, "schedule": self.schedule,
-                    "loss": self.loss, "next_token": self.next_token, "heads": heads}
+                    "rope": self.rope, "loss": self.loss, "next_token": self.next_token, "heads": heads}
         if with_buckets:
             document["buckets"] = {
                 "nll": [None if math.isnan(v) else float(v) for v in self.bucket_nll],
@@ -99,6 +100,7 @@ class Report:
     kernel: str  # "fused" (fused_attention.c) or "torch"
     multipliers: np.ndarray = field(repr=False)  # [V, n] per-view logit multipliers
     kept: dict[int, LayerInputs] = field(default_factory=dict, repr=False)
+    map_rows: list[int] = field(default_factory=list, repr=False)  # per view, its batch row in the kept arrays
 
     @property
     def labels(self) -> list[str]:
@@ -159,7 +161,7 @@ class Report:
         from model_utils.engine.torch_path import chunk_logits
 
         inputs = self.kept[layer]
-        row = view if inputs.query.shape[0] > 1 else 0
+        row = self.map_rows[view] if self.map_rows else 0
         multipliers = multipliers_for(torch.from_numpy(self.multipliers), self.layers, layer)[view : view + 1]
         query, key = (torch.from_numpy(array[row : row + 1]) for array in (inputs.query, inputs.key))
         logits = chunk_logits(query, key, inputs.scaling, multipliers, 0, self.n_tokens, inputs.sliding,

@@ -43,13 +43,14 @@ def top_two(logits: torch.Tensor, block: int = 128) -> tuple[torch.Tensor, torch
 
 
 def row_statistics(logits: torch.Tensor, start: int, window: int, edges: torch.Tensor | None = None,
-                   sliding: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                   sliding: int | None = None, untrained_from: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-row attention statistics of a block of logits, for queries start..start+rows-1 against keys
     0..start+rows-1 (so the block's last row is its last key's own query).
 
     logits: [..., rows, keys] at the wanted temperature (scores * multiplier), with a very negative number or -inf
     at keys a query cannot see (later keys; with a `sliding` window, keys before q - sliding + 1). Every row must
-    see at least one key. `edges`: distance-bin edges (distance_bins), whose masses follow the ROW_FIELDS.
+    see at least one key. `edges`: distance-bin edges (distance_bins), whose masses follow the ROW_FIELDS; the
+    bins from `untrained_from` on (core.statistics.untrained_bin) make the untrained mass, 0 without them.
     The block is CONSUMED (shifted in place), and so is its softmax, to save passes over memory.
     Returns stats [..., rows, len(ROW_FIELDS) + bins] and the attention weights of the block's last row [..., keys].
     """
@@ -73,8 +74,19 @@ def row_statistics(logits: torch.Tensor, start: int, window: int, edges: torch.T
     positions = torch.arange(start, stop, dtype=torch.float64, device=logits.device)
     visible = positions + 1.0 if not sliding else torch.clamp(positions + 1.0, max=float(sliding))
     normalized = torch.where(visible > 1, entropy_nats / visible.log().clamp_min(1e-300).to(logits.dtype), 0.0)
-    stats = torch.stack((entropy_nats, normalized, sink, recent, distant, first - second), dim=-1)
+    untrained = untrained_mass(bins[0] if bins else None, sink, positions, edges, untrained_from)
+    stats = torch.stack((entropy_nats, normalized, sink, recent, distant, first - second, untrained), dim=-1)
     return torch.cat([stats, *bins], dim=-1), last_row
+
+
+def untrained_mass(bins: torch.Tensor | None, sink: torch.Tensor, positions: torch.Tensor,
+                   edges: torch.Tensor | None, first_bin: int | None) -> torch.Tensor:
+    """[..., rows] the mass of the bins from `first_bin` on (distances >= the trained length) less the sink, which
+    lies among them once the query's position q reaches their first edge (key 0 is at distance q)."""
+    if bins is None or first_bin is None or first_bin >= bins.shape[-1]:
+        return torch.zeros_like(sink)
+    reached = positions.to(sink.device) >= float(edges[first_bin])
+    return (bins[..., first_bin:].sum(dim=-1) - torch.where(reached, sink, 0.0)).clamp_min(0.0)
 
 
 def mass_in_distance_bins(probs: torch.Tensor, start: int, edges: torch.Tensor) -> torch.Tensor:

@@ -53,7 +53,8 @@ def torch_row_statistics(probe: Probe, query, key, scaling, multipliers, sliding
     for start in range(probe.q_start, n, step):
         stop = min(n, start + step)
         logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
-        stats, _ = row_statistics(logits, start, probe.window, probe.edges.to(query.device), sliding)
+        stats, _ = row_statistics(logits, start, probe.window, probe.edges.to(query.device), sliding,
+                                  probe.untrained_from)
         rows[:, :, start - probe.q_start : stop - probe.q_start] = stats.to("cpu", torch.float64)
     return rows
 

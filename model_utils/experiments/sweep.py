@@ -1,6 +1,7 @@
-"""The context-length sweep: loss and attention by query position on one long text, one in-model pass per
-temperature or schedule (each cached as it finishes, so a sweep resumes), and the best temperature per position
-bucket with a bootstrap interval. `sweep_document` is the JSON the command line writes and the page reads."""
+"""The context-length sweep: loss and attention by query position on one long text, one in-model pass per view (a
+temperature or schedule, on the model's own positions or on a RoPE recipe; each pass cached as it finishes, so a
+sweep resumes), and the best constant temperature per position bucket with a bootstrap interval, on the plain
+model and on each recipe. `sweep_document` is the JSON the command line writes and the page reads."""
 
 from __future__ import annotations
 
@@ -23,15 +24,17 @@ from model_utils.core.bootstrap import (
 from model_utils.core.errors import AnalysisError
 from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
-from model_utils.core.schedules import Schedule, logit_multipliers, spec_label
+from model_utils.core.schedules import Schedule
 from model_utils.core.statistics import STATISTICS
+from model_utils.core.views import View, as_view
 from model_utils.engine.analyze import AnalysisRequest, CheckedRequest, analyze, check_length, tokenize, validate
 from model_utils.engine.report import Report
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.texts import text_digest
 from model_utils.models import LoadedModel
 
-FORMAT = 3  # bump when a cached pass would come out different (3: the loss without the old float32 bias)
+FORMAT = 4  # bump when a cached pass would come out different (4: the untrained mass and the RoPE recipe)
+Spec = float | Schedule | View  # what a sweep runs: a temperature or schedule on the plain model, or a View
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,15 +49,15 @@ class SweepSettings:
     beyond_trained: bool = False
 
 
-def pass_request(spec: float | Schedule, settings: SweepSettings) -> AnalysisRequest:
-    """One pass of a sweep: an in-model analysis of one temperature or schedule, per bucket of positions."""
+def pass_request(spec: Spec, settings: SweepSettings) -> AnalysisRequest:
+    """One pass of a sweep: an in-model analysis of one view, per bucket of positions."""
     return AnalysisRequest(temperatures=[spec], mode="in-model", window=settings.window,
                            max_tokens=settings.max_tokens, bucket_size=settings.bucket_size, q_start=settings.q_start,
                            trained_length=settings.trained_length, beyond_trained=settings.beyond_trained)
 
 
-def pass_key(fingerprint: str, text: str, spec: float | Schedule, settings: SweepSettings) -> str:
-    parts = [str(FORMAT), fingerprint, text_digest(text), spec_label(spec), repr(settings)]
+def pass_key(fingerprint: str, text: str, spec: Spec, settings: SweepSettings) -> str:
+    parts = [str(FORMAT), fingerprint, text_digest(text), as_view(spec).label, repr(settings)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
@@ -62,7 +65,7 @@ def pass_record(report: Report) -> dict:
     """What one pass contributes to a sweep, as plain JSON."""
     result = report.results[0]
     return {
-        "label": result.label, "temperature": result.temperature, "schedule": result.schedule,
+        "label": result.label, "temperature": result.temperature, "schedule": result.schedule, "rope": result.rope,
         "loss": result.loss,
         "nll": [None if math.isnan(v) else float(v) for v in result.bucket_nll],
         "position_nll": [round(float(v), 5) for v in result.position_nll],
@@ -76,7 +79,7 @@ def pass_record(report: Report) -> dict:
     }
 
 
-def run_passes(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule], settings: SweepSettings,
+def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
                cache_dir: Path | None = None, on_start: Callable[[str, int], None] | None = None,
                progress: Callable[[float, str], None] | None = None, fingerprint: str | None = None) -> list[dict]:
     """One pass record per spec, from the cache where present, else computed and saved at once. `fingerprint` is
@@ -91,7 +94,7 @@ def run_passes(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule]
             records.append(json.loads(path.read_text()))
             continue
         if on_start is not None:
-            on_start(spec_label(spec), index)
+            on_start(as_view(spec).label, index)
         report = analyze(loaded, text, pass_request(spec, settings), progress=progress)
         record = pass_record(report)
         staging = path.with_suffix(".partial")
@@ -109,17 +112,18 @@ def check_sweep(loaded: LoadedModel, text: str, specs: Sequence, settings: Sweep
 
 
 def check_specs(loaded: LoadedModel, specs: Sequence, settings: SweepSettings) -> CheckedRequest:
-    """The checks of a sweep that do not depend on the text: T = 1 present, nothing twice, every spec and setting
-    as analyze accepts them. Returns the checked request of the last spec (the settings are the same for all)."""
-    if not any(not isinstance(spec, Schedule) and spec == 1.0 for spec in specs):
+    """The checks of a sweep that do not depend on the text: T = 1 on the plain model present, nothing twice, every
+    view and setting as analyze accepts them. Returns the checked request of the plain T = 1 (the settings are the
+    same for all)."""
+    views = [as_view(spec) for spec in specs]
+    if not any(view.is_plain and view.temperature == 1.0 for view in views):
         raise AnalysisError("a sweep compares every temperature with T = 1: include 1 in the temperatures")
-    labels = [spec_label(spec) for spec in specs]
+    labels = [view.label for view in views]
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:
         raise AnalysisError(f"{', '.join(twice)} listed twice; list each temperature or schedule once")
-    for spec in specs:  # one pass per spec, so the batch limit of analyze does not apply; its checks do
-        request = validate(loaded, pass_request(spec, settings))
-    return request
+    checked = [validate(loaded, pass_request(spec, settings)) for spec in specs]  # analyze's checks, pass by pass
+    return checked[views.index(View(1.0))]  # the plain T = 1's: a recipe's pass may run past the trained length
 
 
 def check_text(loaded: LoadedModel, text: str, request: CheckedRequest, settings: SweepSettings) -> int:
@@ -132,10 +136,12 @@ def check_text(loaded: LoadedModel, text: str, request: CheckedRequest, settings
     return len(ids)
 
 
-def best_per_bucket(records: list[dict], buckets: list[list[int]], seed: int = 0) -> list[dict]:
+def best_per_bucket(records: list[dict], buckets: list[list[int]], seed: int = 0, rope: str | None = None
+                    ) -> list[dict]:
     """Per bucket: the constant temperature with the lowest mean NLL, its NLL, the NLL at T = 1, what it saves,
-    and 95% moving-block bootstrap intervals of the best temperature and of the saving."""
-    constant = [r for r in records if r["temperature"] is not None]
+    and 95% moving-block bootstrap intervals of the best temperature and of the saving; among the passes on the
+    plain model, or on the recipe labelled `rope` (whose T = 1 is then the reference)."""
+    constant = [r for r in records if r["temperature"] is not None and rope_label(r) == rope]
     temperatures = np.array([r["temperature"] for r in constant])
     reference = int(np.flatnonzero(temperatures == 1.0)[0])
     nll = np.array([r["position_nll"] for r in constant])  # [temperatures, n - 1]
@@ -151,14 +157,31 @@ def best_per_bucket(records: list[dict], buckets: list[list[int]], seed: int = 0
     return best
 
 
+def rope_label(record: dict) -> str | None:
+    """The label of a pass record's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions."""
+    rope = record.get("rope")
+    return None if rope is None else f"{rope['recipe']} (s={rope['factor']:g})"
+
+
+def best_by_recipe(records: list[dict], buckets: list[list[int]]) -> dict[str, list[dict]]:
+    """best_per_bucket on every recipe that ran T = 1 and at least one other constant temperature."""
+    grids: dict[str, set[float]] = {}
+    for record in records:
+        if record["temperature"] is not None and rope_label(record) is not None:
+            grids.setdefault(rope_label(record), set()).add(record["temperature"])
+    return {label: best_per_bucket(records, buckets, rope=label) for label, grid in grids.items()
+            if 1.0 in grid and len(grid) > 1}
+
+
 # in a pass record but said once per sweep (the per-position NLL only feeds the bootstrap: it stays in the cache)
 PER_DOCUMENT = ("n_tokens", "trained_length", "q_start", "buckets", "position_nll")
 
 
-def multiplier_ranges(spec: float | Schedule, n_tokens: int, trained_length: int, q_start: int) -> dict:
-    """Smallest and largest logit multiplier of a spec over the measured queries inside the trained context and
-    past it (None where the text has no such query)."""
-    values = logit_multipliers(spec, n_tokens)
+def multiplier_ranges(spec: Spec, n_tokens: int, trained_length: int, q_start: int) -> dict:
+    """Smallest and largest logit multiplier of a view's temperature or schedule over the measured queries inside
+    the trained context and past it (None where the text has no such query). A recipe's own attention factor (YaRN)
+    is in its `rope` entry, not here."""
+    values = as_view(spec).multipliers(n_tokens)
 
     def span(part: np.ndarray) -> list[float] | None:
         return [round(float(part.min()), 6), round(float(part.max()), 6)] if len(part) else None
@@ -166,10 +189,10 @@ def multiplier_ranges(spec: float | Schedule, n_tokens: int, trained_length: int
     return {"trained_context": span(values[q_start:trained_length]), "past": span(values[trained_length:])}
 
 
-def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[float | Schedule],
+def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[Spec],
                    settings: SweepSettings, text: str, source: str) -> dict:
     """The sweep's JSON: settings, one entry per temperature or schedule (with its multiplier range inside and
-    past the trained length), and the best temperature per bucket."""
+    past the trained length), and the best temperature per bucket on the plain model and on each recipe."""
     first = records[0]
     n_tokens, trained, q_start = first["n_tokens"], first["trained_length"], first["q_start"]
     document = {
@@ -181,6 +204,7 @@ def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[flo
                     | {"multipliers": multiplier_ranges(spec, n_tokens, trained, q_start)}
                     for record, spec in zip(records, specs, strict=True)],
         "best": best_per_bucket(records, first["buckets"]),
+        "best_by_rope": best_by_recipe(records, first["buckets"]),
         "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "block": BOOTSTRAP_BLOCK, "confidence": CONFIDENCE,
                       "method": "moving-block bootstrap over the positions of each bucket"},
         "seconds": sum(record["seconds"] for record in records),  # compute time of the passes, cached or not
@@ -190,7 +214,7 @@ def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[flo
     return document
 
 
-def sweep(loaded: LoadedModel, text: str, specs: Sequence[float | Schedule], settings: SweepSettings,
+def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
           source: str = "text", cache_dir: Path | None = None,
           on_start: Callable[[str, int], None] | None = None,
           progress: Callable[[float, str], None] | None = None) -> dict:

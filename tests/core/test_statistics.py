@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from model_utils.core.softmax import check_temperature, entropy, entropy_curve, softmax_with_temperature, weight_ratio
-from model_utils.core.statistics import top_ratio_from_gap
+from model_utils.core.statistics import ROW_FIELDS, distance_bins, top_ratio_from_gap, untrained_bin
 from model_utils.engine.row_statistics import row_statistics, statistics_from_probabilities, top_two
 from tests.support.reference import reference_head, reference_row
 
@@ -69,15 +69,16 @@ def masked_logits(n: int, multiplier: float, seed: int) -> tuple[torch.Tensor, n
 @pytest.mark.parametrize("multiplier", [1e-2, 0.5, 1.0, 2.0, 20.0])
 @pytest.mark.parametrize("window", [1, 3, 8])
 def test_row_statistics_match_the_plain_reference(multiplier, window):
-    n, start = 24, 5
+    n, start, trained = 24, 5, 7  # queries from 7 on see untrained distances (7 is not a power-of-two edge)
     logits, probs = masked_logits(n, multiplier, seed=window)
-    stats, last_row = row_statistics(logits[start:].clone(), start, window)
+    edges = torch.from_numpy(distance_bins(n, trained))
+    stats, last_row = row_statistics(logits[start:].clone(), start, window, edges, None,
+                                     untrained_bin(edges.numpy(), trained))
     assert np.allclose(last_row.numpy(), probs[-1], atol=1e-12)
     for i, q in enumerate(range(start, n)):
-        expected = reference_row(probs[q], q, window)
-        got = dict(zip(
-            ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "gap"),
-            stats[i].tolist(), strict=True))
+        expected = reference_row(probs[q], q, window, trained_length=trained)
+        names = [("gap" if name == "top_gap" else name) for name in ROW_FIELDS]
+        got = dict(zip(names, stats[i, : len(ROW_FIELDS)].tolist(), strict=True))
         expected["gap"] = float(logits[q, : q + 1].topk(2).values.diff().abs())  # from logits: exact at any T
         assert got == pytest.approx(expected, rel=1e-9, abs=1e-9)
         assert got["sink_mass"] + got["recent_mass"] + got["distant_mass"] == pytest.approx(1.0, abs=1e-12)

@@ -18,7 +18,8 @@ from tests.support import SAMPLE_TEXT
 from tests.support.models import reference_copy
 from tests.support.reference import reference_head, resoftmax
 
-STAT_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio")
+STAT_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio",
+               "untrained_mass")
 
 
 def token_ids(tiny, text=SAMPLE_TEXT) -> torch.Tensor:

@@ -1,6 +1,7 @@
-"""The fused attention kernel (model_utils/fused_attention.c) against a float64 torch computation of the same
+"""The fused attention kernel (engine/kernel/fused_attention.c) against a float64 torch computation of the same
 attention: outputs, every row statistic and every distance bin, across the kernel's tile edges (256 queries x 512
-keys), grouped-query heads, per-position multipliers, extreme temperatures, sliding windows, soft caps and ties."""
+keys), grouped-query heads, per-position multipliers, extreme temperatures, sliding windows, soft caps, ties and
+the untrained distances past a trained length."""
 
 import itertools
 
@@ -9,13 +10,13 @@ import pytest
 import torch
 
 from model_utils import analyze
-from model_utils.core.statistics import bucket_bounds, distance_bins
+from model_utils.core.statistics import bucket_bounds, distance_bins, untrained_bin
 from model_utils.engine.kernel.library import ROW_FIELD_COUNT, load_kernel
 from model_utils.engine.torch_path import bucket_sums
 from tests.support import SAMPLE_TEXT
 
 ATOL = {"entropy": 2e-4, "normalized_entropy": 3e-5, "sink_mass": 2e-5, "recent_mass": 2e-5, "distant_mass": 2e-5,
-        "top_gap": 2e-4}
+        "top_gap": 2e-4, "untrained_mass": 2e-5}
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +26,9 @@ def kernel():
     return built
 
 
-def reference(query, key, value, multipliers, scaling, q_start, window, sliding, softcap, edges):
-    """Output [B, n, H, dv] and row statistics [B, H, n - q_start, fields + bins], in float64 from full maps."""
+def reference(query, key, value, multipliers, scaling, q_start, window, sliding, softcap, edges, trained=None):
+    """Output [B, n, H, dv] and row statistics [B, H, n - q_start, fields + bins], in float64 from full maps; the
+    untrained mass is that of keys 1.. at distance >= `trained`."""
     query, key, value, multipliers = (t.double() for t in (query, key, value, multipliers))
     heads, n = query.shape[1], query.shape[2]
     groups = heads // key.shape[1]
@@ -49,7 +51,8 @@ def reference(query, key, value, multipliers, scaling, q_start, window, sliding,
     recent = (keys >= 1) & (keys > queries - window) & (keys <= queries)
     fields = [entropy, torch.where(n_visible > 1, entropy / n_visible.log(), 0.0), rows[..., 0],
               (rows * recent).sum(-1), (rows * ((keys >= 1) & (keys <= queries - window))).sum(-1),
-              top[..., 0] - top[..., 1]]
+              top[..., 0] - top[..., 1],
+              (rows * ((keys >= 1) & (distance[q_start:] >= (trained or n)))).sum(-1)]
     bins = [(rows * ((distance[q_start:] >= low) & (distance[q_start:] < high))).sum(-1)
             for low, high in itertools.pairwise(edges)]
     return output, torch.stack(fields + bins, dim=-1)
@@ -78,11 +81,13 @@ def test_kernel_equals_the_float64_attention(kernel, n, heads, kv_heads, views, 
     # still, float32 rounding of the scores themselves decides near-ties, in any float32 implementation)
     ramp = torch.linspace(0.5, 3.0, n)
     multipliers = torch.stack([torch.full((n,), 1.0), ramp, torch.full((n,), 20.0)])[:views]
-    edges = torch.from_numpy(distance_bins(n))
+    trained = max(2, n // 3)  # not a power of two (an edge of its own) in most cases
+    edges = torch.from_numpy(distance_bins(n, trained))
     got_output, got_rows = kernel.attention(query, key, value, multipliers, 0.25, softcap=softcap, q_start=q_start,
                                             window=window, sliding=sliding, edges=edges, bucket_size=1,
-                                            with_output=True)
-    output, rows = reference(query, key, value, multipliers, 0.25, q_start, window, sliding, softcap, edges)
+                                            with_output=True, untrained_bin=untrained_bin(edges.numpy(), trained))
+    output, rows = reference(query, key, value, multipliers, 0.25, q_start, window, sliding, softcap, edges,
+                             trained)
     assert torch.allclose(got_output.double(), output, atol=2e-5, rtol=1e-4)
     for index, name in enumerate(ATOL):
         error = (got_rows[..., index] - rows[..., index]).abs().max().item()

@@ -6,11 +6,13 @@ import math
 import numpy as np
 
 
-def reference_row(p: np.ndarray, q: int, window: int, sliding_window: int | None = None) -> dict:
+def reference_row(p: np.ndarray, q: int, window: int, sliding_window: int | None = None,
+                  trained_length: int | None = None) -> dict:
     """Statistics of the attention row `p` (length >= q + 1, zeros after q) of the query at position q.
 
     In a sliding-window layer (keys q - sliding_window < k <= q visible) the normalized entropy divides by the log of
-    the number of keys the query can see, min(q + 1, sliding_window), instead of ln(q + 1)."""
+    the number of keys the query can see, min(q + 1, sliding_window), instead of ln(q + 1). The untrained mass is
+    that of keys 1..q - trained_length (at distance >= trained_length), 0 without a trained length."""
     row = np.asarray(p[: q + 1], dtype=np.float64)
     nonzero = row[row > 0]
     entropy = float(-(nonzero * np.log(nonzero)).sum())
@@ -25,15 +27,17 @@ def reference_row(p: np.ndarray, q: int, window: int, sliding_window: int | None
         "recent_mass": float(row[first_recent : q + 1].sum()),
         "distant_mass": float(row[1:first_recent].sum()),
         "gap": float(gap),
+        "untrained_mass": 0.0 if trained_length is None else float(row[1 : max(1, q - trained_length + 1)].sum()),
     }
 
 
-def reference_head(probs: np.ndarray, window: int, sliding_window: int | None = None) -> dict:
+def reference_head(probs: np.ndarray, window: int, sliding_window: int | None = None,
+                   trained_length: int | None = None) -> dict:
     """Mean over queries q_start <= q < n of reference_row, for one head's map [n, n]; top_ratio = exp(mean gap).
-    sliding_window: the layer's attention window, if it has one (see reference_row)."""
+    sliding_window: the layer's attention window, if it has one; trained_length: see reference_row."""
     n = probs.shape[0]
     q_start = max(1, min(window, n - 1))
-    rows = [reference_row(probs[q], q, window, sliding_window) for q in range(q_start, n)]
+    rows = [reference_row(probs[q], q, window, sliding_window, trained_length) for q in range(q_start, n)]
     means = {key: float(np.mean([r[key] for r in rows])) for key in rows[0]}
     means["top_ratio"] = math.exp(means.pop("gap"))
     return means

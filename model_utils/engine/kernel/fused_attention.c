@@ -15,6 +15,7 @@
  *   entropy H = ln(sum e) - sum e z / sum e (z = l - max <= 0, so no cancellation whatever the multiplier);
  *   normalized entropy H / ln(visible keys); sink = p of key 0 (0 when a sliding window hides it);
  *   recent = p of keys max(1, q - window + 1)..q; distant = the rest; top gap = largest l - second largest l;
+ *   untrained = p of the keys in bins untrained_bin.. (distance >= the trained length), key 0 left out;
  *   bin j = p of the keys at distance edges[j] <= q - k < edges[j + 1].
  */
 #include <float.h>
@@ -27,7 +28,7 @@ typedef void (*sgemm_fn)(const char *transa, const char *transb, const int *m, c
                          const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
                          const float *beta, float *c, const int *ldc);
 
-enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, N_FIELDS };
+enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, F_UNTRAINED, N_FIELDS };
 #define MAX_BINS 48
 #define BQ 256 /* queries per task: large enough for efficient sgemm, 4 x BQ x BK bytes of tile stay in L2 */
 #define BK 512 /* keys per tile */
@@ -50,6 +51,7 @@ typedef struct {
     int64_t sliding; /* > 0: a query sees only its last `sliding` keys (a sliding-window layer) */
     const int64_t *edges; /* distance-bin edges, edges[0] = 0, increasing, the last > n - 1 */
     int64_t n_edges;
+    int64_t untrained_bin; /* bins from this one on lie at distances >= the trained length (n_edges - 1: none) */
     int64_t bucket_size; /* > 0: query positions are summed per bucket, boundaries at its multiples; 0: one bucket */
     int64_t n_buckets;   /* the buckets of q_start..n-1 */
     double *stats;       /* [batch, heads, n_buckets, N_FIELDS + n_edges - 1]: each bucket's sums over its rows */
@@ -249,7 +251,14 @@ static void finish_row(const Job *job, const RowState *st, int64_t q, double *o,
         if (o[F_DISTANT] < 0.0) o[F_DISTANT] = 0.0;
     }
     o[F_GAP] = (double)st->top1 - (double)st->top2;
-    for (int64_t j = 0; j < n_bins; j++) o[N_FIELDS + j] = st->bins[j] / total;
+    double untrained = 0.0;
+    for (int64_t j = 0; j < n_bins; j++) {
+        o[N_FIELDS + j] = st->bins[j] / total;
+        if (j >= job->untrained_bin) untrained += o[N_FIELDS + j];
+    }
+    /* key 0 sits at distance q: inside the untrained bins once q reaches their first edge, and it is the sink */
+    if (job->untrained_bin < n_bins && q >= job->edges[job->untrained_bin]) untrained -= o[F_SINK];
+    o[F_UNTRAINED] = untrained > 0.0 ? untrained : 0.0;
 }
 
 /* One task: query block i0..i0+BQ-1 of (batch row b, head h). Its rows' statistics are summed into `segments`
@@ -318,7 +327,8 @@ static void run_block(const Job *job, int64_t b, int64_t h, int64_t i0, float *t
 /* Runs every (batch row, head, query block) task on job->threads threads. Returns 0, -1 when a thread's buffers
  * could not be allocated, -2 for arguments outside what this kernel handles. */
 int fused_attention(const Job *job) {
-    if (job->n_edges - 1 > MAX_BINS || job->n_edges < 2 || job->kv_heads < 1 || job->heads % job->kv_heads)
+    if (job->n_edges - 1 > MAX_BINS || job->n_edges < 2 || job->kv_heads < 1 || job->heads % job->kv_heads ||
+        job->untrained_bin < 0 || job->untrained_bin > job->n_edges - 1)
         return -2;
     int64_t blocks = (job->n + BQ - 1) / BQ, pairs = job->batch * job->heads, tasks = pairs * blocks;
     int64_t width = N_FIELDS + job->n_edges - 1, per_block = block_segments(job) * width;

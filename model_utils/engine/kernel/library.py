@@ -15,10 +15,10 @@ from pathlib import Path
 import torch
 
 from model_utils.core.paths import cache_root
-from model_utils.core.statistics import bucket_bounds
+from model_utils.core.statistics import ROW_FIELDS, bucket_bounds
 from model_utils.engine.kernel.build import build
 
-ROW_FIELD_COUNT = 6  # entropy, normalized entropy, sink, recent, distant, top gap; the distance bins follow
+ROW_FIELD_COUNT = len(ROW_FIELDS)  # the per-row quantities, in the C enum's order; the distance bins follow
 MAX_BINS = 48  # as in the C source: enough for contexts up to 2^46 tokens
 
 _int = ctypes.c_int64
@@ -35,7 +35,8 @@ class Job(ctypes.Structure):
                 ("multipliers", _pointer), ("scaling", ctypes.c_double), ("softcap", ctypes.c_double),
                 ("batch", _int), ("heads", _int), ("kv_heads", _int), ("n", _int), ("d", _int), ("dv", _int),
                 ("q_start", _int), ("window", _int), ("sliding", _int), ("edges", _pointer), ("n_edges", _int),
-                ("bucket_size", _int), ("n_buckets", _int), ("stats", _pointer), ("gemm", _pointer), ("threads", _int)]
+                ("untrained_bin", _int), ("bucket_size", _int), ("n_buckets", _int), ("stats", _pointer),
+                ("gemm", _pointer), ("threads", _int)]
 
 
 class FusedKernel:
@@ -50,14 +51,15 @@ class FusedKernel:
 
     def attention(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, multipliers: torch.Tensor,
                   scaling: float, *, softcap: float | None, q_start: int, window: int, sliding: int | None,
-                  edges: torch.Tensor, bucket_size: int | None, with_output: bool
+                  edges: torch.Tensor, bucket_size: int | None, with_output: bool, untrained_bin: int | None = None
                   ) -> tuple[torch.Tensor | None, torch.Tensor]:
         """Attention output [B, n, H, dv] (None unless `with_output`) and the row statistics of queries
         q_start..n-1 summed per query-position bucket (capture.bucket_bounds; bucket_size 1 gives every row):
         [B, H, buckets, ROW_FIELD_COUNT + bins] (float64).
 
         query [B or 1, H, n, d], key / value [B or 1, KV, n, d]: a batch of 1 is shared by every multiplier row
-        (isolated mode); multipliers [B, n] float32; edges int64 distance-bin edges starting at 0.
+        (isolated mode); multipliers [B, n] float32; edges int64 distance-bin edges starting at 0; the bins from
+        `untrained_bin` on lie at distances >= the trained length (core.statistics.untrained_bin; None: none do).
         """
         batch, heads, n, dim = multipliers.shape[0], query.shape[1], query.shape[2], query.shape[3]
         query, key, value = (_rows_contiguous(t) for t in (query, key, value))
@@ -73,7 +75,9 @@ class FusedKernel:
                   multipliers=multipliers.data_ptr(), scaling=float(scaling), softcap=float(softcap or 0.0),
                   batch=batch, heads=heads, kv_heads=key.shape[1], n=n, d=dim, dv=value.shape[-1],
                   q_start=q_start, window=window, sliding=int(sliding or 0), edges=edges.data_ptr(),
-                  n_edges=len(edges), bucket_size=int(bucket_size or 0), n_buckets=n_buckets,
+                  n_edges=len(edges), untrained_bin=len(edges) - 1 if untrained_bin is None else untrained_bin,
+                  bucket_size=int(bucket_size or 0),
+                  n_buckets=n_buckets,
                   stats=stats.data_ptr(), gemm=self._gemm, threads=torch.get_num_threads())
         status = self._run(ctypes.byref(job))
         if status != 0:

@@ -15,22 +15,22 @@ import numpy as np
 
 from model_utils.core.statistics import STATISTICS, statistic_mean
 from model_utils.experiments.corpus import Document
-from model_utils.experiments.sweep import SweepSettings
+from model_utils.experiments.sweep import SweepSettings, rope_label
 from model_utils.experiments.tune.errors import TuneUsageError
 
-FORMAT = 1  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
+FORMAT = 2  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
 ROWS = "rows"  # DIR/rows/<sha256>.parquet, one file per finished document
 
-COLUMNS = ("document", "name", "n_tokens", "spec", "temperature", "schedule", "bucket", "start", "stop", "nll_sum",
-           "nll_count", *STATISTICS)
+COLUMNS = ("document", "name", "n_tokens", "spec", "temperature", "schedule", "rope", "bucket", "start", "stop",
+           "nll_sum", "nll_count", *STATISTICS)
 
 
 def schema():
-    """The Parquet schema of the rows (one per document, temperature or schedule, and bucket)."""
+    """The Parquet schema of the rows (one per document, view and bucket; `rope` the recipe's label or null)."""
     import pyarrow as pa
 
     fields = [("document", pa.string()), ("name", pa.string()), ("n_tokens", pa.int64()), ("spec", pa.string()),
-              ("temperature", pa.float64()), ("schedule", pa.string()), ("bucket", pa.int64()),
+              ("temperature", pa.float64()), ("schedule", pa.string()), ("rope", pa.string()), ("bucket", pa.int64()),
               ("start", pa.int64()), ("stop", pa.int64()), ("nll_sum", pa.float64()), ("nll_count", pa.int64())]
     return pa.schema(fields + [(name, pa.float64()) for name in STATISTICS])
 
@@ -45,7 +45,8 @@ def document_columns(document: Document, records: list[dict]) -> dict[str, list]
             count = max(0, min(stop, n - 1) - start)  # position p predicts token p + 1: the last has no target
             mean = record["nll"][index]
             row = {"document": document.sha256, "name": document.name, "n_tokens": n, "spec": record["label"],
-                   "temperature": record["temperature"], "schedule": record["schedule"], "bucket": index,
+                   "temperature": record["temperature"], "schedule": record["schedule"], "rope": rope_label(record),
+                   "bucket": index,
                    "start": start, "stop": stop, "nll_sum": 0.0 if count == 0 else mean * count, "nll_count": count}
             row |= {name: float(statistic_mean(np.asarray(record["heads"][name][index]), name))
                     for name in STATISTICS}

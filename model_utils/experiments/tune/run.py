@@ -12,10 +12,10 @@ from pathlib import Path
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.machine import peak_rss_gb, usable_cores
-from model_utils.core.schedules import Schedule, spec_label
+from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus, Document
 from model_utils.experiments.fingerprint import model_fingerprints
-from model_utils.experiments.sweep import SweepSettings, check_specs, check_text
+from model_utils.experiments.sweep import Spec, SweepSettings, check_specs, check_text
 from model_utils.experiments.tune.cluster import run_on_actors, start_actors, start_ray
 from model_utils.experiments.tune.rows import ROWS, TuneSettings, finished_documents, write_document
 from model_utils.experiments.tune.summary import summarize_tune
@@ -101,7 +101,7 @@ def run_on_ray(worker_args: tuple, documents: list[Document], writer: Writer, wo
             ray.shutdown()
 
 
-def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule], settings: SweepSettings,
+def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: SweepSettings,
          out: Path, *, workers: int = 1, ray_address: str | None = None, threads: int | None = None,
          on_document: Callable[[Progress], None] | None = None,
          on_pass: Callable[[Document, str, int], None] | None = None) -> dict:
@@ -112,8 +112,8 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[float | Schedule],
     started = time.perf_counter()
     tokens = check_documents(loaded, corpus, specs, settings)
     fingerprint, portable_fingerprint = model_fingerprints(loaded)
-    tune_settings = TuneSettings(model=loaded.name, fingerprint=fingerprint, specs=tuple(map(spec_label, specs)),
-                                 sweep=settings)
+    labels = tuple(as_view(spec).label for spec in specs)
+    tune_settings = TuneSettings(model=loaded.name, fingerprint=fingerprint, specs=labels, sweep=settings)
     done = finished_documents(out, tune_settings)
     pending = [document for document in corpus.documents if document.sha256 not in done]
     writer = Writer(out=out, settings=tune_settings, present=len(corpus.documents) - len(pending),

@@ -1,5 +1,6 @@
-"""The tuner's summary: per bucket and temperature or schedule, the NLL pooled over documents with a bootstrap
-interval over documents, the best constant temperature per bucket, and each schedule's saving; and its table."""
+"""The tuner's summary: per bucket and view, the NLL pooled over documents with a bootstrap interval over
+documents, the best constant temperature per bucket on the plain model, and each schedule's and each recipe's
+saving against T = 1; and its table."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, best_temperature, interval
-from model_utils.core.schedules import Schedule, spec_label
 from model_utils.core.statistics import STATISTICS, bucket_bounds
+from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus
 from model_utils.experiments.tune.errors import TuneError
 from model_utils.experiments.tune.rows import ROWS, TuneSettings, read_rows
@@ -60,14 +61,18 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         missing, twice = int(((seen == 0) & (wanted == 1)).sum()), int((seen > 1).sum())
         raise TuneError(f"the rows in {out / ROWS} are incomplete ({missing} missing, {twice} duplicated); "
                         "rerun the same command to compute what is missing")
-    constant = [i for i, spec in enumerate(specs) if not isinstance(spec, Schedule)]
-    temperatures = np.array([specs[i] for i in constant])
+    views = [as_view(spec) for spec in specs]
+    constant = [i for i, view in enumerate(views) if view.is_plain]
+    temperatures = np.array([views[i].temperature for i in constant])
     reference = constant[int(np.flatnonzero(temperatures == 1.0)[0])]
     rng = np.random.default_rng(seed)
-    results = [{"label": spec_label(spec), "temperature": None if isinstance(spec, Schedule) else spec,
-                "schedule": spec.label if isinstance(spec, Schedule) else None, "nll": [], "nll_interval": [],
-                "statistics": {name: [] for name in STATISTICS}} for spec in specs]
-    best, schedules = [], {spec_label(spec): [] for spec in specs if isinstance(spec, Schedule)}
+    results = [{"label": view.label, "temperature": view.temperature,
+                "schedule": None if view.schedule is None else view.schedule.label,
+                "rope": None if view.rope is None else view.rope.label, "nll": [], "nll_interval": [],
+                "statistics": {name: [] for name in STATISTICS}} for view in views]
+    compared = [i for i, view in enumerate(views) if not view.is_plain]  # schedules, and every view on a recipe
+    savings: dict[int, list[dict]] = {i: [] for i in compared}
+    best = []
     for bucket, (start, stop) in enumerate(bounds):
         reaching = np.flatnonzero(counts[:, reference, bucket] > 0)  # documents with positions in this bucket
         if len(reaching) == 0:
@@ -87,12 +92,10 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                  "positions": int(bucket_counts[:, reference].sum())}
         best.append(where | best_temperature(temperatures, means[constant], samples[:, constant],
                                              constant.index(reference)))
-        for i, spec in enumerate(specs):
-            if isinstance(spec, Schedule):
-                saved = samples[:, reference] - samples[:, i]
-                schedules[spec.label].append(where | {"nll": float(means[i]),
-                                                      "saved": float(means[reference] - means[i]),
-                                                      "saved_interval": interval(saved)})
+        for i in compared:
+            saved = samples[:, reference] - samples[:, i]
+            savings[i].append(where | {"nll": float(means[i]), "saved": float(means[reference] - means[i]),
+                                       "saved_interval": interval(saved)})
     seconds = _document_seconds(out, hashes)
     return {
         "model": settings.model, "model_fingerprint": settings.fingerprint, "settings": settings.metadata(),
@@ -102,7 +105,9 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                    "list": [{"name": d.name, "sha256": d.sha256, "n_tokens": n}
                             for d, n in zip(corpus.documents, tokens, strict=True)]},
         "buckets": [b["bucket"] for b in best], "results": results, "best": best,
-        "schedules": [{"label": label, "buckets": entries} for label, entries in schedules.items()],
+        "schedules": [{"label": views[i].label, "buckets": savings[i]} for i in compared if views[i].rope is None],
+        "recipes": [{"label": views[i].label, "rope": views[i].rope.label, "buckets": savings[i]}
+                    for i in compared if views[i].rope is not None],
         "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "confidence": CONFIDENCE, "seed": seed,
                       "method": "documents resampled with replacement; the NLL of a bucket is pooled over the "
                                 "positions of the documents drawn (sum / count)"},

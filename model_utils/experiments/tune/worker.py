@@ -12,12 +12,11 @@ from pathlib import Path
 
 from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
-from model_utils.core.schedules import Schedule
 from model_utils.engine.analyze import set_threads
 from model_utils.engine.plugin import load_model
 from model_utils.experiments.corpus import Document
 from model_utils.experiments.fingerprint import model_fingerprints
-from model_utils.experiments.sweep import SweepSettings, pass_key, run_passes
+from model_utils.experiments.sweep import Spec, SweepSettings, pass_key, run_passes
 from model_utils.experiments.tune.rows import document_columns
 from model_utils.models import LoadedModel
 
@@ -26,7 +25,7 @@ class DocumentWorker:
     """Loads the model once and turns documents into rows. The same class runs in the driver's process and, wrapped
     by ray.remote, as an actor; an actor sets its torch threads first, so that W actors share the cores."""
 
-    def __init__(self, model: str | LoadedModel, specs: Sequence[float | Schedule], settings: SweepSettings,
+    def __init__(self, model: str | LoadedModel, specs: Sequence[Spec], settings: SweepSettings,
                  pass_dir: str | None, threads: int | None = None, announce: bool = False, device: str | None = None):
         if threads is not None:
             set_threads(threads)
