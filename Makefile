@@ -48,13 +48,17 @@ loadtest: setup
 	$(BIN)/python -m bench.loadtest --sessions $(LOAD_SESSIONS)
 
 # The context-length sweep the page and README show: 16,384 tokens of Python's own documentation (2x the bundled
-# model's trained length), 7 temperatures and the five schedules anchored at the trained length. Most of an hour on
-# 2 cores; finished passes are cached, so an interrupted run resumes and a repeated one returns at once.
+# model's trained length), 10 temperatures and the five schedules anchored at the trained length on the model's own
+# positions, and the RoPE recipes: YaRN (s = 2) with its own attention factor, its interpolation alone at 6
+# temperatures, dynamic NTK and linear interpolation. About 40 minutes on 2 cores; finished passes are cached, so an
+# interrupted run resumes and a repeated one returns at once.
 SWEEP_OUT ?= assets/sweeps/bundled-16k.json
+SWEEP_RECIPES ?= --rope yarn:2@1 --rope yarn-rope:2@0.7,0.8,0.9,1,1.1,1.25 --rope dynamic:2@1 --rope linear:2@1
 sweep: setup
 	mkdir -p $(dir $(SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model bundled --builtin long --max-tokens 16384 --beyond-trained \
-		--bucket-size 1024 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 --schedule all:trained --json $(SWEEP_OUT)
+		--bucket-size 1024 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 --schedule all:trained \
+		$(SWEEP_RECIPES) --json $(SWEEP_OUT)
 	$(BIN)/python -m bench.readme sweep
 
 # The corpus tune the page and README show: the first 4 built-in documents (cut from pydoc_data.topics) at 12,288

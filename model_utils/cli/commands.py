@@ -178,7 +178,8 @@ def run_tune(args) -> None:
     started = time.perf_counter()
     try:
         summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=args.workers,
-                       ray_address=args.ray_address, threads=args.threads, on_document=on_document, on_pass=on_pass)
+                       ray_address=args.ray_address, threads=args.threads, on_document=on_document, on_pass=on_pass,
+                       cache_dir=Path(args.cache_dir) if args.cache_dir else None)
     except TuneUsageError as error:
         raise UsageError(str(error)) from None
     finally:

@@ -141,7 +141,6 @@ def build_parser() -> argparse.ArgumentParser:
                                               "best temperature per position bucket")
     add_common(swept, max_tokens=16384, with_builtin=True)
     add_sweep_options(swept)
-    swept.add_argument("--cache-dir", help="where finished passes are kept (default: the model cache folder)")
     swept.add_argument("--json", metavar="OUT", required=True, help="write the sweep as JSON to OUT (- for stdout)")
     tuned = commands.add_parser("tune", help="the sweep over a corpus of documents, in this process or on Ray "
                                              "workers: the best temperature per position bucket, with intervals")
@@ -172,5 +171,7 @@ def add_sweep_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--bucket-size", type=int, default=1024, metavar="K",
                          help="query positions per bucket (default 1024)")
     command.add_argument("--q-start", type=int, default=1, help="first query position measured (default 1)")
+    command.add_argument("--cache-dir", help="where finished passes are kept (sweep: default the model cache "
+                                             "folder; tune: default OUT/.passes until their document is written)")
 
 

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model_utils.experiments.texts import SOURCE, builtin_corpus, text_digest
+from model_utils.experiments.texts import CORPUS_CHARS, SOURCE, builtin_corpus, text_digest
 
 BUILTIN = "builtin"
 
@@ -78,7 +78,8 @@ def read_corpus(location: str, limit: int | None = None) -> Corpus:
         raise CorpusError(f"--documents must be at least 1, got {limit}")
     if location == BUILTIN:
         documents = [Document(f"builtin {name}", text) for name, text in builtin_corpus()]
-        source = f"{SOURCE}: texts.builtin_corpus(), consecutive topics joined into documents of 60,000+ characters"
+        source = (f"{SOURCE}: texts.builtin_corpus(), the paragraphs after the built-in long text (no text shared with "
+                  f"it, none twice), consecutive paragraphs joined into documents of {CORPUS_CHARS:,}+ characters")
     else:
         path = Path(location).expanduser()
         if not path.exists():

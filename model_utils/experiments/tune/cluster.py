@@ -79,7 +79,7 @@ def start_ray(workers: int, address: str | None) -> bool:
 
 
 def start_actors(count: int, threads: int, cpus_each: float, worker_args: tuple, fingerprint: str,
-                 device: str | None = None) -> list:
+                 device: str | None = None, keep_passes: bool = False) -> list:
     """`count` DocumentWorker actors, each with the model loaded, checked to hold the same model as the driver
     (`fingerprint`: the driver's portable fingerprint, model_fingerprints)."""
     import ray
@@ -87,7 +87,8 @@ def start_actors(count: int, threads: int, cpus_each: float, worker_args: tuple,
     actor_class = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES)(DocumentWorker)
     gpus = 1 if device and device.startswith("cuda") else 0  # Ray places each actor on a node with a free GPU
     actors = [actor_class.options(num_cpus=cpus_each, num_gpus=gpus).remote(*worker_args, threads=threads,
-                                                                           announce=True, device=device)
+                                                                           announce=True, device=device,
+                                                                           keep_passes=keep_passes)
               for _ in range(count)]
     try:
         described = ray.get([actor.describe.remote() for actor in actors], timeout=WORKER_START_SECONDS)

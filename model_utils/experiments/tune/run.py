@@ -87,13 +87,14 @@ def run_in_process(worker: DocumentWorker, documents: list[Document], writer: Wr
 
 
 def run_on_ray(worker_args: tuple, documents: list[Document], writer: Writer, workers: int, threads: int,
-               address: str | None, portable_fingerprint: str, device: str | None = None) -> None:
+               address: str | None, portable_fingerprint: str, device: str | None = None,
+               keep_passes: bool = False) -> None:
     connected = start_ray(workers, address)  # imports ray: after the bounds it sets for joining a cluster
     import ray
 
     try:  # a local actor takes one of the W CPUs; on a cluster it reserves as many CPUs as it has threads
         actors = start_actors(workers, threads, 1 if address is None else threads, worker_args,
-                              portable_fingerprint, device)
+                              portable_fingerprint, device, keep_passes)
         writer.begin()
         run_on_actors(actors, documents, writer.finish)
     finally:
@@ -104,10 +105,12 @@ def run_on_ray(worker_args: tuple, documents: list[Document], writer: Writer, wo
 def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: SweepSettings,
          out: Path, *, workers: int = 1, ray_address: str | None = None, threads: int | None = None,
          on_document: Callable[[Progress], None] | None = None,
-         on_pass: Callable[[Document, str, int], None] | None = None) -> dict:
+         on_pass: Callable[[Document, str, int], None] | None = None, cache_dir: Path | None = None) -> dict:
     """Run every document of `corpus` not yet in `out` and return the summary of all of them (see the module
     docstring). workers=1 without ray_address runs in this process (`on_pass` hears of each pass); otherwise on
-    Ray actors with `threads` torch threads each (default: this machine's cores // workers). Raises AnalysisError
+    Ray actors with `threads` torch threads each (default: this machine's cores // workers). Passes are kept in
+    `cache_dir` (the sweep's pass cache, shared with `sweep` and `fit`) when given, else in OUT/.passes until their
+    document is written. Raises AnalysisError
     or TuneUsageError before any work, TuneError when documents could not be finished (those finished are kept)."""
     started = time.perf_counter()
     tokens = check_documents(loaded, corpus, specs, settings)
@@ -121,14 +124,15 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: S
     use_ray = workers > 1 or ray_address is not None
     threads = threads or (max(1, usable_cores() // workers) if use_ray else None)
     (out / ROWS).mkdir(parents=True, exist_ok=True)
+    keep = cache_dir is not None
     if pending and not use_ray:
-        worker = DocumentWorker(loaded, specs, settings, str(out / PASSES), threads)
+        worker = DocumentWorker(loaded, specs, settings, str(cache_dir or out / PASSES), threads, keep_passes=keep)
         run_in_process(worker, pending, writer, on_pass)
     elif pending:  # a cluster's workers keep unfinished passes on their own disks (cache_root() / tune-passes)
-        passes = str(out.resolve() / PASSES) if ray_address is None else None
+        passes = str((cache_dir or out / PASSES).resolve()) if ray_address is None else None
         device = None if loaded.device.type == "cpu" else str(loaded.device)  # actors load on the same kind
         run_on_ray((loaded.name, list(specs), settings, passes), pending, writer, workers, threads, ray_address,
-                   portable_fingerprint, device)
+                   portable_fingerprint, device, keep)
     _remove_if_empty(out / PASSES)
     driver = peak_rss_gb()
     trained_length = settings.trained_length or loaded.max_positions

@@ -26,7 +26,8 @@ class DocumentWorker:
     by ray.remote, as an actor; an actor sets its torch threads first, so that W actors share the cores."""
 
     def __init__(self, model: str | LoadedModel, specs: Sequence[Spec], settings: SweepSettings,
-                 pass_dir: str | None, threads: int | None = None, announce: bool = False, device: str | None = None):
+                 pass_dir: str | None, threads: int | None = None, announce: bool = False, device: str | None = None,
+                 keep_passes: bool = False):
         if threads is not None:
             set_threads(threads)
         # an actor loads its own copy, on `device` (e.g. "cuda": the engine then takes its torch path); in-process
@@ -36,6 +37,7 @@ class DocumentWorker:
         self.settings = settings
         self.pass_dir = Path(pass_dir) if pass_dir else cache_root() / "tune-passes"
         self.announce = announce  # an actor prints each pass (Ray forwards it to the driver's terminal)
+        self.keep_passes = keep_passes  # a shared pass cache (--cache-dir) keeps them; the tune's own .passes not
         self.fingerprint, self.portable_fingerprint = model_fingerprints(self.loaded)
 
     def describe(self) -> dict:
@@ -53,7 +55,7 @@ class DocumentWorker:
         records = run_passes(self.loaded, document.text, self.specs, self.settings, self.pass_dir, on_pass,
                              fingerprint=self.fingerprint)
         columns = document_columns(document, records)
-        for spec in self.specs:  # the rows hold what the passes were kept for; the driver writes them next
+        for spec in [] if self.keep_passes else self.specs:  # the rows hold what the passes were kept for
             (self.pass_dir / f"{pass_key(self.fingerprint, document.text, spec, self.settings)}.json").unlink(
                 missing_ok=True)
         return {"sha256": document.sha256, "columns": columns, "seconds": round(time.perf_counter() - started, 1),

@@ -1,0 +1,41 @@
+"""The built-in long text and the built-in corpus: cut from Python's pydoc_data.topics so that they share no text
+(the topics repeat one another), no paragraph appears twice, and (bundled tokenizer) every corpus document reaches
+the 16,384 tokens the committed tune runs."""
+
+import pytest
+
+from model_utils.experiments.texts import builtin_corpus, builtin_text
+
+
+def paragraphs(text: str) -> list[str]:
+    return [part for part in text.split("\n\n") if part.strip()]
+
+
+def test_the_corpus_shares_no_paragraph_with_the_long_text_nor_within_itself():
+    long = paragraphs(builtin_text("long"))
+    documents = [paragraphs(text) for _, text in builtin_corpus()]
+    assert len(documents) >= 4
+    everything = long + [part for document in documents for part in document]
+    assert len(everything) == len(set(everything))  # no paragraph twice, anywhere
+    seen = set(long)
+    for document in documents:
+        assert not seen & set(document)
+        seen |= set(document)
+
+
+def test_no_long_stretch_of_the_long_text_is_in_a_corpus_document():
+    """Shared text inside a paragraph would escape the paragraph check: no 200-character window of the long text
+    occurs in any document (checked every 97 characters)."""
+    long = builtin_text("long")
+    corpus = "\n".join(text for _, text in builtin_corpus())
+    windows = {long[start : start + 200] for start in range(0, len(long) - 200, 97)}
+    assert not [window for window in windows if window in corpus]
+
+
+@pytest.mark.slow
+def test_every_corpus_document_reaches_16384_tokens_and_the_long_text_too(bundled):
+    def tokens(text: str) -> int:
+        return len(bundled.tokenizer(text)["input_ids"])
+
+    assert tokens(builtin_text("long")) >= 16_384
+    assert min(tokens(text) for _, text in builtin_corpus()) >= 16_384
