@@ -3,6 +3,7 @@
 import numpy as np
 
 from model_utils import Schedule
+from model_utils.core.rope import RECIPES
 from tests.support import SHORT_TEXT
 from tests.support.apptest import array, assert_clean, chart, open_app, texts
 
@@ -85,7 +86,9 @@ def test_schedule_table_and_caption_say_what_is_applied(tiny_env):
     at = open_app("length_schedules")
     table = schedule_table(at)
     assert set(table) == {"yarn", "qwen-logn", "llama4", "ssmax", "logn"}
-    assert "RoPE interpolation" in table["yarn"]["applied here"] and "is not" in table["yarn"]["applied here"]
+    yarn = table["yarn"]["applied here"]
+    assert "only YaRN's attention factor" in yarn and "RoPE interpolation" in yarn and "left out" in yarn
+    assert "the RoPE recipe yarn:S" in yarn  # the whole recipe is there too, elsewhere
     assert "NoPE layers" in table["llama4"]["applied here"] and "every layer" in table["llama4"]["applied here"]
     at.selectbox(key="schedule_choice").set_value("yarn").run()
     assert_clean(at)
@@ -111,3 +114,29 @@ def test_the_schedules_page_says_why_nothing_is_distant(tiny_env):
     at.text_area(key="schedule_text").set_value(SHORT_TEXT).run()
     assert_clean(at)
     assert any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))
+
+
+def test_the_rope_recipes_are_explained_as_position_changes_with_their_sources(tiny_env):
+    at = open_app("length_schedules")
+    assert_clean(at)
+    assert "Length extension by the rotary positions: the RoPE recipes" in [h.value for h in at.subheader]
+    rows = {row["recipe"].split(":")[0]: row for row in at.table[1].value.to_dict("records")}
+    assert list(rows) == list(RECIPES)
+    for kind, info in RECIPES.items():
+        assert rows[kind]["recipe"] == f"{kind}: {info.name}"
+        assert rows[kind]["what it changes"] == info.formula and rows[kind]["source"] == info.source
+        assert f"--rope {kind}:S" in rows[kind]["applied here"] and "Context length page" in rows[kind]["applied here"]
+    assert "is the yarn schedule above" in rows["yarn"]["applied here"]
+    assert "without its attention factor" in rows["yarn-rope"]["applied here"]
+    explained = " ".join(m.value for m in at.markdown)
+    for words in ("θ → θ s^(d / (d − 2))", "(0.1 ln s + 1)²", "divides every position by the scale factor s",
+                  "**What the explorer applies**", "yarn-rope is YaRN's interpolation without its factor"):
+        assert words in explained, words
+
+
+def test_the_entropy_argument_is_stated_as_the_published_one(tiny_env):
+    at = open_app("length_schedules")
+    lead = at.markdown[0].value
+    assert "The published argument for them (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax)" in lead
+    assert "not a measurement of this model" in lead
+    assert "roughly like ln n" not in lead  # no longer stated as a law
