@@ -386,7 +386,11 @@ def _bucket_statistic(result: dict, name: str) -> list[float]:
 def document_scope(document: dict) -> str:
     """'one model, one text' for a sweep, 'N documents' for a corpus summary: said next to every number."""
     corpus = document.get("corpus")
-    return "one model, one text" if corpus is None else f"one model, {corpus['documents']} documents"
+    return "one model, one text" if corpus is None else corpus_scope(corpus["documents"])
+
+
+def corpus_scope(documents: int) -> str:
+    return f"one model, {documents} document{'s' if documents != 1 else ''}"
 
 
 def sweep_data(document: dict, position_nll: Mapping[str, Sequence[float]] | None = None,

@@ -11,7 +11,7 @@ import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES
 from model_utils.core.rope import Rope
-from model_utils.verdicts.context import SEED, ContextVerdict, document_scope
+from model_utils.verdicts.context import SEED, ContextVerdict, corpus_scope, document_scope
 from model_utils.verdicts.past import FORMAT, DocumentFolds, PastData, ViewInfo, length_numbers
 
 
@@ -34,7 +34,7 @@ def corpus_numbers(*, views: list[ViewInfo], sums: np.ndarray, counts: np.ndarra
     past = [i for i, (start, _) in enumerate(buckets) if start >= trained_length]
     resamples = DocumentFolds(sums=sums[:, :, past], counts=counts[:, past],
                               weights=document_weights(len(sums), seed))
-    data = PastData(scope=f"one model, {len(sums)} documents", trained_length=trained_length, buckets=buckets,
+    data = PastData(scope=corpus_scope(len(sums)), trained_length=trained_length, buckets=buckets,
                     weights=pooled.astype(np.float64), views=views, nll=sums.sum(axis=0) / pooled,
                     statistics=statistics, reported_best=reported_best, resamples=resamples)
     return length_numbers(data)
