@@ -4,7 +4,6 @@ loss by position first, the verdict and the method below them, a corpus summary 
 runs the same sweep on a text and model of your choice."""
 
 import json
-from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -33,7 +32,7 @@ from components.present.sweep_data import (
 )
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import cached_json_file, cached_model, cached_sweep
+from components.serving.cache import cached_model, cached_sweep, read_committed
 from components.widgets.controls import sidebar_choices
 from components.widgets.downloads import sweep_downloads_ui
 from components.widgets.url_state import linked_widget
@@ -42,7 +41,8 @@ from model_utils.core.rope import MAX_FACTOR, RECIPES, Rope
 from model_utils.core.schedules import SCHEDULES, ScheduleRequest
 from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.experiments.texts import SOURCE, builtin_text
-from model_utils.verdicts.context import context_verdict
+from model_utils.verdicts.context import ContextVerdict, context_verdict
+from model_utils.verdicts.corpus import corpus_verdict
 
 MEAN_OF_LAYERS = "mean of layers"
 COMMITTED, YOURS = "the committed sweep", "your run"
@@ -60,17 +60,6 @@ METHOD = (
     "page); YaRN adds its own attention factor, which yarn-rope leaves out. The verdict is computed from the numbers "
     "and may contradict popular explanations: it says what was measured, on one model and one text."
 )
-
-
-def read_committed(path: Path) -> dict | None:
-    """A committed result file, parsed (cached by path and modification time); None when there is none."""
-    if not path.is_file():
-        return None
-    try:
-        return cached_json_file(str(path), path.stat().st_mtime)
-    except (OSError, ValueError) as error:
-        st.error(f"Cannot read {plain(path)}: {plain(error)}")
-        return None
 
 
 def checked_request(text: str, source: str, max_tokens: int, bucket_size: int, names: list[str],
@@ -193,9 +182,18 @@ def choice_ui(widget, label: str, key: str, url_key: str, options: list, default
                          options=options, parse=lambda raw: parse_choice(raw, options), **kwargs)
 
 
-def verdict_ui(document: dict) -> None:
-    """model_utils.verdicts' verdict in plain words, or why there is none."""
-    verdict = context_verdict(document)  # leaves out a last bucket that holds only the last token (no loss)
+def headline_ui(verdict: ContextVerdict | None) -> None:
+    """The verdict's few big numbers, side by side, each with how it was measured in its tooltip."""
+    said = [] if verdict is None else verdict.headline()
+    for column, item in zip(st.columns(len(said)) if said else [], said, strict=True):
+        number, qualifier = captions.metric_parts(item.value)
+        # the qualifier (an interval, a ratio) as a grey note under the number: no arrow, no colour, no judgement
+        column.metric(plain(item.label), plain(number), None if qualifier is None else plain(qualifier),
+                      delta_color="off", delta_arrow="off", help=plain(item.help))
+
+
+def verdict_ui(document: dict, verdict: ContextVerdict | None) -> None:
+    """The verdict (model_utils.verdicts) in plain words, or why there is none."""
     if verdict is not None:
         st.markdown("**What this sweep measured past the trained length** (computed from its numbers):\n"
                     + "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences()))
@@ -272,6 +270,11 @@ else:
     groups = list(line_groups(document))
 if summary is not None:
     trained_corpus = corpus_trained_length(summary, (committed, yours))
+# the shown sweep's verdict (a bucket holding only the last token, which has no loss, is left out); the corpus's
+# when there is no sweep to show
+verdict = context_verdict(document) if document is not None else None
+corpus_said = corpus_verdict(summary) if summary is not None else None
+headline_ui(verdict if document is not None else corpus_said)
 
 group = (choice_ui(st.selectbox, "Lines", "context_lines", "lines", groups) if document is not None
          and len(groups) > 1 else OWN_POSITIONS)
@@ -295,7 +298,10 @@ if summary is not None:
 
 if document is not None:
     with st.expander("What this sweep measured, and how"):
-        verdict_ui(document)
+        verdict_ui(document, verdict)
+        if corpus_said is not None:
+            st.markdown("**What the corpus measured past the trained length**:\n"
+                        + "\n".join(f"- {plain(sentence)}" for sentence in corpus_said.sentences()))
         st.caption(plain(captions.sweep_caption(document)))
         st.markdown(METHOD)
 

@@ -4,20 +4,36 @@ import streamlit as st
 
 from components.present import captions, figures
 from components.present.parsing import parse_choice
+from components.present.text import plain
+from components.serving import settings
+from components.serving.cache import read_committed
 from components.widgets.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
 from components.widgets.url_state import linked_widget, seed
 from model_utils.core.schedules import SCHEDULES, Schedule
+from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
+
+
+def entropy_sentences() -> list[str]:
+    """The published entropy argument, and next to it what the committed sweep of the Context length page measured
+    (model_utils.verdicts); the argument alone when there is no such sweep."""
+    committed = read_committed(settings.CONTEXT_SWEEP)
+    trend = None if committed is None else entropy_with_length(committed)
+    if trend is None:
+        return [PUBLISHED_ENTROPY, "No committed sweep to set a measurement next to it (make sweep writes one)."]
+    published, measured = trend.sentences()
+    return [published, f"On the committed sweep of the Context length page ({committed['model']}, "
+                       f"{committed['n_tokens']:,} tokens): {measured}"]
+
 
 st.title("Length schedules")
 st.markdown(
     "Several models change the attention temperature with the context length. Past the length each one is "
     "anchored to, every published schedule below **multiplies the logits by m > 1**, i.e. runs at "
     "**T = 1 / m < 1: it sharpens**, more the longer the context. (A popular explanation says these schedules "
-    "soften attention at long context; their formulas say the opposite.) The published argument for them (Chiang & "
-    "Cholak 2022; Nakanishi 2025, Scalable-Softmax): with more keys competing for the same scores, softmax entropy "
-    "grows like ln n and the largest weight falls, so attention spreads thin; a larger m keeps it focused. That is "
-    "an argument about long inputs in general, not a measurement of this model."
+    "soften attention at long context; their formulas say the opposite.)"
 )
+st.markdown("**The argument behind them, and what a model measured**:\n"
+            + "\n".join(f"- {plain(sentence)}" for sentence in entropy_sentences()))
 
 schedules = {}
 for column, (name, info) in zip(st.columns(len(SCHEDULES)), SCHEDULES.items(), strict=True):

@@ -364,3 +364,13 @@ def recipe_rows() -> list[dict[str, str]]:
     """The RoPE recipes table of the Length schedules page: what each changes, its source, what is applied."""
     return [{"recipe": f"{kind}: {info.name}", "what it changes": info.formula, "source": info.source,
              "applied here": recipe_applied(kind)} for kind, info in RECIPES.items()]
+
+
+def metric_parts(value: str) -> tuple[str, str | None]:
+    """A headline value as a big number and the qualifier a verdict puts in brackets after it ('+0.041 nats/token
+    (+0.010 to +0.070)' -> the number, the interval): st.metric cuts a long value off at its column's edge, so the
+    qualifier goes under the number instead of being lost."""
+    main, bracket, rest = value.partition(" (")
+    if not bracket or not rest.endswith(")"):
+        return value, None
+    return main, rest[:-1]

@@ -7,11 +7,13 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 from streamlit.logger import get_logger
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check, get_script_run_ctx
 
+from components.present.text import plain
 from components.serving import settings
 from components.serving.admission import (
     WARM_UP,
@@ -191,11 +193,22 @@ def cached_json_file(path: str, modified: float) -> dict:
     (sweep_data.with_arrays). Keyed by the file's modification time too, so a file replaced on disk is
     read again."""
     import json
-    from pathlib import Path
 
     from components.present.sweep_data import with_arrays
 
     return with_arrays(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def read_committed(path: Path) -> dict | None:
+    """A committed result file (a sweep or a corpus summary), parsed and cached by path and modification time;
+    None when there is none, or after an error line when it cannot be read."""
+    if not path.is_file():
+        return None
+    try:
+        return cached_json_file(str(path), path.stat().st_mtime)
+    except (OSError, ValueError) as error:
+        st.error(f"Cannot read {plain(path)}: {plain(error)}")
+        return None
 
 
 @st.cache_data(show_spinner=False, max_entries=4, max_size="256mb", ttl=3600)

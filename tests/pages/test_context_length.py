@@ -481,6 +481,33 @@ def test_the_page_opens_with_the_loss_chart_before_the_words(recipe_env):
         < where("markdown:How it was measured")
 
 
+def test_the_headline_numbers_are_the_verdicts_and_come_before_the_loss_chart(recipe_env, recipe_document):
+    at, _ = open_page()
+    assert_clean(at)
+    expected = context_verdict(recipe_document).headline()
+    assert 1 <= len(expected) <= 4
+    shown = at.get("metric")
+    assert [m.label for m in shown] == [plain(h.label) for h in expected]
+    # the number big, what the verdict brackets after it (an interval, a ratio) under it: together the value
+    assert [m.value + (f" \\({m.delta}\\)" if m.delta else "") for m in shown] == [plain(h.value) for h in expected]
+    assert [m.proto.help for m in shown] == [plain(h.help) for h in expected]
+    assert any(h.label.startswith("Best recipe: ") for h in expected)  # the recipes' part of the answer
+    order = page_order(at.main)
+    assert max(i for i, entry in enumerate(order) if entry.startswith("metric:")) < order.index(
+        "plotly_chart:context_nll")
+
+
+def test_the_corpus_verdict_is_said_with_the_sweeps(recipe_env, summary_file):
+    from model_utils.verdicts.corpus import corpus_verdict
+
+    recipe_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
+    at, _ = open_page()
+    assert_clean(at)
+    summary = json.loads(summary_file.read_text())
+    said = next(m.value for m in at.markdown if m.value.startswith("**What the corpus measured"))
+    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in corpus_verdict(summary).sentences()]
+
+
 def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
     at, _ = open_page()
     at.text_input(key="temperatures").set_value("0.8, 1").run()

@@ -2,8 +2,10 @@
 
 import numpy as np
 
+from components.present.text import plain
 from model_utils import Schedule
 from model_utils.core.rope import RECIPES
+from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
 from tests.support import SHORT_TEXT
 from tests.support.apptest import array, assert_clean, chart, open_app, texts
 
@@ -134,9 +136,23 @@ def test_the_rope_recipes_are_explained_as_position_changes_with_their_sources(t
         assert words in explained, words
 
 
-def test_the_entropy_argument_is_stated_as_the_published_one(tiny_env):
+def test_the_entropy_argument_is_stated_as_the_published_one_next_to_what_was_measured(tiny_env, document):
     at = open_app("length_schedules")
-    lead = at.markdown[0].value
-    assert "The published argument for them (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax)" in lead
-    assert "not a measurement of this model" in lead
-    assert "roughly like ln n" not in lead  # no longer stated as a law
+    assert_clean(at)
+    assert "roughly like ln n" not in at.markdown[0].value  # no longer stated as a law
+    published, measured = entropy_with_length(document).sentences()
+    said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
+    assert said.splitlines()[1:] == [f"- {plain(published)}", "- " + plain(
+        f"On the committed sweep of the Context length page (tiny-random, 2,048 tokens): {measured}")]
+    assert published.startswith("Published argument (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax)")
+
+
+def test_without_a_committed_sweep_the_argument_stands_alone(tiny_env, tmp_path):
+    from components.serving import settings
+
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "missing.json")
+    at = open_app("length_schedules")
+    assert_clean(at)
+    said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
+    assert said.splitlines()[1:] == [f"- {plain(PUBLISHED_ENTROPY)}", "- " + plain(
+        "No committed sweep to set a measurement next to it (make sweep writes one).")]
