@@ -244,10 +244,9 @@ def loss_lines(document: dict, group: str) -> tuple[list[np.ndarray], list[str],
 
 st.title("Context length")
 st.markdown(
-    "How does a model do past the context length it was trained on (the dashed line on every chart), and what "
-    "brings it back there: a softmax temperature, a published schedule, or a RoPE recipe that changes the rotary "
-    "positions? The page opens on a committed sweep, with no model run; what it measured and how are under the "
-    "loss chart."
+    "How does a model do past the context length it was trained on (the dashed line), and what brings it back: a "
+    "softmax temperature, a published schedule, or a RoPE recipe? Drawn from a committed sweep, no model run; what "
+    "it measured and how, under the loss chart."
 )
 
 yours = your_run()

@@ -170,12 +170,16 @@ def test_the_committed_bundled_sweep_loads_and_renders_in_time(tiny_env, runs):
     assert_clean(at)
     assert seconds < OPEN_SECONDS, f"the page took {seconds:.2f} s to open on {COMMITTED.name}"
     assert runs == {"sweeps": 0, "passes": 0}
-    held = document["results"][0]["heads"]  # a sweep made before the untrained mass existed has no chart of it
-    for key in [key for key in POSITION_CHARTS if key != "context_untrained" or "untrained_mass" in held]:
+    for key in POSITION_CHARTS:
         assert set(trained_line_positions(chart(at, key))) == {document["trained_length"]}, key
     verdict = context_verdict(document)
     if verdict is not None:
         assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+    recipes = list(dict.fromkeys(label.split(" + ")[0] for label in (r["label"] for r in document["results"])
+                                 if " + " in label))
+    if recipes:  # the main figure: T = 1, the best T per bucket and each recipe at T = 1
+        lines = [trace["name"] for trace in traces(chart(at, "context_nll"), "scatter")]
+        assert lines == ["T=1", "best constant T per bucket", *(f"{recipe} + T=1" for recipe in recipes)]
 
 
 def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
