@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: setup run test test-fast lint bench bench-pages loadtest sweep tune clean
+.PHONY: setup run test test-fast lint bench bench-pages loadtest sweep tune fit clean
 
 setup: $(STAMP)
 
@@ -61,16 +61,32 @@ sweep: setup
 		$(SWEEP_RECIPES) --json $(SWEEP_OUT)
 	$(BIN)/python -m bench.readme sweep
 
-# The corpus tune the page and README show: the first 4 built-in documents (cut from pydoc_data.topics) at 12,288
-# tokens (1.5x the bundled model's trained length), 6 temperatures around 1 and the five schedules, on 2 Ray workers.
-# Over an hour on 2 cores; finished documents are kept, so an interrupted run resumes. The summary and the rows
-# (a few kB per document) are committed.
+# Finished passes of the tune and the fits are kept here (the sweep's pass cache), so a fit reuses the tune's.
+PASSES ?= $(or $(ATTN_CACHE_DIR),$(HOME)/.cache/attention-temperature-explorer)/sweeps
+
+# The corpus tune the page and README show: the 4 built-in documents (disjoint from the sweep's text) at 16,384
+# tokens (2x the bundled model's trained length), 8 temperatures, the five schedules, YaRN (s = 2) and its
+# interpolation alone, on 2 Ray workers. Over an hour on 2 cores; finished documents are kept, so an interrupted
+# run resumes. The summary and the rows (a few kB per document) are committed.
 TUNE_OUT ?= assets/tune/bundled-builtin
 tune: setup
-	$(BIN)/python -m model_utils tune --model bundled --corpus builtin --documents 4 --max-tokens 12288 \
-		--beyond-trained --bucket-size 1024 --temperatures 0.8 0.9 1 1.1 1.25 1.5 --schedule all:trained --workers 2 \
-		--out $(TUNE_OUT)
+	$(BIN)/python -m model_utils tune --model bundled --corpus builtin --documents 4 --max-tokens 16384 \
+		--beyond-trained --bucket-size 1024 --temperatures 0.8 0.9 1 1.1 1.25 1.5 1.75 2 --schedule all:trained \
+		--rope yarn:2@1 --rope yarn-rope:2@1 --workers 2 --cache-dir $(PASSES) --out $(TUNE_OUT)
 	$(BIN)/python -m bench.readme tune
+
+# The fitted temperatures the page and README show, on the tune's documents (its passes are reused): a constant T
+# on YaRN's interpolation alone at s = 2 (16,384 tokens) and s = 1.5 (12,288 tokens), and the log-length family on
+# the model's own positions; 2 folds of 2 documents each. Hours on 2 cores; a rerun replays what is done.
+FIT_OUT ?= assets/fit
+FIT_COMMON = --model bundled --builtin-corpus --documents 4 --folds 2 --bucket-size 1024 --cache-dir $(PASSES)
+fit: setup
+	$(BIN)/python -m model_utils fit $(FIT_COMMON) --family constant --rope yarn-rope:2 --max-tokens 16384 \
+		--out $(FIT_OUT)/bundled-yarn-rope-2
+	$(BIN)/python -m model_utils fit $(FIT_COMMON) --family constant --rope yarn-rope:1.5 --max-tokens 12288 \
+		--out $(FIT_OUT)/bundled-yarn-rope-1.5
+	$(BIN)/python -m model_utils fit $(FIT_COMMON) --family logn --max-tokens 16384 --out $(FIT_OUT)/bundled-logn
+	$(BIN)/python -m bench.readme fit
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

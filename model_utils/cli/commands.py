@@ -191,6 +191,45 @@ def run_tune(args) -> None:
     print(tune_table(summary))
 
 
+def run_fit(args) -> None:
+    from model_utils.core.schedules import ScheduleRequest
+    from model_utils.experiments.corpus import BUILTIN, CorpusError, read_corpus
+    from model_utils.experiments.fit.families import FAMILIES
+    from model_utils.experiments.fit.run import FIT, FitRequest, check_workers, fit
+    from model_utils.experiments.fit.summary import fit_table
+    from model_utils.experiments.tune.errors import TuneUsageError
+
+    if len(args.rope) > 1 or any(request.temperatures is not None for request in args.rope):
+        raise UsageError("fit takes one --rope TYPE:S (the temperature is what it fits), e.g. --rope yarn-rope:2")
+    try:
+        check_workers(args.workers, args.threads)
+        corpus = read_corpus(BUILTIN if args.builtin_corpus else args.corpus, args.documents)
+    except (CorpusError, TuneUsageError) as error:
+        raise UsageError(str(error)) from None
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    args.schedule = args.schedule or [ScheduleRequest("all", "trained")]
+    args.beyond_trained = True  # the fit scores the positions past the trained length
+    request = FitRequest(family=FAMILIES[args.family], rope=args.rope[0].rope if args.rope else None,
+                         folds=args.folds, bounds=tuple(args.bounds) if args.bounds else None,
+                         tolerance=args.tolerance, max_evaluations=args.max_evaluations,
+                         schedules=tuple(resolve_schedules(args, loaded)), grid=tuple(args.compare_temperatures))
+    started = time.perf_counter()
+
+    def progress(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
+    out = Path(args.out)
+    try:
+        summary = fit(loaded, corpus, request, sweep_settings(args), out, workers=args.workers,
+                      ray_address=args.ray_address, threads=args.threads,
+                      cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress)
+    except TuneUsageError as error:
+        raise UsageError(str(error)) from None
+    summary["run"] = run_record(argv_of(args), time.perf_counter() - started)
+    write_json(summary, str(out / FIT))
+    print(fit_table(summary))
+
+
 def computing_runs(path: Path, summary: dict) -> list[dict]:
     """The runs that computed documents into this folder, oldest first: the previous summary's list, and this run
     when it computed any. A rerun that only re-reads the rows keeps the record of the runs that made them."""
@@ -224,4 +263,4 @@ def run_record(command: str, wall_seconds: float) -> dict:
             "machine": f"{platform.machine()}, {usable_cores()} cores, Python {platform.python_version()}"}
 
 
-COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune}
+COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune, "fit": run_fit}

@@ -160,7 +160,46 @@ def build_parser() -> argparse.ArgumentParser:
     tuned.add_argument("--threads", type=int, metavar="T",
                        help="torch threads per Ray worker (default: this machine's cores // W); on a cluster each "
                             "worker reserves T CPUs")
+    add_fit(commands)
     return parser
+
+
+def add_fit(commands) -> None:
+    """`fit`: the temperature that minimizes the loss past the trained length, held out over documents."""
+    from model_utils.experiments.fit.families import FAMILIES
+
+    fitted = commands.add_parser("fit", help="fit a temperature on a corpus (a constant T on a RoPE recipe, or a "
+                                             "length-dependent family), held out over documents")
+    add_common(fitted, max_tokens=16384, with_text=False)
+    corpus = fitted.add_mutually_exclusive_group(required=True)
+    corpus.add_argument("--corpus", metavar="PATH", help="a folder of .txt files, a .jsonl file, or builtin")
+    corpus.add_argument("--builtin-corpus", action="store_true", help=f"the built-in documents (from {SOURCE})")
+    fitted.add_argument("--documents", type=int, metavar="N", help="only the first N documents of the corpus")
+    fitted.add_argument("--family", choices=list(FAMILIES), default="constant",
+                        help="; ".join(f"{name}: {family.description} (bounds {family.bounds[0]:g} to "
+                                       f"{family.bounds[1]:g}, tolerance {family.tolerance:g})"
+                                       for name, family in FAMILIES.items()))
+    fitted.add_argument("--folds", type=int, default=2, metavar="K",
+                        help="document i is held out in fold i %% K and scored with the value fitted on the others "
+                             "(default 2)")
+    fitted.add_argument("--bounds", type=float, nargs=2, metavar=("LOW", "HIGH"), help="the search interval")
+    fitted.add_argument("--tolerance", type=float, metavar="X", help="stop once the minimum is located within X")
+    fitted.add_argument("--max-evaluations", type=int, default=20, metavar="N",
+                        help="at most N evaluations per fold (default 20)")
+    fitted.add_argument("--compare-temperatures", nargs="+", type=temperature_arg, metavar="T",
+                        default=[0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0],
+                        help="constant temperatures on the model's own positions the fit is compared with (the best "
+                             "is chosen on the training documents)")
+    fitted.add_argument("--bucket-size", type=int, default=1024, metavar="K", help="as sweep and tune (default 1024)")
+    fitted.add_argument("--q-start", type=int, default=1, help="first query position measured (default 1)")
+    fitted.add_argument("--cache-dir", help="where finished passes are kept (default: the model cache folder's "
+                                            "sweeps/, shared with sweep and tune --cache-dir)")
+    fitted.add_argument("--out", required=True, metavar="DIR",
+                        help="results folder: rows/ (Parquet, one file per evaluation) and fit.json; a rerun "
+                             "replays the search from the rows")
+    fitted.add_argument("--workers", type=int, default=1, metavar="W", help="as tune")
+    fitted.add_argument("--ray-address", metavar="HOST:PORT", help="as tune")
+    fitted.add_argument("--threads", type=int, metavar="T", help="as tune")
 
 
 def add_sweep_options(command: argparse.ArgumentParser) -> None:

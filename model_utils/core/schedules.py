@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from model_utils.core.errors import AnalysisError
+from model_utils.core.softmax import MAX_TEMPERATURE, MIN_TEMPERATURE
 
 
 def yarn_multiplier(scale):
@@ -167,14 +168,46 @@ class Schedule:
         return SCHEDULES[self.name].multiplier(np.arange(n_tokens, dtype=np.float64), self.resolved_parameter)
 
 
-def spec_label(spec: float | Schedule) -> str:
+@dataclass(frozen=True)
+class LengthTemperature:
+    """The one-parameter family the fitter tunes on the plain model: T(p) = 1 + a ln(max(1, (p + 1) / L)) on the
+    query at 0-based position p, 1 up to the trained length L and growing (a > 0, softer) or shrinking (a < 0,
+    sharper) past it, applied per query position like the published schedules. Not a published schedule."""
+
+    slope: float
+    trained_length: int
+
+    def __post_init__(self):
+        if not math.isfinite(self.slope) or self.trained_length < 2:
+            raise ValueError("LengthTemperature needs a finite slope and a trained length of at least 2")
+
+    @property
+    def label(self) -> str:
+        return f"log-length T (a={self.slope:g}, L={self.trained_length})"
+
+    def temperatures(self, n_tokens: int) -> np.ndarray:
+        ratio = np.maximum(1.0, (np.arange(n_tokens, dtype=np.float64) + 1.0) / self.trained_length)
+        return 1.0 + self.slope * np.log(ratio)
+
+    def multipliers(self, n_tokens: int) -> np.ndarray:
+        temperatures = self.temperatures(n_tokens)
+        if temperatures.min() < MIN_TEMPERATURE or temperatures.max() > MAX_TEMPERATURE:
+            raise AnalysisError(f"{self.label} reaches T = {temperatures.min():.3g} at {n_tokens:,} tokens, outside "
+                                f"[{MIN_TEMPERATURE:g}, {MAX_TEMPERATURE:g}]; use a smaller |a|")
+        return 1.0 / temperatures
+
+
+PositionSchedule = Schedule | LengthTemperature  # a logit multiplier per query position, usable wherever a T is
+
+
+def spec_label(spec: float | PositionSchedule) -> str:
     """A constant temperature or a schedule as the pages, files and command line name it: "T=0.5", "yarn (scale=2)"."""
-    return spec.label if isinstance(spec, Schedule) else f"T={spec:g}"
+    return spec.label if isinstance(spec, PositionSchedule) else f"T={spec:g}"
 
 
-def logit_multipliers(spec: float | Schedule, n_tokens: int) -> np.ndarray:
+def logit_multipliers(spec: float | PositionSchedule, n_tokens: int) -> np.ndarray:
     """The logit multiplier of each query position 0..n-1: 1 / T for a constant temperature, else the schedule's."""
-    return spec.multipliers(n_tokens) if isinstance(spec, Schedule) else np.full(n_tokens, 1.0 / spec)
+    return spec.multipliers(n_tokens) if isinstance(spec, PositionSchedule) else np.full(n_tokens, 1.0 / spec)
 
 
 @dataclass(frozen=True)

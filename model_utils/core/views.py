@@ -10,7 +10,7 @@ import numpy as np
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.rope import Rope
-from model_utils.core.schedules import Schedule, logit_multipliers, spec_label
+from model_utils.core.schedules import PositionSchedule, logit_multipliers, spec_label
 from model_utils.core.softmax import check_temperature
 
 
@@ -18,7 +18,7 @@ from model_utils.core.softmax import check_temperature
 class View:
     """A temperature (or schedule) `spec` with an optional RoPE recipe."""
 
-    spec: float | Schedule
+    spec: float | PositionSchedule
     rope: Rope | None = None
 
     @property
@@ -28,11 +28,11 @@ class View:
 
     @property
     def temperature(self) -> float | None:
-        return None if isinstance(self.spec, Schedule) else self.spec
+        return None if isinstance(self.spec, PositionSchedule) else self.spec
 
     @property
-    def schedule(self) -> Schedule | None:
-        return self.spec if isinstance(self.spec, Schedule) else None
+    def schedule(self) -> PositionSchedule | None:
+        return self.spec if isinstance(self.spec, PositionSchedule) else None
 
     @property
     def is_plain(self) -> bool:
@@ -50,8 +50,8 @@ def as_view(entry, rope: Rope | None = None) -> View:
     return View(_spec(entry), rope)
 
 
-def _spec(entry) -> float | Schedule:
-    if isinstance(entry, Schedule):
+def _spec(entry) -> float | PositionSchedule:
+    if isinstance(entry, PositionSchedule):
         return entry
     try:
         return check_temperature(entry)

@@ -174,6 +174,15 @@ def best_by_recipe(records: list[dict], buckets: list[list[int]]) -> dict[str, l
             if 1.0 in grid and len(grid) > 1}
 
 
+def region_nll(record: dict, trained_length: int) -> dict:
+    """A pass record's next-token NLL summed over the query positions inside the trained context (p < L) and past
+    it (p >= L), with their counts: what the fitter's objective and held-out scores pool over documents."""
+    nll = np.asarray(record["position_nll"], dtype=np.float64)  # [n - 1]: position p predicts token p + 1
+    before, past = nll[:trained_length], nll[trained_length:]
+    return {"spec": record["label"], "before_sum": float(before.sum()), "before_count": len(before),
+            "past_sum": float(past.sum()), "past_count": len(past), "seconds": record["seconds"]}
+
+
 # in a pass record but said once per sweep (the per-position NLL only feeds the bootstrap: it stays in the cache)
 PER_DOCUMENT = ("n_tokens", "trained_length", "q_start", "buckets", "position_nll")
 

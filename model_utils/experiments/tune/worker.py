@@ -16,7 +16,7 @@ from model_utils.engine.analyze import set_threads
 from model_utils.engine.plugin import load_model
 from model_utils.experiments.corpus import Document
 from model_utils.experiments.fingerprint import model_fingerprints
-from model_utils.experiments.sweep import Spec, SweepSettings, pass_key, run_passes
+from model_utils.experiments.sweep import Spec, SweepSettings, pass_key, region_nll, run_passes
 from model_utils.experiments.tune.rows import document_columns
 from model_utils.models import LoadedModel
 
@@ -45,6 +45,14 @@ class DocumentWorker:
 
         return {"pid": os.getpid(), "host": socket.gethostname(), "threads": torch.get_num_threads(),
                 "fingerprint": self.portable_fingerprint}  # as the driver's, wherever the model is kept
+
+    def evaluate(self, document: Document, specs: Sequence[Spec]) -> list[dict]:
+        """The fitter's unit of work: each spec's pass on `document` (from the pass cache where it is), as its NLL
+        summed inside the trained context and past it (sweep.region_nll)."""
+        records = run_passes(self.loaded, document.text, list(specs), self.settings, self.pass_dir,
+                             fingerprint=self.fingerprint)
+        trained = self.settings.trained_length or self.loaded.max_positions
+        return [region_nll(record, trained) | {"n_tokens": record["n_tokens"]} for record in records]
 
     def run(self, document: Document, on_pass: Callable[[str, int], None] | None = None) -> dict:
         """The document's rows (as columns), with the seconds it took and this process's peak memory."""

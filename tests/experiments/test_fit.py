@@ -1,0 +1,229 @@
+"""The fitter on a planted optimum: documents sampled from a tiny model whose attention runs at T* = 1.3 inside every
+layer, so that the same model's next-token loss is lowest at T = T* by construction (cross-entropy is lowest at the
+distribution the data came from). The fit must land on the exhaustive fine grid's minimum within its tolerance, and
+near T*; a rerun replays the search without computing; an interrupted fit resumes; Ray gives the same evaluations;
+what a user can get wrong is one line and exit 2."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from model_utils import AnalysisError, load_model
+from model_utils.core.rope import Rope
+from model_utils.core.schedules import Schedule
+from model_utils.engine.probe import Probe
+from model_utils.experiments.corpus import Corpus, Document
+from model_utils.experiments.fit.families import FAMILIES
+from model_utils.experiments.fit.run import FitRequest, fit, folds_of
+from model_utils.experiments.sweep import SweepSettings
+from model_utils.experiments.tune.worker import DocumentWorker
+
+PLANTED = 1.3
+TRAINED = 64  # the planted model's trained length: 236 of each document's 300 positions lie past it
+TOKENS = 300
+VOCAB = 96
+SYMBOLS = [chr(0x400 + i) for i in range(VOCAB)]  # one character per token, so sampled ids survive as text
+SETTINGS = SweepSettings(max_tokens=TOKENS, bucket_size=64, beyond_trained=True)
+SCHEDULES = (Schedule("logn", float(TRAINED)), Schedule("qwen-logn", float(TRAINED)))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory):
+    """(the planted model loaded from its folder, a corpus of 4 documents sampled from it at T* in attention)."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.WordLevel({symbol: i for i, symbol in enumerate(SYMBOLS)}, unk_token=SYMBOLS[0]))
+    backend.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token=SYMBOLS[0])
+    config = LlamaConfig(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=TRAINED,
+                         initializer_range=0.3, tie_word_embeddings=False, bos_token_id=None, eos_token_id=None,
+                         pad_token_id=None)
+    folder = tmp_path_factory.mktemp("planted")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    loaded = load_model(str(folder))
+    generator = torch.Generator().manual_seed(1)
+    ids = torch.randint(VOCAB, (4, 1), generator=generator)
+    with torch.inference_mode():  # the four documents at once: one batch row each, all at T*
+        for _ in range(TOKENS - 1):
+            probe = Probe(view_multipliers=torch.full((4, ids.shape[1]), 1 / PLANTED), window=1,
+                          q_start=max(1, ids.shape[1] - 1))
+            logits = loaded.model(ids, attention_probe=probe, use_cache=False).logits[:, -1].double()
+            ids = torch.cat([ids, torch.multinomial(torch.softmax(logits, -1), 1, generator=generator)], dim=1)
+    documents = [Document(f"sample {i}", "".join(SYMBOLS[t] for t in row.tolist())) for i, row in enumerate(ids)]
+    assert all(tokenizer(d.text)["input_ids"] == row.tolist() for d, row in zip(documents, ids, strict=True))
+    return loaded, Corpus("sampled from the planted model", documents, [])
+
+
+def request(**fields) -> FitRequest:
+    return FitRequest(**({"family": FAMILIES["constant"], "rope": None, "bounds": (0.8, 2.0), "schedules": SCHEDULES,
+                          "grid": (0.9, 1.0, 1.1, 1.2)} | fields))
+
+
+def grid_minimum(loaded, documents, cache, values) -> float:
+    """The exhaustive grid's best T on `documents`: the pooled past-region NLL at every value."""
+    worker = DocumentWorker(loaded, [], SETTINGS, str(cache), keep_passes=True)
+    pooled = []
+    for value in values:
+        rows = [worker.evaluate(document, [float(value)])[0] for document in documents]
+        pooled.append(sum(row["past_sum"] for row in rows) / sum(row["past_count"] for row in rows))
+    return float(values[int(np.argmin(pooled))])
+
+
+@pytest.fixture(scope="module")
+def fitted(planted, tmp_path_factory):
+    loaded, corpus = planted
+    folder = tmp_path_factory.mktemp("fit")
+    return folder, fit(loaded, corpus, request(), SETTINGS, folder / "out", cache_dir=folder / "passes")
+
+
+def test_the_fit_lands_on_the_grids_minimum_and_on_the_planted_temperature(planted, fitted, tmp_path):
+    loaded, corpus = planted
+    _, summary = fitted
+    tolerance = FAMILIES["constant"].tolerance
+    grid = np.round(np.arange(1.1, 1.5001, 0.005), 3)  # step 0.005, finer than the tolerance
+    for fold, (training, _) in zip(summary["folds"], folds_of(corpus.documents, 2), strict=True):
+        best = grid_minimum(loaded, training, tmp_path, grid)
+        assert abs(fold["parameter"] - best) <= tolerance + 0.005, (fold["parameter"], best)
+        assert abs(fold["parameter"] - PLANTED) <= 0.05
+        assert fold["converged"] and not fold["at_bound"] and len(fold["evaluations"]) <= 20
+    assert summary["parameter"] == pytest.approx(np.mean([f["parameter"] for f in summary["folds"]]))
+    low, high = summary["interval"]
+    assert low <= summary["parameter"] <= high
+    gains = summary["held_out"]
+    assert gains["gain_vs_plain"]["saved"] > 0.05  # T = 1 is far from the planted 1.3
+    assert gains["gain_vs_plain"]["interval"][0] > 0
+    assert gains["gain_vs_best_constant"]["saved"] > 0  # the grid's best (<= 1.2) is farther than the fit
+    assert [d["n_tokens"] for d in summary["documents"]] == [TOKENS] * 4
+    assert summary["multiplier"]["fitted"] == pytest.approx(1 / summary["parameter"])
+
+
+def test_a_rerun_replays_the_search_without_computing(planted, fitted, monkeypatch):
+    loaded, corpus = planted
+    folder, summary = fitted
+
+    def refuse(self, document, specs):
+        raise AssertionError(f"{document.name}: {[getattr(s, 'label', s) for s in specs]} was computed again")
+
+    monkeypatch.setattr(DocumentWorker, "evaluate", refuse)
+    again = fit(loaded, corpus, request(), SETTINGS, folder / "out", cache_dir=folder / "passes")
+    assert again["folds"] == summary["folds"] and again["held_out"] == summary["held_out"]
+
+
+def test_an_interrupted_fit_resumes_where_it_stopped(planted, tmp_path, monkeypatch):
+    loaded, corpus = planted
+    computed = []
+    original = DocumentWorker.evaluate
+
+    def counting(self, document, specs):
+        computed.append((document.sha256, len(specs)))
+        return original(self, document, specs)
+
+    monkeypatch.setattr(DocumentWorker, "evaluate", counting)
+
+    def stop_at_the_fourth(message: str) -> None:
+        if message.startswith("fold 1 of 2: evaluation 4 "):
+            raise KeyboardInterrupt
+
+    out, passes = tmp_path / "out", tmp_path / "passes"  # a pass cache of its own: every evaluation is new
+    with pytest.raises(KeyboardInterrupt):
+        fit(loaded, corpus, request(), SETTINGS, out, cache_dir=passes, progress=stop_at_the_fourth)
+    before = len(computed)
+    assert before == 4 * 2  # four evaluations of the two training documents
+    summary = fit(loaded, corpus, request(), SETTINGS, out, cache_dir=passes)
+    done = sum(len(fold["evaluations"]) for fold in summary["folds"]) * 2
+    documents = len(corpus.documents)  # each is held out once, and compared once (all comparisons in one call)
+    assert len(computed) - before == done - before + documents + documents
+
+
+def test_the_log_length_family_and_a_recipe(planted, tmp_path):
+    loaded, corpus = planted
+    logn = fit(loaded, corpus, request(family=FAMILIES["logn"], bounds=(-0.3, 1.0)), SETTINGS, tmp_path / "a",
+               cache_dir=tmp_path / "passes")
+    assert logn["knob"] == "a" and all(fold["parameter"] > 0 for fold in logn["folds"])  # softer past L, as T*
+    assert logn["held_out"]["gain_vs_plain"]["saved"] > 0
+    assert logn["held_out"]["in_context_change"] == 0.0  # T(p) = 1 up to the trained length
+    recipe = fit(loaded, corpus, request(rope=Rope("yarn-rope", 2)), SETTINGS, tmp_path / "b",
+                 cache_dir=tmp_path / "passes")
+    assert recipe["rope"] == "yarn-rope (s=2)"
+    assert recipe["multiplier"]["yarn_law"] == pytest.approx((0.1 * np.log(2) + 1) ** 2)
+    assert {"gain_vs_recipe", "gain_vs_recipe_at_1", "gain_vs_best_schedule"} <= set(recipe["held_out"])
+
+
+def test_a_fit_refuses_what_it_cannot_do(planted, architecture_model):
+    loaded, corpus = planted
+    with pytest.raises(AnalysisError, match="--folds must be between 2 and the number of documents"):
+        fit(loaded, corpus, request(folds=5), SETTINGS, "unused")
+    short = Corpus("short", [Document("short one", corpus.documents[0].text[:TRAINED - 10]),
+                             *corpus.documents[1:]], [])
+    with pytest.raises(AnalysisError, match="short one has 54 tokens, not more than the trained length of 64"):
+        fit(loaded, short, request(), SETTINGS, "unused")
+    with pytest.raises(AnalysisError, match="learns its positions as a table"):
+        fit(architecture_model("gpt2"), Corpus("x", [Document(str(i), "abc " * 100) for i in range(2)], []),
+            request(rope=Rope("yarn-rope", 2)), SweepSettings(max_tokens=400, bucket_size=64, beyond_trained=True),
+            "unused")
+    with pytest.raises(AnalysisError, match="--bounds"):
+        fit(loaded, corpus, request(family=FAMILIES["logn"], bounds=(-5.0, 1.0)), SETTINGS, "unused")
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    (["--corpus", "EMPTY"], "holds no .txt files"),
+    (["--corpus", "SHORT"], "not more than the trained length of 1,024"),
+    (["--corpus", "builtin", "--family", "cubic"], "invalid choice: 'cubic'"),
+    (["--corpus", "builtin", "--rope", "yarn-rope:2@1"], "fit takes one --rope TYPE:S"),
+    (["--corpus", "builtin", "--folds", "1"], "--folds must be between 2"),
+    (["--corpus", "builtin", "--workers", "0"], "--workers must be at least 1"),
+])
+def test_bad_input_on_the_command_line_is_one_line_and_exit_2(tmp_path, capsys, arguments, message):
+    from model_utils.__main__ import main
+
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "short").mkdir()
+    for i in range(2):
+        (tmp_path / "short" / f"{i}.txt").write_text(f"short text number {i} " * 10)
+    arguments = [{"EMPTY": str(tmp_path / "empty"), "SHORT": str(tmp_path / "short")}.get(a, a) for a in arguments]
+    status = main(["fit", "--model", "tiny-random", "--max-tokens", "2048", "--documents", "2", "--out",
+                   str(tmp_path / "out"), *arguments])
+    error = capsys.readouterr().err
+    assert status == 2 and message in error and error.count("\n") == 1, error
+
+
+def test_the_command_line_writes_fit_json(planted, tmp_path, capsys):
+    from model_utils.__main__ import main
+
+    status = main(["fit", "--model", "tiny-random", "--builtin-corpus", "--documents", "2", "--max-tokens", "1100",
+                   "--bucket-size", "256", "--bounds", "0.8", "1.6", "--compare-temperatures", "1", "1.2",
+                   "--schedule", "logn:trained", "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "p")])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    summary = json.loads((tmp_path / "out" / "fit.json").read_text())
+    assert {"model", "rope", "family", "parameter", "interval", "evaluations", "held_out", "documents", "run"} <= set(
+        summary)
+    assert {"gain_vs_plain", "gain_vs_best_schedule"} <= set(summary["held_out"])
+    assert summary["documents"][0]["sha256"] and summary["documents"][0]["n_tokens"] == 1100
+    assert "evaluation 1 of at most 20" in captured.err and "best so far" in captured.err
+    assert len(list((tmp_path / "out" / "rows").glob("*.parquet"))) == summary["evaluations"] + 2 + 1
+
+
+@pytest.mark.slow
+def test_ray_and_in_process_give_the_same_evaluations(planted, fitted, tmp_path):
+    loaded, corpus = planted
+    _, summary = fitted
+    on_ray = fit(loaded, corpus, request(), SETTINGS, tmp_path / "out", workers=2, threads=1,
+                 cache_dir=tmp_path / "passes")
+    assert on_ray["folds"] == summary["folds"]
+    assert on_ray["held_out"] == summary["held_out"]
