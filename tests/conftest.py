@@ -15,6 +15,19 @@ settings.register_profile("explorer", derandomize=True, deadline=None, max_examp
 settings.load_profile("explorer")
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Tiny models gain nothing from intra-op threads, and on a busy 2-core machine torch's threads waiting for each
+    other made a module of them 8 times slower (18 s instead of 2 s). Restored after the module. A module asks for it
+    with `pytestmark = pytest.mark.usefixtures("one_torch_thread")`."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def tiny():
     return load_model("tiny-random")

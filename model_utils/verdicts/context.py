@@ -329,7 +329,9 @@ def _entropy_sentence(entropy: dict, scope: str, before: Sequence[int]) -> str:
         where = "it" if moves else inside
         moves.append(f"falls below {where} in {entropy['below']} of {entropy['buckets']} past buckets, down to "
                      f"{past_low:.3f} (attention sharpens there)")
-    return f"Normalized entropy at T = 1 {' and '.join(moves)} ({scope})."
+    within = entropy["buckets"] - entropy["above"] - entropy["below"]
+    rest = f"; the other {within} stay within it" if within else ""
+    return f"Normalized entropy at T = 1 {' and '.join(moves)}{rest} ({scope})."
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -31,6 +31,8 @@ def corpus_numbers(*, views: list[ViewInfo], sums: np.ndarray, counts: np.ndarra
     positions of the buckets in `buckets` (each reached by some document), `statistics` name -> [view, bucket]
     pooled over documents. None without a bucket past the trained length or one inside it."""
     pooled = counts.sum(axis=0)  # [bucket]
+    # rows written before a statistic existed (untrained_mass) hold none of it: NaN, left out
+    statistics = {name: values for name, values in statistics.items() if np.isfinite(values).all()}
     past = [i for i, (start, _) in enumerate(buckets) if start >= trained_length]
     resamples = DocumentFolds(sums=sums[:, :, past], counts=counts[:, past],
                               weights=document_weights(len(sums), seed))

@@ -50,7 +50,7 @@ class Resamples(Protocol):
         it is scored on (one choice per bucket, or one for the whole past region); None where it cannot be."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DocumentFolds:
     """Leave one document out: each document is scored with the choice made on the others. Resamples draw the
     documents with replacement (`weights` [rows, document], how often each is drawn; row 0 all ones) and make the
@@ -89,7 +89,7 @@ class DocumentFolds:
         return np.where(total > 0, saved / np.maximum(total, 1), np.nan)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PositionFolds:
     """Alternating blocks of positions (core.bootstrap.fold_sums): within each bucket the choice made on the even
     blocks is scored on the odd ones and the other way round; resamples draw moving blocks."""

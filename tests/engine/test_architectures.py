@@ -27,14 +27,7 @@ WINDOWED = [name for name in NAMES if any(layer_windows(CONFIGS[name]()))]
 TEXT = "Attention weights come from a softmax; T > 1 flattens them."  # 59 bytes: 59 tokens, wider than any band
 WINDOW = 8  # the statistics' recent window
 TEMPERATURES = [0.5, 1.0, 2.0]
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Models this small gain nothing from intra-op threads, and on a busy 2-core machine torch's threads waiting for
-    each other made this module 8 times slower (18 s instead of 2 s). Restored afterwards for the other modules."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -24,13 +24,7 @@ ARCHITECTURES = ["llama", "qwen2", "qwen2_sliding", "mistral", "mistral_sliding"
                  "olmo2", "gemma3_text"]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """As in test_architectures: tiny models gain nothing from intra-op threads on a busy machine."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def reference_model(loaded, rope: Rope):

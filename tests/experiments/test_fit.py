@@ -29,12 +29,7 @@ SETTINGS = SweepSettings(max_tokens=TOKENS, bucket_size=64, beyond_trained=True)
 SCHEDULES = (Schedule("logn", float(TRAINED)), Schedule("qwen-logn", float(TRAINED)))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

@@ -99,9 +99,9 @@ def test_attention_names_the_untrained_distances_and_an_entropy_change_within_th
 
 
 def test_an_entropy_past_the_trained_range_is_said_to_spread():
-    verdict, _, _ = verdict_of(attention_views([0.44, 0.45, 0.46, 0.47]))
-    assert "Normalized entropy at T = 1 rises above the 0.381-0.434 of the buckets inside the trained context in 4 " \
-           "of 4 past buckets, up to 0.470 (attention spreads out there)" in text(verdict)
+    verdict, _, _ = verdict_of(attention_views([0.39, 0.40, 0.45, 0.47]))
+    assert "Normalized entropy at T = 1 rises above the 0.381-0.434 of the buckets inside the trained context in 2 " \
+           "of 4 past buckets, up to 0.470 (attention spreads out there); the other 2 stay within it" in text(verdict)
 
 
 # --- 3. gains: oracle, one constant temperature, held out ----------------------------------------------------------

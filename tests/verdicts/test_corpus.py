@@ -2,6 +2,8 @@
 independent computation, with an interval over documents, and every number said with how many documents it rests
 on."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -62,6 +64,15 @@ def test_the_corpus_gain_is_chosen_on_the_other_documents_and_scored_on_the_one_
     assert all("one model, 5 documents" in item.help for item in verdict.headline())
     assert verdict.headline()[0].label == "Held-out gain past the trained length"
     assert "documents resampled with replacement" in verdict.headline()[0].help
+
+
+def test_rows_without_a_statistic_give_a_verdict_without_it_and_valid_json():
+    sums, counts = corpus(3)
+    statistics = {"normalized_entropy": np.full((4, 7), 0.4), "untrained_mass": np.full((4, 7), np.nan)}
+    found = corpus_numbers(views=VIEWS, sums=sums, counts=counts, buckets=BUCKETS, trained_length=TRAINED,
+                           statistics=statistics, reported_best=[])
+    assert all(row["untrained_mass_past"] is None for row in found["decomposition"])
+    assert json.loads(json.dumps(found, allow_nan=False)) == found
 
 
 def test_one_document_has_no_held_out_gain_and_says_why():
