@@ -9,5 +9,7 @@ st.set_page_config(page_title="Attention Temperature Explorer", page_icon=":mate
 
 page = st.navigation([st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path or "softmax",
                               default=not spec.url_path) for spec in PAGES])
-st.session_state["_sidebar"] = sidebar_ui()  # read by the pages through sidebar_choices()
+spec = next(spec for spec in PAGES if spec.title == page.title)
+# read by the pages through sidebar_choices(); only the controls that act on this page are drawn
+st.session_state["_sidebar"] = sidebar_ui(spec.controls, spec.controls_note)
 page.run()

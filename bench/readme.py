@@ -1,10 +1,14 @@
-"""Write the README's result blocks from the committed result files, so the README never drifts from them.
+"""Write the README's result blocks and figures from the committed result files, so the README never drifts from
+them.
 
-    python -m bench.readme sweep   # the context-length block, from assets/sweeps/bundled-16k.json
-    python -m bench.readme tune    # the corpus block, from assets/tune/bundled-builtin/summary.json
+    python -m bench.readme sweep     # the context-length block, from assets/sweeps/bundled-16k.json
+    python -m bench.readme tune      # the corpus block, from assets/tune/bundled-builtin/summary.json
+    python -m bench.readme figures   # the timings quoted in the text, from bench/RESULTS.md and bench/PAGES.md
 
-Each block sits between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md. `make sweep` and `make tune`
-run this after writing their result; `make bench` writes its own block (bench/__main__.py) the same way.
+Each block sits between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md, each figure between
+`<!-- figure:NAME -->` and `<!-- /figure -->` (HTML comments: invisible on the rendered page). `make sweep` and
+`make tune` run this after writing their result; `make bench` writes its own block (bench/__main__.py) the same way.
+Every saving is "saves" = NLL at T = 1 minus NLL (positive = better).
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 SWEEP = ROOT / "assets" / "sweeps" / "bundled-16k.json"
 TUNE = ROOT / "assets" / "tune" / "bundled-builtin" / "summary.json"
+RESULTS = ROOT / "bench" / "RESULTS.md"
+PAGES = ROOT / "bench" / "PAGES.md"
+SAVES = "saves = NLL at T = 1 minus NLL, in nats per token; positive = better"
 
 
 def replace_block(name: str, lines: list[str], readme: Path = ROOT / "README.md") -> bool:
@@ -30,44 +37,99 @@ def replace_block(name: str, lines: list[str], readme: Path = ROOT / "README.md"
     return True
 
 
-def interval(values: list[float], digits: int | None = None) -> str:
-    """'0.9-1' (temperatures: as few digits as they need) or '0.023-0.098' (with `digits`)."""
-    low, high = (f"{v:g}" if digits is None else f"{v:.{digits}f}" for v in values)
-    return low if low == high else f"{low}-{high}"
+def interval(values: list[float], digits: int | None = None, sign: str = "") -> str:
+    """'0.9-1' (temperatures: as few digits as they need), '0.023-0.098' (with `digits`), or '+0.023 to +0.098'
+    (with sign '+', for a saving that may be negative)."""
+    low, high = (f"{v:g}" if digits is None else f"{v:{sign}.{digits}f}" for v in values)
+    return low if low == high else f"{low} to {high}" if sign else f"{low}-{high}"
+
+
+def bullets(verdict) -> list[str]:
+    return [f"- {sentence}" for sentence in verdict.sentences()]
+
+
+def table(header: list[str], rows: list[list[str]], align: str = "---:") -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + f"{align}|" * len(header),
+            *["| " + " | ".join(cells) + " |" for cells in rows]]
+
+
+def compared(results: list[dict]) -> list[dict]:
+    """The results shown next to T = 1 per bucket: every schedule, and every recipe at T = 1."""
+    return [r for r in results if r["schedule"] is not None or (r.get("rope") is not None and r["temperature"] == 1)]
+
+
+def bucket_table(buckets: list[list[int]], trained: int, reference_nll: list, best: list[dict],
+                 others: list[dict]) -> list[str]:
+    """Per bucket: the NLL at T = 1, the best constant temperature and what it saves, what every other view saves."""
+    by_start = {entry["bucket"][0]: entry for entry in best}
+    header = ["positions", "NLL at T = 1", "best T (95% interval)", "best T saves (95% interval)",
+              *[f"{other['label']} saves" for other in others]]
+    rows = []
+    for index, (start, stop) in enumerate(buckets):
+        entry = by_start.get(start)
+        nll = reference_nll[index]
+        cells = [f"{start:,}-{stop - 1:,}" + (" (past)" if start >= trained else ""),
+                 "-" if nll is None else f"{nll:.2f}"]
+        cells += [f"{entry['temperature']:g} ({interval(entry['temperature_interval'])})",
+                  f"{entry['saved']:+.3f} ({interval(entry['saved_interval'], 3, '+')})"] if entry else ["-", "-"]
+        cells += ["-" if nll is None or other["nll"][index] is None else f"{nll - other['nll'][index]:+.3f}"
+                  for other in others]
+        rows.append(cells)
+    return table(header, rows)
+
+
+def decomposition_table(verdict) -> list[str]:
+    """The decomposition past the trained length: what each way saves there and where it leaves the
+    untrained-distance mass."""
+    rows = [[row["label"], row["what"], f"{row['saved']:+.3f}"
+             + (f" ({interval(row['interval'], 3, '+')})" if row["interval"] else ""),
+             "-" if row["untrained_mass_past"] is None else f"{row['untrained_mass_past']:.3f}"
+             + (f" ({row['untrained']})" if row.get("untrained") and row["kind"] != "reference" else "")]
+            for row in verdict.decomposition if row["saved"] is not None]
+    return table(["view", "what it is", "saves past the trained length (95% interval)",
+                  "untrained-distance mass past it"], rows, "---")
+
+
+def has_recipes(verdict) -> bool:
+    """Whether the decomposition holds a RoPE recipe (without one it repeats the in-sample sentence)."""
+    return any(row["kind"] in ("recipe", "own_temperature") for row in verdict.decomposition)
 
 
 def sweep_lines(document: dict) -> list[str]:
-    """The verdict and the table behind it: NLL by position at T = 1, the best temperature, the schedules."""
+    """The verdict and the tables behind it: NLL by position at T = 1, the best temperature, what each schedule and
+    recipe saves, and the decomposition past the trained length."""
     from model_utils.verdicts.context import context_verdict
 
-    results = {result["label"]: result for result in document["results"]}
-    reference = next(result for result in document["results"] if result["temperature"] == 1.0)
-    schedules = [result for result in document["results"] if result["schedule"] is not None]
-    best = {tuple(entry["bucket"]): entry for entry in document["best"]}
-    header = ["positions", "NLL at T = 1", "best T (95% interval)", "NLL it saves (95% interval)",
-              *[f"{s['label'].split(' (')[0]}: NLL - T = 1's" for s in schedules]]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---:|" * len(header)]
-    for index, (start, stop) in enumerate(document["buckets"]):
-        entry = best.get((start, stop))
-        cells = [f"{start:,}-{stop - 1:,}" + (" (past)" if start >= document["trained_length"] else ""),
-                 f"{reference['nll'][index]:.2f}"]
-        cells += [f"{entry['temperature']:g} ({interval(entry['temperature_interval'])})",
-                  f"{entry['saved']:.3f} ({interval(entry['saved_interval'], 3)})"] if entry else ["-", "-"]
-        cells += [f"{s['nll'][index] - reference['nll'][index]:+.2f}" for s in schedules]
-        lines.append("| " + " | ".join(cells) + " |")
-    verdict = context_verdict(document)
-    said = verdict.sentences() if verdict else ["The text does not reach past the trained length."]
+    results = document["results"]
+    reference = next(r for r in results if r["temperature"] == 1.0 and r.get("rope") is None)
+    recipes: dict[str, list[str]] = {}
+    for result in results:
+        if result.get("rope") is not None and result["temperature"] is not None:
+            recipes.setdefault(result["label"].split(" + ")[0], []).append(f"{result['temperature']:g}")
     facts = (f"{document['model']}, {document['n_tokens']:,} tokens of {document['text_source']}, trained length "
              f"{document['trained_length']:,}, buckets of {document['bucket_size']:,} positions, temperatures "
-             + ", ".join(f"{r['temperature']:g}" for r in document["results"] if r["temperature"] is not None)
+             + ", ".join(f"{r['temperature']:g}" for r in results if r["temperature"] is not None
+                         and r.get("rope") is None)
+             + "".join(f"; {recipe} at T = {', '.join(temperatures)}" for recipe, temperatures in recipes.items())
              + f"; {document['seconds'] / 60:.0f} min of passes on {document['run']['machine']}, peak memory "
              f"{document['peak_rss_gb']:.1f} GB. Command: `{document['run']['command']}` ({len(results)} passes, "
              "each cached as it finishes).")
-    return [facts, "", *[f"- {sentence}" for sentence in said], "", *lines]
+    verdict = context_verdict(document)
+    said = bullets(verdict) if verdict else ["- The text does not reach past the trained length."]
+    lines = [facts, "", *said, "", f"Per bucket of positions ({SAVES}):", "",
+             *bucket_table(document["buckets"], document["trained_length"], reference["nll"], document["best"],
+                           compared(results))]
+    if verdict and has_recipes(verdict):
+        lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
+                  *decomposition_table(verdict)]
+    return lines
 
 
 def tune_lines(summary: dict) -> list[str]:
-    """Per bucket over the corpus: NLL at T = 1, the best temperature and what it saves, each schedule's saving."""
+    """The corpus verdict and, per bucket over the corpus, the NLL at T = 1, the best temperature and what it saves,
+    and what each schedule and recipe saves."""
+    from model_utils.verdicts.corpus import corpus_verdict
+
     corpus = summary["corpus"]
     tokens = sorted(set(corpus["tokens"]))
     runs = "; ".join(f"{run['computed_documents']} documents on {run['workers']} Ray worker(s) x "
@@ -77,28 +139,59 @@ def tune_lines(summary: dict) -> list[str]:
              f"({tokens[0]:,}" + (f"-{tokens[-1]:,}" if len(tokens) > 1 else "") + " tokens each), trained length "
              f"{summary['trained_length']:,}, {len(summary['results'])} passes per document: {runs}. Intervals: 95%, "
              f"bootstrap over documents. Command: `{summary['runs'][-1]['command']}`.")
-    names = [entry["label"].split(" (")[0] for entry in summary["schedules"]]
-    header = ["positions", "NLL at T = 1", "best T (95% interval)", "NLL it saves (95% interval)",
-              *[f"{name}: saves" for name in names]]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---:|" * len(header)]
-    for index, best in enumerate(summary["best"]):
-        start, stop = best["bucket"]
-        cells = [f"{start:,}-{stop - 1:,}", f"{best['nll_at_1']:.2f}",
-                 f"{best['temperature']:g} ({interval(best['temperature_interval'])})",
-                 f"{best['saved']:.3f} ({interval(best['saved_interval'], 3)})",
-                 *[f"{entry['buckets'][index]['saved']:+.3f}" for entry in summary["schedules"]]]
-        lines.append("| " + " | ".join(cells) + " |")
-    return [facts, "", *lines]
+    by_label = {entry["label"]: entry for entry in summary["schedules"] + summary.get("recipes", [])}
+    others = [{"label": result["label"], "nll": [entry["nll"] for entry in by_label[result["label"]]["buckets"]]}
+              for result in compared(summary["results"]) if result["label"] in by_label]
+    reference = [entry["nll_at_1"] for entry in summary["best"]]
+    verdict = corpus_verdict(summary)
+    lines = [facts, "", *(bullets(verdict) if verdict else []), "", f"Per bucket of positions ({SAVES}):", "",
+             *bucket_table(summary["buckets"], summary["trained_length"], reference, summary["best"], others)]
+    if verdict and has_recipes(verdict):
+        lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
+                  *decomposition_table(verdict)]
+    return lines
+
+
+def figure_values(results: Path = RESULTS, pages: Path = PAGES) -> dict[str, str]:
+    """The timings the README's text quotes, as it quotes them, from the committed benchmark files."""
+    bench, page = results.read_text(), pages.read_text()
+
+    def found(pattern: str, text: str, where: Path) -> float:
+        match = re.search(pattern, text)
+        if match is None:
+            raise SystemExit(f"{where} has no line matching {pattern!r}: rerun the benchmark that writes it")
+        return float(match.group(1))
+
+    cold = found(r"\| cold start \(dequantize the GGUF, write the cache\) \| ([0-9.]+) \|", bench, results)
+    warm = found(r"\| warm start \(from the cache\) \| ([0-9.]+) \|", bench, results)
+    warm_up = found(r"warm-up done: .* ready in ([0-9.]+) s", page, pages)
+    return {"cold-start": f"about {cold:.0f} s", "warm-start": f"about {warm:.1f} s",
+            "warm-up": f"about {warm_up:.0f} s"}
+
+
+def replace_figures(values: dict[str, str], readme: Path = ROOT / "README.md") -> list[str]:
+    """Write each figure between its markers; returns the names the README has no marker for."""
+    text = readme.read_text()
+    for name, value in values.items():
+        text = re.sub(rf"(<!-- figure:{re.escape(name)} -->).*?(<!-- /figure -->)",
+                      lambda match, value=value: match[1] + value + match[2], text)
+    readme.write_text(text)
+    return [name for name in values if f"<!-- figure:{name} -->" not in text]
 
 
 def main() -> None:
     which = sys.argv[1] if len(sys.argv) > 1 else ""
+    if which == "figures":
+        missing = replace_figures(figure_values())
+        if missing:
+            raise SystemExit(f"README.md has no <!-- figure:{missing[0]} --> marker")
+        return
     if which == "sweep":
         lines = sweep_lines(json.loads(SWEEP.read_text()))
     elif which == "tune":
         lines = tune_lines(json.loads(TUNE.read_text()))
     else:
-        raise SystemExit("usage: python -m bench.readme sweep|tune")
+        raise SystemExit("usage: python -m bench.readme sweep|tune|figures")
     if not replace_block(which, lines):
         raise SystemExit(f"README.md has no <!-- {which}:start --> block")
 

@@ -34,19 +34,43 @@ def tiny():
 
 
 @pytest.fixture(scope="session")
-def tiny_sweep_file(tmp_path_factory) -> Path:
-    """A context-length sweep of the tiny model in the committed sweep's format, written once per session by the
-    command line: 2,048 tokens of the built-in text (twice its trained length of 1,024), buckets of 256, three
-    temperatures and the five schedules anchored at the trained length."""
+def sweep_folder(tmp_path_factory) -> Path:
+    """Where the tiny model's sweeps are written, with one pass cache for all of them."""
+    return tmp_path_factory.mktemp("sweep")
+
+
+def write_tiny_sweep(folder: Path, name: str, *recipes: str) -> Path:
+    """A context-length sweep of the tiny model in the committed sweep's format, written by the command line:
+    2,048 tokens of the built-in text (twice its trained length of 1,024), buckets of 256, three temperatures and
+    the five schedules anchored at the trained length, then `recipes` (--rope arguments)."""
     from model_utils.__main__ import main
 
-    folder = tmp_path_factory.mktemp("sweep")
-    path = folder / "tiny-2k.json"
+    path = folder / name
     status = main(["sweep", "--model", "tiny-random", "--builtin", "long", "--max-tokens", "2048", "--beyond-trained",
                    "--bucket-size", "256", "--temperatures", "0.8", "1", "1.25", "--schedule", "all:trained",
+                   *(part for recipe in recipes for part in ("--rope", recipe)),
                    "--json", str(path), "--cache-dir", str(folder / "passes")])
     assert status == 0 and path.is_file()
     return path
+
+
+@pytest.fixture(scope="session")
+def tiny_sweep_file(sweep_folder) -> Path:
+    """The tiny model's sweep on its own positions (write_tiny_sweep), written once per session."""
+    return write_tiny_sweep(sweep_folder, "tiny-2k.json")
+
+
+@pytest.fixture(scope="session")
+def tiny_recipe_sweep_file(sweep_folder, tiny_sweep_file) -> Path:
+    """The same sweep with RoPE recipes on top (its plain passes come from the same pass cache): YaRN at T = 1,
+    YaRN's interpolation alone at T = 0.9, 1 and 1.1, and linear interpolation at T = 1, each with s = 2."""
+    return write_tiny_sweep(sweep_folder, "tiny-2k-recipes.json", "yarn:2@1", "yarn-rope:2@0.9,1,1.1",
+                            "linear:2@1")
+
+
+@pytest.fixture(scope="session")
+def recipe_document(tiny_recipe_sweep_file) -> dict:
+    return json.loads(tiny_recipe_sweep_file.read_text())
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,11 @@
-"""The README's result blocks are the committed result files, rendered (bench/readme.py): they cannot drift."""
+"""The README's result blocks and the timings its text quotes are the committed result files, rendered
+(bench/readme.py): they cannot drift."""
 
 import json
 import re
 from pathlib import Path
 
+from bench import readme
 from bench.readme import SWEEP, TUNE, sweep_lines, tune_lines
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
@@ -21,3 +23,45 @@ def test_the_context_length_block_is_the_committed_sweep():
 
 def test_the_corpus_block_is_the_committed_tune():
     assert block("tune") == tune_lines(json.loads(TUNE.read_text()))
+
+
+def test_the_timings_in_the_text_are_the_committed_benchmarks():
+    """The cold start, the warm start and the warm-up, as bench/RESULTS.md and bench/PAGES.md measured them."""
+    quoted = re.findall(r"<!-- figure:([a-z-]+) -->(.*?)<!-- /figure -->", README)
+    values = readme.figure_values()
+    assert {name for name, _ in quoted} == set(values)
+    assert all(value == values[name] for name, value in quoted), quoted
+    assert "about 25 s" not in README and "a minute and a half" not in README
+
+
+def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its_parameter():
+    from model_utils.core.rope import Rope
+    from model_utils.core.views import View
+    from tests.verdicts.synthetic import SCHEDULE, document, plain, yarn_rope
+
+    written, _ = document([(1.0, plain([2.2, 2.5, 3.4, 4.0])), (1.25, plain([2.3, 2.6, 3.2, 3.7])),
+                           (SCHEDULE, plain([2.1, 2.4, 3.3, 3.9])), (yarn_rope(1.0), plain([2.2, 2.3, 2.4, 2.5])),
+                           (View(1.0, Rope("yarn", 2.0)), plain([2.1, 2.2, 2.3, 2.4]))])
+    lines = sweep_lines(written)
+    assert not any("NLL - T = 1" in line for line in lines)
+    header = next(line for line in lines if line.startswith("| positions"))
+    assert "| best T saves (95% interval) | yarn (scale=2) saves | yarn-rope (s=2) + T=1 saves | yarn (s=2) + T=1 " \
+           "saves |" in header
+    last = next(line for line in lines if line.startswith("| 1,792-2,047 (past)"))
+    assert last.endswith("| +0.100 | +1.500 | +1.600 |")  # better than T = 1: positive
+    bullets = [line for line in lines if line.startswith("- ")]
+    assert bullets[0].startswith("- Held-out (one model, one text): ")
+    assert "| view | what it is | saves past the trained length (95% interval) | untrained-distance mass past it |" \
+        in lines
+    own = "| yarn (s=2) + T=1 vs yarn-rope (s=2) + T=1 | YaRN's own temperature"
+    assert any(line.startswith(own) for line in lines)
+    assert "saves = NLL at T = 1 minus NLL" in " ".join(line for line in lines if line.startswith("Per bucket"))
+
+
+def test_the_corpus_block_leads_with_the_held_out_gain_over_documents(summary_file):
+    lines = tune_lines(json.loads(summary_file.read_text()))
+    bullets = [line for line in lines if line.startswith("- ")]
+    assert bullets[0].startswith("- Held-out (one model, 2 documents): the best T per bucket, chosen on the other "
+                                 "documents and scored on the one left out")
+    header = next(line for line in lines if line.startswith("| positions"))
+    assert "yarn (scale=2) saves" in header and "logn (base=1024) saves" in header

@@ -12,6 +12,10 @@ class PageSpec:
     title: str
     icon: str
     url_path: str  # "" for the default page, served at "/"
+    # the shared sidebar's controls (widgets.controls.SIDEBAR_CONTROLS) that act on the page: the others are hidden
+    # there, their values kept for the pages they act on
+    controls: tuple[str, ...] = ("model", "temperatures", "mode", "window")
+    controls_note: str = ""  # said above the sidebar's controls on this page
 
     @property
     def path(self) -> str:
@@ -20,10 +24,15 @@ class PageSpec:
 
 
 PAGES = (
-    PageSpec(script="softmax_lab", title="Softmax lab", icon=":material/functions:", url_path=""),
+    PageSpec(script="softmax_lab", title="Softmax lab", icon=":material/functions:", url_path="",
+             controls=("temperatures",),
+             controls_note="The Softmax lab runs no model: of the shared settings only the temperatures apply here."),
     PageSpec(script="attention_maps", title="Attention maps", icon=":material/grid_on:", url_path="maps"),
     PageSpec(script="collapse_inspector", title="Collapse inspector", icon=":material/query_stats:",
              url_path="collapse"),
     PageSpec(script="length_schedules", title="Length schedules", icon=":material/straighten:", url_path="schedules"),
-    PageSpec(script="context_length", title="Context length", icon=":material/timeline:", url_path="context"),
+    PageSpec(script="context_length", title="Context length", icon=":material/timeline:", url_path="context",
+             controls=("model", "temperatures", "window"),
+             controls_note="On this page these settings act only on the form that runs a sweep on your text (its "
+                           "passes are always in-model). The committed sweep is drawn as it was run."),
 )

@@ -4,18 +4,36 @@ import streamlit as st
 
 from components.present import captions, figures
 from components.present.parsing import parse_choice
+from components.present.text import plain
+from components.serving import settings
+from components.serving.cache import read_committed
 from components.widgets.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
 from components.widgets.url_state import linked_widget, seed
 from model_utils.core.schedules import SCHEDULES, Schedule
+from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
+
+
+def entropy_sentences() -> list[str]:
+    """The published entropy argument, and next to it what the committed sweep of the Context length page measured
+    (model_utils.verdicts); the argument alone when there is no such sweep."""
+    committed = read_committed(settings.CONTEXT_SWEEP)
+    trend = None if committed is None else entropy_with_length(committed)
+    if trend is None:
+        return [PUBLISHED_ENTROPY, "No committed sweep to set a measurement next to it (make sweep writes one)."]
+    published, measured = trend.sentences()
+    return [published, f"On the committed sweep of the Context length page ({committed['model']}, "
+                       f"{committed['n_tokens']:,} tokens): {measured}"]
+
 
 st.title("Length schedules")
 st.markdown(
     "Several models change the attention temperature with the context length. Past the length each one is "
     "anchored to, every published schedule below **multiplies the logits by m > 1**, i.e. runs at "
-    "**T = 1 / m < 1: it sharpens**, more the longer the context. The reason: with more keys competing, softmax "
-    "entropy grows roughly like ln n and attention spreads thin; a larger m keeps it focused. (A popular "
-    "explanation says these schedules soften attention at long context; their formulas say the opposite.)"
+    "**T = 1 / m < 1: it sharpens**, more the longer the context. (A popular explanation says these schedules "
+    "soften attention at long context; their formulas say the opposite.)"
 )
+st.markdown("**The argument behind them, and what a model measured**:\n"
+            + "\n".join(f"- {plain(sentence)}" for sentence in entropy_sentences()))
 
 schedules = {}
 for column, (name, info) in zip(st.columns(len(SCHEDULES)), SCHEDULES.items(), strict=True):
@@ -29,6 +47,27 @@ st.plotly_chart(figures.schedule_figure(list(schedules.values()), as_temperature
                 key="schedule_curves")
 st.caption(captions.curves_caption(schedules))
 st.table(captions.schedule_rows(schedules), hide_index=True)  # a table, not a grid: its sentences wrap
+
+st.subheader("Length extension by the rotary positions: the RoPE recipes")
+st.markdown(
+    "The schedules above change only the temperature. The recipes used in practice to run a model past its trained "
+    "length, YaRN and NTK-aware scaling among them, are first of all changes to the rotary position encoding "
+    "(RoPE). RoPE rotates each 2-d slice i of the queries and keys by the angle p θ^(−2i/d) at position p, so a "
+    "query and a key meet at the angle of their distance. Past the trained length L the model meets distances, and "
+    "so angles, that it never saw in training; a recipe changes the angles so that they stay in the trained range. "
+    "**Linear interpolation** divides every position by the scale factor s. **NTK-aware scaling** raises the base "
+    "instead, θ → θ s^(d / (d − 2)): the fast-turning slices (short distances) keep their angles and the slow ones "
+    "are interpolated; its dynamic form, the one offered here, computes s from the current length. **YaRN** "
+    "interpolates by parts (slices that turn many times within L keep their frequency, slices that turn less than "
+    "once are divided by s, a ramp in between) and adds a temperature of its own: its attention factor "
+    "0.1 ln s + 1 multiplies cos and sin, so every logit is multiplied by (0.1 ln s + 1)², which is the yarn "
+    "schedule above.\n\n"
+    "**What the explorer applies**: YaRN's attention factor alone, on the model's own positions, is the yarn "
+    "schedule; each whole recipe runs with transformers' own rotary code as a RoPE recipe, on the Context length "
+    "page (the form's recipe) and with `--rope TYPE:S` on the command line; yarn-rope is YaRN's interpolation "
+    "without its factor, so that the share of the interpolation and of the temperature can each be measured."
+)
+st.table(captions.recipe_rows(), hide_index=True)
 
 st.subheader("Apply a schedule to a prompt")
 st.markdown("The schedule's multiplier for each query position replaces 1 / T (in every layer), next to the "

@@ -11,6 +11,8 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, recipe_of
+from model_utils.core.rope import RECIPES
 from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
@@ -197,8 +199,10 @@ def _labels(labels: Sequence[str]) -> str:
 def sweep_caption(document: dict) -> str:
     """What a sweep document is: model, text, trained length, buckets, what ran, and how it was made."""
     results = document["results"]
-    constants = [r["label"] for r in results if r["temperature"] is not None]
-    schedules = [r["label"] for r in results if r["temperature"] is None]
+    own = [r for r in results if recipe_of(r) is None]
+    constants = [r["label"] for r in own if r["temperature"] is not None]
+    schedules = [r["label"] for r in own if r["temperature"] is None]
+    on_recipes = [r["label"] for r in results if recipe_of(r) is not None]
     buckets = document["buckets"]
     said = [f"{document['model']} on {document['n_tokens']:,} tokens of {document['text_source']}; trained length "
             f"{document['trained_length']:,} (the dashed line on every chart).",
@@ -207,6 +211,8 @@ def sweep_caption(document: dict) -> str:
             f"{len(constants)} constant temperature{'s' if len(constants) != 1 else ''} ({_labels(constants)}) and "
             + (f"{len(schedules)} schedule{'s' if len(schedules) != 1 else ''} ({_labels(schedules)})" if schedules
                else "no schedule")
+            + (f" on the model's own positions, and {len(on_recipes)} pass{'es' if len(on_recipes) != 1 else ''} on "
+               f"RoPE recipes ({_labels(on_recipes)})" if on_recipes else "")
             + f", each its own in-model pass with T in every layer: {document['seconds']:,.0f} s of compute."]
     run = document.get("run")
     if run:
@@ -241,28 +247,34 @@ def needs_reference(temperatures: Sequence[float]) -> str:
 
 
 def sweep_over_budget(n_tokens: int, temperatures: int, schedules: int, max_work: int,
-                      trained_length: int | None = None) -> str | None:
+                      trained_length: int | None = None, recipe: str | None = None) -> str | None:
     """The refusal of a sweep whose tokens x passes exceed the server's budget (None when it fits), saying so when
-    the most tokens that fit cannot reach past the trained length."""
-    passes = temperatures + schedules
+    the most tokens that fit cannot reach past the trained length. With a RoPE `recipe` (its label), each
+    temperature runs on it as well."""
+    on_recipe = temperatures if recipe is not None else 0
+    passes = temperatures + schedules + on_recipe
     if n_tokens * passes <= max_work:
         return None
     allowed = max(2, max_work // passes)
     short = (f" That is not past the model's trained length of {trained_length:,}: with {passes} passes this server "
              "cannot run past it." if trained_length is not None and allowed <= trained_length < n_tokens else "")
+    also = f" + {on_recipe} on {recipe}" if on_recipe else ""
     return (f"This server runs at most {max_work:,} tokens x passes per request, and this sweep asks for {n_tokens:,} "
             f"tokens x {passes} passes ({temperatures} temperature{'s' if temperatures != 1 else ''} + {schedules} "
-            f"schedule{'s' if schedules != 1 else ''}) = {n_tokens * passes:,}. Ask for at most {allowed:,} tokens, "
-            f"or fewer temperatures or schedules.{short}")
+            f"schedule{'s' if schedules != 1 else ''}{also}) = {n_tokens * passes:,}. Ask for at most {allowed:,} "
+            f"tokens, or fewer temperatures or schedules{', or no recipe' if on_recipe else ''}.{short}")
 
 
-def best_caption(document: dict) -> str:
-    """How the best temperature per bucket and its interval were found, from the document's bootstrap settings."""
+def best_caption(document: dict, recipe: str | None = None) -> str:
+    """How the best temperature per bucket and its interval were found, from the document's bootstrap settings,
+    on the model's own positions or on `recipe` (against that recipe's own T = 1)."""
     boot = document["bootstrap"]
+    on = ("" if recipe is None else f" Here every temperature runs on the RoPE recipe {recipe}, and what it saves is "
+          f"against {recipe} at T = 1, not against the model's own positions.")
     return (f"Each point: the constant temperature with the lowest mean NLL over the bucket's positions; the bars are "
             f"its {boot['confidence']:.0%} interval over {boot['resamples']:,} resamples ({boot['method']}"
             f"{', blocks of ' + format(boot['block'], ',') + ' positions' if 'block' in boot else ''}). Only the "
-            "temperatures tried can be best: the ticks on the y axis.")
+            f"temperatures tried can be best: the ticks on the y axis.{on}")
 
 
 CORPUS_NAMES = 8  # documents named in the corpus caption; more are counted
@@ -308,3 +320,57 @@ def identical_lines(groups: Sequence[Sequence[str]]) -> str | None:
     said = "; ".join(" and ".join(group) if len(group) == 2 else ", ".join(group[:-1]) + " and " + group[-1]
                      for group in groups)
     return f"Identical numbers, so one line hides the other: {said}."
+
+
+
+def lines_caption(group: str, groups: Sequence[str]) -> str:
+    """What the lines of a chart by position are, for the set of results chosen (a name of
+    sweep_data.line_groups, which offers `groups`)."""
+    if group == OWN_POSITIONS:
+        others = " The RoPE recipes are among the other choices above." if len(groups) > 1 else ""
+        return ("Lines: every constant temperature (solid, T = 1 thicker) and published schedule (dashed) on the "
+                f"model's own rotary positions.{others}")
+    if group == MAIN_LINES:
+        return ("Lines: T = 1 on the model's own positions (thick); the best constant temperature of each bucket "
+                "(black, dotted), chosen on the very positions it is scored on, so no one temperature does better "
+                "there; and each RoPE recipe at T = 1 (solid, one colour per recipe).")
+    return (f"Lines: T = 1 on the model's own positions, and every pass on the RoPE recipe {group} in the recipe's "
+            "colour: its T = 1 solid, sharper temperatures darker and dotted, softer ones lighter and dashed.")
+
+
+def untrained_caption(layer: int | None, trained_length: int) -> str:
+    """What the untrained-distance chart shows: one row per pass."""
+    over = "every layer and head" if layer is None else f"the heads of layer {layer}"
+    return (f"Each row is one pass of the sweep; each cell the share of attention on keys at least {trained_length:,} "
+            f"tokens back (the trained length: relative distances the model never saw in training), the first token "
+            f"(the sink) left out, mean over {over} and the bucket's queries. Left of the dashed line it is 0 by "
+            "definition: no key there is that far back. A RoPE recipe does not move the keys; it changes the rotation "
+            "the model sees at each distance, so compare how much attention still reaches that far.")
+
+
+def recipe_applied(kind: str) -> str:
+    """What the explorer applies of a RoPE recipe (core.rope.RECIPES), and where."""
+    where = (f"Applied whole, with transformers' own rotary code, as a RoPE recipe: on the Context length page (the "
+             f"form's recipe) and with --rope {kind}:S on the command line.")
+    if kind == "yarn":
+        return where + " Its attention factor alone, on the model's own positions, is the yarn schedule above."
+    if kind == "yarn-rope":
+        return where + (" YaRN without its attention factor, so that a temperature or schedule of the explorer's goes "
+                        "on top of the interpolation alone (--rope yarn-rope:S@T,...).")
+    return where
+
+
+def recipe_rows() -> list[dict[str, str]]:
+    """The RoPE recipes table of the Length schedules page: what each changes, its source, what is applied."""
+    return [{"recipe": f"{kind}: {info.name}", "what it changes": info.formula, "source": info.source,
+             "applied here": recipe_applied(kind)} for kind, info in RECIPES.items()]
+
+
+def metric_parts(value: str) -> tuple[str, str | None]:
+    """A headline value as a big number and the qualifier a verdict puts in brackets after it ('+0.041 nats/token
+    (+0.010 to +0.070)' -> the number, the interval): st.metric cuts a long value off at its column's edge, so the
+    qualifier goes under the number instead of being lost."""
+    main, bracket, rest = value.partition(" (")
+    if not bracket or not rest.endswith(")"):
+        return value, None
+    return main, rest[:-1]

@@ -30,7 +30,8 @@ from model_utils.core.statistics import STATISTIC_LABELS
 # before it builds any figure, and an import in progress makes other importers of this module wait.
 
 # One colour per compared temperature, in the order the user listed them (Plotly's D3 palette).
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#7f7f7f")
 SLIDER_COLOUR = "#555555"
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 MASS_COLOURS = {"sink": "#525252", "distant": "#9ecae1", "recent": "#fdae6b"}  # pastel: not a temperature colour
@@ -354,12 +355,43 @@ BAND_ALPHA = 0.15  # interval bands: light enough that overlapping bands stay re
 SCHEDULE_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173")
 
 
-def sweep_styles(temperatures: Sequence[float | None], labels: Sequence[str]) -> list[dict]:
+# A RoPE recipe's passes: one colour per recipe (Dark2 and Paired tones that are neither a temperature's nor a
+# schedule's), its T = 1 solid, sharper temperatures darker and dotted, softer ones lighter and dashed.
+RECIPE_COLOURS = ("#e7298a", "#1b9e77", "#a6761d", "#6a3d9a", "#b15928")
+BEST_STYLE = {"color": "#000000", "dash": "dot", "width": 2.5}  # the best constant temperature of each bucket
+
+
+def _mix(hex_colour: str, towards: int, share: float) -> str:
+    """`hex_colour` moved `share` of the way to black (towards 0) or white (towards 255)."""
+    parts = (int(hex_colour[i : i + 2], 16) for i in (1, 3, 5))
+    return "#" + "".join(f"{round(part + (towards - part) * share):02x}" for part in parts)
+
+
+def recipe_style(temperature: float | None, recipe_colour: str) -> dict:
+    """The line of one pass on a RoPE recipe: T = 1 solid in the recipe's colour; the further T is from 1, the
+    darker (sharper, dotted) or lighter (softer, dashed); a schedule on the recipe dash-dotted."""
+    if temperature is None:
+        return {"color": recipe_colour, "dash": "dashdot", "width": 2}
+    if temperature == 1.0:
+        return {"color": recipe_colour, "dash": "solid", "width": 3}
+    share = min(0.7, 0.2 + 1.2 * abs(math.log(temperature)))
+    return {"color": _mix(recipe_colour, 0 if temperature < 1 else 255, share),
+            "dash": "dot" if temperature < 1 else "dash", "width": 2}
+
+
+def sweep_styles(temperatures: Sequence[float | None], labels: Sequence[str],
+                 recipes: Sequence[str | None] | None = None) -> list[dict]:
     """A line style per sweep result. Constant temperatures take the app's palette in the order they were run
     (T = 1, the reference, drawn thicker); schedules are dashed, each in its own dark colour (SCHEDULE_COLOURS, in
-    the order of model_utils.schedules.SCHEDULES)."""
+    the order of model_utils.schedules.SCHEDULES); a result on a RoPE recipe (`recipes`, None for the model's own
+    positions) takes its recipe's colour (RECIPE_COLOURS, in the order the recipes first appear), recipe_style."""
+    recipes = [None] * len(labels) if recipes is None else recipes
+    on_recipes = list(dict.fromkeys(recipe for recipe in recipes if recipe is not None))
     styles, constants = [], 0
-    for temperature, label in zip(temperatures, labels, strict=True):
+    for temperature, label, recipe in zip(temperatures, labels, recipes, strict=True):
+        if recipe is not None:
+            styles.append(recipe_style(temperature, RECIPE_COLOURS[on_recipes.index(recipe) % len(RECIPE_COLOURS)]))
+            continue
         if temperature is not None:
             styles.append({"color": colour(constants), "dash": "solid", "width": 3.5 if temperature == 1.0 else 2})
             constants += 1
@@ -447,6 +479,29 @@ def distance_heatmaps(profiles: Sequence[np.ndarray], edges: Sequence[int], buck
     figure.update_layout(coloraxis={"cmin": 0.0, "cmax": top, "colorscale": "Viridis",
                                     "colorbar": {"title": {"text": "attention<br>mass in bin"}}},
                          height=440, margin={"t": 50})
+    return fit(figure, width)
+
+
+def pass_heatmap(buckets: Sequence[Sequence[int]], values: np.ndarray, labels: Sequence[str],
+                 trained_length: int | None, z_title: str, title: str = "", width: int = FULL_WIDTH) -> go.Figure:
+    """One row per pass (`values` [pass, bucket], labels top to bottom in the order given) against the query
+    position, each bucket spanning its own positions, colour from 0 to the largest value, the trained length drawn
+    in: every pass of a sweep on one chart."""
+    values = np.asarray(values, dtype=np.float64)
+    x_edges = [buckets[0][0], *(stop for _, stop in buckets)]
+    _, ranges = _positions(buckets)
+    names = [escape(label) for label in labels]
+    custom = np.array([ranges] * len(names))  # [pass, bucket]
+    top = float(np.nanmax(values)) if np.isfinite(values).any() else 1.0
+    figure = go.Figure(go.Heatmap(z=values, x=x_edges, y=names, coloraxis="coloraxis", customdata=custom,
+                                  hovertemplate="%{y}<br>%{customdata}<br>%{z:.3f}<extra></extra>"))
+    add_trained_length(figure, trained_length, "white", "bottom left")
+    figure.update_xaxes(title_text="query position (tokens)")
+    figure.update_yaxes(type="category", autorange="reversed")
+    figure.update_layout(coloraxis={"cmin": 0.0, "cmax": max(top, 1e-9), "colorscale": "Viridis",
+                                    "colorbar": {"title": {"text": _wrapped(z_title, 18)}}},
+                         height=150 + 22 * len(names), margin={"t": 40 if title else 30},
+                         title_text=escape(title) if title else None)
     return fit(figure, width)
 
 

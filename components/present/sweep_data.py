@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS, statistic_mean
 
 ARRAYS = ("distance_profile", "distance_profile_layers")  # per result, besides every statistic of "heads"
@@ -26,14 +27,76 @@ def with_arrays(document: dict) -> dict:
     return document
 
 
-def constant_temperatures(document: dict) -> list[float]:
-    """The constant temperatures of a sweep or a summary, in the order they were run."""
-    return [result["temperature"] for result in document["results"] if result["temperature"] is not None]
+OWN_POSITIONS = "the model's own positions"  # what the pages call the passes without a RoPE recipe
+
+
+def recipe_of(result: dict) -> str | None:
+    """The RoPE recipe a result ran on, as its label says it ('yarn-rope (s=2)'), None on the model's own
+    positions: a sweep result carries the recipe as applied (a dict), a corpus summary's result its label."""
+    rope = result.get("rope")
+    if rope is None or isinstance(rope, str):
+        return rope
+    return Rope(rope["recipe"], rope["factor"]).label
+
+
+def recipes(document: dict) -> list[str]:
+    """The RoPE recipes of a sweep, in the order they were run."""
+    return list(dict.fromkeys(recipe for recipe in map(recipe_of, document["results"]) if recipe is not None))
+
+
+def constant_temperatures(document: dict, recipe: str | None = None) -> list[float]:
+    """The constant temperatures of a sweep or a summary on the model's own positions (or on `recipe`), in the
+    order they were run."""
+    return [result["temperature"] for result in document["results"]
+            if result["temperature"] is not None and recipe_of(result) == recipe]
 
 
 def reference_result(document: dict) -> dict:
-    """The T = 1 result every other is compared with (a sweep always runs it)."""
-    return next(result for result in document["results"] if result["temperature"] == 1.0)
+    """The T = 1 on the model's own positions that every other result is compared with (a sweep always runs it)."""
+    return next(result for result in document["results"]
+                if result["temperature"] == 1.0 and recipe_of(result) is None)
+
+
+def best_entries(document: dict, recipe: str | None = None) -> list[dict]:
+    """The best constant temperature per bucket on the model's own positions, or on `recipe` (best_by_rope)."""
+    return document["best"] if recipe is None else document.get("best_by_rope", {}).get(recipe, [])
+
+
+MAIN_LINES = "T = 1, the best T per bucket and each recipe at T = 1"
+
+
+def line_groups(document: dict) -> dict[str, list[int]]:
+    """The sets of results a chart by position can draw, by name, as indices into the results: with recipes, the
+    main comparison first (T = 1 and each recipe's T = 1, or its first result if it ran without T = 1), then the
+    model's own positions, then each recipe with T = 1 on the model's own positions; without, only the model's own
+    positions."""
+    results = document["results"]
+    reference = results.index(reference_result(document))
+    own = [index for index, result in enumerate(results) if recipe_of(result) is None]
+    groups = {}
+    by_recipe = {recipe: [index for index, result in enumerate(results) if recipe_of(result) == recipe]
+                 for recipe in recipes(document)}
+    if by_recipe:
+        groups[MAIN_LINES] = [reference] + [
+            next((index for index in indices if results[index]["temperature"] == 1.0), indices[0])
+            for indices in by_recipe.values()]
+    groups[OWN_POSITIONS] = own
+    for recipe, indices in by_recipe.items():
+        groups[recipe] = [reference, *indices]
+    return groups
+
+
+def best_nll_by_bucket(document: dict, recipe: str | None = None) -> np.ndarray:
+    """[bucket] the mean NLL of the best constant temperature of each bucket (chosen on that bucket's own
+    positions), NaN where a bucket has no entry."""
+    chosen = {tuple(entry["bucket"]): entry["nll"] for entry in best_entries(document, recipe)}
+    return np.array([chosen.get(tuple(bucket), np.nan) for bucket in document["buckets"]], dtype=np.float64)
+
+
+def statistics_of(document: dict) -> list[str]:
+    """The statistics a sweep holds, in STATISTICS' order (a sweep written before a statistic existed lacks it)."""
+    held = document["results"][0]["heads"]
+    return [name for name in STATISTICS if name in held]
 
 
 def nll_by_bucket(result: dict) -> np.ndarray:
@@ -63,12 +126,14 @@ def n_layers(document: dict) -> int:
 def sweep_rows(document: dict) -> list[dict]:
     """One row per (bucket, temperature or schedule): the bucket's positions, the mean NLL, and each statistic as a
     mean over layers and heads (geometric for top_ratio)."""
-    means = [{name: statistic_by_bucket(result, name) for name in STATISTICS} for result in document["results"]]
+    means = [{name: statistic_by_bucket(result, name) for name in statistics_of(document)}
+             for result in document["results"]]
     rows = []
     for index, (start, stop) in enumerate(document["buckets"]):
         for result, statistics in zip(document["results"], means, strict=True):
             row = {"bucket_start": start, "bucket_stop": stop, "label": result["label"],
-                   "temperature": result["temperature"], "schedule": result["schedule"], "nll": result["nll"][index]}
+                   "temperature": result["temperature"], "schedule": result["schedule"],
+                   "rope": recipe_of(result), "nll": result["nll"][index]}
             rows.append(row | {name: float(values[index]) for name, values in statistics.items()})
     return rows
 
@@ -85,12 +150,15 @@ def past_bucket_without_loss(document: dict) -> tuple[int, int] | None:
 
 
 def default_comparison(document: dict) -> str:
-    """The result drawn next to T = 1 on opening: the best constant temperature of the last bucket, if it is not
-    T = 1, else the first result that is not T = 1."""
-    others = [result["label"] for result in document["results"] if result["temperature"] != 1.0]
+    """The result drawn next to T = 1 on opening: the first recipe's T = 1 when the sweep ran recipes, else the best
+    constant temperature of the last bucket, if it is not T = 1, else the first result that is not T = 1."""
+    results = document["results"]
+    own = [result for result in results if recipe_of(result) is None]
+    on_recipes = [result["label"] for result in results if recipe_of(result) is not None]
+    others = [result["label"] for result in own if result["temperature"] != 1.0]
     last = document["best"][-1]["temperature"] if document["best"] else 1.0
-    chosen = [result["label"] for result in document["results"] if result["temperature"] == last != 1.0]
-    return (chosen or others or [reference_result(document)["label"]])[0]
+    chosen = [result["label"] for result in own if result["temperature"] == last != 1.0]
+    return (on_recipes[:1] or chosen or others or [reference_result(document)["label"]])[0]
 
 
 def corpus_trained_length(summary: dict, documents: Sequence[dict | None] = ()) -> int | None:

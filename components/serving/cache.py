@@ -7,11 +7,13 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import streamlit as st
 from streamlit.logger import get_logger
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check, get_script_run_ctx
 
+from components.present.text import plain
 from components.serving import settings
 from components.serving.admission import (
     WARM_UP,
@@ -24,12 +26,15 @@ from components.serving.admission import (
     queued_status,
 )
 from model_utils import imports_without_collection
+from model_utils.core.rope import Rope
+from model_utils.core.views import View
 
 with imports_without_collection():  # torch and transformers, imported here by the warm-up or the first model page
     from model_utils import LoadedModel, Report, Schedule, analyze, answer_token, load_model, set_threads
 
 # (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
 TemperatureKey = float | tuple[str, float]
+RecipeKey = tuple[str, float, TemperatureKey]  # (RoPE recipe, its scale factor, the temperature or schedule on it)
 GATE = Gate(settings.MAX_CONCURRENT)
 FLIGHTS = Flights()
 get_logger("components")  # the server log shows the components' INFO lines (passes, queue, warm-up)
@@ -109,6 +114,11 @@ def _spec(key: TemperatureKey) -> float | Schedule:
     return Schedule(key[0], key[1]) if isinstance(key, tuple) else key
 
 
+def _view(key: RecipeKey) -> View:
+    kind, factor, spec = key
+    return View(_spec(spec), Rope(kind, factor))
+
+
 def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
          max_tokens: int, keep_maps, q_start: int | None = None) -> Report:
     loaded = cached_model(model_name)
@@ -183,25 +193,39 @@ def cached_json_file(path: str, modified: float) -> dict:
     (sweep_data.with_arrays). Keyed by the file's modification time too, so a file replaced on disk is
     read again."""
     import json
-    from pathlib import Path
 
     from components.present.sweep_data import with_arrays
 
     return with_arrays(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
+def read_committed(path: Path) -> dict | None:
+    """A committed result file (a sweep or a corpus summary), parsed and cached by path and modification time;
+    None when there is none, or after an error line when it cannot be read."""
+    if not path.is_file():
+        return None
+    try:
+        return cached_json_file(str(path), path.stat().st_mtime)
+    except (OSError, ValueError) as error:
+        st.error(f"Cannot read {plain(path)}: {plain(error)}")
+        return None
+
+
 @st.cache_data(show_spinner=False, max_entries=4, max_size="256mb", ttl=3600)
 def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], max_tokens: int,
-                 bucket_size: int, window: int, beyond_trained: bool, source: str) -> dict:
-    """A context-length sweep document (model_utils.sweep.sweep): one in-model pass per temperature or schedule.
-    The progress bar appears with the first pass that runs (a refused or fully cached sweep draws none) and says
-    which pass and which layer it is at."""
+                 bucket_size: int, window: int, beyond_trained: bool, source: str,
+                 recipes: tuple[RecipeKey, ...] = ()) -> dict:
+    """A context-length sweep document (model_utils.sweep.sweep): one in-model pass per temperature or schedule on
+    the model's own positions, then one per entry of `recipes` on its RoPE recipe. The progress bar appears with
+    the first pass that runs (a refused or fully cached sweep draws none) and says which pass and which layer it is
+    at."""
     import time
 
     from model_utils import SweepSettings, sweep
 
     loaded = cached_model(model_name)
-    passes, bar, current = len(temperatures), [], {"index": 0, "label": ""}
+    specs = [*(_spec(t) for t in temperatures), *(_view(key) for key in recipes)]
+    passes, bar, current = len(specs), [], {"index": 0, "label": ""}
 
     def on_start(label: str, index: int) -> None:
         current.update(index=index, label=label)
@@ -232,7 +256,7 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
         _share_the_cores()
         log.info("model pass %d for %s: a context-length sweep, %d pass(es), up to %d tokens (%d running, %d "
                  "waiting)", next(_passes), who, passes, max_tokens, GATE.running, GATE.waiting)
-        document = sweep(loaded, text, [_spec(t) for t in temperatures],
+        document = sweep(loaded, text, specs,
                          SweepSettings(max_tokens=max_tokens, bucket_size=bucket_size, window=window,
                                        beyond_trained=beyond_trained),
                          source=source, cache_dir=settings.SWEEP_PASSES, on_start=on_start,

@@ -1,7 +1,8 @@
-"""The server's warm-up: once the server is up, compute each model page's default view in the background (one
-thread named WARM_UP, through the visitors' admission gate), so the pages open on ready charts; then look every
-REFRESH_SECONDS for a view that expired. It calls the pages' own cached functions with their arguments
-(serving/defaults.py), so it fills exactly the entries the pages read. $ATTN_WARMUP=0 leaves it out."""
+"""The server's warm-up: once the server is up, read the committed results the Context length page draws, then
+compute each model page's default view in the background (one thread named WARM_UP, through the visitors' admission
+gate), so the pages open on ready charts; then look every REFRESH_SECONDS for a view that expired. It calls the
+pages' own cached functions with their arguments (serving/defaults.py), so it fills exactly the entries the pages
+read. $ATTN_WARMUP=0 leaves it out."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import threading
 import time
 
 from components.present.parsing import parse_temperatures
+from components.serving import settings
 from components.serving.admission import WARM_UP
-from components.serving.cache import GATE, cached_model, computed_once
+from components.serving.cache import GATE, cached_model, computed_once, read_committed
 from components.serving.defaults import DEFAULT_VIEWS, DefaultView, example_text, request_args
 from components.serving.settings import DEFAULT_TEMPERATURES, DEFAULT_WINDOW, available_models
 from model_utils.core.limits import MODES
@@ -37,11 +39,20 @@ def _ready(view: DefaultView, model: str) -> bool:
     return True
 
 
+def read_committed_results() -> None:
+    """Parse the committed sweep and corpus summary into the cache the Context length page reads (the sweep of 24
+    passes is 8 MB of JSON: a second or more that its first visitor would otherwise wait)."""
+    for path in (settings.CONTEXT_SWEEP, settings.CORPUS_SUMMARY):
+        if read_committed(path) is not None:
+            log.info("warm-up: %s read", path.name)
+
+
 def warm_up(model: str | None = None) -> int:
-    """Load the default model and compute every model page's default view; returns how many views are ready.
-    A view that fails is logged and skipped (its page will show the error itself)."""
+    """Read the committed results, load the default model and compute every model page's default view; returns how
+    many views are ready. A view that fails is logged and skipped (its page will show the error itself)."""
     model = model or available_models()[0]
     started = time.perf_counter()
+    read_committed_results()
     log.info("warm-up: loading %s, then %d default views", model, len(DEFAULT_VIEWS))
     try:
         computed_once(cached_model, model)

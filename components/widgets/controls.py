@@ -7,6 +7,7 @@ Widgets shared by all pages live in the sidebar (drawn by app.py on every run) a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import streamlit as st
@@ -38,6 +39,7 @@ MODE_HELP = {
     "isolated": "each layer's T = 1 scores re-softmaxed at T, inputs held fixed: loss stays that of T = 1.",
 }
 MEAN_OF_HEADS = "mean of heads"
+SIDEBAR_CONTROLS = ("model", "temperatures", "mode", "window")  # the shared sidebar's widgets, by key
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,34 +53,50 @@ class SidebarChoices:
     window: int
 
 
-def sidebar_ui() -> SidebarChoices:
-    """The shared sidebar: model, temperatures, mode, recent window."""
+def sidebar_ui(acting: Sequence[str] = SIDEBAR_CONTROLS, note: str = "") -> SidebarChoices:
+    """The shared sidebar: model, temperatures, mode, recent window; only the controls `acting` on the page are
+    drawn (under `note`), the others keep their values for the pages they act on."""
     models = available_models()
     seed("temperatures", DEFAULT_TEMPERATURES, lambda raw: format_numbers(parse_temperatures(raw)), url_key="t")
+    seed("model", models[0], lambda raw: parse_choice(raw, models))
+    seed("mode", MODES[0], lambda raw: parse_choice(raw, MODES))
+    seed("window", DEFAULT_WINDOW, parse_window)
+    for key in SIDEBAR_CONTROLS:
+        if key not in acting:
+            # a widget not drawn in a run loses its value; set as plain state, it is kept for the next page
+            st.session_state[key] = st.session_state[key]
     with st.sidebar:
-        model = linked_widget(st.selectbox, "Model", key="model", url_key="model", default=models[0], options=models,
-                              parse=lambda raw: parse_choice(raw, models),
-                              to_url=lambda name: name if len(models) > 1 else None, keep_default=True,
-                              help="Models the operator of this server made available.")
-        st.text_input("Temperatures to compare", key="temperatures", max_chars=80,
-                      help=f"Up to {MAX_UI_TEMPERATURES} numbers in {TEMPERATURE_RANGE}, e.g. 0.5, 1, 2. "
-                           "T > 1 softens attention, T < 1 sharpens it.")
-        mode = linked_widget(st.radio, "Mode", key="mode", url_key="mode", default=MODES[0], options=MODES,
-                             parse=lambda raw: parse_choice(raw, MODES), keep_default=True,
-                             captions=[MODE_HELP[mode] for mode in MODES])
-        window = linked_widget(st.number_input, "Recent window (tokens)", key="window", url_key="window",
-                               default=DEFAULT_WINDOW, parse=parse_window, keep_default=True, min_value=1,
-                               max_value=MAX_WINDOW, step=1,
-                               help="Keys within this many positions of the query count as recent; the first token "
-                                    "(the sink) is always counted on its own. In a sliding-window layer a query "
-                                    "sees only the keys in the layer's window: the pages say what that changes.")
+        if note:
+            st.caption(note)
+        if "model" in acting:
+            linked_widget(st.selectbox, "Model", key="model", url_key="model", default=models[0], options=models,
+                          parse=lambda raw: parse_choice(raw, models),
+                          to_url=lambda name: name if len(models) > 1 else None, keep_default=True,
+                          help="Models the operator of this server made available.")
+        if "temperatures" in acting:
+            st.text_input("Temperatures to compare", key="temperatures", max_chars=80,
+                          help=f"Up to {MAX_UI_TEMPERATURES} numbers in {TEMPERATURE_RANGE}, e.g. 0.5, 1, 2. "
+                               "T > 1 softens attention, T < 1 sharpens it.")
+        if "mode" in acting:
+            linked_widget(st.radio, "Mode", key="mode", url_key="mode", default=MODES[0], options=MODES,
+                          parse=lambda raw: parse_choice(raw, MODES), keep_default=True,
+                          captions=[MODE_HELP[mode] for mode in MODES])
+        if "window" in acting:
+            linked_widget(st.number_input, "Recent window (tokens)", key="window", url_key="window",
+                          default=DEFAULT_WINDOW, parse=parse_window, keep_default=True, min_value=1,
+                          max_value=MAX_WINDOW, step=1,
+                          help="Keys within this many positions of the query count as recent; the first token "
+                               "(the sink) is always counted on its own. In a sliding-window layer a query "
+                               "sees only the keys in the layer's window: the pages say what that changes.")
     try:
         temperatures, error = parse_temperatures(st.session_state["temperatures"]), None
     except AnalysisError as problem:
         temperatures, error = None, str(problem)
         st.sidebar.error(f"Temperatures: {plain(error)}")
     publish_to_url({"t": ",".join(f"{t:g}" for t in temperatures) if temperatures else None})
-    return SidebarChoices(model=model, temperatures=temperatures, error=error, mode=mode, window=int(window))
+    state = st.session_state
+    return SidebarChoices(model=state["model"], temperatures=temperatures, error=error, mode=state["mode"],
+                          window=int(state["window"]))
 
 
 def sidebar_choices() -> SidebarChoices:

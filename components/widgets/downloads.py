@@ -11,7 +11,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from components.present.captions import measured_queries
-from components.present.sweep_data import sweep_rows
+from components.present.sweep_data import statistics_of, sweep_rows
 from model_utils import Report
 from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
 
@@ -59,9 +59,11 @@ def sweep_downloads_ui(document: dict, document_json: Callable[[], str], stem: s
     right.download_button("Download loss and statistics by bucket (CSV)", lambda: rows_csv(sweep_rows(document)),
                           file_name=f"{stem}.csv", mime="text/csv", key=f"{stem}_csv")
     with st.expander("What the downloads hold"):
-        named = "; ".join(f"`{name}`: {STATISTIC_LABELS[name]}" for name in STATISTICS)
+        named = "; ".join(f"`{name}`: {STATISTIC_LABELS[name]}" for name in statistics_of(document))
         st.caption("JSON: the whole sweep, as `python -m model_utils sweep --json` writes it. CSV: one row per bucket "
-                   "and temperature or schedule: `bucket_start`, `bucket_stop` (the bucket holds the query positions "
-                   "start to stop - 1), `label`, `temperature` (empty for a schedule), `schedule`, `nll` (mean "
-                   "next-token NLL over the bucket's positions), then each statistic as the mean over layers and "
+                   "and pass (a temperature or schedule, on the model's own positions or a RoPE recipe): "
+                   "`bucket_start`, `bucket_stop` (the bucket holds the query positions start to stop - 1), `label`, "
+                   "`temperature` (empty for a schedule), `schedule`, `rope` (the RoPE recipe, e.g. yarn-rope (s=2); "
+                   "empty on the model's own positions), `nll` (mean next-token NLL over the bucket's positions), "
+                   "then each statistic as the mean over layers and "
                    f"heads of its mean over the bucket's queries (geometric for top_ratio): {named}.")

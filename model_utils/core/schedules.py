@@ -86,9 +86,11 @@ SCHEDULES = {
         formula="(0.1 ln s + 1)^2 with s = {value}, the same at every position",
         source="Peng et al. 2023, YaRN, eq. 22",
         applied=(
-            "Only YaRN's attention factor is applied (every logit times (0.1 ln s + 1)^2); YaRN's RoPE "
-            "interpolation, which stretches the rotary positions by s and is what the factor was fitted with, is "
-            "not: this is not a YaRN-extended model.")),
+            "As a schedule, only YaRN's attention factor is applied (every logit times (0.1 ln s + 1)^2), on the "
+            "model's own rotary positions; YaRN's RoPE interpolation, which stretches the rotary positions by s and "
+            "is what the factor was fitted with, is left out. The whole recipe, interpolation and factor, runs as "
+            "the RoPE recipe yarn:S (the Context length page's form, --rope yarn:S), and the interpolation alone "
+            "as yarn-rope:S.")),
     "qwen-logn": ScheduleInfo(
         multiplier=lambda positions, length: qwen_logn_multiplier(positions, length),
         knob="train_length",

@@ -32,6 +32,7 @@ from model_utils.engine.report import Report
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.texts import text_digest
 from model_utils.models import LoadedModel
+from model_utils.verdicts.context import sweep_verdict
 
 FORMAT = 4  # bump when a cached pass would come out different (4: the untrained mass and the RoPE recipe)
 Spec = float | Schedule | View  # what a sweep runs: a temperature or schedule on the plain model, or a View
@@ -201,7 +202,9 @@ def multiplier_ranges(spec: Spec, n_tokens: int, trained_length: int, q_start: i
 def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[Spec],
                    settings: SweepSettings, text: str, source: str) -> dict:
     """The sweep's JSON: settings, one entry per temperature or schedule (with its multiplier range inside and
-    past the trained length), and the best temperature per bucket on the plain model and on each recipe."""
+    past the trained length), the best temperature per bucket on the plain model and on each recipe, and the
+    context-length verdict's numbers (verdicts.context; null when the text does not reach past the trained
+    length), which need the passes' per-position NLL that the JSON leaves out."""
     first = records[0]
     n_tokens, trained, q_start = first["n_tokens"], first["trained_length"], first["q_start"]
     document = {
@@ -220,6 +223,7 @@ def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[Spe
         "peak_rss_gb": max(record["peak_rss_gb"] for record in records),
         "kernel": first["kernel"],
     }
+    document["verdict"] = sweep_verdict(document, {record["label"]: record["position_nll"] for record in records})
     return document
 
 

@@ -1,93 +1,290 @@
-"""The context-length verdict of a sweep document (model_utils/experiments/sweep.py), in plain words."""
+"""The context-length verdict, in plain words and a few big numbers: of one sweep document
+(model_utils/experiments/sweep.py) or, through verdicts/corpus.py, of a corpus summary. The numbers come from
+verdicts/past.py; sweep_document stores them under the document's "verdict" key, so a page that reads the JSON
+needs no per-position loss. Every saving is "saves" = NLL at T = 1 minus NLL (positive = better).
+
+The page's API: `context_verdict(document) -> ContextVerdict | None`; `ContextVerdict.headline()` (at most four
+`Headline`s: the held-out gain with its interval, where the loss breaks, the best recipe's saving, the share of the
+loss rise recovered), `.sentences()` (the full verdict bullets), `.to_dict()` (the JSON verdict); and
+`entropy_with_length(document)` for the published entropy argument next to what the sweep measured."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 
 import numpy as np
 
-UNCHANGED = 0.005  # an attention mass or normalized entropy that moved less than this is called unchanged
+from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
+from model_utils.core.rope import Rope
+from model_utils.verdicts.past import (
+    FORMAT,
+    DocumentFolds,
+    PastData,
+    PositionFolds,
+    ViewInfo,
+    entropy_trend,
+    length_numbers,
+)
+
+SEED = 0  # of the verdict's resamples: the same sweep always gives the same verdict
+PUBLISHED_ENTROPY = ("Published argument (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax): with attention "
+                     "scores of a fixed spread, attention entropy grows like ln n as the context grows, so attention "
+                     "spreads thin; the length schedules multiply the logits by m >= 1 to counter that.")
+SAVES = "saves = NLL at T = 1 minus NLL, positive = better"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Headline:
+    """One big number of a verdict: what it is, its value as shown, and how it was measured."""
+
+    label: str
+    value: str
+    help: str
 
 
 @dataclass(frozen=True, kw_only=True)
 class ContextVerdict:
-    """What a sweep says about the text past the model's trained length, all computed from the sweep."""
+    """What a sweep (or a corpus) says past the model's trained length, every number computed from the data; the
+    fields are the JSON verdict's keys (verdicts/past.py says how each is computed). Savings in nats per token
+    past the trained length against T = 1 on the model's own positions; intervals 95%, None without resamples."""
 
+    format: int
+    scope: str  # "one model, one text" or "N documents"
     trained_length: int
-    before: tuple[int, int]  # positions compared against: the second half of the trained context, [start, stop)
-    past: tuple[int, int]  # positions past the trained length
-    nll_before: float  # mean NLL at T = 1 over the buckets in `before` and in `past`
+    past: list[int]  # [start, stop) of the positions past the trained length
+    before: list[int]  # the second half of the trained context, the loss rise's baseline
+    nll_before: float  # mean NLL at T = 1 there and past the trained length
     nll_past: float
-    attention_before: dict[str, float]  # T = 1, mean over layers and heads and the buckets
-    attention_past: dict[str, float]
-    best: list[dict]  # the sweep's best-temperature entries of the buckets past the trained length
-    schedules: list[dict]  # label, saved (mean NLL against T = 1 past the trained length), m_past, m_trained_context
-    grid: list[float]  # the constant temperatures tried, ascending
+    rise: float
+    bootstrap: str  # what the resamples draw
+    in_context_nll: list[float]  # [lowest, highest] bucket mean at T = 1 inside the trained context
+    breaks_at: int | None  # the first bucket start past the trained length whose loss leaves that range
+    breaks: dict | None  # bucket, ratio (start / trained length), nll, interval, earlier (past buckets before)
+    grid: list[float]  # the constant temperatures tried on the model's own positions
+    gain_oracle: dict | None  # saved, interval: best T per bucket, chosen and scored on the same positions
+    gain_held_out: dict | None  # saved, interval, method: best T per bucket, chosen and scored apart
+    held_out_missing: str | None  # why there is no held-out gain, where there is none
+    gain_constant: dict | None  # temperature, saved, interval, worse_buckets, buckets, held_out
+    share_recovered: float | None  # gain_held_out / rise
+    best: list[dict]  # per past bucket: bucket, temperature, saved, temperature_interval
+    grid_edges: list[dict]  # recipe, bucket (None: the whole past region), temperature, edge
+    grid_edge: bool
+    attention: dict | None  # untrained (per past bucket: mass, share, uniform_share), beyond_uniform_from, entropy
+    schedules: list[dict]  # label, saved, interval, m_past, m_trained_context
+    decomposition: list[dict]  # label, kind, what, saved, interval, against, untrained_mass_past, untrained
+    entropy_trend: dict | None  # entropy_with_length's numbers
 
-    @property
-    def attention_change(self) -> str:
-        """'spreads', 'collapses onto recent tokens', or 'mixed'."""
-        entropy, distant, recent = (self.attention_past[key] - self.attention_before[key]
-                                    for key in ("normalized_entropy", "distant_mass", "recent_mass"))
-        if entropy > UNCHANGED and distant > UNCHANGED:
-            return "spreads"
-        if entropy < -UNCHANGED and recent > UNCHANGED:
-            return "collapses onto recent tokens"
-        return "mixed"
+    @classmethod
+    def from_dict(cls, numbers: Mapping) -> ContextVerdict:
+        return cls(**{field.name: numbers[field.name] for field in fields(cls)})
 
-    @property
-    def best_direction(self) -> str:
-        """'above 1 (softer)', 'below 1 (sharper)', 'T = 1', or 'mixed' over the buckets past the trained length."""
-        temperatures = [entry["temperature"] for entry in self.best]
-        if all(t > 1 for t in temperatures):
-            return "above 1 (softer)"
-        if all(t < 1 for t in temperatures):
-            return "below 1 (sharper)"
-        return "T = 1" if all(t == 1 for t in temperatures) else "mixed"
+    def to_dict(self) -> dict:
+        """The JSON verdict (sweep_document writes it under "verdict")."""
+        return {field.name: getattr(self, field.name) for field in fields(self)}
+
+    def headline(self) -> list[Headline]:
+        """At most four big numbers: the held-out gain past the trained length with its interval (the oracle,
+        named so, where no held-out gain could be measured), where the loss breaks, the best recipe's saving, the
+        share of the loss rise recovered."""
+        said = [self._gain_headline(), self._break_headline(), self._recipe_headline(), self._share_headline()]
+        return [item for item in said if item is not None][:4]
 
     def sentences(self) -> list[str]:
-        before, past = self.attention_before, self.attention_past
-        span = f"positions {self.past[0]:,}-{self.past[1] - 1:,}"
-        said = [f"Past the trained length ({self.trained_length:,} tokens) the loss at T = 1 goes from "
-                f"{self.nll_before:.2f} nats per token (positions {self.before[0]:,}-{self.before[1] - 1:,}) to "
-                f"{self.nll_past:.2f} ({span})."]
-        moves = ", ".join(f"{label} {before[key]:.3f} -> {past[key]:.3f}" for key, label in
-                          (("normalized_entropy", "normalized entropy"), ("distant_mass", "distant mass"),
-                           ("recent_mass", "recent mass"), ("sink_mass", "sink mass")))
-        head = {"spreads": "Attention at T = 1 spreads out there",
-                "collapses onto recent tokens": "Attention at T = 1 collapses onto recent tokens there",
-                "mixed": "Attention at T = 1 neither clearly spreads nor collapses there"}[self.attention_change]
-        said.append(f"{head}: {moves} (means over layers and heads).")
-        said += self._best_sentences()
-        if self.schedules:
-            ranked = sorted(self.schedules, key=lambda entry: -entry["saved"])
-            said.append("Published schedules past the trained length, NLL saved against T = 1 (m is the logit "
-                        "multiplier there; m > 1 sharpens): " + "; ".join(_schedule_text(e) for e in ranked) + ".")
-        return said
+        """The verdict in full, one bullet each: the held-out gain, where the loss breaks, the in-sample numbers,
+        the best temperature per bucket and the grid's edge, where attention goes, the decomposition, the
+        schedules, and the published entropy argument next to what was measured."""
+        said = [self._held_out_sentence(), self._break_sentence(), self._in_sample_sentence(),
+                *self._best_sentences(), self._edge_sentence(), *self._attention_sentences(),
+                self._decomposition_sentence(), self._schedules_sentence()]
+        if self.entropy_trend is not None:
+            said += EntropyTrend(**self.entropy_trend).sentences()
+        return [sentence for sentence in said if sentence]
+
+    # --- big numbers ----------------------------------------------------------------------------------------------
+
+    def _gain_headline(self) -> Headline | None:
+        gain = self.gain_held_out or self.gain_oracle
+        if gain is None:
+            return None
+        how = (f"the best T per bucket, {gain['method']}" if self.gain_held_out is not None else
+               "the oracle, in-sample: the best T per bucket chosen and scored on the same positions (no held-out "
+               "gain could be measured)")
+        return Headline(label="Held-out gain past the trained length" if self.gain_held_out is not None
+                        else "Gain past the trained length (oracle, in-sample)",
+                        value=f"{gain['saved']:+.3f} nats/token" + _short(gain["interval"]),
+                        help=f"{SAVES[0].upper()}{SAVES[1:]}, per token over {_span(self.past)}"
+                             + (f", 95% interval in brackets ({self.bootstrap})" if gain["interval"] else "")
+                             + f"; {how} ({self.scope}).")
+
+    def _break_headline(self) -> Headline:
+        low, high = self.in_context_nll
+        rule = (f"lies above every bucket inside the trained context ({low:.2f}-{high:.2f} nats per token at T = 1) "
+                f"beyond its own 95% interval ({self.scope})")
+        if self.breaks is None:
+            return Headline(label="Loss at T = 1 breaks at", value="does not break",
+                            help=f"No bucket past the trained length, up to position {self.past[1] - 1:,}, {rule}.")
+        return Headline(label="Loss at T = 1 breaks at",
+                        value=f"{self.breaks_at:,} ({self.breaks['ratio']:.3g}x)",
+                        help=f"Position {self.breaks_at:,}, {self.breaks['ratio']:.3g}x the trained length of "
+                             f"{self.trained_length:,}: the first bucket past it that {rule}.")
+
+    def _recipe_headline(self) -> Headline | None:
+        recipes = [row for row in self.decomposition if row["kind"] == "recipe"]
+        if not recipes:
+            return None
+        best = max(recipes, key=lambda row: row["saved"])
+        return Headline(label=f"Best recipe: {best['label']}", value=f"{best['saved']:+.3f} nats/token"
+                        + _short(best["interval"]),
+                        help=f"{best['what']}: {SAVES}, per token over {_span(self.past)} against T = 1 on the "
+                             f"model's own positions ({self.scope}).")
+
+    def _share_headline(self) -> Headline | None:
+        if self.share_recovered is None:
+            return None
+        return Headline(label="Share of the loss rise recovered", value=f"{self.share_recovered:.1%}",
+                        help=f"The held-out gain over the rise of the loss at T = 1 from {_span(self.before)} "
+                             f"({self.nll_before:.2f} nats per token) to past the trained length "
+                             f"({self.nll_past:.2f}) ({self.scope}).")
+
+    # --- sentences ------------------------------------------------------------------------------------------------
+
+    def _held_out_sentence(self) -> str | None:
+        if self.gain_held_out is None:
+            return None if self.gain_oracle is None else (
+                f"No held-out gain could be measured ({self.scope}): {self.held_out_missing}; the in-sample numbers "
+                "below choose and score on the same positions.")
+        gain = self.gain_held_out
+        said = (f"Held-out ({self.scope}): the best T per bucket, {gain['method']}, saves {gain['saved']:+.3f} nats "
+                f"per token past the trained length against T = 1{_bracket(gain['interval'], '; ' + SAVES)}")
+        levels = (f"{self.nll_before:.2f} nats per token at T = 1 ({_span(self.before)}) to {self.nll_past:.2f} past "
+                  f"the trained length ({_span(self.past)})")
+        if self.share_recovered is None:
+            return f"{said}; the loss does not rise there, from {levels}."
+        return f"{said}: {self.share_recovered:.1%} of the loss rise, from {levels}."
+
+    def _break_sentence(self) -> str:
+        low, high = self.in_context_nll
+        if self.breaks is None:
+            return (f"The loss at T = 1 does not break ({self.scope}): up to position {self.past[1] - 1:,} no bucket "
+                    f"past the trained length rises above the range of the buckets inside it ({low:.2f}-{high:.2f} "
+                    "nats per token) beyond its own 95% interval.")
+        found = self.breaks
+        bounds = found["interval"]
+        said = (f"The loss at T = 1 breaks at position {self.breaks_at:,}, {found['ratio']:.3g}x the trained length "
+                f"of {self.trained_length:,} ({self.scope}): {found['nll']:.2f} nats per token for "
+                f"{_span(found['bucket'])}" + (f" (95% interval {bounds[0]:.2f}-{bounds[1]:.2f})" if bounds else "")
+                + f", above every bucket inside the trained context ({low:.2f}-{high:.2f})")
+        earlier = found["earlier"]
+        return said + (f"; the past buckets before it: {earlier[0]:.2f}-{earlier[1]:.2f}." if earlier else ".")
+
+    def _in_sample_sentence(self) -> str | None:
+        if self.gain_oracle is None:
+            return None
+        oracle, constant = self.gain_oracle, self.gain_constant
+        held = constant["held_out"]
+        return (f"In-sample, for comparison ({self.scope}): the oracle (the best T per bucket chosen and scored on "
+                f"the same positions) saves {oracle['saved']:+.3f}{_bracket(oracle['interval'])}; one constant "
+                f"temperature for the whole past region, T = {constant['temperature']:g}, saves "
+                f"{constant['saved']:+.3f} in-sample"
+                + (f" and {held['saved']:+.3f} held out{_bracket(held['interval'])}" if held else "")
+                + f", and is worse than T = 1 in {constant['worse_buckets']} of the {constant['buckets']} past "
+                  "buckets.")
 
     def _best_sentences(self) -> list[str]:
-        if self.best_direction == "T = 1":
-            return ["No temperature tried does better than T = 1 past the trained length."]
-        runs = _runs(self.best)
-        where = ", ".join(f"{t:g} for positions {start:,}-{stop - 1:,}" for t, start, stop in runs)
+        if not self.best:
+            return []
+        if all(entry["temperature"] == 1 for entry in self.best):
+            return ["No temperature tried does better than T = 1 in any bucket past the trained length "
+                    "(in-sample)."]
+        where = ", ".join(f"{t:g} for {_span([start, stop])}" for t, start, stop in _runs(self.best))
         above = sum(entry["temperature"] > 1 for entry in self.best)
         below = sum(entry["temperature"] < 1 for entry in self.best)
-        top = max(self.best, key=lambda entry: entry["saved"])
-        said = [f"Past the trained length the best of the temperatures tried is T = {where}: above 1 (softer) in "
-                f"{above} of {len(self.best)} buckets, below 1 (sharper) in {below}. Against T = 1 it saves "
-                f"{np.mean([e['saved'] for e in self.best]):.3f} nats per token on average there, and most, "
-                f"{top['saved']:.3f}, for positions {top['bucket'][0]:,}-{top['bucket'][1] - 1:,} (95% interval "
-                f"{top['saved_interval'][0]:.2f}-{top['saved_interval'][1]:.2f})."]
-        unsure = [entry for entry in self.best if entry["temperature"] != 1
+        said = [f"Best T per bucket past the trained length (in-sample): T = {where}: above 1 (softer) in {above} of "
+                f"{len(self.best)} buckets, below 1 (sharper) in {below}."]
+        unsure = [entry for entry in self.best if entry["temperature"] != 1 and entry["temperature_interval"]
                   and entry["temperature_interval"][0] <= 1 <= entry["temperature_interval"][1]]
         if unsure:
             said.append(f"In {len(unsure)} of those buckets the 95% interval of the best temperature includes 1: "
                         "there T = 1 is not ruled out.")
-        for edge, word in ((self.grid[-1], "largest"), (self.grid[0], "smallest")):
-            if edge != 1 and any(entry["temperature"] == edge for entry in self.best):
-                said.append(f"T = {edge:g} is the {word} temperature tried and is best in some buckets: the best "
-                            f"may lie {'above' if word == 'largest' else 'below'} it.")
         return said
+
+    def _edge_sentence(self) -> str | None:
+        groups: dict[tuple, list] = {}
+        for edge in self.grid_edges:
+            groups.setdefault((edge["recipe"], edge["temperature"], edge["edge"]), []).append(edge["bucket"])
+        clauses = []
+        for (recipe, temperature, edge), buckets in groups.items():
+            runs = _runs([{"bucket": bucket, "temperature": 0} for bucket in buckets if bucket is not None])
+            where = [_span([start, stop]) for _, start, stop in runs]
+            where += ["the whole past region"] * (None in buckets)
+            on = "" if recipe is None else f" on {recipe}"
+            clauses.append(f"T = {temperature:g}{on}, the {edge} temperature tried there, is the best for "
+                           f"{' and '.join(where)} (the best may lie {'above' if edge == 'largest' else 'below'} "
+                           "it)")
+        return f"On the grid's edge: {'; '.join(clauses)}." if clauses else None
+
+    def _attention_sentences(self) -> list[str]:
+        if self.attention is None:
+            return []
+        said = []
+        rows = self.attention["untrained"]
+        if rows:
+            first, last = rows[0], rows[-1]
+            moves = (f"the untrained-distance mass (sink excluded) goes {first['mass']:.3f} -> {last['mass']:.3f} over "
+                     f"the past buckets, {first['share']:.1%} -> {last['share']:.1%} of the non-sink mass")
+            start = self.attention["beyond_uniform_from"]
+            if start is not None:
+                shares = [row["uniform_share"] for row in rows if row["bucket"][0] >= start]
+                said.append(f"Attention at T = 1 moves onto keys farther back than the trained length, distances "
+                            f"never trained ({self.scope}): {moves}; from position {start:,} on, that share is above "
+                            f"what uniform attention over the visible keys would give ({min(shares):.0%}-"
+                            f"{max(shares):.0%} there), so the far keys draw more than their number.")
+            else:
+                said.append(f"Attention at T = 1 keeps mostly to distances it was trained on ({self.scope}): {moves}, "
+                            "below what uniform attention over the visible keys would give in every past bucket "
+                            f"(up to {max(row['uniform_share'] for row in rows):.0%}).")
+        said.append(_entropy_sentence(self.attention["entropy"], self.scope, self.before))
+        return said
+
+    def _decomposition_sentence(self) -> str | None:
+        if not any(row["kind"] in ("recipe", "own_temperature") for row in self.decomposition):
+            return None
+        reference = self.decomposition[0]
+        rows = self.decomposition[1:]
+        mass = ""
+        if reference["untrained_mass_past"] is not None and reference.get("untrained_constant_range"):
+            low, high = reference["untrained_constant_range"]
+            mass = (f"; untrained-distance mass past it in brackets, {reference['untrained_mass_past']:.3f} at T = 1 "
+                    f"and {low:.3f}-{high:.3f} under the constant temperatures")
+        parts = [f"{row['label']} {row['saved']:+.3f}{_bracket(row['interval'])}"
+                 + (f" [{row['untrained_mass_past']:.3f}, {row['untrained']}]" if row.get("untrained") else "")
+                 for row in rows if row["saved"] is not None]
+        return (f"Decomposition past the trained length ({self.scope}), nats per token saved against T = 1 on the "
+                f"model's own positions ({SAVES}{mass}): " + "; ".join(parts) + ".")
+
+    def _schedules_sentence(self) -> str | None:
+        if not self.schedules:
+            return None
+        ranked = sorted(self.schedules, key=lambda entry: -entry["saved"])
+        return (f"Published schedules past the trained length ({self.scope}; {SAVES}; m is the logit multiplier "
+                "there, m > 1 sharpens): " + "; ".join(_schedule_text(entry) for entry in ranked) + ".")
+
+
+def _span(bounds: Sequence[int]) -> str:
+    return f"positions {bounds[0]:,}-{bounds[1] - 1:,}"
+
+
+def _bracket(bounds: Sequence[float] | None, tail: str = "") -> str:
+    """' (95% interval +0.050 to +0.190)' for a saving with an interval, '' without (then only `tail`)."""
+    if bounds is None:
+        return f" ({tail.lstrip('; ')})" if tail else ""
+    return f" (95% interval {bounds[0]:+.3f} to {bounds[1]:+.3f}{tail})"
+
+
+def _short(bounds: Sequence[float] | None) -> str:
+    """' (+0.050 to +0.190)': a big number's interval."""
+    return "" if bounds is None else f" ({bounds[0]:+.3f} to {bounds[1]:+.3f})"
 
 
 def _runs(best: list[dict]) -> list[tuple[float, int, int]]:
@@ -103,7 +300,7 @@ def _runs(best: list[dict]) -> list[tuple[float, int, int]]:
 
 
 def _schedule_text(entry: dict) -> str:
-    text = f"{entry['label']} {entry['saved']:+.3f}"
+    text = f"{entry['label']} {entry['saved']:+.3f}{_bracket(entry['interval'])}"
     low, high = entry.get("m_past") or (None, None)
     if low is None:
         return text
@@ -114,37 +311,152 @@ def _schedule_text(entry: dict) -> str:
     return text + ")"
 
 
-def _bucket_mean(values: list, chosen: list[int]) -> float:
-    return float(np.mean([values[i] for i in chosen]))
+def _entropy_sentence(entropy: dict, scope: str, before: Sequence[int]) -> str:
+    """Normalized entropy past the trained length against the range of its bucket means inside the trained
+    context: a change within that range is no more than the text's own ups and downs at trained lengths."""
+    low, high = entropy["in_context"]
+    past_low, past_high = entropy["past"]
+    inside = f"the {low:.3f}-{high:.3f} of the buckets inside the trained context"
+    if not entropy["above"] and not entropy["below"]:
+        return (f"Normalized entropy at T = 1 barely changes ({scope}): past the trained length its bucket means are "
+                f"{past_low:.3f}-{past_high:.3f}, within {inside} (mean {entropy['before']:.3f} at {_span(before)}, "
+                f"{entropy['past_mean']:.3f} past).")
+    moves = []
+    if entropy["above"]:
+        moves.append(f"rises above {inside} in {entropy['above']} of {entropy['buckets']} past buckets, up to "
+                     f"{past_high:.3f} (attention spreads out there)")
+    if entropy["below"]:
+        where = "it" if moves else inside
+        moves.append(f"falls below {where} in {entropy['below']} of {entropy['buckets']} past buckets, down to "
+                     f"{past_low:.3f} (attention sharpens there)")
+    within = entropy["buckets"] - entropy["above"] - entropy["below"]
+    rest = f"; the other {within} stay within it" if within else ""
+    return f"Normalized entropy at T = 1 {' and '.join(moves)}{rest} ({scope})."
+
+
+@dataclass(frozen=True, kw_only=True)
+class EntropyTrend:
+    """Attention entropy at T = 1 (mean of layers and heads) along the text: from the first to the last bucket
+    inside the trained context, and from there to the last bucket past it; in nats and normalized (entropy / ln of
+    the keys a query sees)."""
+
+    scope: str
+    inside: dict  # "from", "to": [start, stop); "entropy", "normalized": [at "from", at "to"]
+    past: dict | None  # the same from the last bucket inside to the last one past the trained length
+
+    def to_dict(self) -> dict:
+        return {"scope": self.scope, "inside": self.inside, "past": self.past}
+
+    def sentences(self) -> list[str]:
+        """The published argument, said as the published argument, and what this model measured next to it."""
+        inside = self.inside
+        said = (f"Measured here ({self.scope}; T = 1, mean of layers and heads): inside the trained context attention "
+                f"entropy goes {inside['entropy'][0]:.2f} -> {inside['entropy'][1]:.2f} nats from "
+                f"{_span(inside['from'])} to {_span(inside['to'])}, while normalized entropy "
+                f"{_verb(inside['normalized'])} {inside['normalized'][0]:.3f} -> {inside['normalized'][1]:.3f}")
+        if self.past is not None:
+            past = self.past
+            said += (f"; past it, to {_span(past['to'])}, {past['entropy'][0]:.2f} -> {past['entropy'][1]:.2f} nats, "
+                     f"normalized {past['normalized'][0]:.3f} -> {past['normalized'][1]:.3f}")
+        return [PUBLISHED_ENTROPY, said + "."]
+
+
+def _verb(pair: Sequence[float]) -> str:
+    first, last = (round(value, 3) for value in pair)
+    return "rises" if last > first else "falls" if last < first else "stays at"
+
+
+def entropy_with_length(document: dict) -> EntropyTrend | None:
+    """The entropy trend at T = 1 of a sweep document or a corpus summary, to show next to the published argument
+    that entropy grows like ln n; None with fewer than two buckets inside the trained context."""
+    reference = next(r for r in document["results"] if r["temperature"] == 1.0 and r.get("rope") is None)
+    scored = [i for i, nll in enumerate(reference["nll"]) if nll is not None]
+    entropy, normalized = (np.asarray(_bucket_statistic(reference, name))[scored]
+                           for name in ("entropy", "normalized_entropy"))
+    numbers = entropy_trend(document_scope(document), [document["buckets"][i] for i in scored],
+                            document["trained_length"], entropy, normalized)
+    return None if numbers is None else EntropyTrend(**numbers)
+
+
+def _bucket_statistic(result: dict, name: str) -> list[float]:
+    """[bucket] a statistic's mean over layers and heads: from a sweep result's heads or a summary's statistics."""
+    if "heads" in result:
+        return [float(value) for value in np.asarray(result["heads"][name], dtype=np.float64).mean(axis=(1, 2))]
+    return [float(value) for value in result["statistics"][name]]
+
+
+def document_scope(document: dict) -> str:
+    """'one model, one text' for a sweep, 'N documents' for a corpus summary: said next to every number."""
+    corpus = document.get("corpus")
+    return "one model, one text" if corpus is None else corpus_scope(corpus["documents"])
+
+
+def corpus_scope(documents: int) -> str:
+    return f"one model, {documents} document{'s' if documents != 1 else ''}"
+
+
+def sweep_data(document: dict, position_nll: Mapping[str, Sequence[float]] | None = None,
+               seed: int = SEED) -> PastData:
+    """A sweep document as the verdict reads it; with each view's per-position NLL (label -> [n - 1]) its resamples
+    are alternating blocks of positions (held-out gains and intervals), without it the bucket means alone."""
+    reference = next(r for r in document["results"] if r["temperature"] == 1.0 and r.get("rope") is None)
+    scored = [i for i, nll in enumerate(reference["nll"]) if nll is not None]
+    buckets = [document["buckets"][i] for i in scored]
+    n = document["n_tokens"]
+    weights = np.array([max(0, min(stop, n - 1) - start) for start, stop in buckets], dtype=np.float64)
+    results = document["results"]
+    nll = np.array([[result["nll"][i] for i in scored] for result in results], dtype=np.float64)
+    names = [name for name in ("entropy", "normalized_entropy", "sink_mass", "untrained_mass")
+             if all(name in result.get("heads", {}) for result in results)]
+    statistics = {name: np.array([np.asarray(_bucket_statistic(result, name))[scored] for result in results])
+                  for name in names}
+    past = [i for i, (start, _) in enumerate(buckets) if start >= document["trained_length"]]
+    if position_nll is None:
+        resamples = DocumentFolds(sums=(nll * weights)[None][:, :, past], counts=weights[past][None],
+                                  weights=np.ones((1, 1)), bootstrap="none",
+                                  missing="this file carries no per-position losses (rerun the sweep)")
+    else:
+        resamples = position_folds(position_nll, [result["label"] for result in results],
+                                   [buckets[i] for i in past], n, seed)
+    return PastData(scope=document_scope(document), trained_length=document["trained_length"], buckets=buckets,
+                    weights=weights, views=[_view_info(result) for result in results], nll=nll,
+                    statistics=statistics, reported_best=document.get("best", []), resamples=resamples)
+
+
+def position_folds(position_nll: Mapping[str, Sequence[float]], labels: list[str], buckets: list[list[int]],
+                   n_tokens: int, seed: int = SEED) -> PositionFolds:
+    """Each bucket's positions in alternating blocks (core.bootstrap.fold_sums), every view on the same blocks."""
+    rng = np.random.default_rng(seed)
+    losses = np.array([np.asarray(position_nll[label], dtype=np.float64) for label in labels])  # [view, n - 1]
+    folds = [fold_sums(losses[:, start : min(stop, n_tokens - 1)], rng) for start, stop in buckets]
+    if not folds:  # a text within the trained length: nothing to resample
+        return PositionFolds(sums=np.zeros((1, 0, 2, len(labels))), counts=np.zeros((0, 2)), block=BOOTSTRAP_BLOCK)
+    return PositionFolds(sums=np.stack([sums for sums, _ in folds], axis=1),
+                         counts=np.array([counts for _, counts in folds]), block=BOOTSTRAP_BLOCK)
+
+
+def _view_info(result: dict) -> ViewInfo:
+    rope = result.get("rope")
+    return ViewInfo(label=result["label"], temperature=result["temperature"], schedule=result["schedule"],
+                    rope=None if rope is None else Rope(rope["recipe"], rope["factor"]),
+                    multipliers=result.get("multipliers"))
+
+
+def sweep_verdict(document: dict, position_nll: Mapping[str, Sequence[float]] | None = None,
+                  seed: int = SEED) -> dict | None:
+    """The verdict's numbers of a sweep document (ContextVerdict.to_dict()), or None when the text does not reach
+    past the trained length with a bucket that has a loss (the last token alone predicts nothing), or no bucket
+    lies wholly before it. sweep_document passes each pass's per-position NLL, for the held-out gains."""
+    return length_numbers(sweep_data(document, position_nll, seed))
 
 
 def context_verdict(document: dict) -> ContextVerdict | None:
-    """The verdict of a sweep document, or None when the text does not reach past the trained length with a bucket
-    that has a loss (the last token alone predicts nothing), or no bucket lies wholly before it."""
-    trained = document["trained_length"]
-    buckets = document["buckets"]
-    reference = next(r for r in document["results"] if r["temperature"] == 1.0)
-    scored = [i for i, nll in enumerate(reference["nll"]) if nll is not None]  # the last token alone has no loss
-    past = [i for i in scored if buckets[i][0] >= trained]
-    inside = [i for i in scored if buckets[i][1] <= trained]
-    before = [i for i in inside if buckets[i][0] >= trained // 2] or inside
-    if not past or not before:
+    """The verdict of a sweep document: the numbers sweep_document stored with it, or, for a document without
+    them (or with those of an older format), what its bucket means alone give (no held-out gain, no intervals)."""
+    stored = document.get("verdict", {})
+    if stored is None:
         return None
-
-    def attention(chosen: list[int]) -> dict[str, float]:
-        return {name: float(np.mean([np.mean(reference["heads"][name][i]) for i in chosen]))
-                for name in ("normalized_entropy", "distant_mass", "recent_mass", "sink_mass")}
-
-    past_starts = {buckets[i][0] for i in past}
-    best = [entry for entry in document["best"] if entry["bucket"][0] in past_starts]
-    nll_one_past = _bucket_mean(reference["nll"], past)
-    schedules = [{"label": r["label"], "saved": nll_one_past - _bucket_mean(r["nll"], past),
-                  "m_past": r.get("multipliers", {}).get("past"),
-                  "m_trained_context": r.get("multipliers", {}).get("trained_context")}
-                 for r in document["results"] if r["schedule"] is not None]
-    grid = sorted(r["temperature"] for r in document["results"] if r["temperature"] is not None)
-    return ContextVerdict(trained_length=trained, before=(buckets[before[0]][0], buckets[before[-1]][1]),
-                          past=(buckets[past[0]][0], buckets[past[-1]][1]),
-                          nll_before=_bucket_mean(reference["nll"], before), nll_past=nll_one_past,
-                          attention_before=attention(before), attention_past=attention(past), best=best,
-                          schedules=schedules, grid=grid)
+    if stored.get("format") == FORMAT:
+        return ContextVerdict.from_dict(stored)
+    numbers = sweep_verdict(document)
+    return None if numbers is None else ContextVerdict.from_dict(numbers)

@@ -260,6 +260,28 @@ def test_the_context_length_page_opens_in_time(app_url, browser):
         context.close()
 
 
+FIRST_SCREEN = """() => {
+    const top = element => element.getBoundingClientRect().top;
+    const charts = [...document.querySelectorAll('.js-plotly-plot')];
+    const metrics = [...document.querySelectorAll('[data-testid="stMetric"]')];
+    return {chart: top(charts[0]), metrics: metrics.map(top),
+            scrolled: document.querySelector('[data-testid="stMain"]').scrollTop + window.scrollY};
+}"""
+
+
+def test_the_context_length_page_shows_its_answer_and_first_chart_within_the_first_screen(app_url, browser):
+    """Charts before words: at 1,400 x 900 the headline numbers and then the loss by position start on the first
+    screen, before any scrolling."""
+    with drawn_page(app_url, browser, "context", 1400, 900) as page:
+        where = page.evaluate(FIRST_SCREEN)
+        print(f"context-length page at 1,400 x 900: first chart at {where['chart']:.0f} px, headline numbers at "
+              f"{[round(top) for top in where['metrics']]} px")
+        assert where["scrolled"] == 0
+        assert 0 < where["chart"] < 900, f"the first chart starts at {where['chart']:.0f} px, below the first screen"
+        assert where["metrics"], "no headline numbers"
+        assert all(0 < top < where["chart"] for top in where["metrics"]), where
+
+
 def test_user_text_is_shown_as_text_not_run_as_html(app_url, browser):
     """A link carrying a script tag as the text: it must appear literally in the labels, and never execute."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
@@ -284,8 +306,9 @@ def test_the_served_app_offers_only_the_operators_models(app_url, browser):
     context = browser.new_context(viewport={"width": 1400, "height": 900})
     page = context.new_page()
     try:
-        page.goto(f"{app_url}/?model=/etc/passwd", wait_until="domcontentloaded")
-        wait_for_page(page, 3)
+        # a model page: the Softmax lab runs no model and shows no model control
+        page.goto(f"{app_url}/maps?model=/etc/passwd", wait_until="domcontentloaded")
+        wait_for_page(page, SCREENS["maps"][1])
         sidebar = page.locator('[data-testid="stSidebar"]')
         model_box = sidebar.locator('[data-testid="stSelectbox"]')
         assert model_box.count() == 1

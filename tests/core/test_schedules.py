@@ -74,7 +74,7 @@ def test_formulas_at_their_defaults_are_the_published_ones():
 
 
 @pytest.mark.parametrize(("name", "words"), [
-    ("yarn", ["attention factor", "RoPE interpolation", "is not"]),
+    ("yarn", ["attention factor", "RoPE interpolation", "left out", "RoPE recipe yarn:S", "yarn-rope:S"]),
     ("qwen-logn", ["dynamic NTK", "not applied"]),
     ("llama4", ["NoPE layers", "every layer"]),
     ("ssmax", ["learns s per layer and head", "fixed"]),

@@ -176,6 +176,50 @@ def test_the_bundled_models_numbers_do_not_depend_on_the_thread_count(bundled, b
     assert all(np.array_equal(one.bucket_heads[name], many.bucket_heads[name]) for name in STATISTICS)
 
 
+def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists_them(tmp_path):
+    """Synthetic rows of three documents (tests/verdicts/synthetic.py records, written as the tuner writes them):
+    the summary's held-out gain is leave-one-document-out, as computed by hand from the records, and its documents
+    keep name, sha256 and token count."""
+    from model_utils.core.rope import Rope
+    from model_utils.core.views import View, as_view
+    from model_utils.experiments.corpus import Corpus, Document
+    from model_utils.experiments.tune.rows import document_columns, write_document
+    from model_utils.verdicts.corpus import corpus_verdict
+    from tests.verdicts.synthetic import BUCKETS, N_TOKENS, leave_one_out_by_hand, plain, record
+
+    specs = [0.8, 1.0, 1.25, View(1.0, Rope("yarn-rope", 2.0))]
+    past = {0.8: [2.25, 2.45, 3.45, 4.1], 1.0: [2.2, 2.5, 3.4, 4.0], 1.25: [2.3, 2.6, 3.2, 3.7],
+            specs[3].label: [2.2, 2.3, 2.4, 2.5]}
+    documents = [Document(f"doc {d}", f"synthetic document {d}") for d in range(3)]
+    settings = _TuneSettings(model="synthetic", fingerprint="synthetic", specs=tuple(as_view(s).label for s in specs),
+                             sweep=SweepSettings(max_tokens=N_TOKENS, bucket_size=256, beyond_trained=True))
+    (tmp_path / ROWS).mkdir()
+    sums = np.zeros((3, len(specs), len(BUCKETS)))
+    counts = np.array([[min(stop, N_TOKENS - 1) - start for start, stop in BUCKETS]] * 3, dtype=float)
+    for d, document in enumerate(documents):
+        shift = [0.1 * d - 0.05 * d * (i == 2) for i in range(len(BUCKETS))]  # documents differ
+        records = [record(spec, [a + b for a, b in zip(plain(past[spec if isinstance(spec, float) else spec.label]),
+                                                      shift, strict=True)], seed=10 * d + i)
+                   for i, spec in enumerate(specs)]
+        sums[d] = np.array([r["nll"] for r in records]) * counts[d]
+        write_document(tmp_path, settings, document, {"columns": document_columns(document, records),
+                                                      "seconds": 1.0, "peak_rss_gb": 1.0})
+    corpus = Corpus(source="synthetic", documents=documents, duplicates=[])
+    summary = summarize(tmp_path, corpus, [N_TOKENS] * 3, specs, settings, 1024)
+    assert summary["corpus"]["list"] == [{"name": d.name, "sha256": d.sha256, "n_tokens": N_TOKENS}
+                                         for d in documents]
+    order = np.argsort([d.sha256 for d in documents])  # the summary's documents, by sha256
+    held = summary["verdict"]["gain_held_out"]
+    assert held["saved"] == pytest.approx(leave_one_out_by_hand(sums[order], counts, 1, [0, 1, 2], [4, 5, 6, 7]),
+                                          abs=1e-9)
+    assert held["interval"][0] <= held["saved"] <= held["interval"][1]
+    assert json.loads(json.dumps(summary, allow_nan=False))["verdict"] == summary["verdict"]
+    said = corpus_verdict(summary).sentences()
+    assert said[0].startswith("Held-out (one model, 3 documents): the best T per bucket, chosen on the other "
+                              "documents and scored on the one left out")
+    assert any("yarn-rope (s=2) + T=1 +" in sentence for sentence in said)  # the recipe, against plain T = 1
+
+
 # --- refusals: one line, exit 2, nothing written lost ------------------------------------------------------------
 
 

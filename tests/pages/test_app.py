@@ -7,7 +7,8 @@ from streamlit.runtime.caching.cache_data_api import get_data_cache_stats_provid
 
 from components.present.text import plain
 from components.serving.cache import cached_report, cached_report_with_maps
-from tests.support.apptest import PAGE_SCRIPTS, TITLES, assert_clean, chart, open_app, traces
+from components.widgets.controls import SIDEBAR_CONTROLS
+from tests.support.apptest import PAGE_SCRIPTS, SPECS, TITLES, assert_clean, chart, open_app, traces
 
 
 @pytest.mark.parametrize("page", PAGE_SCRIPTS)
@@ -16,7 +17,49 @@ def test_every_page_opens_without_error_and_draws_charts(tiny_env, page):
     assert_clean(at)
     assert at.get("plotly_chart"), f"{page} drew no chart"
     assert [title.value for title in at.title] == [TITLES[page]]
-    assert at.selectbox(key="model").value == "tiny-random"
+    if "model" in SPECS[page].controls:
+        assert at.selectbox(key="model").value == "tiny-random"
+
+
+def sidebar_controls(at) -> list[str]:
+    """The keys of the shared controls the sidebar draws, in their order."""
+    drawn = {element.key for kind in ("selectbox", "text_input", "radio", "number_input")
+             for element in getattr(at.sidebar, kind)}
+    return [key for key in SIDEBAR_CONTROLS if key in drawn]
+
+
+@pytest.mark.parametrize("page", PAGE_SCRIPTS)
+def test_the_sidebar_draws_only_the_controls_that_act_on_the_page(tiny_env, page):
+    at = open_app(page)
+    assert_clean(at)
+    spec = SPECS[page]
+    assert sidebar_controls(at) == list(spec.controls)
+    notes = [caption.value for caption in at.sidebar.caption]
+    assert (spec.controls_note in notes) if spec.controls_note else not notes
+
+
+def test_the_lab_runs_no_model_so_shows_only_the_temperatures():
+    lab = SPECS["softmax_lab"]
+    assert lab.controls == ("temperatures",) and "runs no model" in lab.controls_note
+    context = SPECS["context_length"]
+    assert "mode" not in context.controls and "only on the form" in context.controls_note
+    assert all(spec.controls == SIDEBAR_CONTROLS for name, spec in SPECS.items()
+               if name not in ("softmax_lab", "context_length"))
+
+
+def test_a_control_hidden_on_one_page_keeps_its_value_for_the_next(tiny_env):
+    at = open_app("attention_maps")
+    at.radio(key="mode").set_value("isolated").run()
+    at.number_input(key="window").set_value(8).run()
+    at.text_input(key="temperatures").set_value("0.5, 1").run()
+    at.switch_page("components/pages/softmax_lab.py").run()  # mode, window and model are not drawn there
+    assert_clean(at)
+    assert sidebar_controls(at) == ["temperatures"]
+    at.switch_page("components/pages/collapse_inspector.py").run()
+    assert_clean(at)
+    assert at.radio(key="mode").value == "isolated" and at.number_input(key="window").value == 8
+    assert at.text_input(key="temperatures").value == "0.5, 1"
+    assert any("isolated mode" in caption.value for caption in at.caption)  # the page ran with the kept mode
 
 
 @pytest.mark.parametrize("bad", ["0", "abc", "1, 1", "nan", "-2", "0.5, 1, 1.5, 2, 2.5, 3, 3.5", ""])
@@ -44,7 +87,8 @@ def test_bad_temperatures_stop_a_model_page_before_the_model_runs(tiny_env):
 
 
 def test_model_choice_is_only_the_operators_single_model(tiny_env):
-    at = open_app(query={"model": "/etc/passwd"})  # a link cannot name a model the operator did not list
+    # a link cannot name a model the operator did not list
+    at = open_app("attention_maps", query={"model": "/etc/passwd"})
     assert_clean(at)
     assert at.selectbox(key="model").options == ["tiny-random"]
     assert at.selectbox(key="model").value == "tiny-random"
@@ -52,7 +96,7 @@ def test_model_choice_is_only_the_operators_single_model(tiny_env):
 
 def test_model_choice_is_exactly_the_operators_list(tiny_env):
     tiny_env.setenv("ATTN_MODELS", "tiny-random,bundled")
-    at = open_app(query={"model": "../../some/local/dir"})
+    at = open_app("attention_maps", query={"model": "../../some/local/dir"})
     assert_clean(at)
     assert at.selectbox(key="model").options == ["tiny-random", "bundled"]
     assert at.selectbox(key="model").value == "tiny-random"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,9 @@ from components.present.text import plain
 from components.serving import settings
 from components.serving.cache import cached_sweep
 from model_utils import Schedule
+from model_utils.core.rope import Rope
+from model_utils.core.statistics import STATISTIC_LABELS
+from model_utils.core.views import View
 from model_utils.experiments.sweep import SweepSettings, sweep
 from model_utils.experiments.texts import builtin_corpus, builtin_text
 from model_utils.verdicts.context import context_verdict
@@ -30,7 +34,7 @@ COMMITTED = settings.ASSETS / "sweeps" / "bundled-16k.json"
 OPEN_SECONDS = 3.0  # the page opens on the committed result in under 3 s
 
 
-POSITION_CHARTS = ("context_nll", "context_best", "context_statistic_chart", "context_distance")
+POSITION_CHARTS = ("context_nll", "context_best", "context_statistic_chart", "context_untrained", "context_distance")
 
 
 @pytest.fixture
@@ -78,12 +82,15 @@ def trained_line_positions(figure: dict) -> list[float]:
 
 
 def submit(at: AppTest, *, builtin: bool = True, text: str = "", tokens: int = 1536, bucket: int = 256,
-           schedules: tuple[str, ...] = (), beyond: bool = True) -> AppTest:
+           schedules: tuple[str, ...] = (), beyond: bool = True, recipe: str = "none",
+           factor: float = 2.0) -> AppTest:
     at.checkbox(key="context_builtin").set_value(builtin)
     at.text_area(key="context_text").set_value(text)
     at.number_input(key="context_tokens").set_value(tokens)
     at.number_input(key="context_bucket").set_value(bucket)
     at.multiselect(key="context_schedules").set_value(list(schedules))
+    at.selectbox(key="context_recipe").set_value(recipe)
+    at.number_input(key="context_factor").set_value(factor)
     at.checkbox(key="context_beyond").set_value(beyond)
     at.button(key="context_run").click()
     return at.run()
@@ -168,6 +175,11 @@ def test_the_committed_bundled_sweep_loads_and_renders_in_time(tiny_env, runs):
     verdict = context_verdict(document)
     if verdict is not None:
         assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+    recipes = list(dict.fromkeys(label.split(" + ")[0] for label in (r["label"] for r in document["results"])
+                                 if " + " in label))
+    if recipes:  # the main figure: T = 1, the best T per bucket and each recipe at T = 1
+        lines = [trace["name"] for trace in traces(chart(at, "context_nll"), "scatter")]
+        assert lines == ["T=1", "best constant T per bucket", *(f"{recipe} + T=1" for recipe in recipes)]
 
 
 def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
@@ -313,3 +325,257 @@ def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny
     assert_clean(at)
     assert trained_line_positions(chart(at, "context_corpus_nll")) == []
     assert any("does not record the trained length" in c.value for c in at.caption)
+
+
+# --- RoPE recipes: the committed view per recipe, the untrained-distance mass, the form's recipe -------------------
+
+MAIN = "T = 1, the best T per bucket and each recipe at T = 1"
+OWN = "the model's own positions"
+
+
+@pytest.fixture
+def recipe_env(tiny_env, tiny_recipe_sweep_file):
+    """The page opening on the tiny model's sweep with recipes (conftest.tiny_recipe_sweep_file)."""
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", tiny_recipe_sweep_file)
+    return tiny_env
+
+
+def by_label(document: dict) -> dict[str, dict]:
+    return {result["label"]: result for result in document["results"]}
+
+
+def line_names(figure: dict) -> list[str]:
+    return [trace["name"] for trace in traces(figure, "scatter")]
+
+
+def test_the_main_figure_draws_t1_the_best_t_and_each_recipe_at_t1(recipe_env, runs, recipe_document):
+    at, seconds = open_page()
+    assert_clean(at)
+    assert seconds < OPEN_SECONDS and runs == {"sweeps": 0, "passes": 0}
+    assert at.selectbox(key="context_lines").value == MAIN
+    assert at.selectbox(key="context_lines").options == [MAIN, OWN, "yarn (s=2)", "yarn-rope (s=2)", "linear (s=2)"]
+    figure = chart(at, "context_nll")
+    assert line_names(figure) == ["T=1", "best constant T per bucket", "yarn (s=2) + T=1", "yarn-rope (s=2) + T=1",
+                                  "linear (s=2) + T=1"]
+    lines = traces(figure, "scatter")
+    results = by_label(recipe_document)
+    for trace in lines[:1] + lines[2:]:
+        np.testing.assert_allclose(array(trace["y"]).astype(float), results[trace["name"]]["nll"])
+    best = recipe_document["best"]
+    assert [entry["bucket"] for entry in best] == recipe_document["buckets"]
+    np.testing.assert_allclose(array(lines[1]["y"]).astype(float), [entry["nll"] for entry in best])
+    assert lines[1]["line"]["dash"] == "dot" and lines[1]["line"]["color"] == "#000000"
+    # the best T of each bucket is the lowest of the constant temperatures on the model's own positions
+    own = np.array([results[f"T={t:g}"]["nll"] for t in (0.8, 1, 1.25)])
+    np.testing.assert_allclose(array(lines[1]["y"]).astype(float), own.min(axis=0))
+    # one colour per recipe, none of them a temperature's
+    colours = [trace["line"]["color"] for trace in lines[2:]]
+    assert len(set(colours)) == 3 and not set(colours) & {trace["line"]["color"] for trace in lines[:2]}
+    assert trained_line_positions(figure) == [1024]
+    assert any("chosen on the very positions it is scored on" in c.value for c in at.caption)
+
+
+def test_the_lines_choice_draws_a_recipes_passes_next_to_the_plain_t1_and_stays_in_the_link(recipe_env,
+                                                                                               recipe_document):
+    at, _ = open_page()
+    at.selectbox(key="context_lines").set_value("yarn-rope (s=2)").run()
+    assert_clean(at)
+    names = line_names(chart(at, "context_nll"))
+    assert names == ["T=1", "yarn-rope (s=2) + T=0.9", "yarn-rope (s=2) + T=1", "yarn-rope (s=2) + T=1.1"]
+    styles = {trace["name"]: trace["line"] for trace in traces(chart(at, "context_nll"), "scatter")}
+    assert styles["yarn-rope (s=2) + T=0.9"]["dash"] == "dot" and styles["yarn-rope (s=2) + T=1.1"]["dash"] == "dash"
+    assert styles["yarn-rope (s=2) + T=1"]["dash"] == "solid"
+    assert at.query_params["lines"] == "yarn-rope (s=2)"
+    at.selectbox(key="context_lines").set_value(OWN).run()
+    assert line_names(chart(at, "context_nll")) == [r["label"] for r in recipe_document["results"] if r["rope"] is None]
+
+    linked, _ = open_page({"lines": "linear (s=2)", "best_on": "nonsense"})
+    assert_clean(linked)
+    assert line_names(chart(linked, "context_nll")) == ["T=1", "linear (s=2) + T=1"]
+    assert linked.selectbox(key="context_best_on").value == OWN  # a mangled choice falls back to the default
+
+
+def test_the_best_temperature_can_be_read_on_each_recipe_against_its_own_t1(recipe_env, recipe_document):
+    at, _ = open_page()
+    assert at.selectbox(key="context_best_on").options == [OWN, "yarn-rope (s=2)"]  # the recipes of best_by_rope
+    plain_best = traces(chart(at, "context_best"), "scatter")[0]
+    np.testing.assert_array_equal(array(plain_best["y"]), [e["temperature"] for e in recipe_document["best"]])
+    assert list(chart(at, "context_best")["layout"]["yaxis"]["tickvals"]) == [0.8, 1, 1.25]
+
+    at.selectbox(key="context_best_on").set_value("yarn-rope (s=2)").run()
+    assert_clean(at)
+    figure = chart(at, "context_best")
+    entries = recipe_document["best_by_rope"]["yarn-rope (s=2)"]
+    points = traces(figure, "scatter")[0]
+    np.testing.assert_array_equal(array(points["y"]), [entry["temperature"] for entry in entries])
+    assert list(figure["layout"]["yaxis"]["tickvals"]) == [0.9, 1, 1.1]  # the temperatures run on that recipe
+    assert figure["layout"]["title"]["text"] == "This text, on yarn-rope (s=2)"
+    assert any("against yarn\\-rope \\(s=2\\) at T = 1" in c.value for c in at.caption)
+    assert at.query_params["best_on"] == "yarn-rope (s=2)"
+
+
+def test_the_untrained_distance_mass_is_shown_for_every_pass_and_is_a_statistic(recipe_env, recipe_document):
+    at, _ = open_page()
+    assert STATISTIC_LABELS["untrained_mass"] in at.selectbox(key="context_statistic").options
+    heatmap = chart(at, "context_untrained")
+    (cells,) = traces(heatmap, "heatmap")
+    assert list(cells["y"]) == [result["label"] for result in recipe_document["results"]]  # every pass, in order
+    expected = np.array([np.asarray(result["heads"]["untrained_mass"]).mean(axis=(1, 2))
+                         for result in recipe_document["results"]])
+    np.testing.assert_allclose(array(cells["z"]).astype(float), expected, rtol=1e-6)
+    inside = [index for index, (_, stop) in enumerate(recipe_document["buckets"]) if stop <= 1024]
+    assert np.all(expected[:, inside] == 0) and np.all(expected[:, len(inside):] > 0)  # 0 by definition inside
+    assert trained_line_positions(heatmap) == [1024]
+    assert any("at least 1,024 tokens back" in c.value for c in at.caption)
+
+    at.selectbox(key="context_statistic").set_value("untrained_mass").run()
+    at.selectbox(key="context_layer").set_value(2).run()
+    at.selectbox(key="context_statistic_lines").set_value("yarn-rope (s=2)").run()
+    assert_clean(at)
+    lines = traces(chart(at, "context_statistic_chart"), "scatter")
+    assert [trace["name"] for trace in lines] == ["T=1", "yarn-rope (s=2) + T=0.9", "yarn-rope (s=2) + T=1",
+                                                  "yarn-rope (s=2) + T=1.1"]
+    results = by_label(recipe_document)
+    for trace in lines:
+        layer_two = np.asarray(results[trace["name"]]["heads"]["untrained_mass"])[:, 2].mean(axis=1)
+        np.testing.assert_allclose(array(trace["y"]).astype(float), layer_two, rtol=1e-6)
+    (cells,) = traces(chart(at, "context_untrained"), "heatmap")  # the heatmap follows the layer too
+    np.testing.assert_allclose(array(cells["z"]).astype(float)[0],
+                               np.asarray(recipe_document["results"][0]["heads"]["untrained_mass"])[:, 2].mean(axis=1),
+                               rtol=1e-6)
+
+
+def test_the_distance_heatmap_compares_t1_with_any_pass_a_recipe_first(recipe_env, recipe_document):
+    at, _ = open_page()
+    compare = at.selectbox(key="context_compare")
+    assert compare.value == "yarn (s=2) + T=1"
+    assert compare.options == [r["label"] for r in recipe_document["results"] if r["label"] != "T=1"]
+    compare.set_value("yarn-rope (s=2) + T=1.1").run()
+    assert_clean(at)
+    _, right = traces(chart(at, "context_distance"), "heatmap")
+    np.testing.assert_allclose(array(right["z"]).astype(float),
+                               np.asarray(by_label(recipe_document)["yarn-rope (s=2) + T=1.1"]["distance_profile"]).T)
+
+
+def page_order(node) -> list[str]:
+    """The page's elements top to bottom (depth first), as 'type' or 'type:what' for charts, expanders and text."""
+    kind = node.type
+    said = {"plotly_chart": lambda: node.proto.id.rsplit("-", 1)[-1], "expander": lambda: node.label,
+            "markdown": lambda: node.value[:30], "metric": lambda: node.label}.get(kind)
+    order = [f"{kind}:{said()}" if said else kind]
+    for index in sorted(getattr(node, "children", None) or {}):
+        order += page_order(node.children[index])
+    return order
+
+
+def test_the_page_opens_with_the_loss_chart_before_the_words(recipe_env):
+    """Title, one paragraph, the form folded away, then the loss by position; the verdict and the method come in an
+    expander under it."""
+    at, _ = open_page()
+    order = page_order(at.main)
+
+    def where(prefix: str) -> int:
+        return next(index for index, entry in enumerate(order) if entry.startswith(prefix))
+
+    chart_at = where("plotly_chart:context_nll")
+    before = [entry for entry in order[:chart_at] if entry.startswith("markdown:")]
+    assert len(before) == 1 and before[0].startswith("markdown:How does a model do"), before  # the lead alone
+    assert where("expander:Run the sweep on your own text") < chart_at  # folded: one line high
+    assert chart_at < where("expander:What this sweep measured, and how") < where("markdown:**What this sweep") \
+        < where("markdown:How it was measured")
+
+
+def test_the_headline_numbers_are_the_verdicts_and_come_before_the_loss_chart(recipe_env, recipe_document):
+    at, _ = open_page()
+    assert_clean(at)
+    expected = context_verdict(recipe_document).headline()
+    assert 1 <= len(expected) <= 4
+    shown = at.get("metric")
+    assert [m.label for m in shown] == [plain(h.label) for h in expected]
+    # the number big, what the verdict brackets after it (an interval, a ratio) under it: together the value
+    assert [m.value + (f" \\({m.delta}\\)" if m.delta else "") for m in shown] == [plain(h.value) for h in expected]
+    assert [m.proto.help for m in shown] == [plain(h.help) for h in expected]
+    assert any(h.label.startswith("Best recipe: ") for h in expected)  # the recipes' part of the answer
+    order = page_order(at.main)
+    assert max(i for i, entry in enumerate(order) if entry.startswith("metric:")) < order.index(
+        "plotly_chart:context_nll")
+
+
+def test_the_corpus_verdict_is_said_with_the_sweeps(recipe_env, summary_file):
+    from model_utils.verdicts.corpus import corpus_verdict
+
+    recipe_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
+    at, _ = open_page()
+    assert_clean(at)
+    summary = json.loads(summary_file.read_text())
+    said = next(m.value for m in at.markdown if m.value.startswith("**What the corpus measured"))
+    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in corpus_verdict(summary).sentences()]
+
+
+def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1").run()
+    submit(at, tokens=1280, recipe="yarn-rope", factor=2.0)
+    assert_clean(at)
+    assert runs["passes"] == 4  # 2 temperatures on the model's own positions, 2 on the recipe
+    labels = at.selectbox(key="context_compare").options
+    assert labels == ["T=0.8", "yarn-rope (s=2) + T=0.8", "yarn-rope (s=2) + T=1"]
+    assert at.selectbox(key="context_lines").options == [MAIN, OWN, "yarn-rope (s=2)"]
+    assert at.selectbox(key="context_best_on").options == [OWN, "yarn-rope (s=2)"]
+    expected = sweep(tiny, builtin_text("long"), [0.8, 1.0, *(View(t, Rope("yarn-rope", 2.0)) for t in (0.8, 1.0))],
+                     SweepSettings(max_tokens=1280, bucket_size=256, window=32, beyond_trained=True),
+                     cache_dir=settings.SWEEP_PASSES)
+    assert runs["passes"] == 4  # the same passes, from the page's cache
+    drawn = {trace["name"]: array(trace["y"]).astype(float) for trace in traces(chart(at, "context_nll"), "scatter")}
+    np.testing.assert_allclose(drawn["yarn-rope (s=2) + T=1"], by_label(expected)["yarn-rope (s=2) + T=1"]["nll"])
+    said = plain("and 2 passes on RoPE recipes (yarn-rope (s=2) + T=0.8, yarn-rope (s=2) + T=1)")
+    assert any(said in caption.value for caption in at.caption)
+
+
+def scaled_llama_folder(folder: Path) -> Path:
+    """A tiny llama whose RoPE is already scaled (linear, s = 2): a recipe would replace its own scaling."""
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    from model_utils.models.tiny import byte_tokenizer
+    from tests.support.architectures import GQA, SIZES
+
+    config = LlamaConfig(**SIZES, **GQA, rope_parameters={"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4})
+    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    byte_tokenizer().save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    ("gpt2", "learns its positions as a table, not with rotary embeddings (RoPE): the RoPE recipe yarn (s=2) does "
+             "not apply to it"),
+    ("scaled", "already scales its rotary positions (rope_type 'linear'); the explorer applies a recipe such as "
+               "yarn (s=2) only on top of plain RoPE"),
+])
+def test_a_recipe_on_a_model_that_cannot_take_one_is_the_engines_error_line(runs, architecture_folder, tmp_path,
+                                                                           model, message):
+    folder = architecture_folder("gpt2") if model == "gpt2" else scaled_llama_folder(tmp_path / "scaled")
+    runs_env = pytest.MonkeyPatch()
+    runs_env.setenv("ATTN_MODEL", str(folder))
+    try:
+        at, _ = open_page()
+        at.text_input(key="temperatures").set_value("0.8, 1").run()
+        submit(at, tokens=200, bucket=64, recipe="yarn", factor=2.0, beyond=False)
+    finally:
+        runs_env.undo()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [error.value for error in at.error]
+    assert len(errors) == 1 and plain(message) in errors[0], errors
+    assert runs["passes"] == 0, "a refused recipe must not run any pass"
+    assert "context_view" not in [radio.key for radio in at.radio]  # the committed view stays
+
+
+def test_a_recipe_counts_in_the_work_budget(runs):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("0.8, 1, 1.25").run()
+    submit(at, tokens=4096, recipe="linear", factor=4.0)
+    errors = [error.value for error in at.error]
+    assert len(errors) == 1 and plain("4,096 tokens x 6 passes (3 temperatures + 0 schedules + 3 on linear (s=4)) = "
+                                      "24,576") in errors[0], errors
+    assert plain(f"Ask for at most {settings.MAX_WORK // 6:,} tokens, or fewer temperatures or schedules, or no "
+                 "recipe.") in errors[0]
+    assert runs["passes"] == 0

@@ -2,7 +2,10 @@
 
 import numpy as np
 
+from components.present.text import plain
 from model_utils import Schedule
+from model_utils.core.rope import RECIPES
+from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
 from tests.support import SHORT_TEXT
 from tests.support.apptest import array, assert_clean, chart, open_app, texts
 
@@ -85,7 +88,9 @@ def test_schedule_table_and_caption_say_what_is_applied(tiny_env):
     at = open_app("length_schedules")
     table = schedule_table(at)
     assert set(table) == {"yarn", "qwen-logn", "llama4", "ssmax", "logn"}
-    assert "RoPE interpolation" in table["yarn"]["applied here"] and "is not" in table["yarn"]["applied here"]
+    yarn = table["yarn"]["applied here"]
+    assert "only YaRN's attention factor" in yarn and "RoPE interpolation" in yarn and "left out" in yarn
+    assert "the RoPE recipe yarn:S" in yarn  # the whole recipe is there too, elsewhere
     assert "NoPE layers" in table["llama4"]["applied here"] and "every layer" in table["llama4"]["applied here"]
     at.selectbox(key="schedule_choice").set_value("yarn").run()
     assert_clean(at)
@@ -111,3 +116,43 @@ def test_the_schedules_page_says_why_nothing_is_distant(tiny_env):
     at.text_area(key="schedule_text").set_value(SHORT_TEXT).run()
     assert_clean(at)
     assert any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))
+
+
+def test_the_rope_recipes_are_explained_as_position_changes_with_their_sources(tiny_env):
+    at = open_app("length_schedules")
+    assert_clean(at)
+    assert "Length extension by the rotary positions: the RoPE recipes" in [h.value for h in at.subheader]
+    rows = {row["recipe"].split(":")[0]: row for row in at.table[1].value.to_dict("records")}
+    assert list(rows) == list(RECIPES)
+    for kind, info in RECIPES.items():
+        assert rows[kind]["recipe"] == f"{kind}: {info.name}"
+        assert rows[kind]["what it changes"] == info.formula and rows[kind]["source"] == info.source
+        assert f"--rope {kind}:S" in rows[kind]["applied here"] and "Context length page" in rows[kind]["applied here"]
+    assert "is the yarn schedule above" in rows["yarn"]["applied here"]
+    assert "without its attention factor" in rows["yarn-rope"]["applied here"]
+    explained = " ".join(m.value for m in at.markdown)
+    for words in ("θ → θ s^(d / (d − 2))", "(0.1 ln s + 1)²", "divides every position by the scale factor s",
+                  "**What the explorer applies**", "yarn-rope is YaRN's interpolation without its factor"):
+        assert words in explained, words
+
+
+def test_the_entropy_argument_is_stated_as_the_published_one_next_to_what_was_measured(tiny_env, document):
+    at = open_app("length_schedules")
+    assert_clean(at)
+    assert "roughly like ln n" not in at.markdown[0].value  # no longer stated as a law
+    published, measured = entropy_with_length(document).sentences()
+    said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
+    assert said.splitlines()[1:] == [f"- {plain(published)}", "- " + plain(
+        f"On the committed sweep of the Context length page (tiny-random, 2,048 tokens): {measured}")]
+    assert published.startswith("Published argument (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax)")
+
+
+def test_without_a_committed_sweep_the_argument_stands_alone(tiny_env, tmp_path):
+    from components.serving import settings
+
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "missing.json")
+    at = open_app("length_schedules")
+    assert_clean(at)
+    said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
+    assert said.splitlines()[1:] == [f"- {plain(PUBLISHED_ENTROPY)}", "- " + plain(
+        "No committed sweep to set a measurement next to it (make sweep writes one).")]

@@ -26,9 +26,9 @@ def test_softmax_lab_follows_its_inputs(tiny_env):
     assert len(names) == 4 and sum(name.endswith("T = 2") for name in names) == 1  # the slider's T joins them
     assert chart(at, "lab_ratio")["layout"]["shapes"][0]["x0"] == 2.0
 
-    at.radio(key="mode").set_value("isolated").run()
-    assert_clean(at)
-    assert len(at.get("plotly_chart")) == 3
+    # no model runs here: the sidebar draws no model, mode or window
+    assert not at.sidebar.selectbox and not at.sidebar.radio and not at.sidebar.number_input
+    assert [box.key for box in at.sidebar.text_input] == ["temperatures"]
 
 
 @pytest.mark.parametrize(("scores", "message"), [("abc", "numbers separated by commas"), ("5", "between 2 and 64"),

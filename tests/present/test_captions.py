@@ -138,3 +138,11 @@ def test_the_note_appears_exactly_when_no_query_has_a_distant_key(tiny, text, wi
     else:
         assert np.all(measured == 0.0)
         assert f"it has {report.n_tokens} tokens and the recent window is {window}" in note
+
+
+def test_a_headline_value_keeps_its_bracketed_qualifier_apart():
+    assert captions.metric_parts("+0.041 nats/token (+0.010 to +0.070)") == ("+0.041 nats/token", "+0.010 to +0.070")
+    assert captions.metric_parts("10,240 (1.25x)") == ("10,240", "1.25x")
+    assert captions.metric_parts("does not break") == ("does not break", None)
+    assert captions.metric_parts("12.3%") == ("12.3%", None)
+    assert captions.metric_parts("a (b) c") == ("a (b) c", None)  # a bracket inside the value stays there

@@ -523,11 +523,12 @@ def test_display_token_is_drawn_by_plotly_as_the_literal_token(token):
 
 
 def test_plotly_json_of_a_figure_is_valid_and_uses_the_shared_palette():
-    fig = weight_bars([1.0, 2.0, 3.0], [0.5, 1, 2, 4, 8, 16, 32, 64, 100])
+    fig = weight_bars([1.0, 2.0, 3.0], [0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 90, 100])
     data = json.loads(fig.to_json())["data"]
-    assert len(data) == 9
-    assert [trace["marker"]["color"] for trace in data] == [figures.colour(i) for i in range(9)]
-    assert data[8]["marker"]["color"] == PALETTE[0]  # the palette wraps around
+    assert len(data) == 11
+    assert [trace["marker"]["color"] for trace in data] == [figures.colour(i) for i in range(11)]
+    assert len(set(PALETTE)) == len(PALETTE) == 10  # ten temperatures, ten colours (a sweep's grid)
+    assert data[10]["marker"]["color"] == PALETTE[0]  # then the palette wraps around
 
 
 def test_schedule_figure_draws_each_schedule_at_its_knob():
@@ -642,3 +643,42 @@ def test_best_temperatures_draw_the_interval_as_error_bars_around_the_best():
     assert len(reference) == 1 and "T = 1" in annotation_texts(fig)
     assert [line.x0 for line in trained_lines(fig)] == [1024]
     assert list(fig.layout.yaxis.tickvals) == [0.8, 1.0, 1.25]  # only the temperatures tried can be best
+
+
+def test_a_recipes_passes_share_its_colour_darker_when_sharper_lighter_when_softer():
+    temperatures = [0.8, 1.0, None, 1.0, 0.9, 1.0, 1.1, 1.0]
+    labels = ["T=0.8", "T=1", "yarn (scale=2)", "yarn (s=2) + T=1", "yarn-rope (s=2) + T=0.9", "yarn-rope (s=2) + T=1",
+              "yarn-rope (s=2) + T=1.1", "linear (s=2) + T=1"]
+    recipes = [None, None, None, "yarn (s=2)", "yarn-rope (s=2)", "yarn-rope (s=2)", "yarn-rope (s=2)", "linear (s=2)"]
+    styles = figures.sweep_styles(temperatures, labels, recipes)
+    assert styles[:3] == figures.sweep_styles(temperatures[:3], labels[:3])  # the model's own positions as before
+    yarn, sharper, rope_one, softer, linear = styles[3:]
+    assert (yarn["color"], rope_one["color"], linear["color"]) == figures.RECIPE_COLOURS[:3]  # in order of first use
+    assert yarn["dash"] == rope_one["dash"] == "solid" and rope_one["width"] > sharper["width"]
+    assert sharper["dash"] == "dot" and softer["dash"] == "dash"
+
+    def brightness(colour: str) -> int:
+        return sum(int(colour[i : i + 2], 16) for i in (1, 3, 5))
+
+    assert brightness(sharper["color"]) < brightness(rope_one["color"]) < brightness(softer["color"])
+    assert not set(figures.RECIPE_COLOURS) & (set(PALETTE) | set(figures.SCHEDULE_COLOURS))
+    assert figures.recipe_style(None, "#1b9e77")["dash"] == "dashdot"  # a schedule on a recipe
+    far = figures.recipe_style(0.5, "#1b9e77")
+    assert far["color"] == "#082f24"  # 70% of the way to black at most: still the recipe's hue
+
+
+def test_pass_heatmap_draws_one_row_per_pass_over_the_positions():
+    values = np.array([[0.0, 0.0, 0.0, 0.0, 0.2], [0.0, 0.0, 0.0, 0.0, 0.05]])
+    fig = figures.pass_heatmap(BUCKETS, values, ["T=1", "yarn (s=2) + <T=1>"], 1024, "untrained-distance mass",
+                               title="every pass")
+    (cells,) = fig.data
+    np.testing.assert_array_equal(cells.z, values)
+    assert list(cells.x) == [1, 256, 512, 768, 1024, 1280]  # each bucket spans its own positions
+    assert list(cells.y) == ["T=1", "yarn (s=2) + &lt;T=1&gt;"]  # labels escaped, first pass on top
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis.type == "category"
+    assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 0.2
+    assert [line.x0 for line in trained_lines(fig)] == [1024]
+    assert fig.layout.height == 150 + 22 * 2 and fig.layout.title.text == "every pass"
+    assert "positions 1,024-1,279" in cells.customdata[0][-1]
+    empty = figures.pass_heatmap(BUCKETS[:1], np.zeros((1, 1)), ["T=1"], None, "mass")
+    assert empty.layout.coloraxis.cmax > 0  # an all-zero chart still has a colour scale

@@ -43,7 +43,7 @@ def test_csv_rows_are_one_per_bucket_and_result(document):
     assert first["nll"] == document["results"][1]["nll"][1]
     text = rows_csv(rows)
     header = text.splitlines()[0].split(",")
-    assert header == ["bucket_start", "bucket_stop", "label", "temperature", "schedule", "nll", *STATISTICS]
+    assert header == ["bucket_start", "bucket_stop", "label", "temperature", "schedule", "rope", "nll", *STATISTICS]
     assert len(text.strip().splitlines()) == len(rows) + 1
 
 
@@ -104,3 +104,104 @@ def test_the_cached_form_with_arrays_reads_as_the_json_does(document):
             document["results"], key) == [["ssmax (train_length=1024)", "logn (base=1024)"]]
     summary = {"results": [{"label": "T=1", "nll": [2.0], "nll_interval": [[1.9, 2.1]]}]}
     assert sweep_data.with_arrays(copy.deepcopy(summary)) == summary  # a corpus summary has no tables to convert
+
+
+# --- RoPE recipes ----------------------------------------------------------------------------------------------
+
+
+def test_a_results_recipe_is_its_label_whether_applied_or_summarised(recipe_document):
+    labels = [sweep_data.recipe_of(result) for result in recipe_document["results"]]
+    assert labels[:8] == [None] * 8  # three temperatures and five schedules on the model's own positions
+    assert labels[8:] == ["yarn (s=2)"] + ["yarn-rope (s=2)"] * 3 + ["linear (s=2)"]
+    assert sweep_data.recipe_of({"rope": "dynamic (s=4)"}) == "dynamic (s=4)"  # a tune summary carries the label
+    assert sweep_data.recipes(recipe_document) == ["yarn (s=2)", "yarn-rope (s=2)", "linear (s=2)"]
+    assert sweep_data.constant_temperatures(recipe_document) == [0.8, 1.0, 1.25]
+    assert sweep_data.constant_temperatures(recipe_document, "yarn-rope (s=2)") == [0.9, 1.0, 1.1]
+    # T = 1 on the model's own positions is the reference, not a recipe's T = 1
+    assert sweep_data.reference_result(recipe_document)["label"] == "T=1"
+
+
+def test_line_groups_put_the_main_comparison_first_then_own_positions_then_each_recipe(recipe_document, document):
+    labels = [result["label"] for result in recipe_document["results"]]
+    groups = {name: [labels[i] for i in indices] for name, indices in sweep_data.line_groups(recipe_document).items()}
+    assert list(groups) == [sweep_data.MAIN_LINES, sweep_data.OWN_POSITIONS, "yarn (s=2)", "yarn-rope (s=2)",
+                            "linear (s=2)"]
+    assert groups[sweep_data.MAIN_LINES] == ["T=1", "yarn (s=2) + T=1", "yarn-rope (s=2) + T=1", "linear (s=2) + T=1"]
+    assert groups[sweep_data.OWN_POSITIONS] == labels[:8]
+    assert groups["yarn-rope (s=2)"] == ["T=1", "yarn-rope (s=2) + T=0.9", "yarn-rope (s=2) + T=1",
+                                        "yarn-rope (s=2) + T=1.1"]
+    # without recipes there is only the model's own positions
+    assert list(sweep_data.line_groups(document)) == [sweep_data.OWN_POSITIONS]
+    # a recipe run without T = 1 shows its first pass in the main comparison
+    no_one = {"results": [{"label": "T=1", "temperature": 1.0, "rope": None},
+                          {"label": "linear (s=4) + T=1.1", "temperature": 1.1, "rope": "linear (s=4)"}]}
+    assert sweep_data.line_groups(no_one)[sweep_data.MAIN_LINES] == [0, 1]
+
+
+def test_the_best_line_is_each_buckets_best_nll_on_its_positions(recipe_document):
+    best = sweep_data.best_nll_by_bucket(recipe_document)
+    np.testing.assert_allclose(best, [entry["nll"] for entry in recipe_document["best"]])
+    on_recipe = sweep_data.best_nll_by_bucket(recipe_document, "yarn-rope (s=2)")
+    np.testing.assert_allclose(on_recipe, [e["nll"] for e in recipe_document["best_by_rope"]["yarn-rope (s=2)"]])
+    assert sweep_data.best_entries(recipe_document, "linear (s=2)") == []  # one temperature only: no best
+    partial = recipe_document | {"best": recipe_document["best"][1:]}
+    assert np.isnan(sweep_data.best_nll_by_bucket(partial)[0])  # a bucket without an entry draws no point
+
+
+def test_the_distance_profile_opens_on_the_first_recipe(recipe_document):
+    assert sweep_data.default_comparison(recipe_document) == "yarn (s=2) + T=1"
+
+
+def test_csv_rows_name_each_passes_recipe(recipe_document):
+    rows = sweep_data.sweep_rows(recipe_document)
+    first_bucket = rows[: len(recipe_document["results"])]
+    assert [row["rope"] for row in first_bucket] == [sweep_data.recipe_of(r) for r in recipe_document["results"]]
+    assert "untrained_mass" in first_bucket[0]
+
+
+def test_an_older_sweep_without_a_statistic_offers_only_what_it_holds(document):
+    import copy
+
+    older = copy.deepcopy(document)
+    for result in older["results"]:
+        del result["heads"]["untrained_mass"]
+    assert sweep_data.statistics_of(older) == [name for name in STATISTICS if name != "untrained_mass"]
+    assert "untrained_mass" not in sweep_data.sweep_rows(older)[0]
+    assert sweep_data.statistics_of(document) == list(STATISTICS)
+
+
+def test_the_recipe_captions_follow_the_document(recipe_document):
+    said = captions.sweep_caption(recipe_document)
+    assert "3 constant temperatures (T=0.8, T=1, T=1.25) and 5 schedules (" in said
+    assert ("on the model's own positions, and 5 passes on RoPE recipes (yarn (s=2) + T=1, yarn-rope (s=2) + T=0.9, "
+            "yarn-rope (s=2) + T=1, yarn-rope (s=2) + T=1.1, linear (s=2) + T=1), each its own in-model pass") in said
+    best = captions.best_caption(recipe_document, "yarn-rope (s=2)")
+    assert best.endswith("what it saves is against yarn-rope (s=2) at T = 1, not against the model's own positions.")
+    assert "RoPE recipe" not in captions.best_caption(recipe_document)
+    groups = list(sweep_data.line_groups(recipe_document))
+    assert "the best constant temperature of each bucket (black, dotted)" in captions.lines_caption(groups[0], groups)
+    assert "every pass on the RoPE recipe yarn-rope (s=2)" in captions.lines_caption("yarn-rope (s=2)", groups)
+    assert "other choices above" in captions.lines_caption(sweep_data.OWN_POSITIONS, groups)
+    assert "other choices" not in captions.lines_caption(sweep_data.OWN_POSITIONS, [sweep_data.OWN_POSITIONS])
+    assert "keys at least 8,192 tokens back" in captions.untrained_caption(None, 8192)
+    assert "every layer" not in captions.untrained_caption(3, 8192)
+    assert "mean over the heads of layer 3 and" in captions.untrained_caption(3, 8192)
+
+
+def test_a_recipe_counts_in_the_budget_refusal():
+    assert captions.sweep_over_budget(2048, 2, 0, 8192, recipe="yarn (s=2)") is None  # 2 + 2 passes x 2,048
+    refusal = captions.sweep_over_budget(2049, 2, 1, 8192, recipe="yarn (s=2)")
+    assert "2,049 tokens x 5 passes (2 temperatures + 1 schedule + 2 on yarn (s=2)) = 10,245" in refusal
+    assert refusal.endswith("Ask for at most 1,638 tokens, or fewer temperatures or schedules, or no recipe.")
+
+
+def test_the_recipes_table_says_what_each_changes_and_what_is_applied():
+    from model_utils.core.rope import RECIPES
+
+    rows = captions.recipe_rows()
+    assert [row["recipe"] for row in rows] == [f"{kind}: {info.name}" for kind, info in RECIPES.items()]
+    for row, (kind, info) in zip(rows, RECIPES.items(), strict=True):
+        assert row["what it changes"] == info.formula and row["source"] == info.source
+        assert f"--rope {kind}:S" in row["applied here"]
+    assert "is the yarn schedule above" in rows[0]["applied here"]
+    assert sum("schedule above" in row["applied here"] for row in rows) == 1  # only YaRN has a temperature of its own

@@ -83,3 +83,21 @@ def test_the_warm_up_recomputes_a_default_view_that_expired(tiny_env):
     thread.join(120)
     assert looks == [1.0, 1.0, 1.0]
     assert len(passes) == 3 + 0 + 2  # the first round, a look with everything cached, a look after the expiry
+
+
+def test_the_warm_up_reads_the_committed_results_the_context_page_draws(tiny_env, summary_file):
+    from components.present import sweep_data
+    from components.serving import settings
+    from components.serving.cache import cached_json_file
+
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
+    cached_json_file.clear()
+    warmup.read_committed_results()
+
+    def not_again(document):
+        raise AssertionError("the page parsed a committed file the warm-up had read")
+
+    tiny_env.setattr(sweep_data, "with_arrays", not_again)
+    at = open_app("context_length")
+    assert_clean(at)
+    assert {"context_nll", "context_corpus_nll"} <= {e.proto.id.rsplit("-", 1)[-1] for e in at.get("plotly_chart")}

@@ -14,6 +14,7 @@ from tests.support import ROOT
 APP = str(ROOT / "app.py")
 PAGE_SCRIPTS = tuple(spec.script for spec in PAGES)
 TITLES = {spec.script: spec.title for spec in PAGES}
+SPECS = {spec.script: spec for spec in PAGES}
 
 
 def open_app(page: str | None = None, query: dict[str, str] | None = None) -> AppTest:

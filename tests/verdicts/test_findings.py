@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 from model_utils import Schedule, analyze
-from model_utils.verdicts.context import context_verdict
 from model_utils.verdicts.findings import (
     LOSS_FACTOR,
     Direction,
@@ -81,67 +80,3 @@ def test_a_real_report_never_calls_a_sharper_temperature_softened(tiny):
     assert sharp.near_one_hot_layers == 3 and sharp.verdict == "over-sharpened"
     assert soft.near_uniform_layers == 3 and soft.verdict == "over-softened"
     assert mass_shift_lines(found, base)[0].startswith("T=0.01 vs T=1: sink ")
-
-
-def sweep_doc(attention_before: dict, attention_past: dict, best_temperatures: list[float]) -> dict:
-    """A minimal sweep document: buckets of 100 from position 0, trained length 400, T = 1 and two others."""
-    buckets = [[i * 100, (i + 1) * 100] for i in range(8)]
-
-    def heads(name: str) -> list:
-        return [[[attention_before[name]] * 2] * 3 if start < 400 else [[attention_past[name]] * 2] * 3
-                for start, _ in buckets]
-
-    reference = {"label": "T=1", "temperature": 1.0, "schedule": None, "nll": [2.0] * 4 + [4.0] * 4,
-                 "heads": {name: heads(name) for name in attention_before}}
-    others = [{"label": f"T={t:g}", "temperature": t, "schedule": None, "nll": [2.5] * 8, "heads": {}}
-              for t in (0.8, 1.5)]
-    label = "qwen-logn (train_length=400)"
-    schedule = {"label": label, "temperature": None, "schedule": label, "nll": [2.0] * 4 + [4.2] * 4, "heads": {},
-                "multipliers": {"trained_context": [1.0, 1.0], "past": [1.0, 1.16]}}
-    best = [{"bucket": bucket, "temperature": t, "saved": 0.0 if t == 1 else 0.3, "saved_interval": [0.1, 0.5],
-             "temperature_interval": [t, t]} for bucket, t in zip(buckets[4:], best_temperatures, strict=True)]
-    return {"trained_length": 400, "buckets": buckets, "results": [reference, *others, schedule], "best": best}
-
-
-BEFORE = {"normalized_entropy": 0.4, "distant_mass": 0.4, "recent_mass": 0.3, "sink_mass": 0.3}
-
-
-def test_the_context_verdict_follows_the_measured_direction_of_attention():
-    spread = context_verdict(sweep_doc(BEFORE, {**BEFORE, "normalized_entropy": 0.5, "distant_mass": 0.6,
-                                                "recent_mass": 0.2, "sink_mass": 0.2}, [1.5, 1.5, 1.5, 1.5]))
-    collapse = context_verdict(sweep_doc(BEFORE, {**BEFORE, "normalized_entropy": 0.3, "distant_mass": 0.2,
-                                                  "recent_mass": 0.5}, [0.8, 0.8, 0.8, 0.8]))
-    assert spread.attention_change == "spreads" and collapse.attention_change == "collapses onto recent tokens"
-    assert "spreads out there" in spread.sentences()[1]
-    assert "collapses onto recent tokens" in collapse.sentences()[1]
-    assert spread.best_direction == "above 1 (softer)" and collapse.best_direction == "below 1 (sharper)"
-    assert "loss at T = 1 goes from 2.00 nats per token (positions 200-399) to 4.00" in spread.sentences()[0]
-
-
-def test_the_context_verdict_names_runs_of_buckets_the_grid_edge_and_the_schedules():
-    verdict = context_verdict(sweep_doc(BEFORE, BEFORE, [1.0, 1.0, 1.5, 1.5]))
-    text = " ".join(verdict.sentences())
-    assert "T = 1 for positions 400-599, 1.5 for positions 600-799" in text
-    assert "above 1 (softer) in 2 of 4 buckets, below 1 (sharper) in 0" in text
-    assert "T = 1.5 is the largest temperature tried" in text  # the best sits at the edge of the grid
-    assert "qwen-logn (train_length=400) -0.200 (m 1-1.16)" in text and "m > 1 sharpens" in text
-    assert verdict.attention_change == "mixed"
-
-
-def test_no_context_verdict_when_the_text_stays_within_the_trained_length():
-    document = sweep_doc(BEFORE, BEFORE, [1.0, 1.0, 1.0, 1.0])
-    document["trained_length"] = 1000
-    assert context_verdict(document) is None
-    assert "No temperature tried does better" in context_verdict(sweep_doc(BEFORE, BEFORE, [1.0] * 4)).sentences()[2]
-
-
-def test_a_last_bucket_of_one_token_gives_no_verdict_rather_than_an_error():
-    """1,025 tokens against 1,024 trained: the only bucket past the trained length holds the last token, which
-    has no next token, so nothing was measured there."""
-    document = sweep_doc(BEFORE, BEFORE, [1.0] * 4)
-    document["buckets"] = document["buckets"][:5]
-    document["buckets"][4] = [400, 401]
-    for result in document["results"]:
-        result["nll"] = [*result["nll"][:4], None]
-    document["best"] = []
-    assert context_verdict(document) is None

@@ -1,6 +1,7 @@
 """The tuner's summary: per bucket and view, the NLL pooled over documents with a bootstrap interval over
-documents, the best constant temperature per bucket on the plain model, and each schedule's and each recipe's
-saving against T = 1; and its table."""
+documents, the best constant temperature per bucket on the plain model, each schedule's and each recipe's saving
+against T = 1, and the corpus verdict's numbers (verdicts.corpus: chosen on some documents, scored on the one left
+out); and its table."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, best_tem
 from model_utils.core.statistics import STATISTICS, bucket_bounds
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus
+from model_utils.experiments.sweep import multiplier_ranges
 from model_utils.experiments.tune.errors import TuneError
 from model_utils.experiments.tune.rows import ROWS, TuneSettings, read_rows
+from model_utils.verdicts.corpus import corpus_numbers
+from model_utils.verdicts.past import ViewInfo
 
 SEED = 0  # of the bootstrap over documents: the same dataset always gives the same summary
 
@@ -48,7 +52,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
               trained_length: int, seed: int = SEED) -> dict:
     """Per bucket and spec, the NLL pooled over documents (sum / count) with a 95% bootstrap interval (documents
     resampled with replacement); per bucket, the best constant temperature with its interval and the NLL it saves
-    against T = 1; each schedule's saving alongside."""
+    against T = 1; each schedule's saving alongside; and the corpus verdict's numbers under "verdict"."""
     sweep = settings.sweep
     hashes = sorted(document.sha256 for document in corpus.documents)  # the bootstrap's order: not the corpus's
     n_tokens = dict(zip((d.sha256 for d in corpus.documents), tokens, strict=True))
@@ -72,11 +76,12 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                 "statistics": {name: [] for name in STATISTICS}} for view in views]
     compared = [i for i, view in enumerate(views) if not view.is_plain]  # schedules, and every view on a recipe
     savings: dict[int, list[dict]] = {i: [] for i in compared}
-    best = []
+    best, reached = [], []
     for bucket, (start, stop) in enumerate(bounds):
         reaching = np.flatnonzero(counts[:, reference, bucket] > 0)  # documents with positions in this bucket
         if len(reaching) == 0:
             continue
+        reached.append(bucket)
         bucket_sums, bucket_counts = sums[reaching, :, bucket], counts[reaching, :, bucket]  # [doc, spec]
         means = bucket_sums.sum(axis=0) / bucket_counts.sum(axis=0)  # [spec]
         draws = rng.integers(0, len(reaching), size=(BOOTSTRAP_RESAMPLES, len(reaching)))
@@ -97,6 +102,14 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
             savings[i].append(where | {"nll": float(means[i]), "saved": float(means[reference] - means[i]),
                                        "saved_interval": interval(saved)})
     seconds = _document_seconds(out, hashes)
+    verdict = corpus_numbers(
+        views=[ViewInfo(label=view.label, temperature=view.temperature,
+                        schedule=None if view.schedule is None else view.schedule.label, rope=view.rope,
+                        multipliers=multiplier_ranges(view, max(tokens), trained_length, sweep.q_start))
+               for view in views],
+        sums=sums[:, :, reached], counts=counts[:, reference, reached], buckets=[list(bounds[b]) for b in reached],
+        trained_length=trained_length, reported_best=best, seed=seed,
+        statistics={name: np.array([result["statistics"][name] for result in results]) for name in STATISTICS})
     return {
         "model": settings.model, "model_fingerprint": settings.fingerprint, "settings": settings.metadata(),
         "trained_length": trained_length,
@@ -113,6 +126,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                                 "positions of the documents drawn (sum / count)"},
         "compute_seconds": round(sum(seconds), 1),  # every document's passes, over all runs that made them
         "rows": str(out / ROWS),
+        "verdict": verdict,
     }
 
 

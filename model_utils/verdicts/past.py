@@ -1,0 +1,442 @@
+"""The numbers of the length verdict, shared by one text (verdicts/context.py) and a corpus (verdicts/corpus.py):
+from each view's NLL per bucket and resamples of it, where the loss at T = 1 breaks, the oracle and the one
+constant temperature (in-sample), the held-out gain, what each RoPE recipe and schedule saves, and where attention
+goes. Every saving is "saves" = NLL at T = 1 minus NLL, in nats per token past the trained length (positive =
+better). Row 0 of every resampled array is the data as they are, the rest bootstrap resamples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from model_utils.core.bootstrap import cross_fit, interval
+from model_utils.core.rope import RECIPES, Rope
+from model_utils.core.schedules import yarn_multiplier
+
+FORMAT = 1  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
+GONE = 0.1  # untrained-distance mass at a tenth of plain T = 1's or less: an order of magnitude down, "goes away"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ViewInfo:
+    """What a verdict needs to know of one view: its label, and its temperature, schedule and recipe if any."""
+
+    label: str
+    temperature: float | None
+    schedule: str | None = None
+    rope: Rope | None = None
+    multipliers: dict | None = None  # the schedule's logit multiplier range {"trained_context", "past"}
+
+    @property
+    def recipe(self) -> str | None:
+        return None if self.rope is None else self.rope.label
+
+
+class Resamples(Protocol):
+    """The NLL past the trained length, resampled: pooled sums per view and bucket, and a held-out choice."""
+
+    rows: int  # 1 + the number of resamples
+    method: str  # how the held-out choice is made, in words
+    bootstrap: str  # what the resamples draw, in words
+    missing: str  # why there is no held-out choice, where there is none
+
+    def pooled(self) -> tuple[np.ndarray, np.ndarray]:
+        """NLL sums [rows, view, bucket] and position counts [rows, bucket] of the buckets past the trained length."""
+
+    def held_out(self, reference: int, candidates: list[int], per_bucket: bool) -> np.ndarray | None:
+        """[rows] NLL saved per position against `reference` by a view of `candidates` chosen without the positions
+        it is scored on (one choice per bucket, or one for the whole past region); None where it cannot be."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentFolds:
+    """Leave one document out: each document is scored with the choice made on the others. Resamples draw the
+    documents with replacement (`weights` [rows, document], how often each is drawn; row 0 all ones) and make the
+    choice again without each drawn document, so the interval holds the choice's own variability."""
+
+    sums: np.ndarray  # [document, view, bucket] NLL sums of the buckets past the trained length
+    counts: np.ndarray  # [document, bucket] positions with a loss
+    weights: np.ndarray  # [rows, document]
+    method: str = "chosen on the other documents and scored on the one left out"
+    bootstrap: str = "documents resampled with replacement"
+    missing: str = "a single document leaves none to choose on"
+
+    @property
+    def rows(self) -> int:
+        return len(self.weights)
+
+    def pooled(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.einsum("rd,dvb->rvb", self.weights, self.sums), self.weights @ self.counts
+
+    def held_out(self, reference: int, candidates: list[int], per_bucket: bool) -> np.ndarray | None:
+        if len(self.sums) < 2:
+            return None
+        own, counts = self.sums, self.counts  # [document, view, bucket], [document, bucket]
+        if not per_bucket:
+            own, counts = own.sum(axis=2, keepdims=True), counts.sum(axis=1, keepdims=True)
+        weights = self.weights[:, :, None]  # [rows, document, 1]
+        chooser = np.einsum("rd,dvb->rvb", self.weights, own[:, candidates])[:, None] \
+            - weights[..., None] * own[None, :, candidates]  # [rows, document, candidate, bucket]: the others'
+        others = (self.weights @ counts)[:, None, :] - weights * counts[None]  # [rows, document, bucket]
+        chosen = np.argmin(chooser, axis=2)  # equal counts across candidates: the lowest sum is the lowest mean
+        picked = np.take_along_axis(np.broadcast_to(own[None, :, candidates], chooser.shape), chosen[:, :, None],
+                                    axis=2)[:, :, 0]  # [rows, document, bucket]
+        usable = weights * (others > 0)  # a document scored only where the others have positions to choose on
+        saved = (usable * (own[None, :, reference] - picked)).sum(axis=(1, 2))
+        total = (usable * counts[None]).sum(axis=(1, 2))
+        return np.where(total > 0, saved / np.maximum(total, 1), np.nan)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PositionFolds:
+    """Alternating blocks of positions (core.bootstrap.fold_sums): within each bucket the choice made on the even
+    blocks is scored on the odd ones and the other way round; resamples draw moving blocks."""
+
+    sums: np.ndarray  # [rows, bucket, fold, view]
+    counts: np.ndarray  # [bucket, fold]
+    block: int
+    missing: str = "every bucket past the trained length holds a single position"
+
+    @property
+    def rows(self) -> int:
+        return len(self.sums)
+
+    @property
+    def method(self) -> str:
+        return f"chosen on alternate blocks of {self.block} positions and scored on the others"
+
+    @property
+    def bootstrap(self) -> str:
+        return f"positions of each bucket resampled in moving blocks of {self.block}"
+
+    def pooled(self) -> tuple[np.ndarray, np.ndarray]:
+        sums = np.moveaxis(self.sums.sum(axis=2), 2, 1)  # [rows, view, bucket]
+        return sums, np.broadcast_to(self.counts.sum(axis=1), (self.rows, len(self.counts))).astype(float)
+
+    def held_out(self, reference: int, candidates: list[int], per_bucket: bool) -> np.ndarray | None:
+        usable = self.counts[:, 1] > 0  # a bucket of one position has no second fold to score on
+        if not usable.any():
+            return None
+        sums = self.sums[:, usable]  # [rows, bucket, fold, view]
+        if per_bucket:
+            saved = cross_fit(sums[..., reference], sums[..., candidates])[0].sum(axis=1)
+        else:
+            saved = cross_fit(sums[..., reference].sum(axis=1), sums[..., candidates].sum(axis=1))[0]
+        return saved / self.counts[usable].sum()
+
+
+@dataclass(frozen=True, kw_only=True)
+class PastData:
+    """A sweep's or a corpus summary's numbers per bucket, as the length verdict reads them."""
+
+    scope: str  # "one model, one text" or "4 documents": said next to the numbers
+    trained_length: int
+    buckets: list[list[int]]  # [start, stop) of every bucket with a loss
+    weights: np.ndarray  # [bucket] positions with a loss (over all documents)
+    views: list[ViewInfo]
+    nll: np.ndarray  # [view, bucket] mean NLL
+    statistics: dict[str, np.ndarray]  # name -> [view, bucket], means over layers and heads (and documents)
+    reported_best: list[dict]  # the producer's best-temperature entries per bucket (their intervals are shown)
+    resamples: Resamples  # of the buckets past the trained length, in order
+
+
+def length_numbers(data: PastData) -> dict | None:
+    """The verdict's numbers (ContextVerdict's fields), or None without a bucket past the trained length or one
+    inside it."""
+    trained, buckets = data.trained_length, data.buckets
+    past = [i for i, (start, _) in enumerate(buckets) if start >= trained]
+    inside = [i for i, (_, stop) in enumerate(buckets) if stop <= trained]
+    before = [i for i in inside if buckets[i][0] >= trained // 2] or inside
+    reference = next((i for i, view in enumerate(data.views) if view.rope is None and view.temperature == 1.0), None)
+    if not past or not before or reference is None:
+        return None
+    sums, counts = data.resamples.pooled()  # [rows, view, past bucket], [rows, past bucket]
+    nll_before, nll_past = (float(np.average(data.nll[reference, chosen], weights=data.weights[chosen]))
+                            for chosen in (before, past))
+    numbers = {"format": FORMAT, "scope": data.scope, "trained_length": trained,
+               "past": [buckets[past[0]][0], buckets[past[-1]][1]],
+               "before": [buckets[before[0]][0], buckets[before[-1]][1]],
+               "nll_before": nll_before, "nll_past": nll_past, "rise": nll_past - nll_before,
+               "bootstrap": data.resamples.bootstrap}
+    numbers |= loss_break(data, reference, past, inside, sums, counts)
+    plain = _constant_views(data.views, None)
+    numbers |= gains(data, reference, plain, past, sums, counts, nll_past - nll_before)
+    numbers["attention"] = attention(data, reference, past, inside)
+    numbers["schedules"] = [{"label": view.label, **_estimate(_fixed(sums, counts, reference, i)),
+                             "m_past": (view.multipliers or {}).get("past"),
+                             "m_trained_context": (view.multipliers or {}).get("trained_context")}
+                            for i, view in enumerate(data.views) if view.schedule is not None]
+    numbers["decomposition"] = decomposition(data, reference, plain, past, sums, counts)
+    stats = data.statistics
+    numbers["entropy_trend"] = entropy_trend(data.scope, buckets, trained, stats["entropy"][reference],
+                                             stats["normalized_entropy"][reference]) \
+        if "entropy" in stats and "normalized_entropy" in stats else None
+    return numbers
+
+
+def _constant_views(views: list[ViewInfo], recipe: str | None) -> list[int]:
+    """The views of constant temperatures on `recipe` (None: the model's own positions), by temperature."""
+    chosen = [i for i, view in enumerate(views) if view.temperature is not None and view.recipe == recipe]
+    return sorted(chosen, key=lambda i: views[i].temperature)
+
+
+def _estimate(samples: np.ndarray | None) -> dict:
+    """{"saved": row 0, "interval": of the resamples (None without any)}."""
+    if samples is None:
+        return {"saved": None, "interval": None}
+    drawn = samples[1:][np.isfinite(samples[1:])]
+    return {"saved": float(samples[0]), "interval": interval(drawn) if len(drawn) else None}
+
+
+def _fixed(sums: np.ndarray, counts: np.ndarray, reference: int, view: int) -> np.ndarray:
+    """[rows] what one view saves against the reference, pooled over the past buckets."""
+    return (sums[:, reference] - sums[:, view]).sum(axis=1) / counts.sum(axis=1)
+
+
+def _oracle(sums: np.ndarray, counts: np.ndarray, reference: int, candidates: list[int]) -> np.ndarray:
+    """[rows] the best candidate per bucket, chosen and scored on the same positions (in-sample)."""
+    return (sums[:, reference] - sums[:, candidates].min(axis=1)).sum(axis=1) / counts.sum(axis=1)
+
+
+def loss_break(data: PastData, reference: int, past: list[int], inside: list[int], sums: np.ndarray,
+               counts: np.ndarray) -> dict:
+    """Where the loss at T = 1 breaks: the first bucket past the trained length whose 95% interval of the mean NLL
+    lies wholly above the highest bucket mean inside the trained context (without resamples, whose mean does). The
+    buckets inside show how much the loss moves with the text's content at lengths the model was trained on; a
+    bucket above all of them by more than its own sampling noise has left that range. A bucket below the range is
+    not a break."""
+    low, high = (float(f(data.nll[reference, inside])) for f in (np.min, np.max))
+    with np.errstate(invalid="ignore", divide="ignore"):  # a resample may draw no document reaching a bucket
+        samples = sums[:, reference] / counts  # [rows, past bucket]
+    found = {"in_context_nll": [low, high], "breaks_at": None, "breaks": None}
+    for column, index in enumerate(past):
+        bounds = _estimate(samples[:, column])["interval"]
+        if (bounds[0] if bounds else data.nll[reference, index]) > high:
+            start = data.buckets[index][0]
+            earlier = data.nll[reference, past[:column]]
+            found["breaks_at"] = start
+            found["breaks"] = {"bucket": data.buckets[index], "ratio": start / data.trained_length,
+                               "nll": float(data.nll[reference, index]), "interval": bounds,
+                               "earlier": [float(earlier.min()), float(earlier.max())] if column else None}
+            break
+    return found
+
+
+def gains(data: PastData, reference: int, plain: list[int], past: list[int], sums: np.ndarray,
+          counts: np.ndarray, rise: float) -> dict:
+    """The oracle, the one constant temperature and the held-out gains on the model's own positions, the share of
+    the loss rise (`rise`, NLL at T = 1 past the trained length minus before it) that the held-out gain recovers,
+    the best temperature per bucket and every best that sits on the grid's edge."""
+    grid = [data.views[i].temperature for i in plain]
+    found = {"grid": grid, "gain_oracle": None, "gain_held_out": None, "held_out_missing": None,
+             "gain_constant": None, "share_recovered": None, "best": [], "grid_edges": []}
+    if len(plain) > 1:
+        held_out = data.resamples.held_out(reference, plain, per_bucket=True)
+        found["gain_oracle"] = _estimate(_oracle(sums, counts, reference, plain))
+        found["gain_held_out"] = None if held_out is None else \
+            _estimate(held_out) | {"method": data.resamples.method}
+        found["held_out_missing"] = data.resamples.missing if held_out is None else None
+        found["gain_constant"] = constant(data, reference, plain, sums, counts)
+        found["best"] = best_entries(data, reference, plain, past, sums)
+        found["grid_edges"] = grid_edges(data, past, sums)
+        if held_out is not None and rise > 0:
+            found["share_recovered"] = float(held_out[0] / rise)
+    found["grid_edge"] = bool(found["grid_edges"])
+    return found
+
+
+def constant(data: PastData, reference: int, plain: list[int], sums: np.ndarray, counts: np.ndarray) -> dict:
+    """One constant temperature for the whole past region: in-sample (chosen again in every resample), in how many
+    past buckets it does worse than T = 1, and held out."""
+    totals = sums.sum(axis=2)  # [rows, view]
+    winner = plain[int(np.argmin(totals[0, plain]))]
+    samples = (totals[:, reference] - totals[:, plain].min(axis=1)) / counts.sum(axis=1)
+    held_out = data.resamples.held_out(reference, plain, per_bucket=False)
+    return {"temperature": data.views[winner].temperature, **_estimate(samples),
+            "worse_buckets": int((sums[0, winner] > sums[0, reference]).sum()), "buckets": int(sums.shape[2]),
+            "held_out": None if held_out is None else _estimate(held_out) | {"method": data.resamples.method}}
+
+
+def best_entries(data: PastData, reference: int, plain: list[int], past: list[int], sums: np.ndarray) -> list[dict]:
+    """Per past bucket, the best constant temperature in-sample, what it saves there and the producer's interval of
+    the best temperature (None where it reported none)."""
+    reported = {entry["bucket"][0]: entry for entry in data.reported_best}
+    entries = []
+    for column, index in enumerate(past):
+        winner = plain[int(np.argmin(sums[0, plain, column]))]
+        start = data.buckets[index][0]
+        entries.append({"bucket": data.buckets[index], "temperature": data.views[winner].temperature,
+                        "saved": float(data.nll[reference, index] - data.nll[winner, index]),
+                        "temperature_interval": reported.get(start, {}).get("temperature_interval")})
+    return entries
+
+
+def grid_edges(data: PastData, past: list[int], sums: np.ndarray) -> list[dict]:
+    """Every best temperature (per past bucket, and for the whole past region) that is the largest or the smallest
+    one tried, on the model's own positions and on each recipe with more than one temperature: there the best may
+    lie beyond the grid."""
+    edges = []
+    for recipe in _recipes(data.views, with_none=True):
+        views = _constant_views(data.views, recipe)
+        if len(views) < 2:
+            continue
+        temperatures = [data.views[i].temperature for i in views]
+        ends = {temperatures[0]: "smallest", temperatures[-1]: "largest"}
+        choices = [(data.buckets[index], views[int(np.argmin(sums[0, views, column]))])
+                   for column, index in enumerate(past)]
+        choices.append((None, views[int(np.argmin(sums[0, views].sum(axis=1)))]))  # the whole past region
+        for bucket, winner in choices:
+            temperature = data.views[winner].temperature
+            if temperature in ends:
+                edges.append({"recipe": recipe, "bucket": bucket, "temperature": temperature,
+                              "edge": ends[temperature]})
+    return edges
+
+
+def _recipes(views: list[ViewInfo], with_none: bool = False) -> list[str | None]:
+    """The recipes of the views in order of first appearance (None, the model's own positions, first if asked)."""
+    found = [None] if with_none else []
+    for view in views:
+        if view.recipe is not None and view.recipe not in found:
+            found.append(view.recipe)
+    return found
+
+
+def attention(data: PastData, reference: int, past: list[int], inside: list[int]) -> dict | None:
+    """Where attention at T = 1 goes past the trained length: the untrained-distance mass and its share of the
+    non-sink mass per past bucket, against the share uniform attention over the visible keys would give; and the
+    normalized entropy past it against the range of its bucket means inside the trained context."""
+    stats = data.statistics
+    if "normalized_entropy" not in stats:
+        return None
+    entropy = stats["normalized_entropy"][reference]
+    in_context = [float(entropy[inside].min()), float(entropy[inside].max())]
+    before = [i for i in inside if data.buckets[i][0] >= data.trained_length // 2] or inside
+    found = {"untrained": None, "beyond_uniform_from": None,
+             "entropy": {"in_context": in_context, "past": [float(entropy[past].min()), float(entropy[past].max())],
+                         "before": float(entropy[before].mean()), "past_mean": float(entropy[past].mean()),
+                         "above": int((entropy[past] > in_context[1]).sum()),
+                         "below": int((entropy[past] < in_context[0]).sum()), "buckets": len(past)}}
+    if "untrained_mass" in stats and "sink_mass" in stats:
+        rows = [{"bucket": data.buckets[i], "mass": float(stats["untrained_mass"][reference, i]),
+                 "share": float(stats["untrained_mass"][reference, i] / (1 - stats["sink_mass"][reference, i])),
+                 "uniform_share": uniform_share(*data.buckets[i], data.trained_length)} for i in past]
+        found["untrained"] = rows
+        # Trained attention leans towards recent keys, so the far keys normally draw less than their number. A
+        # share above uniform attention's means keys at distances never trained draw more than their number.
+        found["beyond_uniform_from"] = next((row["bucket"][0] for row in rows
+                                             if row["share"] > row["uniform_share"]), None)
+    return found
+
+
+def uniform_share(start: int, stop: int, trained_length: int) -> float:
+    """The share of the non-sink mass that uniform attention would put on keys at distance >= the trained length,
+    averaged over the queries of [start, stop): query q sees keys 1..q besides the sink, q - L of them that far."""
+    queries = np.arange(max(start, 1), stop)
+    return float(np.mean(np.maximum(0, queries - trained_length) / queries)) if len(queries) else 0.0
+
+
+def decomposition(data: PastData, reference: int, plain: list[int], past: list[int], sums: np.ndarray,
+                  counts: np.ndarray) -> list[dict]:
+    """What each way of going past the trained length saves there against T = 1 on the model's own positions, and
+    where it leaves the untrained-distance mass: T = 1 itself; the best constant temperature alone; each recipe at
+    T = 1; the best constant temperature on each recipe; a recipe's own temperature on top of its interpolation."""
+    untrained = data.statistics.get("untrained_mass")
+    weights = data.weights[past]
+
+    def mass(view: int | None, choices: list[int] | None = None) -> float | None:
+        if untrained is None:
+            return None
+        picked = [untrained[v, i] for v, i in zip(choices or [view] * len(past), past, strict=True)]
+        return float(np.average(picked, weights=weights))
+
+    def row(kind: str, label: str, what: str, samples, mass_past: float | None) -> dict:
+        return {"label": label, "kind": kind, "what": what, **_estimate(samples), "against": "T=1",
+                "untrained_mass_past": mass_past}
+
+    rows = [row("reference", "T=1", "the model as trained", None, mass(reference)) | {"saved": 0.0}]
+    for recipe in _recipes(data.views, with_none=True):
+        views = _constant_views(data.views, recipe)
+        one = next((i for i in views if data.views[i].temperature == 1.0), None)
+        if recipe is not None and one is not None:
+            rows.append(row("recipe", data.views[one].label, _recipe_words(data.views[one].rope),
+                            _fixed(sums, counts, reference, one), mass(one)))
+        if len(views) > 1:
+            prefix, alone = ("", "alone") if recipe is None else (f"{recipe} + ", f"on {recipe}")
+            choices = [views[int(np.argmin(sums[0, views, column]))] for column in range(len(past))]
+            rows.append(row("oracle", f"{prefix}best T per bucket (oracle, in-sample)",
+                            f"the best constant temperature {alone}, chosen and scored on the same positions",
+                            _oracle(sums, counts, reference, views), mass(None, choices)))
+            rows.append(row("held_out", f"{prefix}best T per bucket (held-out)",
+                            f"the best constant temperature {alone}, {data.resamples.method}",
+                            data.resamples.held_out(reference, views, True), None))
+    rows += own_temperature_rows(data, sums, counts)
+    return _judge_untrained(rows, data, plain, past)
+
+
+def _recipe_words(rope: Rope) -> str:
+    info = RECIPES[rope.kind]
+    if info.temperature:
+        return f"{info.name}: its interpolation and its own temperature (logits x {yarn_multiplier(rope.factor):.3g})"
+    return info.name
+
+
+def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -> list[dict]:
+    """A recipe with its own temperature (YaRN) against the same interpolation without it (yarn-rope), both at
+    T = 1: what the temperature adds on top of the interpolation."""
+    at_one = {view.rope: i for i, view in enumerate(data.views) if view.rope is not None and view.temperature == 1.0}
+    rows = []
+    for rope, index in at_one.items():
+        if not RECIPES[rope.kind].temperature:
+            continue
+        for partner, other in at_one.items():
+            info = RECIPES[partner.kind]
+            same = partner.factor == rope.factor and info.rope_type == RECIPES[rope.kind].rope_type
+            if same and not info.temperature:
+                rows.append({"label": f"{data.views[index].label} vs {data.views[other].label}",
+                             "kind": "own_temperature",
+                             "what": f"{RECIPES[rope.kind].name}'s own temperature on top of its interpolation "
+                                     f"(logits x {yarn_multiplier(rope.factor):.3g})",
+                             **_estimate(_fixed(sums, counts, other, index)), "against": data.views[other].label,
+                             "untrained_mass_past": None})
+    return rows
+
+
+def _judge_untrained(rows: list[dict], data: PastData, plain: list[int], past: list[int]) -> list[dict]:
+    """Each row's untrained-distance mass against plain T = 1's and against the range every constant temperature
+    leaves it in: "goes away" (a tenth of T = 1's or less), "falls" (below every constant temperature's), "rises"
+    (above), or "stays" (within: what a temperature can do to it)."""
+    untrained = data.statistics.get("untrained_mass")
+    if untrained is None or rows[0]["untrained_mass_past"] in (None, 0.0):
+        return [row | {"untrained": None} for row in rows]
+    weights = data.weights[past]
+    levels = [float(np.average(untrained[i, past], weights=weights)) for i in plain]
+    low, high, base = min(levels), max(levels), rows[0]["untrained_mass_past"]
+
+    def word(value: float | None) -> str | None:
+        if value is None:
+            return None
+        if value <= GONE * base:
+            return "goes away"
+        return "falls" if value < low else "rises" if value > high else "stays"
+
+    return [row | {"untrained": word(row["untrained_mass_past"]), "untrained_constant_range": [low, high]}
+            for row in rows]
+
+
+def entropy_trend(scope: str, buckets: list[list[int]], trained_length: int, entropy, normalized) -> dict | None:
+    """Attention entropy at T = 1 in nats and normalized ([bucket] each), from the first to the last bucket inside
+    the trained context and from there to the last past it; None with fewer than two buckets inside."""
+    inside = [i for i, (_, stop) in enumerate(buckets) if stop <= trained_length]
+    past = [i for i, (start, _) in enumerate(buckets) if start >= trained_length]
+    if len(inside) < 2:
+        return None
+
+    def trend(first: int, last: int) -> dict:
+        return {"from": buckets[first], "to": buckets[last], "entropy": [float(entropy[first]), float(entropy[last])],
+                "normalized": [float(normalized[first]), float(normalized[last])]}
+
+    return {"scope": scope, "inside": trend(inside[0], inside[-1]),
+            "past": trend(inside[-1], past[-1]) if past else None}

@@ -1,0 +1,104 @@
+"""Small synthetic sweeps whose right verdict is known: pass records with chosen bucket means of the per-position
+NLL (each bucket's noise has mean 0 exactly) and chosen attention statistics, assembled by the real sweep_document.
+Trained length 1,024, buckets of 256 from position 1 to 2,048, as analyze draws them for 2,048 tokens."""
+
+from __future__ import annotations
+
+import types
+
+import numpy as np
+
+from model_utils.core.rope import Rope
+from model_utils.core.schedules import Schedule, yarn_multiplier
+from model_utils.core.statistics import STATISTICS
+from model_utils.core.views import View, as_view
+from model_utils.experiments.sweep import SweepSettings, sweep_document
+
+TRAINED, SIZE, N_TOKENS = 1024, 256, 2048
+BUCKETS = [[max(1, start), start + SIZE] for start in range(0, N_TOKENS, SIZE)]
+INSIDE = [2.5, 2.3, 2.6, 2.4]  # NLL at T = 1 of the buckets inside the trained context
+DEFAULT_HEADS = {"entropy": 3.0, "normalized_entropy": 0.4, "sink_mass": 0.2, "recent_mass": 0.3,
+                 "distant_mass": 0.5, "top_ratio": 2.0, "untrained_mass": 0.0}
+SHARED = np.random.default_rng(12345).normal(0.0, 1.0, N_TOKENS - 1)  # how hard each token is, for every view
+
+
+def losses(means: list[float], seed: int, own: float = 0.3, exact: bool = True) -> np.ndarray:
+    """[N_TOKENS - 1] per-position NLL: the shared difficulty of each token plus this view's own noise, centred
+    within every bucket so that the bucket means are exactly `means` (only the shared part centred, unless
+    `exact`: then the view's own noise moves its means too)."""
+    mine = own * np.random.default_rng(seed).normal(0.0, 1.0, N_TOKENS - 1)
+    values = np.full(N_TOKENS - 1, float(means[0]))
+    for (start, stop), mean in zip(BUCKETS, means, strict=True):
+        at = slice(start, min(stop, N_TOKENS - 1))
+        noise = SHARED[at] + mine[at] if exact else SHARED[at]
+        values[at] = mean + noise - noise.mean() + (0.0 if exact else mine[at])
+    return values
+
+
+def record(spec, means: list[float], seed: int = 0, heads: dict[str, list[float]] | None = None,
+           exact: bool = True) -> dict:
+    """A pass record as run_passes returns it, for `spec` (a temperature, Schedule or View)."""
+    view = as_view(spec)
+    position_nll = losses(means, seed, exact=exact)
+    stats = DEFAULT_HEADS | (heads or {})
+    rope = None if view.rope is None else {
+        "recipe": view.rope.kind, "rope_type": view.rope.rope_type, "factor": view.rope.factor,
+        "attention_factor": yarn_multiplier(view.rope.factor) ** 0.5 if view.rope.kind == "yarn" else 1.0}
+    return {
+        "label": view.label, "temperature": view.temperature,
+        "schedule": None if view.schedule is None else view.schedule.label, "rope": rope,
+        "loss": float(position_nll.mean()),
+        "nll": [float(position_nll[start : min(stop, N_TOKENS - 1)].mean()) for start, stop in BUCKETS],
+        "position_nll": position_nll.tolist(),
+        "heads": {name: [[[value]] for value in _per_bucket(stats[name])] for name in STATISTICS},
+        "distance_profile": [[1.0]] * len(BUCKETS), "distance_profile_layers": [[[1.0]]] * len(BUCKETS),
+        "distance_bins": [0, 1], "n_tokens": N_TOKENS, "trained_length": TRAINED, "q_start": 1,
+        "buckets": BUCKETS, "seconds": 1.0, "kernel": "synthetic", "peak_rss_gb": 1.0,
+    }
+
+
+def _per_bucket(value) -> list[float]:
+    return [float(value)] * len(BUCKETS) if np.isscalar(value) else [float(v) for v in value]
+
+
+def document(views: list[tuple], exact: bool = True) -> tuple[dict, list[dict]]:
+    """The sweep document of (spec, means[, heads]) views, written by the real sweep_document, and its records."""
+    records = [record(spec, means, seed, *(rest or [None]), exact=exact)
+               for seed, (spec, means, *rest) in enumerate(views)]
+    loaded = types.SimpleNamespace(name="synthetic", facts=lambda: {})
+    settings = SweepSettings(max_tokens=N_TOKENS, bucket_size=SIZE, beyond_trained=True)
+    written = sweep_document(loaded, records, [spec for spec, *_ in views], settings, "synthetic text",
+                             "a synthetic text")
+    written["run"] = {"machine": "a test", "command": "synthetic"}
+    return written, records
+
+
+def plain(past: list[float], inside: list[float] = INSIDE) -> list[float]:
+    return [*inside, *past]
+
+
+def yarn_rope(temperature: float = 1.0) -> View:
+    return View(temperature, Rope("yarn-rope", 2.0))
+
+
+SCHEDULE = Schedule("yarn", 2.0)
+
+
+def leave_one_out_by_hand(sums: np.ndarray, counts: np.ndarray, reference: int, candidates: list[int],
+                          past: list[int], per_bucket: bool = True) -> float:
+    """The held-out gain over documents written out with loops: each document scored with the candidate that is
+    best on the other documents (per bucket, or pooled over the past buckets); `sums` [document, view, bucket],
+    `counts` [document, bucket]. The reference for verdicts.past.DocumentFolds."""
+    saved, scored = 0.0, 0
+    groups = [[b] for b in past] if per_bucket else [past]
+    for left_out in range(len(sums)):
+        others = [d for d in range(len(sums)) if d != left_out]
+        for group in groups:
+            other_count = sum(counts[d, b] for d in others for b in group)
+            if other_count == 0:
+                continue
+            means = {c: sum(sums[d, c, b] for d in others for b in group) / other_count for c in candidates}
+            chosen = min(candidates, key=lambda c: means[c])
+            saved += sum(sums[left_out, reference, b] - sums[left_out, chosen, b] for b in group)
+            scored += sum(counts[left_out, b] for b in group)
+    return saved / scored

@@ -1,0 +1,101 @@
+"""The corpus verdict: the temperature is chosen on some documents and scored on the one left out, against an
+independent computation, with an interval over documents, and every number said with how many documents it rests
+on."""
+
+import json
+
+import numpy as np
+import pytest
+
+from model_utils.core.rope import Rope
+from model_utils.verdicts.corpus import corpus_numbers, corpus_verdict
+from model_utils.verdicts.past import ViewInfo
+from tests.verdicts.synthetic import leave_one_out_by_hand
+
+TRAINED = 1024
+BUCKETS = [[1, 256], [256, 512], [512, 768], [768, 1024], [1024, 1280], [1280, 1536], [1536, 1792]]
+PAST = [4, 5, 6]
+VIEWS = [ViewInfo(label="T=0.8", temperature=0.8), ViewInfo(label="T=1", temperature=1.0),
+         ViewInfo(label="T=1.25", temperature=1.25),
+         ViewInfo(label="yarn-rope (s=2) + T=1", temperature=1.0, rope=Rope("yarn-rope", 2.0))]
+EFFECT = np.array([[0.05] * 4 + [0.02, 0.05, 0.1],  # NLL above T = 1's, per view and bucket
+                   [0.0] * 7,
+                   [0.05] * 4 + [-0.02, -0.1, -0.3],
+                   [0.01] * 4 + [-0.2, -0.8, -1.5]])
+
+
+def corpus(documents: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """[document, view, bucket] NLL sums and [document, bucket] counts: a loss that rises past the trained length,
+    what each view changes, and each document's own ups and downs (the last document stops a bucket short)."""
+    rng = np.random.default_rng(seed)
+    base = np.array([2.5, 2.3, 2.4, 2.3, 2.6, 3.5, 4.5])
+    nll = base + EFFECT[None] + rng.normal(0, 0.3, (documents, 1, 7)) + rng.normal(0, 0.08, (documents, 4, 7))
+    counts = np.full((documents, 7), 255.0)
+    counts[-1, -1] = 0 if documents > 1 else 255  # every bucket reached by some document, as summarize_tune has it
+    return nll * counts[:, None, :], counts
+
+
+def numbers(documents: int) -> tuple[dict, np.ndarray, np.ndarray]:
+    sums, counts = corpus(documents)
+    ones = np.ones((4, 7))
+    statistics = {"entropy": 3 * ones, "normalized_entropy": 0.4 * ones, "sink_mass": 0.2 * ones,
+                  "untrained_mass": np.array([[0] * 4 + [0.2, 0.4, 0.5]] * 3 + [[0] * 4 + [0.01] * 3])}
+    found = corpus_numbers(views=VIEWS, sums=sums, counts=counts, buckets=BUCKETS, trained_length=TRAINED,
+                           statistics=statistics, reported_best=[])
+    return found, sums, counts
+
+
+def test_the_corpus_gain_is_chosen_on_the_other_documents_and_scored_on_the_one_left_out():
+    found, sums, counts = numbers(5)
+    held = found["gain_held_out"]
+    assert held["saved"] == pytest.approx(leave_one_out_by_hand(sums, counts, 1, [0, 1, 2], PAST), abs=1e-9)
+    assert held["interval"][0] <= held["saved"] <= held["interval"][1]
+    assert found["gain_constant"]["held_out"]["saved"] == pytest.approx(
+        leave_one_out_by_hand(sums, counts, 1, [0, 1, 2], PAST, per_bucket=False), abs=1e-9)
+    pooled = sums.sum(axis=0) / counts.sum(axis=0)
+    oracle = np.average(pooled[1, PAST] - pooled[:3, PAST].min(axis=0), weights=counts.sum(axis=0)[PAST])
+    assert found["gain_oracle"]["saved"] == pytest.approx(oracle)
+    rows = {row["label"]: row for row in found["decomposition"]}
+    assert rows["yarn-rope (s=2) + T=1"]["untrained"] == "goes away"
+    verdict = corpus_verdict({"verdict": found})
+    said = verdict.sentences()
+    assert said[0].startswith("Held-out (one model, 5 documents): the best T per bucket, chosen on the other "
+                              f"documents and scored on the one left out, saves {held['saved']:+.3f} nats per token")
+    assert all("one model, 5 documents" in item.help for item in verdict.headline())
+    assert verdict.headline()[0].label == "Held-out gain past the trained length"
+    assert "documents resampled with replacement" in verdict.headline()[0].help
+
+
+def test_rows_without_a_statistic_give_a_verdict_without_it_and_valid_json():
+    sums, counts = corpus(3)
+    statistics = {"normalized_entropy": np.full((4, 7), 0.4), "untrained_mass": np.full((4, 7), np.nan)}
+    found = corpus_numbers(views=VIEWS, sums=sums, counts=counts, buckets=BUCKETS, trained_length=TRAINED,
+                           statistics=statistics, reported_best=[])
+    assert all(row["untrained_mass_past"] is None for row in found["decomposition"])
+    assert json.loads(json.dumps(found, allow_nan=False)) == found
+
+
+def test_one_document_has_no_held_out_gain_and_says_why():
+    found, _, _ = numbers(1)
+    assert found["gain_held_out"] is None and found["gain_oracle"]["saved"] > 0
+    said = corpus_verdict({"verdict": found}).sentences()[0]
+    assert said.startswith("No held-out gain could be measured (one model, 1 document): a single document leaves "
+                           "none to choose on")
+
+
+def test_a_summary_without_the_verdict_reads_its_pooled_numbers():
+    """A summary written before the corpus verdict was stored: the in-sample numbers from its pooled NLL."""
+    found, sums, counts = numbers(3)
+    pooled = sums.sum(axis=0) / counts.sum(axis=0)
+    summary = {"trained_length": TRAINED, "buckets": BUCKETS, "corpus": {"documents": 3},
+               "best": [{"bucket": b, "positions": int(c), "temperature_interval": [1, 1]}
+                        for b, c in zip(BUCKETS, counts.sum(axis=0), strict=True)],
+               "results": [{"label": v.label, "temperature": v.temperature, "schedule": None, "rope": v.recipe,
+                            "nll": list(pooled[i]), "statistics": {"entropy": [3.0] * 7,
+                                                                   "normalized_entropy": [0.4] * 7}}
+                           for i, v in enumerate(VIEWS)]}
+    verdict = corpus_verdict(summary)
+    assert verdict.gain_held_out is None
+    assert verdict.gain_oracle["saved"] == pytest.approx(found["gain_oracle"]["saved"])
+    assert [row["label"] for row in verdict.decomposition if row["kind"] == "recipe"] == ["yarn-rope (s=2) + T=1"]
+    assert "this summary carries no per-document verdict (rerun the tune)" in verdict.sentences()[0]
