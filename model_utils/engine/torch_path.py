@@ -6,6 +6,8 @@ model's dtype."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
@@ -87,6 +89,24 @@ def torch_output(module, query, key, value, attention_mask, scaling, multipliers
         logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
         output[:, :, start:stop] = torch.matmul(torch.softmax(logits, -1), values[:, :, :stop])
     return output.transpose(1, 2).contiguous()
+
+
+def torch_attention(query, key, value, multipliers, scaling, *, softcap, q_start, window, sliding, edges,
+                    bucket_size, with_output, untrained_bin=None) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """The torch path with FusedKernel.attention's arguments and results (the output in float32, the bucket sums),
+    for the kernel's self-test and the tests; SDPA's mask (causal, and any sliding window) is built here, where a
+    model's layer would pass its own."""
+    rows = torch_row_statistics(query, key, scaling, multipliers, q_start=q_start, window=window, edges=edges,
+                                untrained_bin=untrained_bin, sliding=sliding, softcap=softcap)
+    output = None
+    if with_output:
+        n = query.shape[2]
+        distance = torch.arange(n, device=query.device)[:, None] - torch.arange(n, device=query.device)[None, :]
+        mask = ((distance >= 0) & (distance < sliding))[None, None] if sliding else None  # None: SDPA's causal
+        module = SimpleNamespace(num_key_value_groups=query.shape[1] // key.shape[1], is_causal=True)
+        output = torch_output(module, query, key, value, mask, scaling, multipliers, sliding, softcap,
+                              DEFAULT_CHUNK_ELEMENTS, {}).float()
+    return output, bucket_sums(rows, q_start, bucket_size)
 
 
 def bucket_sums(rows: torch.Tensor, q_start: int, bucket_size: int | None) -> torch.Tensor:

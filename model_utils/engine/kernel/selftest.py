@@ -12,14 +12,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
 
 import torch
 
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, distance_bins, untrained_bin
 from model_utils.engine.kernel.build import KernelUnavailableError
 from model_utils.engine.kernel.library import ROW_FIELD_COUNT, FusedKernel
-from model_utils.engine.torch_path import DEFAULT_CHUNK_ELEMENTS, bucket_sums, torch_output, torch_row_statistics
+from model_utils.engine.torch_path import torch_attention
 
 TILE = (512, 256, 64)  # fused_attention.c's BK keys x BQ queries, at the bundled model's head size
 SCALING = 0.25
@@ -69,36 +68,21 @@ def inputs(case: Case) -> dict:
     multipliers = torch.stack([ramp, torch.full((case.n,), 1.5)])[: case.views]
     edges = torch.from_numpy(distance_bins(case.n, case.trained))
     return {"query": query, "key": key, "value": value, "multipliers": multipliers,
-            "propagated": torch.ones(1, case.n) if case.shared else multipliers,
+            "propagated": torch.ones(1, case.n) if case.shared else multipliers,  # the output's multipliers
             "settings": {"softcap": case.softcap, "q_start": case.q_start, "window": case.window,
                          "sliding": case.sliding, "edges": edges,
                          "untrained_bin": untrained_bin(edges.numpy(), case.trained)}}
 
 
-def by_torch(case: Case, given: dict) -> tuple[torch.Tensor, torch.Tensor]:
-    """The torch path's output [B, n, H, dv] and bucket sums, as plugin.probed_attention computes them."""
-    rows = torch_row_statistics(given["query"], given["key"], SCALING, given["multipliers"], **given["settings"])
-    module = SimpleNamespace(num_key_value_groups=case.heads // case.kv_heads, is_causal=True)
-    output = torch_output(module, given["query"], given["key"], given["value"], _mask(case), SCALING,
-                          given["propagated"], case.sliding, case.softcap, DEFAULT_CHUNK_ELEMENTS, {})
-    return output, bucket_sums(rows, case.q_start, case.bucket_size)
-
-
-def _mask(case: Case) -> torch.Tensor | None:
-    """SDPA's boolean mask (True: attend) where causality alone is not the mask: a sliding window."""
-    if not case.sliding:
-        return None
-    distance = torch.arange(case.n)[:, None] - torch.arange(case.n)[None, :]
-    return ((distance >= 0) & (distance < case.sliding))[None, None]
-
-
-def by_kernel(kernel: FusedKernel, case: Case, given: dict) -> tuple[torch.Tensor, torch.Tensor]:
+def by_path(attention, case: Case, given: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """Output [B, n, H, dv] and bucket sums from `attention` (FusedKernel.attention, or the torch path's), as
+    plugin.probed_attention asks for them: in isolated mode the statistics first, then the output at m = 1."""
     arguments = (given["query"], given["key"], given["value"])
-    output, sums = kernel.attention(*arguments, given["multipliers"], SCALING, with_output=not case.shared,
-                                    bucket_size=case.bucket_size, **given["settings"])
+    output, sums = attention(*arguments, given["multipliers"], SCALING, with_output=not case.shared,
+                             bucket_size=case.bucket_size, **given["settings"])
     if output is None:
-        output, _ = kernel.attention(*arguments, given["propagated"], SCALING, with_output=True,
-                                     bucket_size=case.bucket_size, **given["settings"])
+        output, _ = attention(*arguments, given["propagated"], SCALING, with_output=True,
+                              bucket_size=case.bucket_size, **given["settings"])
     return output, sums
 
 
@@ -109,7 +93,7 @@ def differences(case: Case, kernel: tuple, torch_path: tuple) -> dict[str, float
     means = [sums / counts for sums in (kernel[1], torch_path[1])]
     found = {name: (means[0][..., i] - means[1][..., i]).abs().max().item() for i, name in enumerate(ROW_FIELDS)}
     found["bins"] = (means[0][..., ROW_FIELD_COUNT:] - means[1][..., ROW_FIELD_COUNT:]).abs().max().item()
-    found["output"] = (kernel[0] - torch_path[0].float()).abs().max().item()
+    found["output"] = (kernel[0] - torch_path[0]).abs().max().item()
     return found
 
 
@@ -123,10 +107,10 @@ def run(library: Path, threads: int) -> dict:
     torch.set_num_threads(threads)
     kernel = FusedKernel(library)  # the layout, the known product and the OpenMP runtime; creates the thread team
     given = [inputs(case) for case in CASES]
-    expected = [by_torch(case, case_inputs) for case, case_inputs in zip(CASES, given, strict=True)]
+    expected = [by_path(torch_attention, case, case_inputs) for case, case_inputs in zip(CASES, given, strict=True)]
     before = _threads()
     kernel.check_gemm(TILE, threads)
-    got = [by_kernel(kernel, case, case_inputs) for case, case_inputs in zip(CASES, given, strict=True)]
+    got = [by_path(kernel.attention, case, case_inputs) for case, case_inputs in zip(CASES, given, strict=True)]
     after = _threads()
     if before is not None and after > before:
         return {"passed": False, "reason": f"torch's sgemm_ started {after - before} thread(s) of its own inside "
