@@ -1,0 +1,80 @@
+"""The engine off the CPU, checked where there is no GPU: on the "meta" device (shapes and dtypes, no data), the
+attention function runs the code a GPU runs. There the fused kernel is neither built nor loaded, the statistics stay
+on the device through every layer (a meta tensor cannot be copied to the host, so any copy would raise), and
+Probe.move_to_host copies them once per pass. Models in half precision keep their dtype in the output while the
+statistics are float32 and summed in float64."""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, distance_bins
+from model_utils.engine import probe as probe_module
+from model_utils.engine.kernel import load_kernel
+from model_utils.engine.plugin import probed_attention
+from model_utils.engine.probe import Probe
+
+N, VIEWS, HEADS, KV_HEADS, DIM = 300, 2, 4, 2, 16
+LAYERS = ({}, {"sliding_window": 12}, {"softcap": 10.0})  # a plain layer, a sliding-window one, a soft-capped one
+
+
+@pytest.fixture
+def no_kernel(monkeypatch):
+    monkeypatch.setattr(probe_module, "load_kernel", lambda: pytest.fail("the kernel was loaded for a meta pass"))
+
+
+def meta_pass(probe: Probe, dtype: torch.dtype) -> list[torch.Tensor]:
+    """Every layer of LAYERS through probed_attention on meta tensors, as a model's forward would call it."""
+    outputs = []
+    for layer, settings in enumerate(LAYERS):
+        module = SimpleNamespace(layer_idx=layer, num_key_value_groups=HEADS // KV_HEADS, is_causal=True)
+        query = torch.empty(VIEWS, HEADS, N, DIM, device="meta", dtype=dtype)
+        key = torch.empty(VIEWS, KV_HEADS, N, DIM, device="meta", dtype=dtype)
+        output, _ = probed_attention(module, query, key, key, None, scaling=0.25, attention_probe=probe, **settings)
+        outputs.append(output)
+    return outputs
+
+
+def meta_probe(**fields) -> Probe:
+    return Probe(view_multipliers=torch.tensor([[0.5] * N, [2.0] * N]), window=8, q_start=8, bucket_size=64,
+                 trained_length=128, **fields)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_off_the_cpu_the_statistics_stay_on_the_device_and_no_kernel_is_loaded(no_kernel, dtype):
+    probe = meta_probe()
+    outputs = meta_pass(probe, dtype)
+    assert probe.path == "torch" and probe.kernel == probe_module.AUTO  # never resolved, so never built
+    width = len(ROW_FIELDS) + len(distance_bins(N, 128)) - 1
+    for layer, output in enumerate(outputs):
+        assert (output.device.type, output.dtype, output.shape) == ("meta", dtype, (VIEWS, N, HEADS, DIM))
+        sums, last = probe.sums[layer], probe.last_rows[layer]
+        assert (sums.device.type, sums.dtype) == ("meta", torch.float64)
+        assert sums.shape == (VIEWS, HEADS, len(bucket_bounds(8, N, 64)), width)
+        assert (last.device.type, last.dtype, last.shape) == ("meta", torch.float32, (VIEWS, HEADS, N))
+
+
+def test_a_kernel_given_to_a_pass_off_the_cpu_is_not_used(no_kernel):
+    kernel = load_kernel()  # the real one: no_kernel only stops the probe from loading it
+    assert kernel is not None
+    probe = meta_probe(kernel=kernel)
+    meta_pass(probe, torch.float32)
+    assert probe.path == "torch"
+
+
+def test_the_sums_and_last_rows_reach_the_host_in_one_copy_each_per_pass(no_kernel, monkeypatch):
+    probe = meta_probe()
+    meta_pass(probe, torch.float32)
+    copies = []
+
+    def to_host(tensor):  # what a device's copy to the host gives: the same shape and dtype, on the CPU
+        copies.append(tuple(tensor.shape))
+        return torch.zeros(tensor.shape, dtype=tensor.dtype)
+
+    monkeypatch.setattr(torch.Tensor, "cpu", to_host)
+    probe.move_to_host()
+    assert copies == [(len(LAYERS), *probe.sums[0].shape), (len(LAYERS), *probe.last_rows[0].shape)]
+    assert all(probe.sums[layer].device.type == "cpu" for layer in range(len(LAYERS)))
+    probe.move_to_host()  # on the host already: nothing moves again
+    assert len(copies) == 2
