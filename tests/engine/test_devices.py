@@ -2,8 +2,10 @@
 attention function runs the code a GPU runs. There the fused kernel is neither built nor loaded, the statistics stay
 on the device through every layer (a meta tensor cannot be copied to the host, so any copy would raise), and
 Probe.move_to_host copies them once per pass. Models in half precision keep their dtype in the output while the
-statistics are float32 and summed in float64."""
+statistics are float32 and summed in float64. bench/gpu.py, where there is no GPU: its one line, and its dry run."""
 
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +16,7 @@ from model_utils.engine import probe as probe_module
 from model_utils.engine.kernel import load_kernel
 from model_utils.engine.plugin import probed_attention
 from model_utils.engine.probe import Probe
+from tests.support import ROOT
 
 N, VIEWS, HEADS, KV_HEADS, DIM = 300, 2, 4, 2, 16
 LAYERS = ({}, {"sliding_window": 12}, {"softcap": 10.0})  # a plain layer, a sliding-window one, a soft-capped one
@@ -78,3 +81,21 @@ def test_the_sums_and_last_rows_reach_the_host_in_one_copy_each_per_pass(no_kern
     assert all(probe.sums[layer].device.type == "cpu" for layer in range(len(LAYERS)))
     probe.move_to_host()  # on the host already: nothing moves again
     assert len(copies) == 2
+
+
+def test_bench_gpu_says_in_one_line_that_it_needs_a_gpu_and_dry_runs_on_the_cpus_torch_path():
+    def bench_gpu(*arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "bench.gpu", *arguments], cwd=ROOT, capture_output=True,
+                              text=True, timeout=600, check=False)
+
+    if not torch.cuda.is_available():
+        done = bench_gpu()
+        assert done.returncode == 0 and done.stdout.strip().splitlines() == [
+            f"bench/gpu.py needs a CUDA GPU: torch {torch.__version__} sees none here (torch.cuda.is_available() is "
+            "False), so nothing was measured"]
+    done = bench_gpu("--device", "cpu", "--models", "tiny-random", "--sizes", "64")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split(" | ") for line in done.stdout.splitlines() if line.startswith("| tiny-random")]
+    assert [row[2:4] for row in rows] == [["cpu, float32", "fused"], ["cpu, float32", "torch"],
+                                          ["cpu, bfloat16", "torch"], ["cpu, float16", "torch"]]
+    assert float(rows[1][6]) < 1e-5 and float(rows[2][6]) < 1e-2  # the loss: float32, then bfloat16
