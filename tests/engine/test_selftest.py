@@ -77,6 +77,9 @@ def test_the_self_test_covers_what_the_engine_asks_of_the_kernel():
     ("? exp((double)st->sink_logit - (double)st->top1) / total :",
      "? 1.5 * exp((double)st->sink_logit - (double)st->top1) / total :",
      "it failed its self-test: sink_mass differs from the torch path"),
+    ("#pragma omp parallel num_threads((int)(job->threads > 0 ? job->threads : 1))\n    {\n        float *tile",
+     "#pragma omp parallel num_threads((int)job->threads + 1)\n    {\n        float *tile",
+     "started 1 thread(s) beyond torch's pool (two thread pools)"),
 ])
 def test_a_kernel_that_fails_its_self_test_leaves_the_engine_on_the_torch_path(fresh, tmp_path, monkeypatch,
                                                                                 caplog, tiny, old, new, reason):
