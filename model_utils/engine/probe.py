@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from model_utils.core.statistics import ROW_FIELDS, distance_bins, untrained_bin
+from model_utils.core.statistics import distance_bins, untrained_bin
 from model_utils.engine.kernel import FusedKernel, load_kernel
 from model_utils.engine.torch_path import DEFAULT_CHUNK_ELEMENTS
 
@@ -61,10 +61,6 @@ class Probe:
 
     def multipliers_for(self, layer: int) -> torch.Tensor:
         return multipliers_for(self.view_multipliers, self.layers, layer)
-
-    @property
-    def row_width(self) -> int:
-        return len(ROW_FIELDS) + len(self.edges) - 1
 
     def distance_edges(self, n_tokens: int) -> torch.Tensor:
         if self.edges is None:
