@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: setup run test test-fast lint bench bench-pages loadtest sweep tune fit clean
+.PHONY: setup run test test-fast lint bench bench-gpu bench-pages loadtest sweep tune fit clean
 
 setup: $(STAMP)
 
@@ -33,8 +33,15 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
 
+# The engine against plain SDPA passes (the floor) and the usual way at 512 to 16,384 tokens, the fused kernel's first
+# use, half precision, start-up -> bench/RESULTS.md and the README's table. About an hour on 2 cores.
 bench: setup
 	$(BIN)/python -m bench
+
+# The engine on a CUDA GPU against the CPU engine, tiny and bundled models, float32 / bfloat16 / float16; prints a
+# table. Without a GPU it says so in one line and exits 0 (`python -m bench.gpu --device cpu` is its dry run).
+bench-gpu: setup
+	$(BIN)/python -m bench.gpu
 
 # Seconds from opening each page to its last chart on a fresh server: before the warm-up (b16a54a), now opened at
 # once, now after the warm-up -> bench/PAGES.md. Needs /usr/bin/chromium; about 10 minutes on 2 cores.

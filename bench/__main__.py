@@ -1,11 +1,13 @@
 """`make bench`: the engine against the usual way of capturing attention and against plain SDPA passes, measured
-side by side in one run, plus start-up, re-draw and the command line.
+side by side in one run, plus the fused kernel's first use, the model in half precision, start-up, re-draw and the
+command line.
 
 Each case runs in its own process (bench/cases.py) so peak memory is its own. Prints the tables, writes
 bench/RESULTS.md and the performance table of the README. Never part of `make test`: timings on shared machines
 are noisy, so the results are ratios of cases measured in the same run, and the targets are checked here.
 
     python -m bench [--sizes 512 2048 8192 16384] [--before c0d61d2]
+    python -m bench --ratios-only --sizes 8192   # engine and floor alone at those lengths; writes nothing
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,6 +33,8 @@ N_LAYERS, N_HEADS = 30, 9  # the bundled SmolLM2-135M-Instruct
 BYTES_PER_FLOAT = 4
 REPEATS = {512: 3, 2048: 3, 8192: 2, 16384: 1}  # long cases take minutes each; their noise is relatively small
 BEFORE = "c0d61d2"  # the last commit before the fused kernel
+FLOOR_TARGET = 1.25  # the engine's time at most this many times the floor's, at every length (issue 25)
+HALF_TOKENS = 512
 
 
 def run_case(case: str, n_tokens: int, repeats: int, cwd: Path = ROOT, env: dict | None = None) -> dict:
@@ -60,8 +65,8 @@ def peer_fits(n_tokens: int) -> tuple[bool, float]:
 def machine() -> str:
     model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                   if line.startswith("model name")), platform.processor())
-    return f"{usable_cores()} cores ({model}), {available_memory_gb():.0f} GB available, " \
-           f"Python {platform.python_version()}"
+    return (f"{usable_cores()} cores ({model}), {available_memory_gb():.0f} GB available, Python "
+            f"{platform.python_version()}, 1-minute load average {os.getloadavg()[0]:.1f} (other work on it too)")
 
 
 def fmt(value: float | None, unit: str = "", digits: int = 2) -> str:
@@ -100,7 +105,17 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=int, default=list(REPEATS))
     parser.add_argument("--before", default=BEFORE, help="the commit whose engine the profile compares with")
     parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
+    parser.add_argument("--ratios-only", action="store_true",
+                        help="measure only the engine and the floor at --sizes and print their ratios (to rerun a "
+                             "length that a busy machine disturbed); writes no file")
     args = parser.parse_args()
+    if args.ratios_only:
+        for n in args.sizes:
+            engine, floor = (median(run_case(case, n, REPEATS.get(n, 1))) for case in ("engine", "floor"))
+            print(f"{n:,} tokens: engine {fmt(engine)} s, floor {fmt(floor)} s, engine at "
+                  f"{fmt(engine / floor if engine and floor else None, 'x')} the floor (target <= {FLOOR_TARGET}x); "
+                  f"{machine()}")
+        return
 
     print("checking that engine and peer agree before timing ...", file=sys.stderr)
     agreement = [run_case("agree", n, 1) for n in (512, 2048)]
@@ -117,10 +132,11 @@ def main() -> None:
         rows.append((n, results))
     buckets = [run_case("buckets", n, 15 if n <= 2048 else 5) for n in (2048, 16384) if n in args.sizes]
     profiles = {"before": profile_before(args.before, 2048), "after": run_case("profile", 2048, 1)}
-    startup = {case: run_case(case, 0, 3) for case in ("cold", "warm", "redraw", "cli")}
+    startup = {case: run_case(case, 0, 3) for case in ("cold", "warm", "redraw", "cli", "build")}
+    half = run_case("half", HALF_TOKENS, 1)
     ray = ray_startup()
 
-    table = render(rows, buckets, profiles, startup, agreement, notes, args.before) + ray
+    table = render(rows, buckets, profiles, startup, agreement, notes, args.before) + half_table(half) + ray
     print(table)
     Path(args.out).write_text(table)
     update_readme(rows, startup)
@@ -175,7 +191,8 @@ def render(rows, buckets, profiles, startup, agreement, notes, before: str) -> s
     lines += ["", "| start-up | median s | runs |", "|---|---:|---|"]
     labels = {"cold": "cold start (dequantize the GGUF, write the cache)", "warm": "warm start (from the cache)",
               "redraw": "Attention maps re-draw, layer/head changed (AppTest)",
-              "cli": "`python -m model_utils analyze` on 64 tokens, whole process (warm cache)"}
+              "cli": "`python -m model_utils analyze` on 64 tokens, whole process (warm cache)",
+              "build": "the fused kernel's first use on a machine: build, self-test in a child, checks at load"}
     for case, result in startup.items():
         runs = ", ".join(f"{t:.2f}" for t in result.get("times", [])) or result.get("error", "")
         lines.append(f"| {labels[case]} | {fmt(median(result))} | {runs} |")
@@ -183,30 +200,37 @@ def render(rows, buckets, profiles, startup, agreement, notes, before: str) -> s
         lines.append(f"| of which `import model_utils.__main__` (python -X importtime) | "
                      f"{startup['cli']['import_median']:.2f} | "
                      + ", ".join(f"{t:.2f}" for t in startup["cli"]["import_times"]) + " |")
+    for part, label in (("compile", "compiling and linking"), ("self_test", "the self-test, a child process")):
+        if part in startup.get("build", {}):
+            times = startup["build"][part]
+            lines.append(f"| of the first use: {label} | {sorted(times)[len(times) // 2]:.2f} | "
+                         + ", ".join(f"{t:.2f}" for t in times) + " |")
     lines += ["", "Agreement before timing (max abs difference, engine vs usual way, all layers, heads, "
               "temperatures):", ""]
     for result in agreement:
         diffs = result.get("max_abs_diff", {})
         shown = ", ".join(f"{name} {value:.1e}" for name, value in diffs.items()) or result.get("error", "")
         lines.append(f"- {result['n_tokens']} tokens: {shown}")
-    lines += ["", "Targets:", ""] + target_lines(rows, buckets, startup) + [""] + [f"- {note}" for note in notes]
+    lines += ["", "Targets:", ""] + target_lines(rows, buckets, startup) + [
+        "", "The 512-token target of the last performance issue, 2x as fast as the usual way, is withdrawn (issue "
+        "25): the usual way is itself only about 1.9x slower than plain SDPA there. The target is the floor: at most "
+        f"{FLOOR_TARGET}x plain SDPA at every length.", ""] + [f"- {note}" for note in notes]
     return "\n".join(lines) + "\n"
 
 
 def target_lines(rows, buckets, startup) -> list[str]:
-    by_size = dict(rows)
     checks = []
-    for n, limit in ((2048, 1.25), (8192, 1.4), (16384, 1.4)):
-        engine, floor = (median(by_size.get(n, {}).get(case)) for case in ("engine", "floor"))
-        if engine and floor:
-            checks.append((engine / floor <= limit, f"{n:,} tokens: engine at {engine / floor:.2f}x the floor "
-                                                    f"(target <= {limit}x)"))
     for n, results in rows:
-        engine, peer = median(results.get("engine")), median(results.get("peer"))
-        if engine and peer:
-            want = 2.0 if n == 512 else 1.0
-            checks.append((peer / engine >= want, f"{n:,} tokens: engine {peer / engine:.2f}x as fast as the usual "
-                                                  f"way (target >= {want:g}x)"))
+        engine, floor = (median(results.get(case)) for case in ("engine", "floor"))
+        if engine and floor:
+            checks.append((engine / floor <= FLOOR_TARGET, f"{n:,} tokens: engine at {engine / floor:.2f}x the floor "
+                                                           f"(target <= {FLOOR_TARGET}x)"))
+    for n, results in rows:
+        engine, peer, floor = (median(results.get(case)) for case in ("engine", "peer", "floor"))
+        if engine and peer and floor:
+            checks.append((peer / engine >= 1.0, f"{n:,} tokens: engine {peer / engine:.2f}x as fast as the usual "
+                                                 f"way, itself at {peer / floor:.2f}x the floor (target >= 1x)"))
+    by_size = dict(rows)
     at_16k = by_size.get(16384, {}).get("engine", {})
     if at_16k:
         ok = "median" in at_16k and at_16k["peak_rss_gb"] < 8
@@ -218,12 +242,29 @@ def target_lines(rows, buckets, startup) -> list[str]:
                                                     f"{(result['ratio'] - 1) * 100:+.1f}% to the statistics pass "
                                                     "(target <= 5%)"))
     limits = {"warm": (3.0, "warm start"), "redraw": (0.5, "layer/head re-draw, no model run"),
-              "cli": (4.0, "short analyze as a whole process")}
+              "cli": (4.0, "short analyze as a whole process"),
+              "build": (30.0, "the fused kernel's first use (build and self-test, once per machine)")}
     for case, (limit, text) in limits.items():
         value = median(startup.get(case))
         if value is not None:
             checks.append((value < limit, f"{text}: {value:.2f} s (target < {limit:g} s)"))
     return [f"- {'met' if ok else 'MISSED'}: {text}" for ok, text in checks]
+
+
+def half_table(result: dict) -> str:
+    """The model in float16 and bfloat16 on the CPU against float32, on either path (bench/cases.half_precision)."""
+    if "half" not in result:
+        return f"\nHalf precision failed: {result.get('error', '?')}\n"
+    lines = ["", f"## The model in half precision ({HALF_TOKENS} tokens, 4 temperatures, on the CPU)", "",
+             "Statistics are computed in float32 from the half-precision queries and keys; the differences are the "
+             "largest over the temperatures (loss, in nats per token; the loss at T = 1 is "
+             f"{next(iter(result['half'].values()))['loss_at_1']:.3f}) and over every layer and head (statistics).",
+             "", "| path, dtype | loss - float32's | statistics - float32's | s | float32 s |",
+             "|---|---:|---:|---:|---:|"]
+    for label, found in result["half"].items():
+        lines.append(f"| {label} (report: {found['kernel']}) | {found['loss']:.1e} | {found['statistics']:.1e} | "
+                     f"{found['seconds']:.1f} | {found['float32_seconds']:.1f} |")
+    return "\n".join(lines) + "\n"
 
 
 def update_readme(rows, startup) -> None:
@@ -240,8 +281,12 @@ def update_readme(rows, startup) -> None:
         engine_text = f"{median(engine):.1f} s, {engine['peak_rss_gb']:.1f} GB" if median(engine) else "-"
         lines.append(f"| {n:,} | {engine_text} | {peer_text} | {floor_text} |")
     warm, redraw, cli = (median(startup.get(case)) for case in ("warm", "redraw", "cli"))
+    build = startup.get("build", {})
+    first_use = (f" The fused kernel's first use on a machine {fmt(median(build))} s: compiling "
+                 f"{fmt(statistics.median(build['compile']))} s, its self-test in a child process "
+                 f"{fmt(statistics.median(build['self_test']))} s." if "compile" in build else "")
     lines += ["", f"Warm start {fmt(warm)} s, a layer/head re-draw {fmt(redraw)} s, a short `analyze` as a whole "
-              f"process {fmt(cli)} s (bench/RESULTS.md has the rest)."]
+              f"process {fmt(cli)} s.{first_use} bench/RESULTS.md has the rest."]
     replace_block("bench", lines)
 
 

@@ -1,7 +1,8 @@
 """One benchmark case in its own process: `python -m bench.cases CASE N_TOKENS REPEATS` prints one JSON line. Cases
 (4 temperatures, in-model, every layer and head): engine (`analyze`), peer (the usual way: eager passes with
 output_attentions, one per temperature), floor (plain SDPA passes), agree, buckets, profile, cold / warm loads,
-redraw, cli; each case's function says what it measures. Wall times are medians of REPEATS runs."""
+redraw, cli, build (the fused kernel's first use on a machine), half (the model in float16 and bfloat16); each case's
+function says what it measures. Wall times are medians of REPEATS runs."""
 
 from __future__ import annotations
 
@@ -175,6 +176,62 @@ def cli_times(repeats: int) -> dict:
     return {"times": wall, "import_times": imports, "import_median": statistics.median(imports)}
 
 
+def first_use(repeats: int) -> dict:
+    """The fused kernel's first use on a machine, in a fresh cache folder each time: compiling and linking it, its
+    self-test in a child process (which imports torch and the torch path itself), and load_kernel() as a whole
+    (both, and the checks at load)."""
+    from model_utils.engine.kernel import build, library
+
+    compiling, testing, whole = [], [], []
+    for _ in range(repeats):
+        with tempfile.TemporaryDirectory() as folder:
+            started = time.perf_counter()
+            built = build.compile_library(Path(folder) / "fused-attention.so")
+            compiling.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            refused = build.self_test(built)
+            if refused is not None:
+                raise RuntimeError(f"the fused kernel is refused: {refused}")
+            testing.append(time.perf_counter() - started)
+            os.environ["ATTN_CACHE_DIR"] = folder
+            library._loaded.clear()
+            started = time.perf_counter()
+            if library.load_kernel() is None:
+                raise RuntimeError("the fused kernel could not be had")
+            whole.append(time.perf_counter() - started)
+    return {"times": whole, "compile": compiling, "self_test": testing}
+
+
+def half_precision(loaded, n_tokens: int) -> dict:
+    """The bundled model cast to float16 and bfloat16 on the CPU, on either path: the largest difference of its loss
+    (over the temperatures) and of its per-head statistics from float32's on the same path, and seconds per pass."""
+    import copy
+    from dataclasses import replace
+
+    found = {}
+    for path in ("fused", "torch"):
+        os.environ["ATTN_KERNEL"] = path
+        started = time.perf_counter()
+        full = analyze_bundled(loaded, n_tokens)
+        seconds = {"float32": time.perf_counter() - started}
+        for dtype in (torch.float16, torch.bfloat16):
+            half = replace(loaded, model=copy.deepcopy(loaded.model).to(dtype))
+            started = time.perf_counter()
+            report = analyze_bundled(half, n_tokens)
+            name = str(dtype).removeprefix("torch.")
+            seconds[name] = time.perf_counter() - started
+            found[f"{path} {name}"] = {
+                "kernel": report.kernel, "seconds": seconds[name], "float32_seconds": seconds["float32"],
+                "loss": max(abs(a.loss - b.loss) for a, b in zip(report.results, full.results, strict=True)),
+                "statistics": max(float(np.max(np.abs(a.heads[stat] - b.heads[stat])))
+                                  for a, b in zip(report.results, full.results, strict=True)
+                                  for stat in ("entropy", "normalized_entropy", "sink_mass", "recent_mass",
+                                               "distant_mass")),
+                "loss_at_1": full.results[1].loss}
+            del half
+    return found
+
+
 def run_case(case: str, n_tokens: int, repeats: int) -> dict:
     from model_utils import load_model
     from tests.support.models import reference_copy
@@ -192,6 +249,8 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
         return {"times": redraw_times(repeats)}
     if case == "cli":
         return cli_times(repeats)
+    if case == "build":
+        return first_use(repeats)
     if case == "warm":
         load_model("bundled")  # make sure the cache exists; the timed loads below read it
         return {"times": [load_model("bundled").load_seconds for _ in range(repeats)]}
@@ -201,6 +260,8 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
         return {"times": timed(lambda: analyze_bundled(loaded, n_tokens), repeats, warm_up)}
     if case == "buckets":
         return bucket_cost(loaded, n_tokens, repeats)
+    if case == "half":
+        return {"half": half_precision(loaded, n_tokens)}
     if case == "profile":
         return profile_split(loaded, n_tokens)
     ids = token_ids(loaded, n_tokens)

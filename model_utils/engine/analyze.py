@@ -214,6 +214,7 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
     with torch.inference_mode(), recipe_positions(loaded, rope, request.trained_length) as applied:
         hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
         nll, last = position_nll(loaded, hidden, input_ids)
+        probe.move_to_host()  # the statistics stayed on the model's device during the pass
     if len(probe.sums) != n_layers:
         raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
                             "interface, so the explorer cannot apply a temperature inside it")
@@ -306,13 +307,13 @@ def analyze(loaded: LoadedModel, text: str, request: AnalysisRequest | None = No
     multipliers = np.zeros((len(checked.views), n), dtype=np.float32)
     for done in passes:
         multipliers[done.views] = done.probe.view_multipliers.numpy()
-    kernel = passes[0].probe.kernel
+    kernel = "fused" if all(done.probe.path == "fused" for done in passes) else "torch"  # which path ran
     return Report(model=loaded.name, n_tokens=n, tokens=token_labels(loaded, ids), token_ids=ids,
                   truncated=truncated, mode=checked.mode, window=checked.window, q_start=first,
                   layers=checked.layers, seconds=time.perf_counter() - started, results=results,
                   trained_length=checked.trained_length, beyond_trained=checked.beyond_trained,
                   bucket_size=checked.bucket_size, buckets=bounds, distance_edges=passes[0].probe.edges.numpy(),
-                  kernel="torch" if kernel is None else "fused", kept=_kept(passes), map_rows=map_rows,
+                  kernel=kernel, kept=_kept(passes), map_rows=map_rows,
                   multipliers=multipliers)
 
 

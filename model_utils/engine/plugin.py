@@ -14,10 +14,16 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
 from model_utils.core.errors import ModelLoadError
-from model_utils.engine.probe import DEFAULT_CHUNK_ELEMENTS, Probe
+from model_utils.engine.probe import Probe
 from model_utils.engine.report import LayerInputs
 from model_utils.engine.rope import install as install_rope_hooks
-from model_utils.engine.torch_path import bucket_sums, last_row, torch_output, torch_row_statistics
+from model_utils.engine.torch_path import (
+    DEFAULT_CHUNK_ELEMENTS,
+    bucket_sums,
+    last_row,
+    torch_output,
+    torch_row_statistics,
+)
 from model_utils.models import LoadedModel, Progress
 from model_utils.models import load_model as load_plain_model
 from model_utils.models.loaded import report_progress
@@ -39,23 +45,26 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
                                       **kwargs)
     layer = module.layer_idx
-    multipliers = probe.multipliers_for(layer).to(torch.float32)
+    multipliers = probe.multipliers_for(layer).to(query.device, torch.float32)
     edges = probe.distance_edges(query.shape[2])
     propagated = multipliers if probe.propagate else torch.ones_like(multipliers[:1])
-    if probe.kernel is not None and query.device.type == "cpu" and query.dtype == torch.float32:
-        settings = {"softcap": softcap, "q_start": probe.q_start, "window": probe.window, "sliding": sliding,
-                    "edges": edges, "untrained_bin": probe.untrained_from, "bucket_size": probe.bucket_size}
-        output, sums = probe.kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
-                                              **settings)
+    settings = {"softcap": softcap, "q_start": probe.q_start, "window": probe.window, "sliding": sliding,
+                "edges": edges, "untrained_bin": probe.untrained_from}
+    kernel = probe.layer_kernel(query)
+    if kernel is not None:
+        output, sums = kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
+                                        bucket_size=probe.bucket_size, **settings)
         if output is None:  # isolated: statistics of every view, output at T = 1
-            output, _ = probe.kernel.attention(query, key, value, propagated, scaling, with_output=True, **settings)
-    else:
-        rows = torch_row_statistics(probe, query, key, scaling, multipliers, sliding, softcap)
+            output, _ = kernel.attention(query, key, value, propagated, scaling, with_output=True,
+                                         bucket_size=probe.bucket_size, **settings)
+    else:  # on the queries' device; Probe.move_to_host copies the sums once the pass is done
+        rows = torch_row_statistics(query, key, scaling, multipliers, chunk_elements=probe.chunk_elements,
+                                    **settings)
         sums = bucket_sums(rows, probe.q_start, probe.bucket_size)
         output = torch_output(module, query, key, value, attention_mask, scaling, propagated, sliding, softcap,
                               probe.chunk_elements, kwargs)
     probe.sums[layer] = sums
-    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap).cpu()
+    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap)
     probe.sliding[layer] = sliding
     if layer in probe.keep_layers:
         probe.kept[layer] = LayerInputs(query=query.float().cpu().numpy(), key=key.float().cpu().numpy(),

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from model_utils.core.statistics import ROW_FIELDS, distance_bins, untrained_bin
+from model_utils.core.statistics import distance_bins, untrained_bin
 from model_utils.engine.kernel import FusedKernel, load_kernel
+from model_utils.engine.torch_path import DEFAULT_CHUNK_ELEMENTS
 
 if TYPE_CHECKING:  # the probe fills them in; the report carries them
     from model_utils.engine.report import LayerInputs
 
-# Elements in one chunk of logits [view, head, query, key] on the torch path: 4M floats = 16 MB per temporary.
-DEFAULT_CHUNK_ELEMENTS = 1 << 22
+AUTO = "auto"  # Probe.kernel: the fused kernel where it can run, chosen at the pass's first layer
 
 
 @dataclass(kw_only=True)
@@ -33,7 +33,8 @@ class Probe:
     edges: key-distance bin edges (statistics.distance_bins) whose masses are measured for every row.
     trained_length: the model's trained context L: an edge of the bins, from which on the untrained mass is measured
         (None: no untrained mass).
-    kernel: the fused kernel (by default, when it can be built), or None for the torch path.
+    kernel: AUTO (the fused kernel when the pass runs on the CPU and the kernel can be had; for a pass on any other
+        device it is never built or loaded), a FusedKernel, or None for the torch path. `path` says which ran.
     """
 
     view_multipliers: torch.Tensor
@@ -41,7 +42,7 @@ class Probe:
     q_start: int
     edges: torch.Tensor | None = None  # None: distance_bins of the text's length and the trained length
     trained_length: int | None = None
-    kernel: FusedKernel | None = field(default_factory=load_kernel)
+    kernel: FusedKernel | str | None = AUTO
     propagate: bool = True
     layers: frozenset[int] | None = None
     keep_layers: frozenset[int] = frozenset()
@@ -53,6 +54,7 @@ class Probe:
     last_rows: dict[int, torch.Tensor] = field(default_factory=dict)  # [V, H, n] the last query's weights
     kept: dict[int, LayerInputs] = field(default_factory=dict)
     sliding: dict[int, int | None] = field(default_factory=dict)  # each layer's window, as the model passed it
+    path: str | None = None  # "fused" when every layer ran the fused kernel, else "torch"
 
     def applies_to(self, layer: int) -> bool:
         return applies_to(self.layers, layer)
@@ -60,14 +62,31 @@ class Probe:
     def multipliers_for(self, layer: int) -> torch.Tensor:
         return multipliers_for(self.view_multipliers, self.layers, layer)
 
-    @property
-    def row_width(self) -> int:
-        return len(ROW_FIELDS) + len(self.edges) - 1
-
     def distance_edges(self, n_tokens: int) -> torch.Tensor:
         if self.edges is None:
             self.edges = torch.from_numpy(distance_bins(n_tokens, self.trained_length))
         return self.edges
+
+    def layer_kernel(self, query: torch.Tensor) -> FusedKernel | None:
+        """The fused kernel for a layer whose queries are `query`, or None for the torch path (recorded in `path`).
+        The kernel is CPU code: for queries on any other device it is neither built nor loaded."""
+        if query.device.type != "cpu":
+            kernel = None
+        else:
+            if self.kernel == AUTO:
+                self.kernel = load_kernel()
+            kernel = self.kernel
+        self.path = "fused" if kernel is not None and self.path in (None, "fused") else "torch"
+        return kernel
+
+    def move_to_host(self) -> None:
+        """Copy what the pass collected on its device (every layer's sums, and last rows) to the host: one copy
+        each per pass, after the pass. On the CPU nothing moves."""
+        for collected in (self.sums, self.last_rows):
+            layers = sorted(collected)
+            if layers and collected[layers[0]].device.type != "cpu":
+                on_host = torch.stack([collected[layer] for layer in layers]).cpu()
+                collected.update(zip(layers, on_host.unbind(0), strict=True))
 
     @property
     def untrained_from(self) -> int:

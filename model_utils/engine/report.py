@@ -140,7 +140,7 @@ class Report:
         document = {"model": self.model, "n_tokens": self.n_tokens, "tokens": self.tokens,
                     "truncated": self.truncated, "mode": self.mode, "window": self.window, "q_start": self.q_start,
                     "n_queries": self.n_queries, "layers": self.layers, "trained_length": self.trained_length,
-                    "beyond_trained": self.beyond_trained, "seconds": self.seconds,
+                    "beyond_trained": self.beyond_trained, "seconds": self.seconds, "kernel": self.kernel,
                     "results": [result.to_dict(with_buckets) for result in self.results]}
         if with_buckets:
             document |= {"bucket_size": self.bucket_size, "buckets": [list(b) for b in self.buckets],

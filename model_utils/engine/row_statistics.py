@@ -85,7 +85,7 @@ def untrained_mass(bins: torch.Tensor | None, sink: torch.Tensor, positions: tor
     lies among them once the query's position q reaches their first edge (key 0 is at distance q)."""
     if bins is None or first_bin is None or first_bin >= bins.shape[-1]:
         return torch.zeros_like(sink)
-    reached = positions.to(sink.device) >= float(edges[first_bin])
+    reached = positions.to(sink.device) >= edges[first_bin]  # a tensor comparison: no wait for the device
     return (bins[..., first_bin:].sum(dim=-1) - torch.where(reached, sink, 0.0)).clamp_min(0.0)
 
 

@@ -1,23 +1,29 @@
 """The engine's torch path: masked logits of query chunks, their row statistics, and the layer's output through
 PyTorch's SDPA (or chunked softmax for soft-capped logits). Used where the fused kernel is not: a GPU, no C
-compiler, ATTN_KERNEL=torch; tests hold the two paths together."""
+compiler, a kernel that failed its checks, ATTN_KERNEL=torch; tests hold the two paths together. Everything stays on
+the queries' device (nothing is copied to the host here), and the statistics are computed in float32 whatever the
+model's dtype."""
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import torch
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-from model_utils.core.statistics import bucket_bounds
-from model_utils.engine.probe import Probe
+from model_utils.core.statistics import ROW_FIELDS, bucket_bounds
 from model_utils.engine.row_statistics import row_statistics
+
+# Elements in one chunk of logits [view, head, query, key] on the torch path: 4M floats = 16 MB per temporary.
+DEFAULT_CHUNK_ELEMENTS = 1 << 22
 
 
 def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None) -> torch.Tensor:
     """Masked attention logits of queries start..stop-1 against keys 0..stop-1, for every view.
 
     query [B, H, n, d], key [B, KV, n, d] (grouped-query: head h reads kv head h // (H / KV)), multipliers [V, n]
-    with B == V or B == 1. Returns [V, H, stop - start, stop]; a key a query cannot see (a later one, or one
-    outside a sliding window) holds the dtype's min.
+    with B == V or B == 1. Returns [V, H, stop - start, stop] in the queries' dtype; a key a query cannot see (a
+    later one, or one outside a sliding window) holds the dtype's min.
     """
     heads, dim = query.shape[1], query.shape[3]
     kv_heads = key.shape[1]
@@ -45,36 +51,62 @@ def chunk_rows(n_views: int, heads: int, n_tokens: int, budget: int) -> int:
     return max(1, min(n_tokens, budget // max(1, n_views * heads * n_tokens)))
 
 
-def torch_row_statistics(probe: Probe, query, key, scaling, multipliers, sliding, softcap) -> torch.Tensor:
-    """[V, H, n - q_start, fields + bins] row statistics from torch operations on query chunks."""
+def torch_row_statistics(query, key, scaling, multipliers, *, q_start: int, window: int, edges: torch.Tensor,
+                         untrained_bin: int | None = None, sliding: int | None = None, softcap: float | None = None,
+                         chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> torch.Tensor:
+    """[V, H, n - q_start, fields + bins] row statistics (float64, on the queries' device) of queries q_start..n-1,
+    from float32 logits of query chunks; the arguments as FusedKernel.attention's."""
+    query, key = query.float(), key.float()
+    multipliers = multipliers.to(query.device, torch.float32)
+    edges = edges.to(query.device)
     n_views, heads, n = multipliers.shape[0], query.shape[1], query.shape[2]
-    rows = torch.empty(n_views, heads, n - probe.q_start, probe.row_width, dtype=torch.float64)
-    step = chunk_rows(n_views, heads, n, probe.chunk_elements)
-    for start in range(probe.q_start, n, step):
+    rows = torch.empty(n_views, heads, n - q_start, len(ROW_FIELDS) + len(edges) - 1, dtype=torch.float64,
+                       device=query.device)
+    step = chunk_rows(n_views, heads, n, chunk_elements)
+    for start in range(q_start, n, step):
         stop = min(n, start + step)
         logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
-        stats, _ = row_statistics(logits, start, probe.window, probe.edges.to(query.device), sliding,
-                                  probe.untrained_from)
-        rows[:, :, start - probe.q_start : stop - probe.q_start] = stats.to("cpu", torch.float64)
+        stats, _ = row_statistics(logits, start, window, edges, sliding, untrained_bin)
+        rows[:, :, start - q_start : stop - q_start] = stats
     return rows
 
 
 def torch_output(module, query, key, value, attention_mask, scaling, multipliers, sliding, softcap, chunk_elements,
                  sdpa_kwargs: dict) -> torch.Tensor:
-    """The propagated output [B, n, H, dv] at `multipliers` [B, n], without the kernel: PyTorch's SDPA, or, for
-    soft-capped logits (which SDPA cannot apply), softmax(logits) @ value in query chunks."""
-    if not softcap:
-        scaled = query * multipliers[:, None, :, None].to(query)  # logits * m == logits / T
+    """The propagated output [B, n, H, dv] at `multipliers` [B, n], without the kernel, in the queries' dtype:
+    PyTorch's SDPA (causality and any sliding window from `attention_mask`, as the model passes it), or, for
+    soft-capped logits (which SDPA cannot apply), softmax(logits) @ value in float32 query chunks."""
+    if not softcap:  # logits * m == logits / T; the product in float32, rounded once to the model's dtype
+        scaled = (query.float() * multipliers[:, None, :, None].to(query.device, torch.float32)).to(query.dtype)
         return sdpa_attention_forward(module, scaled, key, value, attention_mask, scaling=scaling, **sdpa_kwargs)[0]
     heads, n = query.shape[1], query.shape[2]
-    values = value.repeat_interleave(heads // value.shape[1], dim=1)  # [B, H, n, dv]
     output = torch.empty(query.shape[0], heads, n, value.shape[-1], dtype=query.dtype, device=query.device)
+    query, key = query.float(), key.float()
+    values = value.float().repeat_interleave(heads // value.shape[1], dim=1)  # [B, H, n, dv]
     step = chunk_rows(query.shape[0], heads, n, chunk_elements)
     for start in range(0, n, step):
         stop = min(n, start + step)
-        weights = torch.softmax(chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap), -1)
-        output[:, :, start:stop] = torch.matmul(weights, values[:, :, :stop])
+        logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
+        output[:, :, start:stop] = torch.matmul(torch.softmax(logits, -1), values[:, :, :stop])
     return output.transpose(1, 2).contiguous()
+
+
+def torch_attention(query, key, value, multipliers, scaling, *, softcap, q_start, window, sliding, edges,
+                    bucket_size, with_output, untrained_bin=None) -> tuple[torch.Tensor | None, torch.Tensor]:
+    """The torch path with FusedKernel.attention's arguments and results (the output in float32, the bucket sums),
+    for the kernel's self-test and the tests; SDPA's mask (causal, and any sliding window) is built here, where a
+    model's layer would pass its own."""
+    rows = torch_row_statistics(query, key, scaling, multipliers, q_start=q_start, window=window, edges=edges,
+                                untrained_bin=untrained_bin, sliding=sliding, softcap=softcap)
+    output = None
+    if with_output:
+        n = query.shape[2]
+        distance = torch.arange(n, device=query.device)[:, None] - torch.arange(n, device=query.device)[None, :]
+        mask = ((distance >= 0) & (distance < sliding))[None, None] if sliding else None  # None: SDPA's causal
+        module = SimpleNamespace(num_key_value_groups=query.shape[1] // key.shape[1], is_causal=True)
+        output = torch_output(module, query, key, value, mask, scaling, multipliers, sliding, softcap,
+                              DEFAULT_CHUNK_ELEMENTS, {}).float()
+    return output, bucket_sums(rows, q_start, bucket_size)
 
 
 def bucket_sums(rows: torch.Tensor, q_start: int, bucket_size: int | None) -> torch.Tensor:
@@ -85,7 +117,7 @@ def bucket_sums(rows: torch.Tensor, q_start: int, bucket_size: int | None) -> to
 
 
 def last_row(query, key, scaling, multipliers, sliding, softcap) -> torch.Tensor:
-    """[V, H, n] attention weights of the last query."""
+    """[V, H, n] attention weights of the last query (float32)."""
     n = query.shape[2]
-    return torch.softmax(chunk_logits(query, key, scaling, multipliers, n - 1, n, sliding, softcap)[:, :, 0], dim=-1)
-
+    logits = chunk_logits(query.float(), key.float(), scaling, multipliers, n - 1, n, sliding, softcap)
+    return torch.softmax(logits[:, :, 0], dim=-1)

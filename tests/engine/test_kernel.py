@@ -1,22 +1,33 @@
-"""The fused attention kernel (engine/kernel/fused_attention.c) against a float64 torch computation of the same
-attention: outputs, every row statistic and every distance bin, across the kernel's tile edges (256 queries x 512
-keys), grouped-query heads, per-position multipliers, extreme temperatures, sliding windows, soft caps, ties and
-the untrained distances past a trained length."""
+"""Both ways the engine computes a layer, the fused attention kernel (engine/kernel/fused_attention.c) and the torch
+path (engine/torch_path.py, called directly), against a float64 torch computation of the same attention: outputs,
+every row statistic and every distance bin, across the kernel's tile edges (256 queries x 512 keys), grouped-query
+heads, per-position multipliers, extreme temperatures, sliding windows, soft caps, ties, a shared batch row and the
+untrained distances past a trained length. Both paths are held to the same tolerances (ATOL)."""
 
 import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
 import torch
 
 from model_utils import analyze
-from model_utils.core.statistics import bucket_bounds, distance_bins, untrained_bin
+from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, distance_bins, untrained_bin
 from model_utils.engine.kernel.library import ROW_FIELD_COUNT, load_kernel
-from model_utils.engine.torch_path import bucket_sums
+from model_utils.engine.torch_path import bucket_sums, torch_attention
 from tests.support import SAMPLE_TEXT
 
+# Largest difference from float64 of any row's statistic, of both paths (both compute in float32).
 ATOL = {"entropy": 2e-4, "normalized_entropy": 3e-5, "sink_mass": 2e-5, "recent_mass": 2e-5, "distant_mass": 2e-5,
         "top_gap": 2e-4, "untrained_mass": 2e-5}
+# ... and of an output element (plus rtol 1e-4). The torch path's output is PyTorch's float32 SDPA, whose error at
+# T = 0.05 reaches 3.0e-5 in these cases (the kernel's 2.0e-5): the model's own attention is no closer there.
+OUTPUT_ATOL = {"fused": 2e-5, "torch": 4e-5}
+
+
+def test_the_tolerances_name_every_row_field():
+    assert tuple(ATOL) == ROW_FIELDS
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +35,18 @@ def kernel():
     built = load_kernel()
     assert built is not None, "the fused kernel must build on this machine (gcc is part of the machine image)"
     return built
+
+
+@dataclass(frozen=True)
+class LayerPath:
+    name: str  # "fused" or "torch", as Report.kernel says
+    attention: Callable  # a layer's attention and bucketed row statistics, FusedKernel.attention's signature
+
+
+@pytest.fixture(params=["fused", "torch"])
+def path(request, kernel) -> LayerPath:
+    """The kernel's attention, or the torch path's (torch_row_statistics, torch_output and bucket_sums)."""
+    return LayerPath(request.param, kernel.attention if request.param == "fused" else torch_attention)
 
 
 def reference(query, key, value, multipliers, scaling, q_start, window, sliding, softcap, edges, trained=None):
@@ -72,7 +95,8 @@ CASES = [  # n, heads, kv heads, views, sliding window, soft cap, q_start, recen
 
 
 @pytest.mark.parametrize(("n", "heads", "kv_heads", "views", "sliding", "softcap", "q_start", "window"), CASES)
-def test_kernel_equals_the_float64_attention(kernel, n, heads, kv_heads, views, sliding, softcap, q_start, window):
+def test_both_paths_equal_the_float64_attention(path, n, heads, kv_heads, views, sliding, softcap, q_start,
+                                                window):
     generator = torch.Generator().manual_seed(n + heads)
     query = torch.randn(views, heads, n, 16, generator=generator) * 1.5
     key = torch.randn(views, kv_heads, n, 16, generator=generator) * 1.5
@@ -83,12 +107,12 @@ def test_kernel_equals_the_float64_attention(kernel, n, heads, kv_heads, views, 
     multipliers = torch.stack([torch.full((n,), 1.0), ramp, torch.full((n,), 20.0)])[:views]
     trained = max(2, n // 3)  # not a power of two (an edge of its own) in most cases
     edges = torch.from_numpy(distance_bins(n, trained))
-    got_output, got_rows = kernel.attention(query, key, value, multipliers, 0.25, softcap=softcap, q_start=q_start,
-                                            window=window, sliding=sliding, edges=edges, bucket_size=1,
-                                            with_output=True, untrained_bin=untrained_bin(edges.numpy(), trained))
+    got_output, got_rows = path.attention(query, key, value, multipliers, 0.25, softcap=softcap, q_start=q_start,
+                                          window=window, sliding=sliding, edges=edges, bucket_size=1,
+                                          with_output=True, untrained_bin=untrained_bin(edges.numpy(), trained))
     output, rows = reference(query, key, value, multipliers, 0.25, q_start, window, sliding, softcap, edges,
                              trained)
-    assert torch.allclose(got_output.double(), output, atol=2e-5, rtol=1e-4)
+    assert torch.allclose(got_output.double(), output, atol=OUTPUT_ATOL[path.name], rtol=1e-4)
     for index, name in enumerate(ATOL):
         error = (got_rows[..., index] - rows[..., index]).abs().max().item()
         assert error <= ATOL[name], f"{name}: {error}"
@@ -97,31 +121,31 @@ def test_kernel_equals_the_float64_attention(kernel, n, heads, kv_heads, views, 
     assert torch.allclose(bins.sum(-1), torch.ones(bins.shape[:-1], dtype=torch.float64), atol=1e-5)
 
 
-def test_statistics_only_and_a_shared_batch_row_give_the_same_rows(kernel):
+def test_statistics_only_and_a_shared_batch_row_give_the_same_rows(path):
     """Isolated mode passes one batch row for several multiplier rows and asks for no output."""
     generator = torch.Generator().manual_seed(7)
     query, key = torch.randn(1, 4, 300, 16, generator=generator), torch.randn(1, 2, 300, 16, generator=generator)
     value = torch.randn(1, 2, 300, 16, generator=generator)
     multipliers = torch.tensor([[0.5] * 300, [2.0] * 300])
     edges = torch.from_numpy(distance_bins(300))
-    shared, rows = kernel.attention(query, key, value, multipliers, 0.25, softcap=None, q_start=10, window=8,
-                                    sliding=None, edges=edges, bucket_size=1, with_output=False)
+    shared, rows = path.attention(query, key, value, multipliers, 0.25, softcap=None, q_start=10, window=8,
+                                  sliding=None, edges=edges, bucket_size=1, with_output=False)
     assert shared is None
     for view in range(2):
-        _, alone = kernel.attention(query, key, value, multipliers[view : view + 1], 0.25, softcap=None, q_start=10,
-                                    window=8, sliding=None, edges=edges, bucket_size=1, with_output=True)
+        _, alone = path.attention(query, key, value, multipliers[view : view + 1], 0.25, softcap=None, q_start=10,
+                                  window=8, sliding=None, edges=edges, bucket_size=1, with_output=True)
         assert torch.equal(rows[view], alone[0])
 
 
-def test_a_tie_for_the_top_key_gives_a_gap_of_zero(kernel):
+def test_a_tie_for_the_top_key_gives_a_gap_of_zero(path):
     """Two keys equal to the best (exact ties in float) count twice: top_ratio 1, as topk(2) gives it."""
     n = 600
     key = torch.randn(1, 1, n, 8, generator=torch.Generator().manual_seed(3))
     key[0, 0, 5] = key[0, 0, 550] = torch.full((8,), 4.0)  # the same vector twice, far apart (different tiles)
     query = torch.ones(1, 1, n, 8)
     edges = torch.from_numpy(distance_bins(n))
-    _, rows = kernel.attention(query, key, key, torch.ones(1, n), 1.0, softcap=None, q_start=1, window=4,
-                               sliding=None, edges=edges, bucket_size=1, with_output=False)
+    _, rows = path.attention(query, key, key, torch.ones(1, n), 1.0, softcap=None, q_start=1, window=4, sliding=None,
+                             edges=edges, bucket_size=1, with_output=False)
     gaps = rows[0, 0, :, 5]  # [query]
     assert torch.all(gaps[550 - 1 :] == 0.0)  # queries that see both copies
     assert torch.all(gaps[5 - 1 : 549] > 0.0)  # queries that see one
@@ -159,7 +183,7 @@ def test_loading_the_kernel_keeps_the_processs_subnormals():
     (700, 1, None), (700, 1, 1024), (700, 1, 256), (700, 3, 100), (700, 300, 7), (530, 10, 255), (530, 0, 257),
     (1100, 257, 512),
 ])
-def test_the_kernel_sums_its_rows_per_bucket(kernel, n, q_start, bucket_size):
+def test_both_paths_sum_their_rows_per_bucket(path, n, q_start, bucket_size):
     """Each task adds its rows into segments of its own, which are added up per bucket afterwards: the same sums as
     the rows' (bucket_size 1) summed per bucket, for buckets narrower and wider than a task's block of queries."""
     generator = torch.Generator().manual_seed(n + q_start)
@@ -167,7 +191,7 @@ def test_the_kernel_sums_its_rows_per_bucket(kernel, n, q_start, bucket_size):
     multipliers = torch.stack([torch.full((n,), 0.5), torch.linspace(0.5, 3.0, n)])
     settings = {"softcap": None, "q_start": q_start, "window": 32, "sliding": None,
                 "edges": torch.from_numpy(distance_bins(n)), "with_output": False}
-    _, rows = kernel.attention(query, key, key, multipliers, 0.25, bucket_size=1, **settings)
-    _, sums = kernel.attention(query, key, key, multipliers, 0.25, bucket_size=bucket_size, **settings)
+    _, rows = path.attention(query, key, key, multipliers, 0.25, bucket_size=1, **settings)
+    _, sums = path.attention(query, key, key, multipliers, 0.25, bucket_size=bucket_size, **settings)
     assert sums.shape[2] == len(bucket_bounds(q_start, n, bucket_size))
     assert torch.allclose(sums, bucket_sums(rows, q_start, bucket_size), rtol=1e-12, atol=1e-9)

@@ -1,6 +1,7 @@
 /* Causal attention with a logit multiplier per query row, and the statistics of every attention row, in one pass.
  *
- * The engine's hot loop (model_utils/kernel.py builds and loads this file; capture.py calls it once per layer).
+ * The engine's hot loop (kernel/build.py builds this file, kernel/library.py loads it and checks it, plugin.py calls
+ * it once per layer).
  * Flash-attention style: for each (batch row, head, block of BQ queries) the keys are visited in tiles of BK. One
  * sgemm gives a tile's dot products; each row then takes the tile's max, rescales its running sums if the max grew,
  * and in one vectorized sweep turns the tile into e = exp(l - max) while adding up sum e, sum e (l - max), the
@@ -20,6 +21,8 @@
  */
 #include <float.h>
 #include <math.h>
+#include <omp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,4 +377,93 @@ int fused_attention(const Job *job) {
     }
     free(segments);
     return failed ? -1 : 0;
+}
+
+/* What library.py checks before its first call, refusing the library on any difference: the Job layout its ctypes
+ * mirror must match, the row fields and bins it sizes its buffers for, the OpenMP runtime this library is bound to
+ * (it must be torch's: one thread pool, not two), and the sgemm it is handed. */
+#define JOB_FIELD(name) {#name, offsetof(Job, name), sizeof(((Job *)0)->name)},
+static const struct { const char *name; int64_t offset, size; } JOB_LAYOUT[] = {
+    JOB_FIELD(q) JOB_FIELD(k) JOB_FIELD(v) JOB_FIELD(q_sb) JOB_FIELD(q_sh) JOB_FIELD(q_sn) JOB_FIELD(k_sb)
+    JOB_FIELD(k_sh) JOB_FIELD(k_sn) JOB_FIELD(v_sb) JOB_FIELD(v_sh) JOB_FIELD(v_sn) JOB_FIELD(out) JOB_FIELD(o_sb)
+    JOB_FIELD(o_sh) JOB_FIELD(o_sn) JOB_FIELD(multipliers) JOB_FIELD(scaling) JOB_FIELD(softcap) JOB_FIELD(batch)
+    JOB_FIELD(heads) JOB_FIELD(kv_heads) JOB_FIELD(n) JOB_FIELD(d) JOB_FIELD(dv) JOB_FIELD(q_start)
+    JOB_FIELD(window) JOB_FIELD(sliding) JOB_FIELD(edges) JOB_FIELD(n_edges) JOB_FIELD(untrained_bin)
+    JOB_FIELD(bucket_size) JOB_FIELD(n_buckets) JOB_FIELD(stats) JOB_FIELD(gemm) JOB_FIELD(threads)
+};
+
+int64_t fused_attention_job_size(void) { return sizeof(Job); }
+
+int64_t fused_attention_job_fields(void) { return sizeof JOB_LAYOUT / sizeof JOB_LAYOUT[0]; }
+
+/* Field i of Job in declaration order: its name, and its offset and size in bytes; NULL past the last. */
+const char *fused_attention_job_field(int64_t i, int64_t *offset, int64_t *size) {
+    if (i < 0 || i >= fused_attention_job_fields()) return NULL;
+    *offset = JOB_LAYOUT[i].offset;
+    *size = JOB_LAYOUT[i].size;
+    return JOB_LAYOUT[i].name;
+}
+
+int64_t fused_attention_row_fields(void) { return N_FIELDS; }
+
+int64_t fused_attention_max_bins(void) { return MAX_BINS; }
+
+/* An entry point of the OpenMP runtime this library's threads come from, as the dynamic linker bound it. */
+void *fused_attention_openmp(void) { return (void *)omp_get_max_threads; }
+
+/* Whether x holds exactly the integer s (either zero for 0). Compared as bits: -ffast-math lets the compiler assume
+ * that no float is NaN, so a float comparison could pass a NaN. */
+static inline int exactly(float x, double s) {
+    union { float f; uint32_t u; } got = {.f = x}, want = {.f = (float)s};
+    return got.u == want.u || ((got.u | want.u) & 0x7fffffffu) == 0;
+}
+
+/* The kernel's two calls to `gemm` (scores = K^T Q, then acc += V^T P) on small integers, whose products are exact
+ * in float32 whatever the order of the sums, in `threads` threads at once as in fused_attention, against plain
+ * loops. Returns how many results differ (0 when the routine computes what its name says), or -1 when the buffers
+ * could not be allocated. */
+int64_t fused_attention_check_gemm(sgemm_fn gemm, int64_t keys, int64_t queries, int64_t dim, int64_t threads) {
+    int64_t wrong = 0;
+    int failed = 0;
+#pragma omp parallel num_threads((int)(threads > 0 ? threads : 1)) reduction(+ : wrong) reduction(| : failed)
+    {
+        int m = (int)keys, nq = (int)queries, d = (int)dim, dv = (int)dim;
+        int ldk = d + 3, ldq = d + 1, ldt = m + 5, ldv = dv + 2, lda = dv; /* leading dimensions past the rows */
+        int seed = omp_get_thread_num();
+        float *k = malloc(sizeof(float) * m * ldk), *q = malloc(sizeof(float) * nq * ldq);
+        float *v = malloc(sizeof(float) * m * ldv), *tile = malloc(sizeof(float) * nq * ldt);
+        float *acc = malloc(sizeof(float) * nq * dv);
+        const float one = 1.0f, zero = 0.0f;
+        if (!k || !q || !v || !tile || !acc) {
+            failed = 1;
+        } else {
+            for (int j = 0; j < m; j++)
+                for (int c = 0; c < ldk; c++) k[j * ldk + c] = (float)((j * 7 + c * 3 + seed) % 5 - 2);
+            for (int r = 0; r < nq; r++)
+                for (int c = 0; c < ldq; c++) q[r * ldq + c] = (float)((r * 5 + c + seed) % 3 - 1);
+            for (int j = 0; j < m; j++)
+                for (int c = 0; c < ldv; c++) v[j * ldv + c] = (float)((j + c * 2 + seed) % 5 - 2);
+            for (int i = 0; i < nq * dv; i++) acc[i] = 1.0f; /* the second call accumulates (beta = 1) */
+            gemm("T", "N", &m, &nq, &d, &one, k, &ldk, q, &ldq, &zero, tile, &ldt);
+            gemm("N", "N", &dv, &nq, &m, &one, v, &ldv, tile, &ldt, &one, acc, &lda);
+            for (int r = 0; r < nq; r++) {
+                for (int j = 0; j < m; j++) {
+                    double s = 0.0;
+                    for (int c = 0; c < d; c++) s += (double)k[j * ldk + c] * q[r * ldq + c];
+                    wrong += !exactly(tile[r * ldt + j], s);
+                }
+                for (int c = 0; c < dv; c++) {
+                    double s = 1.0;
+                    for (int j = 0; j < m; j++) s += (double)v[j * ldv + c] * tile[r * ldt + j];
+                    wrong += !exactly(acc[r * dv + c], s);
+                }
+            }
+        }
+        free(k);
+        free(q);
+        free(v);
+        free(tile);
+        free(acc);
+    }
+    return failed ? -1 : wrong;
 }
