@@ -3,6 +3,7 @@ them.
 
     python -m bench.readme sweep     # the context-length block, from assets/sweeps/bundled-16k.json
     python -m bench.readme tune      # the corpus block, from assets/tune/bundled-builtin/summary.json
+    python -m bench.readme fit       # the fitted temperatures, from assets/fit/*/fit.json
     python -m bench.readme figures   # the timings quoted in the text, from bench/RESULTS.md and bench/PAGES.md
 
 Each block sits between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md, each figure between
@@ -21,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 SWEEP = ROOT / "assets" / "sweeps" / "bundled-16k.json"
 TUNE = ROOT / "assets" / "tune" / "bundled-builtin" / "summary.json"
+FITS = ROOT / "assets" / "fit"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 PAGES = ROOT / "bench" / "PAGES.md"
 SAVES = "saves = NLL at T = 1 minus NLL, in nats per token; positive = better"
@@ -152,6 +154,25 @@ def tune_lines(summary: dict) -> list[str]:
     return lines
 
 
+def fit_lines(summaries: list[dict]) -> list[str]:
+    """A table of the committed fits (one row each, held-out gains with their intervals) and each fit's verdict."""
+    from model_utils.verdicts.fit import COLUMNS, fit_verdicts
+
+    verdicts = fit_verdicts(summaries)
+    if not verdicts:
+        raise SystemExit(f"no fit.json under {FITS}: run `make fit`")
+    lines = [f"Held out: each document is scored with the value fitted on the other fold's documents ({SAVES}, "
+             "past the trained length; intervals: bootstrap over the held-out documents).", "",
+             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(verdict.row()[column] for column in COLUMNS) + " |" for verdict in verdicts]
+    for verdict in verdicts:
+        run = verdict.summary.get("run", {})
+        lines += ["", f"**{verdict.name}, {verdict.summary['settings']['max_tokens']:,} tokens** "
+                      f"(`{run.get('command', 'python -m model_utils fit ...')}`):", ""]
+        lines += [f"- {sentence}" for sentence in verdict.sentences()[1:]]
+    return lines
+
+
 def figure_values(results: Path = RESULTS, pages: Path = PAGES) -> dict[str, str]:
     """The timings the README's text quotes, as it quotes them, from the committed benchmark files."""
     bench, page = results.read_text(), pages.read_text()
@@ -190,8 +211,10 @@ def main() -> None:
         lines = sweep_lines(json.loads(SWEEP.read_text()))
     elif which == "tune":
         lines = tune_lines(json.loads(TUNE.read_text()))
+    elif which == "fit":
+        lines = fit_lines([json.loads(path.read_text()) for path in sorted(FITS.glob("*/fit.json"))])
     else:
-        raise SystemExit("usage: python -m bench.readme sweep|tune|figures")
+        raise SystemExit("usage: python -m bench.readme sweep|tune|fit|figures")
     if not replace_block(which, lines):
         raise SystemExit(f"README.md has no <!-- {which}:start --> block")
 

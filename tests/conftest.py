@@ -102,6 +102,7 @@ def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
     monkeypatch.delenv("ATTN_MODELS", raising=False)
     monkeypatch.setattr(settings, "CONTEXT_SWEEP", tiny_sweep_file)
     monkeypatch.setattr(settings, "CORPUS_SUMMARY", tmp_path / "no-summary.json")
+    monkeypatch.setattr(settings, "FIT_DIR", tmp_path / "no-fits")
     monkeypatch.setattr(settings, "SWEEP_PASSES", tmp_path / "passes")
     return monkeypatch
 

@@ -43,6 +43,7 @@ from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.experiments.texts import SOURCE, builtin_text
 from model_utils.verdicts.context import ContextVerdict, context_verdict
 from model_utils.verdicts.corpus import corpus_verdict
+from model_utils.verdicts.fit import FitVerdict, fit_verdicts
 
 MEAN_OF_LAYERS = "mean of layers"
 COMMITTED, YOURS = "the committed sweep", "your run"
@@ -63,6 +64,23 @@ METHOD = (
     "page); YaRN adds its own attention factor, which yarn-rope leaves out. The verdict is computed from the numbers "
     "and may contradict popular explanations: it says what was measured, on one model and one text."
 )
+
+
+def fits_ui(verdicts: list[FitVerdict]) -> None:
+    """The committed fits: one table row each (held-out gains with intervals), the fitted logit multipliers on
+    YaRN's interpolation against YaRN's law, and each fit's verdict."""
+    st.subheader("Fitted temperature, held out, against YaRN's law")
+    st.table([verdict.row() for verdict in verdicts], hide_index=True)  # a table: its cells wrap
+    points = [{"scale": m["scale"], "multiplier": m["fitted"], "range": m["interval"],
+               "label": f"{verdict.name}, {verdict.summary['settings']['max_tokens']:,} tokens"}
+              for verdict in verdicts if "yarn_law" in (m := verdict.summary.get("multiplier", {}))]
+    if points:
+        st.plotly_chart(figures.fitted_against_law(points), key="context_fit_law")
+    st.caption(plain(captions.fit_caption()))
+    with st.expander("What the fits measured"):
+        for verdict in verdicts:
+            st.markdown(f"**{plain(verdict.name)}, {verdict.summary['settings']['max_tokens']:,} tokens**\n"
+                        + "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences()))
 
 
 def checked_request(text: str, source: str, max_tokens: int, bucket_size: int, names: list[str],
@@ -324,6 +342,10 @@ for pane, result, on, trained_for, title, key in best_panes:
                                                 constant_temperatures(result, on), trained_for, title=title,
                                                 width=width), key=key)
     pane.caption(plain(captions.best_caption(result, on)))
+
+fits = [fit for path in sorted(settings.FIT_DIR.glob("*/fit.json")) if (fit := read_committed(path)) is not None]
+if fits:
+    fits_ui(fit_verdicts(fits))
 
 if document is not None:
     st.subheader("Attention by position")

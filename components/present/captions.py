@@ -374,3 +374,12 @@ def metric_parts(value: str) -> tuple[str, str | None]:
     if not bracket or not rest.endswith(")"):
         return value, None
     return main, rest[:-1]
+
+
+def fit_caption() -> str:
+    return ("Each fold fits one value on its training documents (scipy's bounded Brent search on the loss past the "
+            "trained length) and scores it on the other documents, so the gains are held out; the range is over "
+            "the folds' fits, the intervals a bootstrap over the held-out documents. YaRN's law, (0.1 ln s + 1)^2 on "
+            "the logits, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are what this model "
+            "wants on YaRN's interpolation alone (yarn-rope). Above 1 the logits are sharpened. `make fit` writes "
+            "them.")

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from components.present.margins import FULL_WIDTH, HALF_WIDTH, fit  # noqa: F401  (HALF_WIDTH: for the pages)
-from model_utils.core.schedules import SCHEDULES, Schedule
+from model_utils.core.schedules import SCHEDULES, Schedule, yarn_multiplier
 from model_utils.core.softmax import entropy, entropy_curve, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
 
@@ -532,4 +532,28 @@ def best_temperatures(buckets: Sequence[Sequence[int]], best: Sequence[dict], tr
                         range=[tried[0] - spread, tried[-1] + spread])
     figure.update_layout(height=380, margin={"t": 40 if title else 30}, showlegend=False,
                          title_text=escape(title) if title else None)
+    return fit(figure, width)
+
+
+def fitted_against_law(points: Sequence[dict], width: int = FULL_WIDTH) -> go.Figure:
+    """Fitted logit multipliers 1 / T on a RoPE recipe (each point: scale s, multiplier, its fold range as error
+    bars, a label) against YaRN's published law m(s) = (0.1 ln s + 1)^2, with m = 1 (no temperature) dotted."""
+    largest = max([4.0, *(point["scale"] * 1.25 for point in points)])
+    scales = np.linspace(1.0, largest, 200)
+    figure = go.Figure(go.Scatter(x=scales, y=yarn_multiplier(scales), mode="lines", name="YaRN's law (0.1 ln s + 1)²",
+                                  line={"color": colour(1)}))
+    for index, point in enumerate(points):
+        low, high = point["range"]
+        figure.add_trace(go.Scatter(
+            x=[point["scale"]], y=[point["multiplier"]], mode="markers", name=escape(point["label"]),
+            marker={"size": 11, "color": colour(index + 2) if index else "black"},
+            error_y={"type": "data", "symmetric": False, "array": [high - point["multiplier"]],
+                     "arrayminus": [point["multiplier"] - low], "thickness": 1.5, "width": 6},
+            hovertemplate=f"{escape(point['label'])}<br>s = %{{x:g}}, fitted m = %{{y:.3f}} (folds {low:.3f} to "
+                          f"{high:.3f})<br>YaRN's law: {float(yarn_multiplier(point['scale'])):.3f}<extra></extra>"))
+    figure.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="m = 1 (T = 1)",
+                     annotation_position="bottom right")
+    figure.update_xaxes(title_text="RoPE scale factor s")
+    figure.update_yaxes(title_text="logit multiplier m = 1 / T<br>(above 1: sharper)")
+    figure.update_layout(height=360, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
     return fit(figure, width)

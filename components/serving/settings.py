@@ -41,6 +41,8 @@ def model_description(name: str) -> str:
 # elsewhere; the tests point them at results they make on the tiny model.
 CONTEXT_SWEEP = Path(os.environ.get("ATTN_CONTEXT_SWEEP", ASSETS / "sweeps" / "bundled-16k.json"))
 CORPUS_SUMMARY = Path(os.environ.get("ATTN_CORPUS_SUMMARY", ASSETS / "tune" / "bundled-builtin" / "summary.json"))
+# The fits (`make fit`): every FIT_DIR/*/fit.json is shown against YaRN's law.
+FIT_DIR = Path(os.environ.get("ATTN_FIT_DIR", ASSETS / "fit"))
 # Where the page's own sweeps keep their finished passes (None: the model cache folder, as the command line does).
 SWEEP_PASSES = Path(os.environ["ATTN_SWEEP_PASSES"]) if os.environ.get("ATTN_SWEEP_PASSES") else None
 

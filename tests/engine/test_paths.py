@@ -22,10 +22,11 @@ import torch
 from model_utils import Schedule, analyze
 from model_utils.__main__ import main
 from model_utils.core.statistics import STATISTICS, first_stat_query
-from tests.engine.test_architectures import one_thread  # noqa: F401 (autouse: these models gain nothing from two)
 from tests.support import ROOT, SAMPLE_TEXT
 from tests.support.models import reference_copy
 from tests.support.reference import reference_head
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # these tiny models gain nothing from two
 
 PATHS = ("fused", "torch")
 ARCHITECTURES = ("llama", "qwen2_sliding", "gemma2", "gemma3_text")

@@ -344,7 +344,8 @@ def test_a_worker_killed_mid_document_loses_and_duplicates_nothing(tiny, builtin
     assert summary["computed_documents"] == len(builtin.documents)
     table = rows(tmp_path / "out")
     keys = list(zip(*(table.column(name).to_pylist() for name in ("document", "spec", "bucket")), strict=True))
-    assert len(keys) == len(set(keys)) == len(builtin.documents) * len(SPECS) * 5  # every document x spec x bucket, exactly once
+    # every document x spec x bucket, exactly once
+    assert len(keys) == len(set(keys)) == len(builtin.documents) * len(SPECS) * 5
     assert table.equals(rows(reference[0]))
     assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
     assert json.loads(json.dumps(summary, allow_nan=False))  # the summary is plain JSON

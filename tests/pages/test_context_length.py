@@ -24,6 +24,7 @@ from model_utils.experiments.sweep import SweepSettings, sweep
 from model_utils.experiments.texts import builtin_corpus, builtin_text
 from model_utils.verdicts.context import context_verdict
 from tests.support.apptest import APP, array, assert_clean, chart, charts, traces
+from tests.verdicts.synthetic import fit_summary
 
 PAGE = "components/pages/context_length.py"
 
@@ -325,6 +326,32 @@ def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny
     assert_clean(at)
     assert trained_line_positions(chart(at, "context_corpus_nll")) == []
     assert any("does not record the trained length" in c.value for c in at.caption)
+
+
+def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts(tiny_env, runs, tmp_path):
+    on_recipe = fit_summary(values=(0.86, 0.9))
+    own = fit_summary(rope=None, gains={"plain": (0.05, -0.01, 0.1)})
+    for name, fit in (("yarn", on_recipe), ("own", own)):
+        (tmp_path / "fits" / name).mkdir(parents=True)
+        (tmp_path / "fits" / name / "fit.json").write_text(json.dumps(fit))
+    tiny_env.setattr(settings, "FIT_DIR", tmp_path / "fits")
+    at, _ = open_page()
+    assert_clean(at)
+    assert runs["passes"] == 0
+    assert any(header.value.startswith("Fitted temperature") for header in at.subheader)
+    table = at.table[-1].value
+    assert list(table["fit"]) == ["constant T on yarn-rope (s=2)", "constant T on the model's own positions"]
+    assert list(table["saved vs T = 1"]) == ["+2.000 (+1.900 to +2.100)", "+0.050 (-0.010 to +0.100)"]
+    law, point = traces(chart(at, "context_fit_law"), "scatter")
+    assert law["name"].startswith("YaRN's law") and array(point["y"])[0] == pytest.approx(1 / 0.88)
+    said = next(m.value for m in at.markdown if m.value.startswith("**constant T on yarn\\-rope"))
+    assert "lies within the range of the folds" in said and "do not differ measurably" in said
+
+
+def test_without_fits_the_page_shows_no_fit_section(tiny_env, runs):
+    at, _ = open_page()
+    assert_clean(at)
+    assert not any(header.value.startswith("Fitted temperature") for header in at.subheader)
 
 
 # --- RoPE recipes: the committed view per recipe, the untrained-distance mass, the form's recipe -------------------

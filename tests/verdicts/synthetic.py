@@ -102,3 +102,22 @@ def leave_one_out_by_hand(sums: np.ndarray, counts: np.ndarray, reference: int, 
             saved += sum(sums[left_out, reference, b] - sums[left_out, chosen, b] for b in group)
             scored += sum(counts[left_out, b] for b in group)
     return saved / scored
+
+
+def fit_summary(*, values=(0.9, 0.92), law=1.143, rope="yarn-rope (s=2)", gains=None, at_bound=False, tokens=16384):
+    """A fit.json of a constant T with these fold values and held-out gains (saved, low, high) per reference."""
+    gains = gains if gains is not None else {"plain": (2.0, 1.9, 2.1), "recipe_at_1": (0.03, 0.01, 0.05),
+                                             "recipe": (0.0, -0.01, 0.01)}
+    fitted = sum(values) / len(values)
+    result = {
+        "model": "m", "rope": rope, "family": "constant", "knob": "T", "parameter": fitted,
+        "interval": [min(values), max(values)], "at_bound": at_bound, "bounds": [0.6, 1.6],
+        "folds": [{"parameter": v} for v in values], "documents": [{"sha256": str(i)} for i in range(4)],
+        "settings": {"max_tokens": tokens},
+        "held_out": {f"gain_vs_{name}": {"saved": saved, "interval": [low, high]}
+                     for name, (saved, low, high) in gains.items()} | {"in_context_change": 0.01},
+    }
+    if rope is not None:
+        result["multiplier"] = {"fitted": 1 / fitted, "interval": [1 / max(values), 1 / min(values)],
+                                "yarn_law": law, "scale": 2.0}
+    return result
