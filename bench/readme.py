@@ -82,19 +82,9 @@ def bucket_table(buckets: list[list[int]], trained: int, reference_nll: list, be
 
 def decomposition_table(verdict) -> list[str]:
     """The decomposition past the trained length: what each way saves there and where it leaves the
-    untrained-distance mass."""
-    rows = [[row["label"], row["what"], f"{row['saved']:+.3f}"
-             + (f" ({interval(row['interval'], 3, '+')})" if row["interval"] else ""),
-             "-" if row["untrained_mass_past"] is None else f"{row['untrained_mass_past']:.3f}"
-             + (f" ({row['untrained']})" if row.get("untrained") and row["kind"] != "reference" else "")]
-            for row in verdict.decomposition if row["saved"] is not None]
-    return table(["view", "what it is", "saves past the trained length (95% interval)",
-                  "untrained-distance mass past it"], rows, "---")
-
-
-def has_recipes(verdict) -> bool:
-    """Whether the decomposition holds a RoPE recipe (without one it repeats the in-sample sentence)."""
-    return any(row["kind"] in ("recipe", "own_temperature") for row in verdict.decomposition)
+    untrained-distance mass (ContextVerdict.decomposition_rows)."""
+    rows = verdict.decomposition_rows()
+    return table(list(rows[0]), [list(row.values()) for row in rows], "---") if rows else []
 
 
 def sweep_lines(document: dict) -> list[str]:
@@ -121,7 +111,7 @@ def sweep_lines(document: dict) -> list[str]:
     lines = [facts, "", *said, "", f"Per bucket of positions ({SAVES}):", "",
              *bucket_table(document["buckets"], document["trained_length"], reference["nll"], document["best"],
                            compared(results))]
-    if verdict and has_recipes(verdict):
+    if verdict and verdict.decomposition_rows():
         lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
                   *decomposition_table(verdict)]
     return lines
@@ -148,7 +138,7 @@ def tune_lines(summary: dict) -> list[str]:
     verdict = corpus_verdict(summary)
     lines = [facts, "", *(bullets(verdict) if verdict else []), "", f"Per bucket of positions ({SAVES}):", "",
              *bucket_table(summary["buckets"], summary["trained_length"], reference, summary["best"], others)]
-    if verdict and has_recipes(verdict):
+    if verdict and verdict.decomposition_rows():
         lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
                   *decomposition_table(verdict)]
     return lines

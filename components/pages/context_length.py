@@ -317,6 +317,11 @@ if summary is not None:
                    for result in chosen], width=width), key="context_corpus_nll")  # schedules: lines only
     corpus.caption(plain(captions.corpus_caption(summary, trained_corpus)))
 
+if verdict is not None and (rows := verdict.decomposition_rows()):
+    st.subheader("What brings the loss back past the trained length")
+    st.table(rows, hide_index=True)  # a table: its cells wrap
+    st.caption(plain(captions.decomposition_caption()))
+
 if document is not None:
     with st.expander("What this sweep measured, and how"):
         verdict_ui(document, verdict)

@@ -383,3 +383,10 @@ def fit_caption() -> str:
             "the logits, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are what this model "
             "wants on YaRN's interpolation alone (yarn-rope). Above 1 the logits are sharpened. `make fit` writes "
             "them.")
+
+
+def decomposition_caption() -> str:
+    return ("Each row against T = 1 on the model's own positions, past the trained length, in nats per token (saves "
+            "= NLL at T = 1 minus NLL; positive = better), with a 95% bootstrap interval over blocks of positions. "
+            "A recipe changes the rotary positions; a temperature on top of it is that recipe's row with a best T. "
+            "The untrained-distance mass is the attention on keys farther back than the trained length.")

@@ -90,6 +90,28 @@ class ContextVerdict:
         said = [self._gain_headline(), self._break_headline(), self._recipe_headline(), self._share_headline()]
         return [item for item in said if item is not None][:4]
 
+    def decomposition_rows(self) -> list[dict[str, str]]:
+        """The decomposition past the trained length as table rows, each view with what it is, what it saves
+        against T = 1 on the model's own positions (95% interval) and where it leaves the untrained-distance mass;
+        empty without a RoPE recipe (then it only repeats the in-sample sentence)."""
+        if not any(row["kind"] in ("recipe", "own_temperature") for row in self.decomposition):
+            return []
+
+        def saved(row: dict) -> str:
+            low, high = row["interval"] or (None, None)
+            return f"{row['saved']:+.3f}" + ("" if low is None else f" ({low:+.3f} to {high:+.3f})")
+
+        def mass(row: dict) -> str:
+            if row["untrained_mass_past"] is None:
+                return "-"
+            moved = f" ({row['untrained']})" if row.get("untrained") and row["kind"] != "reference" else ""
+            return f"{row['untrained_mass_past']:.3f}{moved}"
+
+        return [{"view": row["label"], "what it is": row["what"],
+                 "saves past the trained length (95% interval)": saved(row),
+                 "untrained-distance mass past it": mass(row)}
+                for row in self.decomposition if row["saved"] is not None]
+
     def sentences(self) -> list[str]:
         """The verdict in full, one bullet each: the held-out gain, where the loss breaks, the in-sample numbers,
         the best temperature per bucket and the grid's edge, where attention goes, the decomposition, the

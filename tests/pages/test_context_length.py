@@ -528,6 +528,21 @@ def test_the_headline_numbers_are_the_verdicts_and_come_before_the_loss_chart(re
         "plotly_chart:context_nll")
 
 
+def test_the_decomposition_is_a_table_of_the_verdicts_rows_and_absent_without_a_recipe(recipe_env, recipe_document,
+                                                                                      tiny_sweep_file):
+    at, _ = open_page()
+    assert_clean(at)
+    headers = [header.value for header in at.subheader]
+    table = next(t.value for t in at.table if "view" in t.value.columns)
+    rows = context_verdict(recipe_document).decomposition_rows()
+    assert "What brings the loss back past the trained length" in headers and rows
+    assert list(table["view"]) == [row["view"] for row in rows]
+    assert any(view.startswith("yarn-rope") for view in table["view"])
+    recipe_env.setattr(settings, "CONTEXT_SWEEP", tiny_sweep_file)
+    at, _ = open_page()
+    assert "What brings the loss back past the trained length" not in [header.value for header in at.subheader]
+
+
 def test_the_corpus_verdict_is_said_with_the_sweeps(recipe_env, summary_file):
     from model_utils.verdicts.corpus import corpus_verdict
 
