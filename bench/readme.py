@@ -129,7 +129,8 @@ def tune_lines(summary: dict) -> list[str]:
                      f"{run['peak_rss_gb']:.1f} GB per process ({run['date'][:10]})" for run in summary["runs"])
     facts = (f"{summary['model']}, {corpus['documents']} documents of {corpus.get('source', 'the corpus')} "
              f"({tokens[0]:,}" + (f"-{tokens[-1]:,}" if len(tokens) > 1 else "") + " tokens each), trained length "
-             f"{summary['trained_length']:,}, {len(summary['results'])} passes per document: {runs}. Intervals: 95%, "
+             f"{summary['trained_length']:,}, {len(summary['results'])} passes per document, "
+             f"{summary['compute_seconds'] / 3600:.1f} h of passes over all documents: {runs}. Intervals: 95%, "
              f"bootstrap over documents. Command: `{summary['runs'][-1]['command']}`.")
     by_label = {entry["label"]: entry for entry in summary["schedules"] + summary.get("recipes", [])}
     others = [{"label": result["label"], "nll": [entry["nll"] for entry in by_label[result["label"]]["buckets"]]}
