@@ -7,7 +7,7 @@ bench/RESULTS.md and the performance table of the README. Never part of `make te
 are noisy, so the results are ratios of cases measured in the same run, and the targets are checked here.
 
     python -m bench [--sizes 512 2048 8192 16384] [--before c0d61d2]
-    python -m bench --ratios-only --sizes 8192   # engine and floor alone at those lengths; writes nothing
+    python -m bench --ratios-only [--sizes 8192]  # engine and floor alone, and the kernel's first use -> FLOOR.md
 """
 
 from __future__ import annotations
@@ -106,15 +106,12 @@ def main() -> None:
     parser.add_argument("--before", default=BEFORE, help="the commit whose engine the profile compares with")
     parser.add_argument("--out", default=str(HERE / "RESULTS.md"))
     parser.add_argument("--ratios-only", action="store_true",
-                        help="measure only the engine and the floor at --sizes and print their ratios (to rerun a "
-                             "length that a busy machine disturbed); writes no file")
+                        help="measure only the engine and the floor at --sizes and the kernel's first use, and print "
+                             "them (to rerun a length that a busy machine disturbed); writes only --ratios-out")
+    parser.add_argument("--ratios-out", default=str(HERE / "FLOOR.md"), help="where --ratios-only writes its table")
     args = parser.parse_args()
     if args.ratios_only:
-        for n in args.sizes:
-            engine, floor = (median(run_case(case, n, REPEATS.get(n, 1))) for case in ("engine", "floor"))
-            print(f"{n:,} tokens: engine {fmt(engine)} s, floor {fmt(floor)} s, engine at "
-                  f"{fmt(engine / floor if engine and floor else None, 'x')} the floor (target <= {FLOOR_TARGET}x); "
-                  f"{machine()}")
+        ratios_only(args.sizes, Path(args.ratios_out))
         return
 
     print("checking that engine and peer agree before timing ...", file=sys.stderr)
@@ -141,6 +138,30 @@ def main() -> None:
     Path(args.out).write_text(table)
     update_readme(rows, startup)
     print(f"\nwritten to {args.out} and README.md", file=sys.stderr)
+
+
+def ratios_only(sizes: list[int], out: Path) -> None:
+    """The engine against the floor at `sizes` (each pair measured back to back) and the fused kernel's first use on
+    a fresh cache folder, printed and written to `out` as a markdown table."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    lines = [f"Machine: {machine()}. Commit {commit.stdout.strip() or '?'}, "
+             f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}. Written by `python -m bench --ratios-only`: "
+             "the engine and the floor (plain SDPA, no capture, one pass per temperature), each case in its own "
+             f"process, median of {', '.join(f'{REPEATS.get(n, 1)} at {n:,}' for n in sizes)} runs.", "",
+             "| tokens | engine s | floor s | engine / floor | target |", "|---:|---:|---:|---:|---|"]
+    for n in sizes:
+        engine, floor = (median(run_case(case, n, REPEATS.get(n, 1))) for case in ("engine", "floor"))
+        ratio = engine / floor if engine and floor else None
+        lines.append(f"| {n:,} | {fmt(engine)} | {fmt(floor)} | {fmt(ratio, 'x')} | "
+                     f"{'met' if ratio is not None and ratio <= FLOOR_TARGET else 'missed'} (<= {FLOOR_TARGET}x) |")
+        print(lines[-1], flush=True)
+    build = run_case("build", 0, 3)
+    runs = ", ".join(f"{t:.2f}" for t in build.get("times", [])) or build.get("error", "")
+    lines += ["", "| the fused kernel's first use on a machine: build, self-test in a child, checks at load | "
+              "median s | runs |", "|---|---:|---|", f"| first use | {fmt(median(build))} | {runs} |"]
+    table = "\n".join(lines) + "\n"
+    print(table)
+    out.write_text("# The engine against the floor\n\n" + table)
 
 
 def render(rows, buckets, profiles, startup, agreement, notes, before: str) -> str:

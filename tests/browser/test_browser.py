@@ -188,6 +188,8 @@ def test_page_draws_its_charts_without_an_exception(app_url, browser, path):
         page.wait_for_timeout(1500)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+        if path == "context":  # the README's main figure: the page's first chart, loss by position
+            page.locator(".js-plotly-plot").first.screenshot(path=str(SCREENSHOTS / f"{name}-loss.png"))
         assert page.locator('[data-testid="stException"]').count() == 0, "a Streamlit exception box is shown"
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.inner_text("body")[:2000]
         assert page.locator(".js-plotly-plot").count() >= charts
