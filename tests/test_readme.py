@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from bench import readme
-from bench.readme import SWEEP, TUNE, sweep_lines, tune_lines
+from bench.readme import FITS, SWEEP, TUNE, fit_lines, sweep_lines, tune_lines
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
@@ -23,6 +23,12 @@ def test_the_context_length_block_is_the_committed_sweep():
 
 def test_the_corpus_block_is_the_committed_tune():
     assert block("tune") == tune_lines(json.loads(TUNE.read_text()))
+
+
+def test_the_fit_block_is_the_committed_fits():
+    fits = [json.loads(path.read_text()) for path in sorted(FITS.glob("*/fit.json"))]
+    assert fits, "no committed fit under assets/fit"
+    assert block("fit") == fit_lines(fits)
 
 
 def test_the_timings_in_the_text_are_the_committed_benchmarks():
