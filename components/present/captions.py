@@ -381,7 +381,7 @@ def fit_caption() -> str:
             "trained length) and scores it on the other documents, so the gains are held out; the range is over "
             "the folds' fits, the intervals a bootstrap over the held-out documents. YaRN's law, (0.1 ln s + 1)^2 on "
             "the logits, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are what this model "
-            "wants on YaRN's interpolation alone (yarn-rope). Above 1 the logits are sharpened. `make fit` writes "
+            "wants on YaRN's interpolation alone (yarn-rope). Above 1 the logits are sharpened; make fit writes "
             "them.")
 
 
