@@ -37,6 +37,7 @@ lint: setup
 # use, half precision, start-up -> bench/RESULTS.md and the README's table. About an hour on 2 cores.
 bench: setup
 	$(BIN)/python -m bench
+	$(BIN)/python -m bench.readme figures
 
 # The engine on a CUDA GPU against the CPU engine, tiny and bundled models, float32 / bfloat16 / float16; prints a
 # table. Without a GPU it says so in one line and exits 0 (`python -m bench.gpu --device cpu` is its dry run).

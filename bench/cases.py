@@ -114,7 +114,8 @@ def bucket_cost(loaded, n_tokens: int, repeats: int) -> dict:
 
     kernel = load_kernel()
     inputs = analyze_bundled(loaded, n_tokens, keep_maps=[(15, 0)]).kept[15]
-    query, key = inputs.query, inputs.key  # the keys stand in for the values: same shape, same cost
+    # numpy [4 temperatures, heads, n, d] as kept; the kernel takes tensors (the keys stand in for the values)
+    query, key = torch.from_numpy(inputs.query), torch.from_numpy(inputs.key)
     multipliers = torch.tensor([[1.0 / t] * n_tokens for t in TEMPERATURES])
     full, single = torch.from_numpy(distance_bins(n_tokens)), torch.tensor([0, n_tokens])
 
@@ -159,13 +160,21 @@ def profile_split(loaded, n_tokens: int) -> dict:
 
 
 def cli_times(repeats: int) -> dict:
-    """A short analyze on the warm bundled model as a whole process, and `import model_utils` inside it."""
+    """A short analyze on the warm bundled model as a whole process, and `import model_utils` inside it; its
+    baseline, measured alternately in the same run: a process that only imports torch and the transformers classes
+    that run the model (LlamaForCausalLM, its tokenizer), which any Python tool running this model pays: most of
+    the time, and the part that varies from machine to machine."""
     command = [sys.executable, "-m", "model_utils", "analyze", "--model", "bundled", "--max-tokens", "64",
                "--text", "The first token often collects a large share of the weight.", "--json", "-"]
+    baseline = [sys.executable, "-c", "import torch; from transformers import LlamaForCausalLM, AutoTokenizer"]
     env = os.environ | {"PYTHONPATH": str(ROOT)}
     subprocess.run(command, capture_output=True, check=True, env=env, cwd=ROOT)  # warm the cache
-    wall = timed(lambda: subprocess.run(command, capture_output=True, check=True, env=env, cwd=ROOT), repeats,
-                 warm_up=False)
+    wall, floor = [], []
+    for _ in range(repeats):
+        wall += timed(lambda: subprocess.run(command, capture_output=True, check=True, env=env, cwd=ROOT), 1,
+                      warm_up=False)
+        floor += timed(lambda: subprocess.run(baseline, capture_output=True, check=True, env=env, cwd=ROOT), 1,
+                       warm_up=False)
     imports = []
     for _ in range(repeats):
         done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import model_utils.__main__"],
@@ -173,7 +182,8 @@ def cli_times(repeats: int) -> dict:
         top = next(line for line in done.stderr.splitlines()
                    if line.startswith("import time:") and line.split("|")[-1].strip() == "model_utils.__main__")
         imports.append(int(top.split("|")[1]) / 1e6)  # cumulative microseconds of the top-level import
-    return {"times": wall, "import_times": imports, "import_median": statistics.median(imports)}
+    return {"times": wall, "import_times": imports, "import_median": statistics.median(imports),
+            "baseline_times": floor, "baseline_median": statistics.median(floor)}
 
 
 def first_use(repeats: int) -> dict:
@@ -234,7 +244,6 @@ def half_precision(loaded, n_tokens: int) -> dict:
 
 def run_case(case: str, n_tokens: int, repeats: int) -> dict:
     from model_utils import load_model
-    from tests.support.models import reference_copy
 
     if case == "cold":
         times = []
@@ -264,6 +273,9 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
         return {"half": half_precision(loaded, n_tokens)}
     if case == "profile":
         return profile_split(loaded, n_tokens)
+    # only here: an older engine's profile runs in a folder with no tests/ (bench/__main__.profile_before)
+    from tests.support.models import reference_copy
+
     ids = token_ids(loaded, n_tokens)
     if case == "floor":
         model = reference_copy(loaded, "sdpa")
@@ -293,9 +305,19 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
     raise SystemExit(f"unknown case {case!r}")
 
 
-def main() -> None:
-    from model_utils.core.machine import peak_rss_gb
+def peak_rss_gb() -> float:
+    """This process's peak resident memory; model_utils.core.machine's, or the same figure from `resource` under an
+    older engine that has no such module."""
+    try:
+        from model_utils.core.machine import peak_rss_gb as engine_peak
+    except ImportError:
+        import resource
 
+        return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / 1e9, 2)
+    return engine_peak()
+
+
+def main() -> None:
     case, n_tokens, repeats = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     torch.manual_seed(0)
     outcome = run_case(case, n_tokens, repeats)
