@@ -76,7 +76,20 @@ class Rope:
 
     @property
     def label(self) -> str:
+        """What pages, tables and pass labels call the recipe; never parsed back (from_dict reads a recipe)."""
         return f"{self.kind} (s={self.factor:g})"
+
+    def to_dict(self) -> dict:
+        return {"recipe": self.kind, "factor": self.factor}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Rope:
+        """A recipe from to_dict's form or from the engine's applied form (which adds rope_type and the attention
+        factor, both derived from the recipe)."""
+        try:
+            return cls(data["recipe"], data["factor"])
+        except (KeyError, TypeError):
+            raise ValueError(f"a RoPE recipe needs 'recipe' and 'factor', got {data!r}") from None
 
     @property
     def rope_type(self) -> str:
