@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model_utils.experiments.texts import CORPUS_CHARS, SOURCE, builtin_corpus, text_digest
+from model_utils.experiments.texts import CORPUS_CHARS, FILE_SOURCES, SOURCE, builtin_documents, text_digest
 
 BUILTIN = "builtin"
 
@@ -21,6 +21,7 @@ class CorpusError(ValueError):
 class Document:
     name: str  # where it came from, for messages and the summary: "notes/a.txt", "corpus.jsonl line 7"
     text: str
+    domain: str | None = None  # the kind of text, where known (the built-in corpus labels each document)
     sha256: str = field(init=False)
 
     def __post_init__(self):
@@ -77,9 +78,12 @@ def read_corpus(location: str, limit: int | None = None) -> Corpus:
     if limit is not None and limit < 1:
         raise CorpusError(f"--documents must be at least 1, got {limit}")
     if location == BUILTIN:
-        documents = [Document(f"builtin {name}", text) for name, text in builtin_corpus()]
+        documents = [Document(f"builtin {document.name}", document.text, document.domain)
+                     for document in builtin_documents()]
         source = (f"{SOURCE}: texts.builtin_corpus(), the paragraphs after the built-in long text (no text shared with "
-                  f"it, none twice), consecutive paragraphs joined into documents of {CORPUS_CHARS:,}+ characters")
+                  f"it, none twice), consecutive paragraphs joined into documents of {CORPUS_CHARS:,}+ characters; "
+                  f"then the first {CORPUS_CHARS:,} characters of "
+                  + "; ".join(source.where for source in FILE_SOURCES))
     else:
         path = Path(location).expanduser()
         if not path.exists():

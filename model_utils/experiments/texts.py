@@ -1,10 +1,16 @@
-"""Long texts that ship with Python itself, for the sweep and the tuner: `pydoc_data.topics`, the language reference
-topics every CPython carries for `help()` (PSF License). The topics can differ between Python versions, so every
-result records the sha256 of the text it ran on."""
+"""Long texts that ship with Python itself or with our pinned packages, for the sweep and the tuner: the sweep's long
+text and four corpus documents from `pydoc_data.topics` (the language reference topics every CPython carries for
+`help()`), and corpus documents of other kinds (IDLE's release notes, stdlib source code, numpy's docstrings, IDLE's
+HTML help), each with a domain and its licence. Files can differ between versions, so every result records the
+sha256 of the text it ran on."""
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import sysconfig
+from dataclasses import dataclass
+from pathlib import Path
 
 BUILTIN_TEXTS = ("long",)
 SOURCE = "Python's pydoc_data.topics (Python documentation, PSF License)"
@@ -70,6 +76,70 @@ def builtin_text(name: str) -> str:
 def builtin_corpus(min_chars: int = CORPUS_CHARS) -> list[tuple[str, str]]:
     """(name, text) documents of the paragraphs after the long text's, each at least `min_chars` characters."""
     return _cut(_split()[1], min_chars)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BuiltinDocument:
+    """One document of the built-in corpus, with what it is and where it comes from."""
+
+    name: str
+    domain: str  # the kind of text: the tuner's summary reports savings per domain
+    source: str  # the file it is cut from and its licence
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileSource:
+    """A document cut from the start of a file that ships with Python or a pinned package: its first `chars`
+    characters, ended at a line break (a line is never cut in two)."""
+
+    name: str
+    domain: str
+    package: str | None  # None: the standard library's folder
+    paths: tuple[str, ...]  # read one after another, inside the package's (or stdlib's) folder
+    licence: str
+    chars: int = CORPUS_CHARS
+
+    def folder(self) -> Path:
+        if self.package is None:
+            return Path(sysconfig.get_paths()["stdlib"])
+        spec = importlib.util.find_spec(self.package)
+        return Path(next(iter(spec.submodule_search_locations)))
+
+    @property
+    def where(self) -> str:
+        """The files and their licence, in words: 'Lib/typing.py (PSF License)'."""
+        return " + ".join(f"{self.package or 'Lib'}/{path}" for path in self.paths) + f" ({self.licence})"
+
+    def read(self) -> BuiltinDocument:
+        folder = self.folder()
+        whole = "\n".join((folder / path).read_text(encoding="utf-8") for path in self.paths)
+        cut = whole.rfind("\n", 0, self.chars)
+        return BuiltinDocument(name=self.name, domain=self.domain, source=self.where,
+                               text=whole[: cut if cut > 0 else self.chars])
+
+
+REFERENCE_DOMAIN = "reference documentation"
+# Kinds of text other than the topics, each at least 16,384 tokens of the bundled tokenizer (tests/experiments/
+# test_texts.py checks it, and that none shares text with the sweep's long text)
+FILE_SOURCES = (
+    FileSource(name="idle-news", domain="release notes", package=None,
+               paths=("idlelib/NEWS.txt", "idlelib/NEWS2x.txt"), licence="PSF License"),
+    FileSource(name="typing-source", domain="Python source code", package=None, paths=("typing.py",),
+               licence="PSF License"),
+    FileSource(name="argparse-source", domain="Python source code", package=None, paths=("argparse.py",),
+               licence="PSF License"),
+    FileSource(name="numpy-docstrings", domain="API docstrings", package="numpy", paths=("_core/_add_newdocs.py",),
+               licence="BSD-3-Clause"),
+)
+
+
+def builtin_documents() -> list[BuiltinDocument]:
+    """The built-in corpus: the four topic documents first (so the first four are those of earlier tunes), then one
+    document per FileSource."""
+    topics = [BuiltinDocument(name=name, domain=REFERENCE_DOMAIN, source=SOURCE, text=text)
+              for name, text in builtin_corpus()]
+    return topics + [source.read() for source in FILE_SOURCES]
 
 
 def text_digest(text: str) -> str:

@@ -4,7 +4,7 @@ the 16,384 tokens the committed tune runs."""
 
 import pytest
 
-from model_utils.experiments.texts import builtin_corpus, builtin_text
+from model_utils.experiments.texts import builtin_corpus, builtin_documents, builtin_text
 
 
 def paragraphs(text: str) -> list[str]:
@@ -25,11 +25,20 @@ def test_the_corpus_shares_no_paragraph_with_the_long_text_nor_within_itself():
 
 def test_no_long_stretch_of_the_long_text_is_in_a_corpus_document():
     """Shared text inside a paragraph would escape the paragraph check: no 200-character window of the long text
-    occurs in any document (checked every 97 characters)."""
+    occurs in any document of any domain (checked every 97 characters)."""
     long = builtin_text("long")
-    corpus = "\n".join(text for _, text in builtin_corpus())
+    corpus = "\n".join(document.text for document in builtin_documents())
     windows = {long[start : start + 200] for start in range(0, len(long) - 200, 97)}
     assert not [window for window in windows if window in corpus]
+
+
+def test_the_builtin_corpus_has_eight_documents_of_several_domains_the_topics_first():
+    documents = builtin_documents()
+    assert len(documents) >= 8
+    assert len({document.text for document in documents}) == len(documents)
+    assert len({document.domain for document in documents}) >= 4
+    assert [document.text for document in documents[:4]] == [text for _, text in builtin_corpus()[:4]]
+    assert all(document.source and document.domain for document in documents)
 
 
 @pytest.mark.slow
@@ -38,4 +47,4 @@ def test_every_corpus_document_reaches_16384_tokens_and_the_long_text_too(bundle
         return len(bundled.tokenizer(text)["input_ids"])
 
     assert tokens(builtin_text("long")) >= 16_384
-    assert min(tokens(text) for _, text in builtin_corpus()) >= 16_384
+    assert min(tokens(document.text) for document in builtin_documents()) >= 16_384
