@@ -1,0 +1,131 @@
+"""The answer first: what brings the loss back past the trained length. From the length verdict's numbers
+(verdicts/past.py: the loss rise and what each lever saves, with its interval), one lever per way of going past the
+trained length, each saving put on the scale of the rise, and the lever that does the recovery, chosen by the
+numbers: a RoPE recipe, a temperature, or neither. Savings in nats per token past the trained length against T = 1
+on the model's own positions (positive = better); the share of the rise divides by the rise's point value."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+# A lever "does the recovery" when its interval clears 0 and its point value recovers at least this share of the
+# rise: below half, the rise is mostly still there, whatever the lever.
+RECOVERS = 0.5
+TEMPERATURE_KINDS = ("temperature", "on_top", "schedule")  # levers that only multiply the logits
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lever:
+    """One way of going past the trained length and what it saves there."""
+
+    label: str
+    kind: str  # "temperature" (best constant T alone), "recipe" (at T = 1), "on_top" (a T on a recipe), "schedule"
+    what: str  # in words, how it was chosen
+    saved: float | None  # nats per token against `against`
+    interval: list[float] | None  # 95%, None without resamples
+    share_of_rise: float | None  # saved / rise, None where the loss does not rise
+    against: str  # "T=1", or the recipe at T = 1 for a temperature on top of it
+
+    @property
+    def clears_zero(self) -> bool:
+        return self.interval is not None and self.interval[0] > 0
+
+
+@dataclass(frozen=True, kw_only=True)
+class Decomposition:
+    """The loss rise past the trained length, every lever's share of it, and the dominant lever's family."""
+
+    rise: float  # NLL at T = 1 past the trained length minus in the second half of the trained context
+    levers: list[Lever]
+    dominant: str  # "recipe", "temperature", "neither" or "no_rise"
+    scope: str  # "one model, one text" or "N documents"
+
+    def to_dict(self) -> dict:
+        return {"rise": self.rise, "dominant": self.dominant, "scope": self.scope,
+                "levers": [asdict(lever) for lever in self.levers]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Decomposition:
+        return cls(rise=data["rise"], dominant=data["dominant"], scope=data["scope"],
+                   levers=[Lever(**lever) for lever in data["levers"]])
+
+    def best(self, kinds: Sequence[str]) -> Lever | None:
+        """The lever of these kinds that saves the most (point value), None if there is none."""
+        chosen = [lever for lever in self.levers if lever.kind in kinds and lever.saved is not None]
+        return max(chosen, key=lambda lever: lever.saved, default=None)
+
+    def sentence(self) -> str:
+        """The answer in one sentence, chosen by `dominant`, with the numbers it rests on."""
+        if self.dominant == "no_rise":
+            return (f"The loss does not rise past the trained length ({self.rise:+.2f} nats per token against the "
+                    f"second half of the trained context; {self.scope}): there is nothing for a lever to bring back.")
+        recipe, temperature = self.best(("recipe",)), self.best(("temperature",))
+        on_top = self.best(("on_top",))
+        parts = [_share(lever) for lever in (recipe, temperature) if lever is not None]
+        said = f"Past the trained length the loss rises {self.rise:.2f} nats per token ({self.scope}); " \
+               + ", ".join(parts)
+        if on_top is not None:
+            said += f"; a temperature on top of the interpolation adds {on_top.saved:+.3f} ({_percent(on_top)})"
+        if self.dominant == "recipe":
+            return said + ". The interpolation does the recovery, not the temperature."
+        if self.dominant == "temperature":
+            return said + ". The temperature does the recovery: no recipe here recovers as much."
+        return said + ". No lever recovers half of the rise: most of it remains."
+
+
+def _percent(lever: Lever) -> str:
+    return "share of the rise unknown" if lever.share_of_rise is None else f"{lever.share_of_rise:.0%} of the rise"
+
+
+def _share(lever: Lever) -> str:
+    return f"{lever.label} recovers {lever.saved:+.2f} ({_percent(lever)})"
+
+
+def decompose(*, rise: float, scope: str, rows: Sequence[dict], schedules: Sequence[dict]) -> Decomposition:
+    """The decomposition from the verdict's numbers: `rows` its decomposition rows (past.decomposition: kinds
+    reference, recipe, oracle, held_out, on_top, own_temperature) and `schedules` its schedule entries. In-sample
+    (oracle) rows are left out: a lever is scored on what it was not chosen on."""
+    levers = []
+    for row in rows:
+        kind = _lever_kind(row)
+        if kind is not None:
+            levers.append(_lever(row, kind, rise))
+    for entry in schedules:
+        levers.append(_lever({**entry, "what": _schedule_words(entry), "against": "T=1"}, "schedule", rise))
+    return Decomposition(rise=rise, levers=levers, dominant=_dominant(levers, rise), scope=scope)
+
+
+def _lever_kind(row: dict) -> str | None:
+    if row["kind"] == "held_out":
+        return "temperature" if row["against"] == "T=1" and not row.get("recipe") else None
+    return {"recipe": "recipe", "on_top": "on_top", "own_temperature": "on_top"}.get(row["kind"])
+
+
+def _lever(row: dict, kind: str, rise: float) -> Lever:
+    saved = row.get("saved")
+    share = None if saved is None or rise <= 0 else saved / rise
+    return Lever(label=row["label"], kind=kind, what=row.get("what", ""), saved=saved, interval=row.get("interval"),
+                 share_of_rise=share, against=row.get("against", "T=1"))
+
+
+def _schedule_words(entry: dict) -> str:
+    """What a schedule does to the logits inside the trained context and past it, from its multiplier ranges."""
+    inside, past = entry.get("m_trained_context"), entry.get("m_past")
+    words = []
+    if inside is not None and min(inside) < 1:
+        words.append(f"softens before the trained length (m down to {min(inside):.3g})")
+    if past is not None and max(past) > 1:
+        words.append(f"sharpens past it (m up to {max(past):.3g})")
+    return "a published schedule that " + " and ".join(words) if words else "a published schedule"
+
+
+def _dominant(levers: Sequence[Lever], rise: float) -> str:
+    """The family of the lever that saves the most, if it clears 0 and recovers at least RECOVERS of the rise."""
+    if rise <= 0:
+        return "no_rise"
+    alone = [lever for lever in levers if lever.kind != "on_top" and lever.saved is not None]
+    top = max(alone, key=lambda lever: lever.saved, default=None)
+    if top is None or not top.clears_zero or top.saved < RECOVERS * rise:
+        return "neither"
+    return "recipe" if top.kind == "recipe" else "temperature"
