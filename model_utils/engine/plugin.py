@@ -13,7 +13,7 @@ from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
-from model_utils.core.errors import ModelLoadError
+from model_utils.core.errors import AnalysisError, ModelLoadError
 from model_utils.engine.probe import Probe
 from model_utils.engine.report import LayerInputs
 from model_utils.engine.rope import install as install_rope_hooks
@@ -35,8 +35,12 @@ _REGISTERED = threading.Lock()
 def probed_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """transformers attention function: attention at the probe's temperature, statistics collected on the way."""
     probe: Probe | None = kwargs.pop("attention_probe", None)
+    row_multipliers = kwargs.pop("attention_multipliers", None)  # [B]: generation's 1 / T per batch row, no probe
     sliding, softcap = kwargs.get("sliding_window"), kwargs.get("softcap")
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
+    if probe is None and row_multipliers is not None:
+        return generation_output(module, query, key, value, attention_mask, scaling, row_multipliers, sliding,
+                                 softcap, kwargs), None
     if probe is None:
         if softcap:  # SDPA cannot cap logits: the model's own forward runs the torch path at T = 1
             ones = torch.ones(query.shape[0], query.shape[2], device=query.device)
@@ -72,6 +76,19 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     if probe.on_layer is not None:
         probe.on_layer(layer)
     return output.to(query.dtype), None
+
+
+def generation_output(module, query, key, value, attention_mask, scaling, row_multipliers, sliding, softcap,
+                      kwargs) -> torch.Tensor:
+    """A decoding step's attention output at one logit multiplier per batch row, through the model's own mask and
+    key-value cache (the queries may be fewer than the keys). A soft-capped layer's torch path aligns queries with
+    keys by index, which a cached step breaks: such a model is refused (Gemma 2)."""
+    if softcap:
+        raise AnalysisError("this model soft-caps its attention logits; continuations at a temperature are not "
+                            "supported for it")
+    multipliers = row_multipliers[:, None].expand(query.shape[0], query.shape[2])  # [B, n_queries]
+    return torch_output(module, query, key, value, attention_mask, scaling, multipliers, sliding, softcap,
+                        DEFAULT_CHUNK_ELEMENTS, kwargs)
 
 
 def register() -> None:

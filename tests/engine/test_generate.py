@@ -1,0 +1,88 @@
+"""What the model says at each temperature: at T = 1 the greedy continuation is transformers' own
+generate(do_sample=False); at every T the first step's logits are the analysis pass's; over-softening changes the
+words; and a request the engine cannot serve is refused with the reason."""
+
+import numpy as np
+import pytest
+import torch
+
+from model_utils import AnalysisError, analyze
+from model_utils.engine.analyze import tokenize
+from model_utils.engine.generate import MAX_NEW_TOKENS, GenerationRequest, generate_continuations
+
+TEXT = "The capital of France is Paris. The capital of Germany is"
+
+
+def transformers_greedy(loaded, text: str, steps: int) -> list[int]:
+    ids, _ = tokenize(loaded, text, 2048)
+    with torch.inference_mode():
+        out = loaded.model.generate(torch.tensor([ids]), do_sample=False, max_new_tokens=steps,
+                                    pad_token_id=loaded.tokenizer.eos_token_id)
+    tokens = out[0, len(ids):].tolist()
+    eos = loaded.tokenizer.eos_token_id
+    return tokens[: tokens.index(eos) + 1] if eos in tokens else tokens
+
+
+def first_step_differences(loaded, text: str, temperatures) -> list[float]:
+    generation = generate_continuations(loaded, text, GenerationRequest(temperatures=temperatures,
+                                                                          max_new_tokens=1))
+    report = analyze(loaded, text, temperatures=temperatures)
+    differences = []
+    for result, continuation in zip(report.results, generation.continuations, strict=True):
+        log_probs = torch.log_softmax(torch.from_numpy(continuation.first_logits), -1).numpy()
+        differences.append(float(np.abs(log_probs - result.last_log_probs).max()))
+    return differences
+
+
+def test_at_t1_the_continuation_is_transformers_greedy_decoding(tiny):
+    generation = generate_continuations(tiny, TEXT, GenerationRequest(temperatures=[1.0, 2.0], max_new_tokens=16))
+    assert generation.continuations[0].token_ids == transformers_greedy(tiny, TEXT, 16)
+    assert generation.continuations[0].text == tiny.tokenizer.decode(generation.continuations[0].token_ids)
+
+
+def test_the_first_step_logits_are_those_of_the_analysis_pass_at_every_temperature(tiny):
+    assert max(first_step_differences(tiny, TEXT, [0.5, 1.0, 2.0])) < 1e-4
+
+
+def test_each_temperature_has_its_top_next_tokens_sorted_and_summing_below_one(tiny):
+    generation = generate_continuations(tiny, TEXT, GenerationRequest(temperatures=[0.5, 4.0], max_new_tokens=2))
+    for continuation in generation.continuations:
+        probs = [entry["prob"] for entry in continuation.top_next]
+        assert len(probs) == 5 and probs == sorted(probs, reverse=True) and sum(probs) <= 1.0 + 1e-6
+    assert generation.continuations[0].top_next != generation.continuations[1].top_next
+
+
+def test_isolated_mode_says_every_continuation_is_t1s(tiny):
+    generation = generate_continuations(tiny, TEXT, GenerationRequest(temperatures=[0.5, 1.0, 4.0],
+                                                                      max_new_tokens=8, mode="isolated"))
+    assert len({tuple(c.token_ids) for c in generation.continuations}) == 1
+    assert generation.continuations[0].token_ids == transformers_greedy(tiny, TEXT, 8)
+    assert "T = 1" in generation.note
+
+
+@pytest.mark.parametrize(("text", "request_args", "message"), [
+    ("   ", {}, "the text is empty"),
+    (TEXT, {"max_new_tokens": MAX_NEW_TOKENS + 1}, f"between 1 and {MAX_NEW_TOKENS}"),
+    (TEXT, {"max_new_tokens": 0}, "max_new_tokens"),
+    (TEXT, {"temperatures": [0.0]}, "temperature"),
+    (TEXT, {"mode": "sideways"}, "mode must be one of"),
+])
+def test_bad_requests_are_refused_with_the_fix(tiny, text, request_args, message):
+    with pytest.raises(AnalysisError, match=message):
+        generate_continuations(tiny, text, GenerationRequest(**request_args))
+
+
+def test_a_continuation_past_the_trained_length_is_refused(tiny):
+    long = "word " * (tiny.max_positions - 4)
+    with pytest.raises(AnalysisError, match="past the model's trained length"):
+        generate_continuations(tiny, long, GenerationRequest(max_new_tokens=32, max_tokens=4096))
+
+
+@pytest.mark.slow
+def test_bundled_t1_is_greedy_decoding_the_first_step_agrees_and_softening_changes_the_words(bundled):
+    generation = generate_continuations(bundled, TEXT, GenerationRequest(temperatures=[1.0, 4.0],
+                                                                         max_new_tokens=12))
+    at_one, softened = generation.continuations
+    assert at_one.token_ids == transformers_greedy(bundled, TEXT, 12)
+    assert at_one.token_ids[:6] != softened.token_ids[:6]  # over-softening shows within the first words
+    assert max(first_step_differences(bundled, TEXT, [0.5, 1.0, 2.0])) < 2e-4
