@@ -263,4 +263,23 @@ def run_record(command: str, wall_seconds: float) -> dict:
             "machine": f"{platform.machine()}, {usable_cores()} cores, Python {platform.python_version()}"}
 
 
-COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune, "fit": run_fit}
+def run_generate(args) -> None:
+    from model_utils.engine.generate import GenerationRequest, generate_continuations
+
+    text, _ = read_text(args)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    generation = generate_continuations(
+        loaded, text, GenerationRequest(temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
+                                        mode=args.mode, max_tokens=args.max_tokens), progress=progress_line)
+    if args.json is not None:
+        write_json(generation.to_dict(), args.json)
+        return
+    lines = [f"{generation.model}: {generation.prompt_tokens} tokens, mode {generation.mode}, "
+             f"{generation.seconds:.1f} s" + (f" ({generation.note})" if generation.note else "")]
+    for continuation in generation.continuations:
+        top = ", ".join(f"{entry['token']!r} {entry['prob']:.2f}" for entry in continuation.top_next)
+        lines += [f"T={continuation.temperature:g}  next: {top}", f"    {continuation.text!r}"]
+    print("\n".join(lines))
+
+
+COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune, "fit": run_fit, "generate": run_generate}

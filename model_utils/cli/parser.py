@@ -161,7 +161,27 @@ def build_parser() -> argparse.ArgumentParser:
                        help="torch threads per Ray worker (default: this machine's cores // W); on a cluster each "
                             "worker reserves T CPUs")
     add_fit(commands)
+    add_generate(commands)
     return parser
+
+
+def add_generate(commands) -> None:
+    """`generate`: the top next tokens and a greedy continuation with T inside every layer, per temperature."""
+    said = commands.add_parser("generate", help="what the model says after a text at each temperature: the top 5 "
+                                                "next tokens and a greedy continuation with T in every layer")
+    source = said.add_mutually_exclusive_group(required=True)
+    source.add_argument("--text", help="the text to continue")
+    source.add_argument("--file", help="a UTF-8 text file to continue (- reads standard input)")
+    said.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU)")
+    said.add_argument("--model", default=BUNDLED, help="bundled (default), tiny-random, or a Hugging Face model folder")
+    said.add_argument("--temperatures", nargs="+", type=temperature_arg, default=[0.5, 1.0, 2.0], metavar="T",
+                      help=f"temperatures in {TEMPERATURE_RANGE} (default: 0.5 1 2)")
+    said.add_argument("--max-new-tokens", type=int, default=32, metavar="N",
+                      help="greedy tokens to generate (default 32, at most 64)")
+    said.add_argument("--max-tokens", type=int, default=2048, help="cut a longer text to this many tokens")
+    said.add_argument("--mode", choices=MODES, default="in-model",
+                      help="in-model: T inside every layer; isolated: the output is T = 1's")
+    said.add_argument("--json", metavar="OUT", help="write the continuations as JSON to OUT (- for stdout)")
 
 
 def add_fit(commands) -> None:
