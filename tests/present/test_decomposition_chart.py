@@ -1,0 +1,30 @@
+"""The decomposition chart: one bar per lever with a saving, its interval as error bars, the rise as a line."""
+
+from components.present.decomposition import decomposition_chart
+
+LEVERS = [
+    {"label": "yarn-rope (s=2) + T=1", "kind": "recipe", "saved": 2.07, "interval": [1.99, 2.16],
+     "share_of_rise": 1.06},
+    {"label": "best T per bucket (cross-fit on one text)", "kind": "temperature", "saved": 0.17,
+     "interval": [0.16, 0.22], "share_of_rise": 0.09},
+    {"label": "<b>ssmax</b>", "kind": "schedule", "saved": 0.14, "interval": None, "share_of_rise": 0.07},
+    {"label": "no number", "kind": "recipe", "saved": None, "interval": None, "share_of_rise": None},
+]
+
+
+def test_one_bar_per_lever_with_a_saving_and_its_interval():
+    figure = decomposition_chart(LEVERS, rise=1.95)
+    bars = {trace.name: trace for trace in figure.data}
+    assert sum(len(trace.x) for trace in figure.data) == 3  # the lever without a saving is left out
+    recipe = bars["RoPE recipe at T = 1"]
+    assert list(recipe.x) == [2.07] and recipe.error_x.array[0] == 2.16 - 2.07
+    assert recipe.error_x.arrayminus[0] == 2.07 - 1.99 and recipe.text[0] == "106% of the rise"
+    assert bars["published schedule"].error_x.array[0] == 0  # no interval: no error bar
+    assert "&lt;b&gt;" in bars["published schedule"].y[0]  # labels are escaped
+    assert list(figure.layout.yaxis.categoryarray)[-1] == "yarn-rope (s=2) + T=1"  # first lever on top
+
+
+def test_the_rise_is_a_dashed_line_only_when_the_loss_rises():
+    lines = [shape for shape in decomposition_chart(LEVERS, rise=1.95).layout.shapes if shape.line.dash == "dash"]
+    assert len(lines) == 1 and lines[0].x0 == 1.95
+    assert not [s for s in decomposition_chart(LEVERS, rise=-0.1).layout.shapes if s.line.dash == "dash"]
