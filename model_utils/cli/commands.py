@@ -12,6 +12,7 @@ from pathlib import Path
 
 from model_utils.cli.parser import UsageError
 from model_utils.core.machine import peak_rss_gb, usable_cores
+from model_utils.core.paths import portable_command
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
 from model_utils.engine.analyze import analyze, tokenize
@@ -252,7 +253,7 @@ def run_entry(summary: dict) -> dict:
 
 
 def argv_of(args) -> str:
-    return "python -m model_utils " + " ".join(sys.argv[1:]) if args.argv is None else args.argv
+    return portable_command(sys.argv[1:]) if args.argv is None else args.argv
 
 
 def run_record(command: str, wall_seconds: float) -> dict:

@@ -382,7 +382,7 @@ def test_the_workers_check_ignores_the_folder_each_machine_keeps_the_model_in():
 
     loaded = load_model("tiny-random")
     elsewhere = types.SimpleNamespace(name=loaded.name, model=loaded.model, config=copy.deepcopy(loaded.config))
-    elsewhere.config._name_or_path = "/home/someone-else/.cache/attention-temperature-explorer/model"
+    elsewhere.config._name_or_path = str(Path.home().parent / "someone-else" / ".cache" / "explorer" / "model")
     assert model_fingerprint(elsewhere, portable=True) == model_fingerprint(loaded, portable=True)
     assert model_fingerprint(elsewhere) != model_fingerprint(loaded)
     other = types.SimpleNamespace(name=loaded.name, model=loaded.model, config=copy.deepcopy(loaded.config))
