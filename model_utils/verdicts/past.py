@@ -39,6 +39,7 @@ class Resamples(Protocol):
 
     rows: int  # 1 + the number of resamples
     method: str  # how the held-out choice is made, in words
+    short: str  # the same in a few words, for labels: "held out over documents" or "cross-fit on one text"
     bootstrap: str  # what the resamples draw, in words
     missing: str  # why there is no held-out choice, where there is none
 
@@ -60,6 +61,7 @@ class DocumentFolds:
     counts: np.ndarray  # [document, bucket] positions with a loss
     weights: np.ndarray  # [rows, document]
     method: str = "chosen on the other documents and scored on the one left out"
+    short: str = "held out over documents"
     bootstrap: str = "documents resampled with replacement"
     missing: str = "a single document leaves none to choose on"
 
@@ -98,6 +100,7 @@ class PositionFolds:
     counts: np.ndarray  # [bucket, fold]
     block: int
     missing: str = "every bucket past the trained length holds a single position"
+    short: str = "cross-fit on one text"  # chosen and scored on the same text: not held out
 
     @property
     def rows(self) -> int:
@@ -352,28 +355,41 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
         picked = [untrained[v, i] for v, i in zip(choices or [view] * len(past), past, strict=True)]
         return float(np.average(picked, weights=weights))
 
-    def row(kind: str, label: str, what: str, samples, mass_past: float | None) -> dict:
+    def row(kind: str, label: str, what: str, samples, mass_past: float | None, recipe: str | None) -> dict:
         return {"label": label, "kind": kind, "what": what, **_estimate(samples), "against": "T=1",
-                "untrained_mass_past": mass_past}
+                "untrained_mass_past": mass_past, "recipe": recipe}
 
-    rows = [row("reference", "T=1", "the model as trained", None, mass(reference)) | {"saved": 0.0}]
+    rows = [row("reference", "T=1", "the model as trained", None, mass(reference), None) | {"saved": 0.0}]
     for recipe in _recipes(data.views, with_none=True):
         views = _constant_views(data.views, recipe)
         one = next((i for i in views if data.views[i].temperature == 1.0), None)
         if recipe is not None and one is not None:
             rows.append(row("recipe", data.views[one].label, _recipe_words(data.views[one].rope),
-                            _fixed(sums, counts, reference, one), mass(one)))
+                            _fixed(sums, counts, reference, one), mass(one), recipe))
         if len(views) > 1:
             prefix, alone = ("", "alone") if recipe is None else (f"{recipe} + ", f"on {recipe}")
             choices = [views[int(np.argmin(sums[0, views, column]))] for column in range(len(past))]
             rows.append(row("oracle", f"{prefix}best T per bucket (oracle, in-sample)",
                             f"the best constant temperature {alone}, chosen and scored on the same positions",
-                            _oracle(sums, counts, reference, views), mass(None, choices)))
-            rows.append(row("held_out", f"{prefix}best T per bucket (held-out)",
+                            _oracle(sums, counts, reference, views), mass(None, choices), recipe))
+            rows.append(row("held_out", f"{prefix}best T per bucket ({data.resamples.short})",
                             f"the best constant temperature {alone}, {data.resamples.method}",
-                            data.resamples.held_out(reference, views, True), None))
+                            data.resamples.held_out(reference, views, True), None, recipe))
+        if recipe is not None and one is not None and len(views) > 1:
+            rows.append(on_top_row(data, one, views))
     rows += own_temperature_rows(data, sums, counts)
     return _judge_untrained(rows, data, plain, past)
+
+
+def on_top_row(data: PastData, one: int, views: list[int]) -> dict:
+    """The best constant temperature on a recipe against the same recipe at T = 1, chosen without the positions
+    (or documents) it is scored on: what a temperature adds on top of the interpolation."""
+    recipe = data.views[one].recipe
+    return {"label": f"{recipe} + best T per bucket vs T=1 on it ({data.resamples.short})", "kind": "on_top",
+            "what": f"the best constant temperature on {recipe} against {recipe} at T = 1, "
+                    f"{data.resamples.method}",
+            **_estimate(data.resamples.held_out(one, views, True)), "against": data.views[one].label,
+            "untrained_mass_past": None, "recipe": recipe}
 
 
 def _recipe_words(rope: Rope) -> str:
@@ -400,7 +416,7 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
                              "what": f"{RECIPES[rope.kind].name}'s own temperature on top of its interpolation "
                                      f"(logits x {yarn_multiplier(rope.factor):.3g})",
                              **_estimate(_fixed(sums, counts, other, index)), "against": data.views[other].label,
-                             "untrained_mass_past": None})
+                             "untrained_mass_past": None, "recipe": data.views[index].recipe})
     return rows
 
 

@@ -239,9 +239,10 @@ RECIPE_VIEWS = [
 def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
     verdict, written, records = verdict_of(RECIPE_VIEWS)
     rows = {row["label"]: row for row in verdict.decomposition}
-    assert list(rows) == ["T=1", "best T per bucket (oracle, in-sample)", "best T per bucket (held-out)",
+    assert list(rows) == ["T=1", "best T per bucket (oracle, in-sample)", "best T per bucket (cross-fit on one text)",
                           "yarn (s=2) + T=1", "yarn-rope (s=2) + T=1", "yarn-rope (s=2) + best T per bucket "
-                          "(oracle, in-sample)", "yarn-rope (s=2) + best T per bucket (held-out)",
+                          "(oracle, in-sample)", "yarn-rope (s=2) + best T per bucket (cross-fit on one text)",
+                          "yarn-rope (s=2) + best T per bucket vs T=1 on it (cross-fit on one text)",
                           "dynamic (s=2) + T=1", "linear (s=2) + T=1", "yarn (s=2) + T=1 vs yarn-rope (s=2) + T=1"]
     one = np.array([2.2, 2.5, 3.4, 4.0])
     assert rows["yarn-rope (s=2) + T=1"]["saved"] == pytest.approx(past_mean(one - [2.2, 2.3, 2.4, 2.5]))
@@ -251,7 +252,12 @@ def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
     assert "logits x 1.14" in own["what"]
     best_on_rope = past_mean(one - [2.2, 2.3, 2.35, 2.45])
     assert rows["yarn-rope (s=2) + best T per bucket (oracle, in-sample)"]["saved"] == pytest.approx(best_on_rope)
-    assert rows["yarn-rope (s=2) + best T per bucket (held-out)"]["interval"] is not None
+    assert rows["yarn-rope (s=2) + best T per bucket (cross-fit on one text)"]["interval"] is not None
+    on_top = rows["yarn-rope (s=2) + best T per bucket vs T=1 on it (cross-fit on one text)"]
+    assert on_top["kind"] == "on_top" and on_top["against"] == "yarn-rope (s=2) + T=1"
+    assert on_top["interval"] is not None  # scored against the recipe at T = 1, not against plain T = 1
+    both = rows["yarn-rope (s=2) + best T per bucket (cross-fit on one text)"]["saved"]
+    assert on_top["saved"] == pytest.approx(both - rows["yarn-rope (s=2) + T=1"]["saved"])  # the same choices
     assert rows["T=1"]["untrained_mass_past"] == pytest.approx(0.5)
     words = {label: row["untrained"] for label, row in rows.items() if row["untrained_mass_past"] is not None}
     assert words["yarn-rope (s=2) + T=1"] == "goes away"  # 0.02 against 0.5: a tenth or less
@@ -268,7 +274,8 @@ def test_the_decomposition_has_rows_only_for_what_the_sweep_ran():
     views = [view for view in RECIPE_VIEWS if not isinstance(view[0], View) or view[0].rope.kind == "linear"]
     verdict, _, _ = verdict_of(views)
     assert [row["label"] for row in verdict.decomposition] == [
-        "T=1", "best T per bucket (oracle, in-sample)", "best T per bucket (held-out)", "linear (s=2) + T=1"]
+        "T=1", "best T per bucket (oracle, in-sample)", "best T per bucket (cross-fit on one text)",
+        "linear (s=2) + T=1"]
 
 
 # --- 8. the JSON ---------------------------------------------------------------------------------------------------
