@@ -4,7 +4,7 @@ import math
 
 import streamlit as st
 
-from components.present import captions, figures
+from components.present import captions, figures, guide
 from components.present.parsing import MAX_SCORES, format_numbers, nearest_on_log_scale, parse_scores
 from components.present.text import plain
 from components.widgets.controls import require_temperatures, sidebar_choices
@@ -14,6 +14,7 @@ DEFAULT_SCORES = "5, 0, 0, 0, 0, 0, 0, 0"
 SLIDER_TEMPERATURES = [float(f"{0.1 * 10 ** (step / 20):.3g}") for step in range(41)]  # log-spaced, 0.1 .. 10
 
 st.title("Softmax lab")
+st.markdown(f"**{guide.LOOK_AT['softmax_lab']}**")
 st.markdown(
     "Attention turns a query's scores into weights with a softmax: **p = softmax(s / T)**. "
     "Dividing by **T > 1 softens** the weights (the gaps between scores shrink, entropy rises); "
@@ -51,3 +52,8 @@ st.caption(
     f"With these {len(scores)} scores the entropy can never exceed ln {len(scores)} = {math.log(len(scores)):.3f} "
     "nats, reached only by uniform weights; as T -> 0 the weights concentrate on the top score(s)."
 )
+
+st.markdown(guide.NEXT_STEP["softmax_lab"])
+carried = guide.temperatures_param(temperatures)
+st.page_link("components/pages/attention_maps.py", label=f"Attention maps at T = {carried}", icon=":material/grid_on:",
+             query_params={"t": carried})

@@ -39,3 +39,15 @@ def test_bad_scores_on_the_softmax_lab_are_an_error_line(tiny_env, scores, messa
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.error) == 1 and at.error[0].value.startswith("Scores: ") and message in at.error[0].value
     assert not at.get("plotly_chart")
+
+
+def test_the_lab_leads_on_to_the_attention_maps_with_its_temperatures(tiny_env):
+    at = open_app("softmax_lab")
+    at.text_input(key="temperatures").set_value("0.5, 1, 3").run()
+    assert_clean(at)
+    links = at.get("page_link")
+    assert len(links) == 1
+    link = links[0].proto
+    assert link.page == "maps" and link.label == "Attention maps at T = 0.5,1,3"
+    assert link.query_string == "t=0.5%2C1%2C3"  # the sidebar's temperatures ride along in the link
+    assert "bars as T moves" in at.markdown[0].value  # the first screen says what to look at
