@@ -23,8 +23,9 @@ _WHERE = {
     "answer_token": "model_utils.engine.analyze",
     "set_threads": "model_utils.engine.analyze",
     "tokenize": "model_utils.engine.analyze",
-    "Report": "model_utils.engine.report",
-    "TemperatureResult": "model_utils.engine.report",
+    "attention_map": "model_utils.engine.maps",
+    "Report": "model_utils.core.report",
+    "TemperatureResult": "model_utils.core.report",
     "SweepSettings": "model_utils.experiments.sweep",
     "sweep": "model_utils.experiments.sweep",
 }

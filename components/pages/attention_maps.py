@@ -7,6 +7,7 @@ from components.present.parsing import parse_choice
 from components.widgets.controls import layer_head_ui
 from components.widgets.model_page import MAPS_VIEW, ModelPage
 from components.widgets.url_state import linked_widget
+from model_utils import attention_map
 from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
 
 MAX_MAP_TOKENS = MAPS_VIEW.limit  # beyond 256 a token-labelled n x n map is unreadable (and the kept q/k grow)
@@ -25,7 +26,7 @@ report = page.report(MAPS_VIEW.fetch, MAX_MAP_TOKENS, "attention-maps", **MAPS_V
 layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps")
 log_colour = linked_widget(st.toggle, "Log colour scale (most weights are tiny)", key="maps_log", url_key="log",
                            default=False, parse=lambda raw: raw == "1", to_url=lambda on: 1)
-maps = [report.attention_map(layer, head, view) for view in range(len(report.results))]
+maps = [attention_map(report, layer, view, head=head) for view in range(len(report.results))]
 st.markdown(f"**Layer {layer}, {'mean of heads' if head is None else f'head {head}'}**")
 window = page.windows[layer]
 st.plotly_chart(figures.attention_heatmaps(maps, report.tokens, captions.map_titles(report, layer, head),

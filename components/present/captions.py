@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, recipe_of
+from model_utils.core.report import Report
 from model_utils.core.rope import RECIPES
 from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.verdicts.findings import direction_of
-
-if TYPE_CHECKING:  # the engine imports torch; the Softmax lab uses these captions without it
-    from model_utils.engine.report import Report
 
 NORMALIZED_ENTROPY = "H / ln(visible keys)"
 

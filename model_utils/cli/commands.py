@@ -13,11 +13,11 @@ from pathlib import Path
 from model_utils.cli.parser import UsageError
 from model_utils.core.machine import peak_rss_gb, usable_cores
 from model_utils.core.paths import portable_command
+from model_utils.core.report import Report
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
 from model_utils.engine.analyze import analyze, tokenize
 from model_utils.engine.plugin import load_model
-from model_utils.engine.report import Report
 from model_utils.experiments.texts import SOURCE, builtin_text
 
 

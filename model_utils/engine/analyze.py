@@ -18,11 +18,11 @@ import torch
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import MAX_TOKENS, MODES, check_int, resolve_views
+from model_utils.core.report import LayerInputs, Report, TemperatureResult
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, first_stat_query, named_statistics
 from model_utils.core.views import View, passes_of
 from model_utils.engine.probe import Probe
-from model_utils.engine.report import LayerInputs, Report, TemperatureResult
 from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel, Progress
 
@@ -35,7 +35,7 @@ class AnalysisRequest:
     core.views.View (a temperature or schedule on a RoPE recipe of its own); rope: the RoPE recipe (core.rope.Rope)
     of every number and Schedule in temperatures, None for the model's own positions; mode: "in-model" or
     "isolated"; layers: where T applies (None: all); keep_maps: (layer, head) pairs, or "all", whose maps
-    `Report.attention_map` can rebuild; bucket_size: also report statistics and NLL per query-position bucket
+    `engine.maps.attention_map` can rebuild; bucket_size: also report statistics and NLL per query-position bucket
     (boundaries at its multiples; the first bucket starts at q_start, default max(1, min(window, n - 1)));
     trained_length: the model's trained context (default its max_position_embeddings); beyond_trained: allow a text
     longer than that (implied by a RoPE recipe)."""

@@ -14,8 +14,8 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
 from model_utils.core.errors import AnalysisError, ModelLoadError
+from model_utils.core.report import LayerInputs
 from model_utils.engine.probe import Probe
-from model_utils.engine.report import LayerInputs
 from model_utils.engine.rope import install as install_rope_hooks
 from model_utils.engine.torch_path import (
     DEFAULT_CHUNK_ELEMENTS,

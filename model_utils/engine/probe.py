@@ -6,16 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import torch
 
+from model_utils.core.report import LayerInputs
 from model_utils.core.statistics import distance_bins, untrained_bin
 from model_utils.engine.kernel import FusedKernel, load_kernel
 from model_utils.engine.torch_path import DEFAULT_CHUNK_ELEMENTS
-
-if TYPE_CHECKING:  # the probe fills them in; the report carries them
-    from model_utils.engine.report import LayerInputs
 
 AUTO = "auto"  # Probe.kernel: the fused kernel where it can run, chosen at the pass's first layer
 

@@ -24,11 +24,11 @@ from model_utils.core.bootstrap import (
 from model_utils.core.errors import AnalysisError
 from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
+from model_utils.core.report import Report
 from model_utils.core.schedules import Schedule
 from model_utils.core.statistics import STATISTICS
 from model_utils.core.views import View, as_view
 from model_utils.engine.analyze import AnalysisRequest, CheckedRequest, analyze, check_length, tokenize, validate
-from model_utils.engine.report import Report
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.texts import text_digest
 from model_utils.models import LoadedModel

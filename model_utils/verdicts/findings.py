@@ -5,14 +5,11 @@ the direction the multiplier m = 1 / T really went: "over-softened" only where m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from model_utils.core.report import Report
 from model_utils.core.statistics import MASS_PARTS
-
-if TYPE_CHECKING:  # a report is plain numpy data; verdicts never import the engine
-    from model_utils.engine.report import Report
 
 NEAR_UNIFORM = 0.9  # a layer is near uniform above this mean normalized entropy of its heads
 NEAR_ONE_HOT = 0.1  # and near one-hot (all weight on one key) below this

@@ -13,7 +13,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
-from model_utils import AnalysisError, ModelLoadError, analyze, load_model
+from model_utils import AnalysisError, ModelLoadError, analyze, attention_map, load_model
 from model_utils.core.statistics import STATISTICS
 from model_utils.engine.probe import Probe
 from model_utils.models.tiny import byte_tokenizer
@@ -96,7 +96,7 @@ def test_kept_maps_are_causal_banded_normalised_and_the_models_own_at_t1(archite
     for layer, sliding_window in enumerate(layer_windows(loaded.config)):
         for view in range(len(TEMPERATURES)):
             for head in [*range(loaded.n_heads), None]:
-                weights = report.attention_map(layer, head, view)
+                weights = attention_map(report, layer, view, head=head)
                 where = f"layer {layer} view {view} head {head}"
                 assert weights.shape == (n, n)
                 assert np.all(weights[distance < 0] == 0.0), f"{where}: a query sees a later key"
@@ -104,7 +104,7 @@ def test_kept_maps_are_causal_banded_normalised_and_the_models_own_at_t1(archite
                     assert np.all(weights[distance >= sliding_window] == 0.0), (
                         f"{where}: a query sees a key outside its window of {sliding_window}")
                 assert np.allclose(weights.sum(axis=1), 1.0, atol=1e-5), where
-        at_one = np.stack([report.attention_map(layer, head, TEMPERATURES.index(1.0))
+        at_one = np.stack([attention_map(report, layer, TEMPERATURES.index(1.0), head=head)
                            for head in range(loaded.n_heads)])
         assert np.allclose(at_one, maps[layer], atol=1e-5), f"layer {layer}: T = 1 maps differ from the model's"
 

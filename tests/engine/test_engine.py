@@ -9,7 +9,7 @@ import torch
 from transformers import AttentionInterface, AttentionMaskInterface
 from transformers.masking_utils import eager_mask
 
-from model_utils import AnalysisError, Schedule, analyze
+from model_utils import AnalysisError, Schedule, analyze, attention_map
 from model_utils.core.schedules import yarn_multiplier
 from model_utils.core.softmax import MAX_TEMPERATURE, MIN_TEMPERATURE
 from model_utils.core.statistics import STATISTICS
@@ -56,7 +56,7 @@ def test_kept_maps_are_causal_and_normalised(tiny):
     for layer in range(tiny.n_layers):
         for view in range(3):
             for head in [*range(tiny.n_heads), None]:
-                weights = report.attention_map(layer, head, view)
+                weights = attention_map(report, layer, view, head=head)
                 assert weights.shape == (n, n)
                 assert np.all(np.triu(weights, 1) == 0.0), "a query must never see a later key"
                 assert np.allclose(weights.sum(axis=1), 1.0, atol=1e-5)
@@ -65,16 +65,16 @@ def test_kept_maps_are_causal_and_normalised(tiny):
 
 def test_mean_of_heads_is_the_mean_of_the_head_maps(tiny):
     report = analyze(tiny, SAMPLE_TEXT, temperatures=[2.0], keep_maps=[(1, 0)])
-    heads = [report.attention_map(1, head, 0) for head in range(tiny.n_heads)]
-    assert np.allclose(report.attention_map(1, None, 0), np.mean(heads, axis=0), atol=1e-7)
+    heads = [attention_map(report, 1, 0, head=head) for head in range(tiny.n_heads)]
+    assert np.allclose(attention_map(report, 1, 0), np.mean(heads, axis=0), atol=1e-7)
     with pytest.raises(AnalysisError, match="keep_maps"):
-        report.attention_map(0, 0, 0)
+        attention_map(report, 0, 0, head=0)
 
 
 def test_last_rows_match_the_kept_maps(tiny):
     report = analyze(tiny, SAMPLE_TEXT, temperatures=[0.5, 2.0], keep_maps=[(2, 3)])
     for view, result in enumerate(report.results):
-        assert np.allclose(result.last_rows[2, 3], report.attention_map(2, 3, view)[-1], atol=1e-6)
+        assert np.allclose(result.last_rows[2, 3], attention_map(report, 2, view, head=3)[-1], atol=1e-6)
 
 
 def output_attentions(model, ids) -> list[np.ndarray]:
@@ -185,8 +185,8 @@ def test_a_constant_schedule_equals_its_temperature(tiny):
 
 def test_a_position_schedule_only_acts_past_its_length(tiny):
     report = analyze(tiny, SAMPLE_TEXT, temperatures=[1.0, Schedule("qwen-logn", 64.0)], keep_maps=[(0, 0)])
-    assert np.allclose(report.attention_map(0, 0, 0)[:64], report.attention_map(0, 0, 1)[:64], atol=1e-7)
-    assert not np.allclose(report.attention_map(0, 0, 0)[64:], report.attention_map(0, 0, 1)[64:])
+    assert np.allclose(attention_map(report, 0, 0, head=0)[:64], attention_map(report, 0, 1, head=0)[:64], atol=1e-7)
+    assert not np.allclose(attention_map(report, 0, 0, head=0)[64:], attention_map(report, 0, 1, head=0)[64:])
 
 
 def test_extreme_temperatures_give_finite_numbers_everywhere(tiny):
@@ -196,7 +196,7 @@ def test_extreme_temperatures_give_finite_numbers_everywhere(tiny):
         json.dumps(report.to_dict(), allow_nan=False)  # raises on NaN or inf
         for view, result in enumerate(report.results):
             assert np.isfinite(result.last_rows).all() and np.isfinite(result.last_log_probs).all()
-            assert np.isfinite(report.attention_map(1, 1, view)).all()
+            assert np.isfinite(attention_map(report, 1, view, head=1)).all()
         sharp, soft = report.results[0].heads, report.results[2].heads
         assert np.all(sharp["normalized_entropy"] < 0.05)  # T = 0.001: one-hot rows
         assert np.all(soft["normalized_entropy"] > 0.9)  # T = 100: near uniform

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from model_utils import Schedule, analyze
+from model_utils import Schedule, analyze, attention_map
 from model_utils.__main__ import main
 from model_utils.core.statistics import STATISTICS, first_stat_query
 from tests.support import ROOT, SAMPLE_TEXT
@@ -119,8 +119,8 @@ def test_the_two_paths_give_the_same_statistics_loss_and_maps(reports, name, mod
     for layer in range(fused.n_layers):
         for view in range(len(TEMPERATURES)):
             for head in [*range(fused.n_heads), None]:
-                np.testing.assert_allclose(fused.attention_map(layer, head, view),
-                                           plain.attention_map(layer, head, view), atol=AGREE["map"])
+                np.testing.assert_allclose(attention_map(fused, layer, view, head=head),
+                                           attention_map(plain, layer, view, head=head), atol=AGREE["map"])
     if mode == "in-model":  # not vacuous: the temperature really changed what later layers saw
         assert fused.results[0].loss != pytest.approx(fused.results[1].loss, abs=1e-3)
 

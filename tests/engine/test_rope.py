@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from model_utils import AnalysisError, analyze
+from model_utils import AnalysisError, analyze, attention_map
 from model_utils.core.rope import Rope, parse_rope
 from model_utils.core.views import View
 from model_utils.engine.rope import rotary_modules
@@ -78,7 +78,7 @@ def test_the_result_names_the_recipe_as_applied(architecture_model):
     # the two passes' views keep their own maps: view 2's queries are those of its own pass
     kept = analyze(loaded, TEXT, temperatures=[1.0, View(1.0, Rope("linear", 2))], max_tokens=300,
                    beyond_trained=True, keep_maps=[(1, 0)])
-    assert not np.allclose(kept.attention_map(1, 0, 0), kept.attention_map(1, 0, 1))
+    assert not np.allclose(attention_map(kept, 1, 0, head=0), attention_map(kept, 1, 1, head=0))
 
 
 def test_yarns_own_temperature_is_the_difference_between_yarn_and_yarn_rope(architecture_model):

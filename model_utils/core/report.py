@@ -1,6 +1,7 @@
 """What an analysis returns: a `Report` of plain numpy data (pickled by the page cache, written as JSON by the
-command line), one `TemperatureResult` per temperature or schedule, and the kept queries and keys from which any
-attention map is rebuilt without running the model again."""
+command line), one `TemperatureResult` per temperature or schedule, and the kept queries and keys from which the
+engine rebuilds any attention map without running the model again (`model_utils.engine.maps`). It sits on the
+lowest floor because the verdicts and the presenters read it, and neither may import the engine."""
 
 from __future__ import annotations
 
@@ -9,8 +10,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model_utils.core.errors import AnalysisError
-from model_utils.core.limits import check_int
 from model_utils.core.statistics import MASS_PARTS, STATISTICS, mass_by_distance
 
 
@@ -146,29 +145,6 @@ class Report:
             document |= {"bucket_size": self.bucket_size, "buckets": [list(b) for b in self.buckets],
                          "distance_bins": self.distance_edges.tolist()}
         return document
-
-    def attention_map(self, layer: int, head: int | None, view: int) -> np.ndarray:
-        """[n, n] attention weights of `head` (None: mean of heads) in `layer` at result `view`, rebuilt from the
-        kept queries and keys with the engine's own logits function. Zero above the diagonal."""
-        if layer not in self.kept:
-            raise AnalysisError(f"layer {layer} was not kept; pass keep_maps with it to analyze")
-        if head is not None:
-            check_int("head", head, 0, self.n_heads - 1)
-        check_int("temperature index", view, 0, len(self.results) - 1)
-        import torch  # the report itself is numpy; rebuilding a map takes the engine's own logits function
-
-        from model_utils.engine.probe import multipliers_for
-        from model_utils.engine.torch_path import chunk_logits
-
-        inputs = self.kept[layer]
-        row = self.map_rows[view] if self.map_rows else 0
-        multipliers = multipliers_for(torch.from_numpy(self.multipliers), self.layers, layer)[view : view + 1]
-        query, key = (torch.from_numpy(array[row : row + 1]) for array in (inputs.query, inputs.key))
-        logits = chunk_logits(query, key, inputs.scaling, multipliers, 0, self.n_tokens, inputs.sliding,
-                              inputs.softcap)
-        probs = torch.softmax(logits[0], dim=-1)  # [H, n, n]
-        chosen = probs.mean(dim=0) if head is None else probs[head]
-        return chosen.numpy()
 
     def head_rows(self) -> list[dict]:
         """One flat row per (temperature, layer, head): the per-head statistics table for CSV export."""

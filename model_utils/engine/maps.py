@@ -1,0 +1,31 @@
+"""Attention maps rebuilt from a report: the kept queries and keys of a layer through the engine's own logits
+function, at one view's multipliers, so a page draws any kept layer's n x n map without running the model again.
+The report is numpy data on the lowest floor; rebuilding takes torch, so it lives here."""
+
+import numpy as np
+import torch
+
+from model_utils.core.errors import AnalysisError
+from model_utils.core.limits import check_int
+from model_utils.core.report import Report
+from model_utils.engine.probe import multipliers_for
+from model_utils.engine.torch_path import chunk_logits
+
+
+def attention_map(report: Report, layer: int, view: int, *, head: int | None = None) -> np.ndarray:
+    """[n, n] attention weights of `head` (None: mean of heads) in `layer` at result `view`. Zero above the
+    diagonal. AnalysisError if the layer was not kept (analyze's keep_maps) or an index is out of range."""
+    if layer not in report.kept:
+        raise AnalysisError(f"layer {layer} was not kept; pass keep_maps with it to analyze")
+    if head is not None:
+        check_int("head", head, 0, report.n_heads - 1)
+    check_int("temperature index", view, 0, len(report.results) - 1)
+    inputs = report.kept[layer]
+    row = report.map_rows[view] if report.map_rows else 0
+    multipliers = multipliers_for(torch.from_numpy(report.multipliers), report.layers, layer)[view : view + 1]
+    query, key = (torch.from_numpy(array[row : row + 1]) for array in (inputs.query, inputs.key))
+    logits = chunk_logits(query, key, inputs.scaling, multipliers, 0, report.n_tokens, inputs.sliding,
+                          inputs.softcap)
+    probs = torch.softmax(logits[0], dim=-1)  # [H, n, n]
+    chosen = probs.mean(dim=0) if head is None else probs[head]
+    return chosen.numpy()
