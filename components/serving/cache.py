@@ -13,6 +13,7 @@ import streamlit as st
 from streamlit.logger import get_logger
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_run_yield_check, get_script_run_ctx
 
+from components.present.progress import progress_text, sweep_progress_text
 from components.present.text import plain
 from components.serving import settings
 from components.serving.admission import (
@@ -26,6 +27,7 @@ from components.serving.admission import (
     queued_status,
 )
 from model_utils import imports_without_collection
+from model_utils.core.progress import OnProgress, Progress
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
 
@@ -55,11 +57,11 @@ def _share_the_cores() -> None:
         set_threads(settings.CORES // max(1, GATE.running))
 
 
-def _sharing_the_cores(progress: Callable[[float, str], None]) -> Callable[[float, str], None]:
+def _sharing_the_cores(progress: OnProgress) -> OnProgress:
     """The engine's between-layers callback: re-divide the cores among the passes running, then report."""
-    def between_layers(fraction: float, message: str) -> None:
+    def between_layers(event: Progress) -> None:
         _share_the_cores()
-        progress(fraction, message)
+        progress(event)
 
     return between_layers
 
@@ -77,12 +79,11 @@ class _Progress:
         self.bar = st.progress(0.0, text=text) if _in_script_run() else None
         FLIGHTS.report(0.0, text)
 
-    def __call__(self, fraction: float, message: str) -> None:
-        if message.startswith("Layer ") and fraction >= 1.0:  # the engine's estimate covers the layers only
-            message = "Every layer done; now the loss and the predictions at every position (the last step)"
-        FLIGHTS.report(fraction, message)
+    def __call__(self, event: Progress) -> None:
+        message = progress_text(event)
+        FLIGHTS.report(event.fraction, message)
         if self.bar is not None:
-            self.bar.progress(min(1.0, fraction), text=message)
+            self.bar.progress(min(1.0, event.fraction), text=message)
 
     def queued(self, place: Place) -> None:
         """Called every half second while waiting: redraws only when the place changes (a message drawn inside a
@@ -232,15 +233,14 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
         if not bar:  # the first pass to run: passes before it came from the pass cache
             bar.append(st.progress(0.0))
             current.update(started=time.perf_counter(), first=index / passes)
-        bar[0].progress(index / passes, text=f"Pass {index + 1} of {passes}: {label}")
+        bar[0].progress(index / passes, text=sweep_progress_text(number=index + 1, passes=passes, label=label))
 
-    def on_layer(fraction: float, message: str) -> None:
-        done = min(1.0, (current["index"] + fraction) / passes)
+    def on_layer(event: Progress) -> None:
+        done = min(1.0, (current["index"] + event.fraction) / passes)
         ran = done - current["first"]  # the share of the sweep run so far, at the speed measured since
         left = (time.perf_counter() - current["started"]) * (1.0 - done) / ran if ran > 0 else 0.0
-        layer = message.split(" (")[0]  # "Layer 3 of 30": the engine's estimate is for this pass only
-        bar[0].progress(done, text=f"Pass {current['index'] + 1} of {passes}: {current['label']}, {layer.lower()}; "
-                                   f"about {left:.0f} s left for the sweep")
+        bar[0].progress(done, text=sweep_progress_text(number=current["index"] + 1, passes=passes,
+                                                       label=current["label"], event=event, seconds_left=left))
 
     waiting: list[_Progress] = []  # a bar only if the sweep has to wait for a slot
 

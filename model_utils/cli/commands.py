@@ -11,8 +11,10 @@ import time
 from pathlib import Path
 
 from model_utils.cli.parser import UsageError
+from model_utils.cli.progress import progress_line, progress_lines
 from model_utils.core.machine import peak_rss_gb, usable_cores
 from model_utils.core.paths import portable_command
+from model_utils.core.progress import Progress
 from model_utils.core.report import Report
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
@@ -64,11 +66,6 @@ def report_table(report: Report) -> str:
                      f"{means['distant_mass']:8.3f} {means['untrained_mass']:9.3f}  {guess['token']!r} "
                      f"({guess['prob']:.2f})")
     return "\n".join(lines)
-
-
-def progress_line(fraction: float, message: str) -> None:
-    if sys.stderr.isatty():
-        print(f"\r[{fraction:4.0%}] {message:<70}", end="\n" if fraction >= 1 else "", file=sys.stderr, flush=True)
 
 
 def resolve_schedules(args, loaded, text: str | None = None) -> list[Schedule]:
@@ -130,8 +127,8 @@ def run_sweep(args) -> None:
         bars[0].n = index * loaded.n_layers
         bars[0].set_description(label)
 
-    def on_layer(fraction: float, message: str) -> None:
-        bars[0].set_postfix_str(message.split(" (")[0])
+    def on_layer(event: Progress) -> None:
+        bars[0].set_postfix_str(f"layer {event.step} of {event.steps}")
         bars[0].update(1)
 
     started = time.perf_counter()
@@ -215,15 +212,11 @@ def run_fit(args) -> None:
                          tolerance=args.tolerance, max_evaluations=args.max_evaluations,
                          schedules=tuple(resolve_schedules(args, loaded)), grid=tuple(args.compare_temperatures))
     started = time.perf_counter()
-
-    def progress(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
-
     out = Path(args.out)
     try:
         summary = fit(loaded, corpus, request, sweep_settings(args), out, workers=args.workers,
                       ray_address=args.ray_address, threads=args.threads,
-                      cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress)
+                      cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines)
     except TuneUsageError as error:
         raise UsageError(str(error)) from None
     summary["run"] = run_record(argv_of(args), time.perf_counter() - started)

@@ -18,13 +18,14 @@ import torch
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import MAX_TOKENS, MODES, check_int, resolve_views
+from model_utils.core.progress import LAYER, OnProgress, Progress, report_progress
 from model_utils.core.report import LayerInputs, Report, TemperatureResult
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, first_stat_query, named_statistics
 from model_utils.core.views import View, passes_of
 from model_utils.engine.probe import Probe
 from model_utils.engine.rope import check_recipe, recipe_positions
-from model_utils.models import LoadedModel, Progress
+from model_utils.models import LoadedModel
 
 LOSS_CHUNK = 128  # positions per lm_head chunk: [4 rows, 128, 49152] is 100 MB; all 4096 positions would be 3.2 GB
 
@@ -184,26 +185,24 @@ class Pass:
     rope: dict | None
 
 
-def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: int, progress: Progress | None,
+def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: int, progress: OnProgress | None,
         rope: Rope | None = None, views: list[int] | None = None, done_before: int = 0, passes: int = 1) -> Pass:
-    """The forward pass of the views `views` (default all) on `rope`'s positions (None: the model's own). The
-    progress bar counts this pass as number done_before + 1 of `passes`."""
+    """The forward pass of the views `views` (default all) on `rope`'s positions (None: the model's own). Its
+    progress events count this pass as number done_before + 1 of `passes`."""
     n, n_layers = len(ids), loaded.n_layers
     in_model = request.mode == "in-model"
     chosen = list(range(len(request.views))) if views is None else views
     n_views = len(chosen)
     started = time.perf_counter()
+    what = f"{n_views} temperature(s) at once" if in_model else "T = 1, re-softmaxed at each temperature"
+    detail = f"{what}{'' if rope is None else f' on {rope.label}'}, {n:,} tokens"
 
     def on_layer(layer: int) -> None:
-        if progress is None:
-            return
         done = (layer + 1) / n_layers
         left = (time.perf_counter() - started) * (1 - done) / done  # from the measured speed of the layers done
-        what = f"{n_views} temperature(s) at once" if in_model else "T = 1, re-softmaxed at each temperature"
-        which = "" if passes == 1 else f"pass {done_before + 1} of {passes}, "
-        on = "" if rope is None else f" on {rope.label}"
-        progress((done_before + done) / passes,
-                 f"Layer {layer + 1} of {n_layers} ({which}{what}{on}, {n:,} tokens), about {left:.0f} s left")
+        report_progress(progress, Progress(stage=LAYER, fraction=(done_before + done) / passes, step=layer + 1,
+                                           steps=n_layers, part=done_before + 1, parts=passes, seconds_left=left,
+                                           detail=detail))
 
     probe = Probe(view_multipliers=_view_multipliers([request.views[i] for i in chosen], n), window=request.window,
                   q_start=q_start, propagate=in_model, trained_length=request.trained_length,
@@ -274,7 +273,7 @@ def set_threads(count: int) -> None:
 
 
 def analyze(loaded: LoadedModel, text: str, request: AnalysisRequest | None = None, *,
-            progress: Progress | None = None, **fields) -> Report:
+            progress: OnProgress | None = None, **fields) -> Report:
     """Run `text` through the model at each temperature and measure its attention (the module docstring). The
     request is an AnalysisRequest, or its fields as keywords (`temperatures=[0.5, 1, 2], window=16`). Raises
     AnalysisError for a request it refuses, before any work."""

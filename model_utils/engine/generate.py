@@ -16,10 +16,10 @@ import torch
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import MAX_TOKENS, MODES, check_int, resolve_temperatures
+from model_utils.core.progress import TOKEN, OnProgress, Progress, report_progress
 from model_utils.core.schedules import Schedule
 from model_utils.engine.analyze import tokenize, top_tokens
-from model_utils.models import LoadedModel, Progress
-from model_utils.models.loaded import report_progress
+from model_utils.models import LoadedModel
 
 MAX_NEW_TOKENS = 64  # a few sentences: enough to read over-softening as words, short enough for a page request
 TOP_NEXT = 5
@@ -83,7 +83,7 @@ def check_generation(loaded: LoadedModel, request: GenerationRequest) -> list[fl
 
 
 def generate_continuations(loaded: LoadedModel, text: str, request: GenerationRequest,
-                           progress: Progress | None = None) -> Generation:
+                           progress: OnProgress | None = None) -> Generation:
     """Check, tokenize, and generate one greedy continuation per temperature (see the module docstring)."""
     temperatures = check_generation(loaded, request)
     ids, truncated = tokenize(loaded, text, request.max_tokens)
@@ -112,7 +112,7 @@ def generate_continuations(loaded: LoadedModel, text: str, request: GenerationRe
 
 
 def _greedy(loaded: LoadedModel, ids: list[int], temperatures: list[float], steps: int,
-            progress: Progress | None) -> tuple[torch.Tensor, list[list[int]]]:
+            progress: OnProgress | None) -> tuple[torch.Tensor, list[list[int]]]:
     """([rows, vocab] first-step logits, per row the `steps` greedy tokens), row r at temperature r, all rows
     stepped together through one key-value cache."""
     rows = len(temperatures)
@@ -127,7 +127,7 @@ def _greedy(loaded: LoadedModel, ids: list[int], temperatures: list[float], step
             first = logits.cpu() if first is None else first
             tokens = logits.argmax(dim=-1, keepdim=True)  # [rows, 1]
             generated.append(tokens[:, 0].tolist())
-            report_progress(progress, (step + 1) / steps, f"Token {step + 1} of {steps}")
+            report_progress(progress, Progress(stage=TOKEN, fraction=(step + 1) / steps, step=step + 1, steps=steps))
     return first, [list(column) for column in zip(*generated, strict=True)]
 
 

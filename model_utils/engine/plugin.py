@@ -14,6 +14,7 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import sdpa_mask
 
 from model_utils.core.errors import AnalysisError, ModelLoadError
+from model_utils.core.progress import OnProgress
 from model_utils.core.report import LayerInputs
 from model_utils.engine.probe import Probe
 from model_utils.engine.rope import install as install_rope_hooks
@@ -24,9 +25,8 @@ from model_utils.engine.torch_path import (
     torch_output,
     torch_row_statistics,
 )
-from model_utils.models import LoadedModel, Progress
-from model_utils.models import load_model as load_plain_model
-from model_utils.models.loaded import report_progress
+from model_utils.models import LoadedModel, load_plain_model
+from model_utils.models.loaded import report_loading
 
 ATTENTION_NAME = "temperature_probe"
 _REGISTERED = threading.Lock()
@@ -132,9 +132,10 @@ def self_check(loaded: LoadedModel) -> None:
                              "reproduce, so its loss would be wrong")
 
 
-def load_model(name: str = "bundled", progress: Progress | None = None, device: str | None = None) -> LoadedModel:
-    """A model by name (models.load_model: "bundled", "tiny-random", a folder or a hub id) with the probe attached,
-    on `device` (default the CPU, where the fused kernel runs; elsewhere the engine takes its torch path)."""
+def load_model(name: str = "bundled", progress: OnProgress | None = None,
+               device: str | None = None) -> LoadedModel:
+    """A model by name (models.load_plain_model: "bundled", "tiny-random", a folder or a hub id) with the probe
+    attached, on `device` (default the CPU, where the fused kernel runs; elsewhere the engine takes its torch path)."""
     loaded = attach(load_plain_model(name, progress, device))
-    report_progress(progress, 1.0, f"Model {loaded.name} ready")
+    report_loading(progress, 1.0, f"Model {loaded.name} ready")
     return loaded

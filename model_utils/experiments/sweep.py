@@ -24,6 +24,7 @@ from model_utils.core.bootstrap import (
 from model_utils.core.errors import AnalysisError
 from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
+from model_utils.core.progress import OnProgress
 from model_utils.core.report import Report
 from model_utils.core.schedules import Schedule
 from model_utils.core.statistics import STATISTICS
@@ -82,7 +83,7 @@ def pass_record(report: Report) -> dict:
 
 def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
                cache_dir: Path | None = None, on_start: Callable[[str, int], None] | None = None,
-               progress: Callable[[float, str], None] | None = None, fingerprint: str | None = None) -> list[dict]:
+               progress: OnProgress | None = None, fingerprint: str | None = None) -> list[dict]:
     """One pass record per spec, from the cache where present, else computed and saved at once. `fingerprint` is
     model_fingerprint(loaded), for a caller that runs many texts on one model and has it already."""
     folder = (cache_dir or cache_root() / "sweeps")
@@ -230,7 +231,7 @@ def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[Spe
 def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
           source: str = "text", cache_dir: Path | None = None,
           on_start: Callable[[str, int], None] | None = None,
-          progress: Callable[[float, str], None] | None = None) -> dict:
+          progress: OnProgress | None = None) -> dict:
     """Check, run (or read from the cache) every pass, and assemble the sweep document."""
     check_sweep(loaded, text, specs, settings)
     records = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)

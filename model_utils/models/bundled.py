@@ -27,7 +27,7 @@ from model_utils.core.errors import ModelLoadError
 from model_utils.core.names import BUNDLED_FILE, BUNDLED_PACKAGE
 from model_utils.core.paths import cache_root
 from model_utils.models.cache import cache_problem, write_atomically, write_manifest
-from model_utils.models.loaded import Progress, report_progress
+from model_utils.models.loaded import OnProgress, report_loading
 
 LOCK_WAIT_SECONDS = 600  # a conversion takes under a minute; a lock held ten minutes is stuck, not slow
 CONVERTED_SIZE = "about 550 MB"  # model.safetensors in float32 plus the tokenizer, for the full-disk message
@@ -54,18 +54,18 @@ def bundled_cache_dir(gguf_path: Path) -> Path:
     return cache_root() / f"smollm2-135m-q4_1-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def _warn(progress: Progress | None, message: str) -> None:
+def _warn(progress: OnProgress | None, message: str) -> None:
     """A one-line notice for the page's progress bar and for the log (stderr on the command line)."""
     logger.warning(message)
-    report_progress(progress, 0.02, message)
+    report_loading(progress, 0.02, message)
 
 
-def _dequantize_bundled(gguf_path: Path, progress: Progress | None) -> tuple[torch.nn.Module, object]:
+def _dequantize_bundled(gguf_path: Path, progress: OnProgress | None) -> tuple[torch.nn.Module, object]:
     """The slow part of a conversion: the GGUF's tokenizer and its weights, dequantized to float32."""
     folder, name = str(gguf_path.parent), gguf_path.name
-    report_progress(progress, 0.05, "Reading the bundled tokenizer (first run only)")
+    report_loading(progress, 0.05, "Reading the bundled tokenizer (first run only)")
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    report_progress(progress, 0.2, "Dequantizing the bundled GGUF weights (first run only, about 30 s)")
+    report_loading(progress, 0.2, "Dequantizing the bundled GGUF weights (first run only, about 30 s)")
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     return model, tokenizer
 
@@ -89,22 +89,22 @@ def write_converted(model: torch.nn.Module, tokenizer, folder: Path) -> None:
     write_manifest(folder)  # last: a manifest exists only once everything it lists is on disk
 
 
-def _convert_bundled(gguf_path: Path, target: Path, progress: Progress | None) -> None:
+def _convert_bundled(gguf_path: Path, target: Path, progress: OnProgress | None) -> None:
     """Dequantize the GGUF once and write the converted cache to `target` atomically."""
     model, tokenizer = _dequantize_bundled(gguf_path, progress)
-    report_progress(progress, 0.8, "Saving the converted weights to the cache")
+    report_loading(progress, 0.8, "Saving the converted weights to the cache")
     write_atomically(target, lambda staging: write_converted(model, tokenizer, staging))
 
 
 @contextlib.contextmanager
-def _conversion_lock(target: Path, progress: Progress | None):
+def _conversion_lock(target: Path, progress: OnProgress | None):
     """Let one process at a time convert into `target`; the others wait here (the lock dies with its process)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(target.with_name(f"{target.name}.lock"))
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        report_progress(progress, 0.03, "Another process is converting the bundled model; waiting for it")
+        report_loading(progress, 0.03, "Another process is converting the bundled model; waiting for it")
         try:
             lock.acquire(timeout=LOCK_WAIT_SECONDS)
         except Timeout:
@@ -130,7 +130,7 @@ def _clear_away(target: Path) -> None:
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def _ensure_bundled_cache(gguf_path: Path, target: Path, progress: Progress | None) -> str:
+def _ensure_bundled_cache(gguf_path: Path, target: Path, progress: OnProgress | None) -> str:
     """Make `target` a cache that checks out: "cache" if it already was, "gguf" if this process converted.
 
     Only converting takes the lock; a good cache is read by any number of processes at once. A process that waited
@@ -171,14 +171,14 @@ def _machine_failure(target: Path, error: Exception) -> str:
     return f"cannot prepare the converted model cache at {target}: {reason}; {hint}"
 
 
-def load_bundled(progress: Progress | None) -> tuple[torch.nn.Module, object, str]:
+def load_bundled(progress: OnProgress | None) -> tuple[torch.nn.Module, object, str]:
     gguf_path = bundled_gguf_path()
     target = bundled_cache_dir(gguf_path)
     try:
         source = _ensure_bundled_cache(gguf_path, target, progress)
     except (OSError, SafetensorError) as error:
         raise ModelLoadError(_machine_failure(target, error)) from error
-    report_progress(progress, 0.9, "Loading the converted weights")
+    report_loading(progress, 0.9, "Loading the converted weights")
     model = AutoModelForCausalLM.from_pretrained(str(target), dtype=torch.float32, local_files_only=True)
     tokenizer = AutoTokenizer.from_pretrained(str(target), local_files_only=True)
     return model, tokenizer, source

@@ -1,5 +1,6 @@
-"""`load_model`: a model by name ("bundled", "tiny-random", a folder or a hub id) in eval mode on a device, checked
-to be a causal decoder. It knows no engine: model_utils.engine attaches the temperature probe to what this returns."""
+"""`load_plain_model`: a model by name ("bundled", "tiny-random", a folder or a hub id) in eval mode on a device,
+checked to be a causal decoder, without the temperature probe. It knows no engine: model_utils.engine.plugin's
+`load_model` attaches the probe to what this returns."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import transformers
 from model_utils.core.errors import ModelLoadError
 from model_utils.core.names import BUNDLED, TINY_RANDOM
 from model_utils.models.bundled import load_bundled
-from model_utils.models.loaded import LoadedModel, Progress, report_progress
+from model_utils.models.loaded import LoadedModel, OnProgress, report_loading
 from model_utils.models.pretrained import load_pretrained
 from model_utils.models.tiny import build_tiny_random
 
@@ -35,14 +36,15 @@ def _finish(model: torch.nn.Module, name: str) -> torch.nn.Module:
     return model
 
 
-def load_model(name: str = BUNDLED, progress: Progress | None = None, device: str | None = None) -> LoadedModel:
+def load_plain_model(name: str = BUNDLED, progress: OnProgress | None = None,
+                     device: str | None = None) -> LoadedModel:
     """Load `name` (see the module docstring) in eval mode on `device` (default the CPU); raise ModelLoadError."""
     if not isinstance(name, str) or not name.strip():
         raise ModelLoadError("no model name given; use 'bundled', 'tiny-random' or a model folder")
     name = name.strip()
     started = time.perf_counter()
     transformers.logging.disable_progress_bar()  # progress goes through `progress`, not tqdm on stderr
-    report_progress(progress, 0.0, f"Loading model {name}")
+    report_loading(progress, 0.0, f"Loading model {name}")
     with _BUILD_LOCK:
         if name == BUNDLED:
             model, tokenizer, source = load_bundled(progress)

@@ -3,12 +3,12 @@ sliding windows, whether positions are a learned table, and the model's own way 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 
-Progress = Callable[[float, str], None]
+from model_utils.core.progress import LOAD, OnProgress, Progress, report_progress
+
 LEARNED_POSITION_TABLES = ("wpe", "embed_positions", "position_embeddings")  # GPT-2, OPT, BERT-style names
 
 
@@ -94,6 +94,6 @@ class LoadedModel:
                    for name, module in self.model.named_modules())
 
 
-def report_progress(progress: Progress | None, fraction: float, message: str) -> None:
-    if progress is not None:
-        progress(fraction, message)
+def report_loading(progress: OnProgress | None, fraction: float, detail: str) -> None:
+    """A step of loading a model: what happens now, `fraction` of the way."""
+    report_progress(progress, Progress(stage=LOAD, fraction=fraction, detail=detail))

@@ -269,3 +269,22 @@ def test_bad_requests_get_a_clear_error(tiny, kwargs, message):
     arguments = {"text": SAMPLE_TEXT, "temperatures": [1.0]} | kwargs
     with pytest.raises(AnalysisError, match=message):
         analyze(tiny, **arguments)
+
+
+def test_progress_is_one_event_per_layer_of_each_pass_as_data(tiny):
+    """Two passes (the model's own positions, then a recipe): each reports its layers 1..L as numbers, the fraction
+    covering both passes and rising to 1; only the detail, a reader's text, names the recipe."""
+    from model_utils.core.progress import LAYER
+    from model_utils.core.rope import Rope
+    from model_utils.core.views import View
+
+    events = []
+    analyze(tiny, SAMPLE_TEXT, temperatures=[1.0, 2.0, View(1.0, Rope("yarn", 2))], progress=events.append)
+    layers = tiny.n_layers
+    assert {event.stage for event in events} == {LAYER}
+    assert [(event.part, event.parts, event.step, event.steps) for event in events] == [
+        (part, 2, step, layers) for part in (1, 2) for step in range(1, layers + 1)]
+    fractions = [event.fraction for event in events]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0 and fractions[layers - 1] == 0.5
+    assert all(event.seconds_left is not None and event.seconds_left >= 0 for event in events)
+    assert "2 temperature(s) at once" in events[0].detail and "yarn" in events[-1].detail

@@ -86,3 +86,13 @@ def test_bundled_t1_is_greedy_decoding_the_first_step_agrees_and_softening_chang
     assert at_one.token_ids == transformers_greedy(bundled, TEXT, 12)
     assert at_one.token_ids[:6] != softened.token_ids[:6]  # over-softening shows within the first words
     assert max(first_step_differences(bundled, TEXT, [0.5, 1.0, 2.0])) < 2e-4
+
+
+def test_progress_is_one_event_per_generated_token(tiny):
+    from model_utils.core.progress import TOKEN
+
+    events = []
+    generate_continuations(tiny, TEXT, GenerationRequest(temperatures=[1.0, 2.0], max_new_tokens=3),
+                           progress=events.append)
+    assert [(event.stage, event.step, event.steps, event.fraction) for event in events] == [
+        (TOKEN, 1, 3, 1 / 3), (TOKEN, 2, 3, 2 / 3), (TOKEN, 3, 3, 1.0)]

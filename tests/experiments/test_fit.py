@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from model_utils import AnalysisError, load_model
+from model_utils.core.progress import EVALUATION, Progress
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.engine.probe import Probe
@@ -130,8 +131,8 @@ def test_an_interrupted_fit_resumes_where_it_stopped(planted, tmp_path, monkeypa
 
     monkeypatch.setattr(DocumentWorker, "evaluate", counting)
 
-    def stop_at_the_fourth(message: str) -> None:
-        if message.startswith("fold 1 of 2: evaluation 4 "):
+    def stop_at_the_fourth(event: Progress) -> None:
+        if (event.stage, event.part, event.parts, event.step) == (EVALUATION, 1, 2, 4):
             raise KeyboardInterrupt
 
     out, passes = tmp_path / "out", tmp_path / "passes"  # a pass cache of its own: every evaluation is new

@@ -116,7 +116,7 @@ def test_a_rewrite_that_restores_the_mtime_is_still_caught(tiny_gguf, caplog):
     os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
     progress = []
     with caplog.at_level(logging.WARNING, logger="model_utils.models.bundled"):
-        loaded = load_model("bundled", progress=lambda fraction, message: progress.append(message))
+        loaded = load_model("bundled", progress=lambda event: progress.append(event.detail))
     assert loaded.source == "gguf" and len(tiny_gguf) == 2
     [message] = damage_messages(progress)
     assert "model.safetensors does not match the sha256" in message and "rebuilding it" in message
@@ -294,7 +294,7 @@ def test_a_damaged_bundled_cache_is_rebuilt(converted, damage, monkeypatch, tmp_
     progress = []
     try:
         with caplog.at_level(logging.WARNING, logger="model_utils.models.bundled"):
-            loaded = load_model("bundled", progress=lambda fraction, message: progress.append(message))
+            loaded = load_model("bundled", progress=lambda event: progress.append(event.detail))
         assert damage_messages(progress) == [f"the converted model cache at {bundled_target()} is damaged "
                                              f"({reason}); rebuilding it from the bundled GGUF"]
         assert [record.getMessage() for record in caplog.records] == damage_messages(progress)
@@ -312,7 +312,7 @@ ready = pathlib.Path(sys.argv[1])
 (ready / sys.argv[2]).touch()
 while len(list(ready.iterdir())) < 3:  # start loading together, once every process has imported torch
     time.sleep(0.01)
-loaded = load_model("bundled", progress=lambda fraction, message: print("progress:", message, flush=True))
+loaded = load_model("bundled", progress=lambda event: print("progress:", event.detail, flush=True))
 print("result:", loaded.source, repr(loaded.model.model.embed_tokens.weight.double().sum().item()))
 """
 

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from model_utils import ModelLoadError, load_model
+from model_utils.core.progress import LOAD
 from model_utils.models.cache import write_atomically
 
 
@@ -18,9 +19,10 @@ def test_tiny_random_is_seeded():
 
 def test_progress_is_reported_up_to_done():
     seen = []
-    load_model("tiny-random", progress=lambda fraction, message: seen.append((fraction, message)))
-    fractions = [fraction for fraction, _ in seen]
+    load_model("tiny-random", progress=seen.append)
+    fractions = [event.fraction for event in seen]
     assert fractions[0] == 0.0 and fractions[-1] == 1.0 and fractions == sorted(fractions)
+    assert {event.stage for event in seen} == {LOAD} and seen[-1].detail == "Model tiny-random ready"
 
 
 def test_atomic_write_leaves_nothing_behind_a_crash(tmp_path):

@@ -11,10 +11,12 @@ import pytest
 import torch
 
 import components.serving.cache
+from components.present.progress import progress_text
 from components.serving import settings
 from components.serving.admission import Gate
 from components.serving.cache import GATE, cached_report, computed_once
 from model_utils import analyze
+from model_utils.core.progress import LAYER, Progress
 from tests.support import ROOT, SAMPLE_TEXT
 
 
@@ -26,15 +28,17 @@ def test_a_pass_whose_visitor_left_stops_between_layers_and_frees_its_slot(tiny_
     components.serving.cache.cached_model("tiny-random")
     layers = []
 
-    def progress_then_gone(fraction, message):
-        layers.append(message)
-        if sum(line.startswith("Layer ") for line in layers) == 2:
+    def layer_then_gone(event):
+        if event.stage == LAYER:
+            layers.append((event.step, event.steps))
+        if len(layers) == 2:
             raise SessionGone  # what the bar update raises once Streamlit was told the session is gone
+        return progress_text(event)
 
-    tiny_env.setattr(components.serving.cache.FLIGHTS, "report", progress_then_gone)
+    tiny_env.setattr(components.serving.cache, "progress_text", layer_then_gone)
     with pytest.raises(SessionGone):
         components.serving.cache._run("tiny-random", SAMPLE_TEXT, (0.5, 2.0), "in-model", 16, 1024, None)
-    assert [line[:12] for line in layers if line.startswith("Layer ")] == ["Layer 1 of 3", "Layer 2 of 3"], layers
+    assert layers == [(1, 3), (2, 3)]
     assert (GATE.running, GATE.waiting) == (0, 0)
     tiny_env.undo()
     report = components.serving.cache._run("tiny-random", SAMPLE_TEXT, (0.5, 2.0), "in-model", 16, 1024, None)
@@ -50,22 +54,25 @@ def test_running_passes_share_the_cores_between_layers(tiny_env):
     seen = {"first": [], "second": []}
     first_layer, second_started, first_second_layer, second_done = (threading.Event() for _ in range(4))
 
+    def layer(step, steps):
+        return Progress(stage=LAYER, fraction=step / steps, step=step, steps=steps)
+
     def fake_analyze(*args, progress, **kwargs):
         name = threading.current_thread().name
         if name == "first":
-            progress(1 / 3, "Layer 1 of 3")
+            progress(layer(1, 3))
             seen[name].append(torch.get_num_threads())
             first_layer.set()
             second_started.wait(10)
-            progress(2 / 3, "Layer 2 of 3")
+            progress(layer(2, 3))
             seen[name].append(torch.get_num_threads())
             first_second_layer.set()
             second_done.wait(10)
-            progress(3 / 3, "Layer 3 of 3")
+            progress(layer(3, 3))
             seen[name].append(torch.get_num_threads())
         else:
             second_started.set()
-            progress(1.0, "Layer 1 of 1")
+            progress(layer(1, 1))
             seen[name].append(torch.get_num_threads())
             first_second_layer.wait(10)
         return name

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from model_utils.core.errors import AnalysisError
+from model_utils.core.progress import EVALUATION, OnProgress, Progress, report_progress
 from model_utils.core.rope import RECIPES, Rope
 from model_utils.core.schedules import PositionSchedule
 from model_utils.core.views import View, as_view
@@ -90,7 +91,7 @@ class Fitter:
     pool: Pool
     store: Store
     trained_length: int
-    progress: Callable[[str], None] | None = None
+    progress: OnProgress | None = None
 
     def results(self, stage: str, documents: list[Document], views: list[View], fold: int = -1,
                 evaluation: int = -1, parameter: float = math.nan) -> dict[tuple[str, str], dict]:
@@ -136,16 +137,16 @@ class Fitter:
                 "evaluations": evaluations}
 
     def _report(self, fold: int, evaluations: list[dict], started: float) -> None:
-        if self.progress is None:
-            return
+        """An EVALUATION event: evaluation i of at most `max_evaluations` in this fold, its value and the best."""
         best = min(evaluations, key=lambda entry: entry["nll_past"])
-        most = self.request.max_evaluations
-        each = (time.perf_counter() - started) / len(evaluations)
+        done, most, folds = len(evaluations), self.request.max_evaluations, self.request.folds
+        each = (time.perf_counter() - started) / done
         knob = self.request.family.knob
-        self.progress(f"fold {fold + 1} of {self.request.folds}: evaluation {len(evaluations)} of at most {most}, "
-                      f"{knob} = {evaluations[-1]['parameter']:.4f} ({evaluations[-1]['nll_past']:.4f} nats), best "
-                      f"so far {knob} = {best['parameter']:.4f} ({best['nll_past']:.4f}); at most "
-                      f"{each * (most - len(evaluations)) / 60:.0f} min left in this fold")
+        detail = (f"{knob} = {evaluations[-1]['parameter']:.4f} ({evaluations[-1]['nll_past']:.4f} nats), best so "
+                  f"far {knob} = {best['parameter']:.4f} ({best['nll_past']:.4f})")
+        event = Progress(stage=EVALUATION, fraction=(fold + min(1.0, done / most)) / folds, step=done, steps=most,
+                         part=fold + 1, parts=folds, seconds_left=each * max(0, most - done), detail=detail)
+        report_progress(self.progress, event)
 
 
 def _row(stage, fold, evaluation, parameter, document: Document, record: dict) -> dict:
@@ -195,7 +196,7 @@ def check_fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings
 
 def fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings: SweepSettings, out, *, workers: int = 1,
         ray_address: str | None = None, threads: int | None = None, cache_dir=None,
-        progress: Callable[[str], None] | None = None) -> dict:
+        progress: OnProgress | None = None) -> dict:
     """Fit, fold by fold, then score on the held-out documents (see the module docstring); returns fit.json's
     content (summary.fit_summary). Raises AnalysisError or TuneUsageError before any work."""
     from model_utils.core.machine import usable_cores

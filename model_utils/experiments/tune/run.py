@@ -27,7 +27,7 @@ SUMMARY = "summary.json"
 
 
 @dataclass(kw_only=True)
-class Progress:
+class DocumentProgress:
     """What `on_document` receives once when the work starts (document None) and after each finished document."""
 
     done: int  # documents in the folder now, this one included
@@ -45,21 +45,22 @@ class Writer:
     settings: TuneSettings
     present: int  # documents already in the folder when the run started
     total: int
-    on_document: Callable[[Progress], None] | None
+    on_document: Callable[[DocumentProgress], None] | None
     computed: int = 0
     worker_peaks: list[float] = field(default_factory=list)
 
     def begin(self) -> None:  # once the workers are ready: a run refused or unable to start draws no progress
         if self.on_document is not None:
-            self.on_document(Progress(done=self.present, total=self.total, document=None, computed=0, seconds=0.0))
+            self.on_document(DocumentProgress(done=self.present, total=self.total, document=None, computed=0,
+                                              seconds=0.0))
 
     def finish(self, document: Document, result: dict) -> None:
         write_document(self.out, self.settings, document, result)
         self.computed += 1
         self.worker_peaks.append(result["peak_rss_gb"])
         if self.on_document is not None:
-            self.on_document(Progress(done=self.present + self.computed, total=self.total, document=document,
-                                      computed=self.computed, seconds=result["seconds"]))
+            self.on_document(DocumentProgress(done=self.present + self.computed, total=self.total, document=document,
+                                              computed=self.computed, seconds=result["seconds"]))
 
 
 def check_documents(loaded: LoadedModel, corpus: Corpus, specs: Sequence, settings: SweepSettings) -> list[int]:
@@ -104,7 +105,7 @@ def run_on_ray(worker_args: tuple, documents: list[Document], writer: Writer, wo
 
 def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: SweepSettings,
          out: Path, *, workers: int = 1, ray_address: str | None = None, threads: int | None = None,
-         on_document: Callable[[Progress], None] | None = None,
+         on_document: Callable[[DocumentProgress], None] | None = None,
          on_pass: Callable[[Document, str, int], None] | None = None, cache_dir: Path | None = None) -> dict:
     """Run every document of `corpus` not yet in `out` and return the summary of all of them (see the module
     docstring). workers=1 without ray_address runs in this process (`on_pass` hears of each pass); otherwise on
