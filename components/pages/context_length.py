@@ -220,7 +220,7 @@ def verdict_ui(document: dict, verdict: ContextVerdict | None) -> None:
         st.markdown("**What this sweep measured past the trained length** (computed from its numbers):\n"
                     + "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences()))
     elif (blocked := past_bucket_without_loss(document)) is not None:
-        st.info(captions.past_bucket_without_loss(blocked))
+        st.info(captions.no_verdict_without_loss(blocked))
     else:
         st.info(captions.no_context_verdict(document))
 

@@ -231,7 +231,7 @@ def no_context_verdict(document: dict) -> str:
             "Choose a bucket size that divides the trained length, or a longer text.")
 
 
-def past_bucket_without_loss(bucket: tuple[int, int]) -> str:
+def no_verdict_without_loss(bucket: tuple[int, int]) -> str:
     start, stop = bucket
     return (f"No verdict: the bucket of positions {start:,} to {stop - 1:,} past the trained length holds only the "
             "text's last token, which has no next token to score, so its loss is missing. Run at least one token more "

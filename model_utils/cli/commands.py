@@ -78,7 +78,7 @@ def resolve_schedules(args, loaded, text: str | None = None) -> list[Schedule]:
     return [schedule for request in args.schedule for schedule in request.resolve(trained, tokens)]
 
 
-def resolve_views(args, loaded, text: str | None = None) -> list:
+def requested_views(args, loaded, text: str | None = None) -> list:
     """What a command runs: the temperatures and schedules on the model's own positions, then on each --rope
     recipe (all of them, or the temperatures after its @)."""
     plain = list(args.temperatures) + resolve_schedules(args, loaded, text)
@@ -92,7 +92,7 @@ def run_analyze(args) -> None:
     started = time.perf_counter()
     loaded = load_model(args.model, progress=progress_line, device=args.device)
     load_seconds = time.perf_counter() - started
-    report = analyze(loaded, text, temperatures=resolve_views(args, loaded, text),
+    report = analyze(loaded, text, temperatures=requested_views(args, loaded, text),
                      mode=args.mode, window=args.window, layers=args.layers, max_tokens=args.max_tokens,
                      progress=progress_line, bucket_size=args.bucket_size, trained_length=args.trained_length,
                      beyond_trained=args.beyond_trained)
@@ -117,7 +117,7 @@ def run_sweep(args) -> None:
 
     text, source = read_text(args)
     loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = resolve_views(args, loaded, text)
+    specs = requested_views(args, loaded, text)
     settings = sweep_settings(args)
     bars = []  # made when the first pass starts: a sweep refused by its checks, or all cached, draws none
 
@@ -159,7 +159,7 @@ def run_tune(args) -> None:
     except CorpusError as error:
         raise UsageError(str(error)) from None
     loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = resolve_views(args, loaded)
+    specs = requested_views(args, loaded)
     settings = sweep_settings(args)
     bars = []  # made when the tune has checked everything and knows how many documents are already done
 

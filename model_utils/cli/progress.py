@@ -8,7 +8,7 @@ import sys
 from model_utils.core.progress import EVALUATION, LAYER, TOKEN, Progress
 
 
-def progress_text(event: Progress) -> str:
+def progress_line_text(event: Progress) -> str:
     """'Layer 3 of 30 (pass 1 of 2, 4 temperature(s) at once, 2,048 tokens), about 20 s left', 'Token 5 of 40',
     'fold 1 of 3: evaluation 4 of at most 12, T = 1.1 (...); at most 2 min left in this fold', or what a model
     load is doing."""
@@ -27,10 +27,10 @@ def progress_text(event: Progress) -> str:
 def progress_line(event: Progress) -> None:
     """Redraw one line on a terminal ([ 40%] and the event's words); nothing when stderr is not a terminal."""
     if sys.stderr.isatty():
-        print(f"\r[{event.fraction:4.0%}] {progress_text(event):<70}", end="\n" if event.fraction >= 1 else "",
+        print(f"\r[{event.fraction:4.0%}] {progress_line_text(event):<70}", end="\n" if event.fraction >= 1 else "",
               file=sys.stderr, flush=True)
 
 
 def progress_lines(event: Progress) -> None:
     """One line per event, for slow events worth a log line each (a fit's evaluations)."""
-    print(progress_text(event), file=sys.stderr, flush=True)
+    print(progress_line_text(event), file=sys.stderr, flush=True)

@@ -242,7 +242,7 @@ def gains(data: PastData, reference: int, plain: list[int], past: list[int], sum
             _estimate(held_out) | {"method": data.resamples.method}
         found["held_out_missing"] = data.resamples.missing if held_out is None else None
         found["gain_constant"] = constant(data, reference, plain, sums, counts)
-        found["best"] = best_entries(data, reference, plain, past, sums)
+        found["best"] = best_past_buckets(data, reference, plain, past, sums)
         found["grid_edges"] = grid_edges(data, past, sums)
         if held_out is not None and rise > 0:
             found["share_recovered"] = float(held_out[0] / rise)
@@ -262,7 +262,8 @@ def constant(data: PastData, reference: int, plain: list[int], sums: np.ndarray,
             "held_out": None if held_out is None else _estimate(held_out) | {"method": data.resamples.method}}
 
 
-def best_entries(data: PastData, reference: int, plain: list[int], past: list[int], sums: np.ndarray) -> list[dict]:
+def best_past_buckets(data: PastData, reference: int, plain: list[int], past: list[int],
+                      sums: np.ndarray) -> list[dict]:
     """Per past bucket, the best constant temperature in-sample, what it saves there and the producer's interval of
     the best temperature (None where it reported none)."""
     reported = {entry["bucket"][0]: entry for entry in data.reported_best}

@@ -18,7 +18,8 @@ COLUMNS = ("stage", "fold", "evaluation", "parameter", "document", "name", "spec
            "past_sum", "past_count", "seconds")
 
 
-def schema():
+def evaluation_schema():
+    """The Parquet schema of the fitter's rows (one per document of an evaluation or a comparison)."""
     import pyarrow as pa
 
     kinds = {"stage": pa.string(), "fold": pa.int64(), "evaluation": pa.int64(), "parameter": pa.float64(),
@@ -67,7 +68,7 @@ class Store:
 
         folder = self.out / ROWS
         folder.mkdir(parents=True, exist_ok=True)
-        table = pa.Table.from_pylist(rows, schema=schema()).replace_schema_metadata(
+        table = pa.Table.from_pylist(rows, schema=evaluation_schema()).replace_schema_metadata(
             {"fit_settings": json.dumps(self.metadata)})
         target = folder / f"{stage}.parquet"
         staging = folder / f".{target.name}.{os.getpid()}.partial"

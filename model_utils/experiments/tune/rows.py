@@ -25,7 +25,7 @@ COLUMNS = ("document", "name", "n_tokens", "spec", "temperature", "schedule", "r
            "nll_sum", "nll_count", *STATISTICS)
 
 
-def schema():
+def row_schema():
     """The Parquet schema of the rows (one per document, view and bucket; `rope` the recipe's label or null)."""
     import pyarrow as pa
 
@@ -105,7 +105,7 @@ def write_document(out: Path, settings: TuneSettings, document: Document, result
 
     about = {"name": document.name, "sha256": document.sha256, "n_tokens": result["columns"]["n_tokens"][0],
              "seconds": result["seconds"], "peak_rss_gb": result["peak_rss_gb"]}
-    table = pa.Table.from_pydict(result["columns"], schema=schema()).replace_schema_metadata(
+    table = pa.Table.from_pydict(result["columns"], schema=row_schema()).replace_schema_metadata(
         {"tune_settings": json.dumps(settings.metadata()), "tune_document": json.dumps(about)})
     target = out / ROWS / f"{document.sha256}.parquet"
     staging = target.with_name(f".{target.name}.{os.getpid()}.partial")  # dot: pyarrow.dataset skips it
@@ -121,7 +121,7 @@ def read_rows(out: Path, hashes: Sequence[str]):
     """The rows of these documents from the dataset in `out` (a pyarrow Table)."""
     import pyarrow.dataset as ds
 
-    dataset = ds.dataset(str(out / ROWS), format="parquet", schema=schema())
+    dataset = ds.dataset(str(out / ROWS), format="parquet", schema=row_schema())
     return dataset.to_table(filter=ds.field("document").isin(list(hashes)))
 
 
