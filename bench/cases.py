@@ -26,8 +26,8 @@ WARM_UP_BELOW = 8192  # longer cases skip the warm-up run: first-call costs are 
 
 
 def fixed_text() -> str:
-    """The same text for every case and size: Python's own documentation (model_utils.texts), 100,000+ tokens;
-    from the file $BENCH_TEXT when the run profiles an older engine that has no model_utils.texts."""
+    """The same text for every case and size: Python's own documentation (model_utils.experiments.texts),
+    100,000+ tokens; from the file $BENCH_TEXT when the run profiles an older engine that has no such module."""
     if os.environ.get("BENCH_TEXT"):
         return Path(os.environ["BENCH_TEXT"]).read_text(encoding="utf-8")
     from model_utils.experiments.texts import builtin_text

@@ -41,7 +41,7 @@ token_id, token_text = (cached_answer_token(page.choices.model, page.text, answe
 nothing_distant = captions.nothing_distant_note(report)
 if nothing_distant is not None:
     st.info(nothing_distant)
-# Plain-language verdicts first (model_utils.findings decides them): they are what a reader should take away.
+# Plain-language verdicts first (model_utils.verdicts decides them): they are what a reader should take away.
 base, found = findings(report, token_id)
 for finding in found:
     said = sentence(finding, found[base], token_text)

@@ -1,7 +1,7 @@
 """The words and table rows the pages show, written from a report, a model's facts or the schedules' knobs: pure
 functions, no streamlit, so every sentence a page says is tested against the numbers it describes.
 
-Nothing here judges a result (model_utils.findings does); these functions say what was measured, over which
+Nothing here judges a result (model_utils.verdicts does); these functions say what was measured, over which
 queries, and what a knob makes true.
 """
 
@@ -177,7 +177,7 @@ def curves_caption(schedules: dict[str, Schedule]) -> str:
 
 def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
     """Which way `schedule`, result `view` of the report, moved the measured queries of this prompt (the shares of
-    softer and sharper queries come from model_utils.findings.direction_of), and what of it is applied."""
+    softer and sharper queries come from model_utils.verdicts.findings.direction_of), and what of it is applied."""
 
     direction = direction_of(report, view)
     unchanged = 1.0 - direction.softer_share - direction.sharper_share
@@ -218,7 +218,7 @@ def sweep_caption(document: dict) -> str:
 
 
 def no_context_verdict(document: dict) -> str:
-    """Why a sweep has no context-length verdict (model_utils.findings.context_verdict returned None)."""
+    """Why a sweep has no context-length verdict (model_utils.verdicts.context.context_verdict returned None)."""
     trained, n = document["trained_length"], document["n_tokens"]
     if n <= trained:
         return (f"No verdict about the context past the trained length: this text ends at {n:,} tokens, within the "

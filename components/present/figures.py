@@ -211,7 +211,7 @@ def _wrapped(text: str, width: int = 22) -> str:
 
 def head_grids(grids: Sequence[np.ndarray], titles: Sequence[str], statistic: str = "normalized_entropy",
                width: int = FULL_WIDTH) -> go.Figure:
-    """Layer x head grids of one statistic (a name of metrics.STATISTICS), one per temperature, on one colour
+    """Layer x head grids of one statistic (a name of core.statistics.STATISTICS), one per temperature, on one colour
     scale: 0..1 for the normalized entropy and the masses, 0..the largest for the entropy, and log10 for top_ratio
     (a ratio from 1 up to huge; the hover shows the ratio itself)."""
     label = STATISTIC_LABELS[statistic]
@@ -383,7 +383,7 @@ def sweep_styles(temperatures: Sequence[float | None], labels: Sequence[str],
                  recipes: Sequence[str | None] | None = None) -> list[dict]:
     """A line style per sweep result. Constant temperatures take the app's palette in the order they were run
     (T = 1, the reference, drawn thicker); schedules are dashed, each in its own dark colour (SCHEDULE_COLOURS, in
-    the order of model_utils.schedules.SCHEDULES); a result on a RoPE recipe (`recipes`, None for the model's own
+    the order of model_utils.core.schedules.SCHEDULES); a result on a RoPE recipe (`recipes`, None for the model's own
     positions) takes its recipe's colour (RECIPE_COLOURS, in the order the recipes first appear), recipe_style."""
     recipes = [None] * len(labels) if recipes is None else recipes
     on_recipes = list(dict.fromkeys(recipe for recipe in recipes if recipe is not None))

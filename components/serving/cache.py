@@ -155,7 +155,7 @@ def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[Temp
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
 def cached_answer_token(model_name: str, prompt: str, answer: str) -> tuple[int, str]:
-    """Id and text of the first token of `answer` after `prompt` (model_utils.analysis.answer_token)."""
+    """Id and text of the first token of `answer` after `prompt` (model_utils.engine.analyze.answer_token)."""
     return answer_token(cached_model(model_name), prompt, answer)
 
 
@@ -216,10 +216,10 @@ def read_committed(path: Path) -> dict | None:
 def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], max_tokens: int,
                  bucket_size: int, window: int, beyond_trained: bool, source: str,
                  recipes: tuple[RecipeKey, ...] = ()) -> dict:
-    """A context-length sweep document (model_utils.sweep.sweep): one in-model pass per temperature or schedule on
-    the model's own positions, then one per entry of `recipes` on its RoPE recipe. The progress bar appears with
-    the first pass that runs (a refused or fully cached sweep draws none) and says which pass and which layer it is
-    at."""
+    """A context-length sweep document (model_utils.experiments.sweep.sweep): one in-model pass per temperature
+    or schedule on the model's own positions, then one per entry of `recipes` on its RoPE recipe. The progress bar
+    appears with the first pass that runs (a refused or fully cached sweep draws none) and says which pass and which
+    layer it is at."""
     import time
 
     from model_utils import SweepSettings, sweep

@@ -1,5 +1,6 @@
 """A report as files: the JSON the command line writes, and the per-head statistics as CSV, with its columns
-explained under the buttons (labels from model_utils.metrics.STATISTIC_LABELS, so they say what each number is)."""
+explained under the buttons (labels from model_utils.core.statistics.STATISTIC_LABELS, so they say what each number
+is)."""
 
 from __future__ import annotations
 

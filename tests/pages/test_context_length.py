@@ -40,8 +40,8 @@ POSITION_CHARTS = ("context_nll", "context_best", "context_statistic_chart", "co
 
 @pytest.fixture
 def runs(tiny_env):
-    """Counts what runs the model: sweeps started and model passes computed (model_utils.sweep calls analyze once
-    per temperature or schedule it does not find in its pass cache)."""
+    """Counts what runs the model: sweeps started and model passes computed (model_utils.experiments.sweep calls
+    analyze once per temperature or schedule it does not find in its pass cache)."""
     cached_sweep.clear()
     counted = {"sweeps": 0, "passes": 0}
     real_sweep, real_analyze = model_utils.experiments.sweep.sweep, model_utils.experiments.sweep.analyze
@@ -107,7 +107,7 @@ def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, d
     for key in POSITION_CHARTS:
         assert trained_line_positions(chart(at, key)) == [1024] * (2 if key == "context_distance" else 1), key
     assert "context_view" not in [radio.key for radio in at.radio]  # nothing to choose between before a run
-    # the verdict is findings.context_verdict's, word for word (escaped for markdown)
+    # the verdict is verdicts.context.context_verdict's, word for word (escaped for markdown)
     verdict = context_verdict(document)
     assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
     # the charts draw the document's numbers

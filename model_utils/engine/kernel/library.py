@@ -66,7 +66,7 @@ class FusedKernel:
                   edges: torch.Tensor, bucket_size: int | None, with_output: bool, untrained_bin: int | None = None
                   ) -> tuple[torch.Tensor | None, torch.Tensor]:
         """Attention output [B, n, H, dv] (None unless `with_output`) and the row statistics of queries
-        q_start..n-1 summed per query-position bucket (capture.bucket_bounds; bucket_size 1 gives every row):
+        q_start..n-1 summed per query-position bucket (core.statistics.bucket_bounds; bucket_size 1 gives every row):
         [B, H, buckets, ROW_FIELD_COUNT + bins] (float64).
 
         query [B or 1, H, n, d], key / value [B or 1, KV, n, d] on the CPU, any float dtype (computed in float32):
