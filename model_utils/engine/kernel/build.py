@@ -2,7 +2,7 @@
 (about a second), which then runs its self-test in a child process (kernel/selftest.py: a crash there cannot take
 the caller down) before it is installed in the cache folder. The key of a build is the source, the flags, the
 compiler, the CPU and torch's build (whose sgemm and OpenMP runtime the library uses); the verdict is kept under it:
-an installed library passed, a `.refused` file holds why one failed. docs/ARCHITECTURE.md ("Why a C kernel")."""
+an installed library passed, a `.refused` file holds why one failed. docs/KERNEL.md."""
 
 from __future__ import annotations
 

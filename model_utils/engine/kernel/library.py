@@ -3,7 +3,7 @@ call: one call per layer computes the attention output and every row's statistic
 bucket. Loading refuses a library whose Job struct differs from the ctypes mirror here, whose sgemm (torch's own,
 found by name in libtorch_cpu) gets a known product wrong, or whose OpenMP runtime is not torch's; `load_kernel()`
 then logs one line saying why and returns None, and the engine takes its torch path (as it does where the kernel
-cannot be built, failed its self-test, or $ATTN_KERNEL=torch). Why, and how each check works: docs/ARCHITECTURE.md."""
+cannot be built, failed its self-test, or $ATTN_KERNEL=torch). Why, and how each check works: docs/KERNEL.md."""
 
 from __future__ import annotations
 
