@@ -1,5 +1,11 @@
-"""The pages, one script each, and the one list of them that the router (app.py), the tests and the benchmarks read:
-plain data, so reading it imports no streamlit."""
+"""The pages, the top floor of the UI: one thin script each (about 150 lines at most) that reads its widgets, asks
+the engine through serving's caches and draws what the presenters make; a page computes and judges nothing (a form
+belongs in widgets, a decision in the engine or model_utils.verdicts, a sentence or a chart in present). A page may
+import widgets, serving, present and model_utils' torch-free modules (the lazy API, `core`, `verdicts`, the built-in
+texts); never torch, the engine or `models`.
+
+Here too: PAGES, the one list of pages that the router (app.py), the tests and the benchmarks read: plain data, so
+reading it imports no streamlit."""
 
 from __future__ import annotations
 

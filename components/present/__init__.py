@@ -1,0 +1,4 @@
+"""Presenters, the lowest floor of the UI: pure functions from results (reports, sweep documents, verdicts, progress
+events) to plotly figures, captions and text. No streamlit and no state: a presenter takes data and returns data,
+so its tests assert on `fig.data` and on strings. It may import plotly, numpy, pandas, model_utils' `core` and
+`verdicts`, and other presenters; nothing else of components (the import contracts in pyproject.toml)."""
