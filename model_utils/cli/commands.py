@@ -128,7 +128,7 @@ def run_sweep(args) -> None:
         bars[0].set_description(label)
 
     def on_layer(event: Progress) -> None:
-        bars[0].set_postfix_str(f"layer {event.step} of {event.steps}")
+        bars[0].set_postfix_str(f"Layer {event.step} of {event.steps}")
         bars[0].update(1)
 
     started = time.perf_counter()
