@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from model_utils.cli.parser import UsageError
+from model_utils.core.files import write_atomic
 from model_utils.core.machine import peak_rss_gb, usable_cores
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
@@ -36,13 +37,18 @@ def read_text(args) -> tuple[str, str]:
 
 
 def write_json(document: dict, target: str) -> None:
-    payload = json.dumps(document, ensure_ascii=False, allow_nan=False)
+    """The document as one line of JSON on standard output ("-") or in a file, written whole or not at all: a
+    sweep's, a tune's or a fit's file is read by the pages and by the next run."""
+    payload = json.dumps(document, ensure_ascii=False, allow_nan=False) + "\n"
     if target == "-":
-        print(payload)
+        print(payload, end="")
         return
+    path = Path(target)
     try:
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(payload + "\n")
+        if path.exists() and not path.is_file():  # a device or a pipe (/dev/null) is written to, not replaced
+            path.write_text(payload, encoding="utf-8")
+        else:
+            write_atomic(path, payload)
     except OSError as error:
         raise UsageError(f"cannot write --json {target!r}: {error.strerror or error}") from None
 

@@ -15,8 +15,10 @@ from model_utils.core.files import write_atomic
 def test_a_write_replaces_the_file_and_leaves_nothing_beside_it(tmp_path):
     path = tmp_path / "result.json"
     path.write_text("old")
-    write_atomic(path, lambda staging: staging.write_text("new"))
-    assert path.read_text() == "new"
+    write_atomic(path, "new ≠ old")  # text is written as UTF-8
+    assert path.read_text(encoding="utf-8") == "new ≠ old"
+    write_atomic(path, lambda staging: staging.write_bytes(b"\x00\x01"))  # or by a function given the file
+    assert path.read_bytes() == b"\x00\x01"
     assert sorted(os.listdir(tmp_path)) == ["result.json"]
 
 
@@ -70,5 +72,5 @@ def test_a_process_killed_mid_write_leaves_the_old_file_whole(tmp_path):
 def test_a_symlink_stays_a_symlink(tmp_path):
     (tmp_path / "real.json").write_text("old")
     (tmp_path / "link.json").symlink_to("real.json")
-    write_atomic(tmp_path / "link.json", lambda staging: staging.write_text("new"))
+    write_atomic(tmp_path / "link.json", "new")
     assert (tmp_path / "link.json").is_symlink() and (tmp_path / "real.json").read_text() == "new"
