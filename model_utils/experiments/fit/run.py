@@ -1,8 +1,9 @@
 """`fit`: the temperature that minimizes the next-token NLL past the trained length, for one model, corpus, RoPE
 recipe and family, found by scipy's bounded scalar minimization (Brent's method) on the training documents of each
 fold and scored on that fold's held-out documents, against the model as trained, the recipe's own default and the
-published schedules. Every evaluation is in-model passes (the sweep's, cached) run in this process or on the
-tuner's Ray workers; its rows are written as it finishes, so a rerun replays the search without recomputing."""
+published schedules. Every evaluation is in-model passes (the sweep's, cached) run in this process or on Ray
+workers (runs.open_pool, as the tuner's); its rows are written as it finishes, so a rerun replays the search
+without recomputing."""
 
 from __future__ import annotations
 
