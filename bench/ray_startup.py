@@ -56,8 +56,10 @@ def measure(model: str, workers: int) -> dict:
     from model_utils.core.machine import usable_cores
     from model_utils.engine.plugin import load_model
     from model_utils.experiments.fingerprint import model_fingerprint
+    from model_utils.experiments.runs.cluster import start_ray
+    from model_utils.experiments.runs.pool import start_actors
+    from model_utils.experiments.runs.worker import WorkerSettings
     from model_utils.experiments.sweep import SweepSettings
-    from model_utils.experiments.tune.cluster import start_actors, start_ray
 
     started = time.perf_counter()
     start_ray(workers, None)
@@ -74,7 +76,8 @@ def measure(model: str, workers: int) -> dict:
     threads = max(1, usable_cores() // workers)
     started = time.perf_counter()
     settings = SweepSettings(max_tokens=2048, bucket_size=1024)
-    start_actors(workers, threads, 1, (model, [1.0], settings, None), fingerprint)
+    start_actors(WorkerSettings(model=model, sweep=settings, specs=(1.0,), threads=threads, announce=True),
+                 count=workers, cpus_each=1, fingerprint=fingerprint)
     worker_seconds = time.perf_counter() - started
     memory = ray_processes()
     ray.shutdown()

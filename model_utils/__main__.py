@@ -15,7 +15,7 @@ from model_utils.core.paths import portable_command
 
 with imports_without_collection():  # torch and transformers
     from model_utils.cli.commands import COMMANDS
-    from model_utils.experiments.tune.errors import TuneError
+    from model_utils.experiments.runs.errors import RunError
 
 USAGE_ERROR = 2
 FAILED = 1  # a run that could not finish (tune: a worker died too often); what it finished is kept
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, AnalysisError, ModelLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR
-    except TuneError as error:
+    except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return FAILED
     except KeyboardInterrupt:

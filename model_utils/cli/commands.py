@@ -12,6 +12,7 @@ from pathlib import Path
 
 from model_utils.cli.parser import UsageError
 from model_utils.cli.progress import progress_line, progress_lines
+from model_utils.core.files import write_atomic
 from model_utils.core.machine import peak_rss_gb, usable_cores
 from model_utils.core.paths import portable_command
 from model_utils.core.progress import Progress
@@ -39,13 +40,18 @@ def read_text(args) -> tuple[str, str]:
 
 
 def write_json(document: dict, target: str) -> None:
-    payload = json.dumps(document, ensure_ascii=False, allow_nan=False)
+    """The document as one line of JSON on standard output ("-") or in a file, written whole or not at all: a
+    sweep's, a tune's or a fit's file is read by the pages and by the next run."""
+    payload = json.dumps(document, ensure_ascii=False, allow_nan=False) + "\n"
     if target == "-":
-        print(payload)
+        print(payload, end="")
         return
+    path = Path(target)
     try:
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(payload + "\n")
+        if path.exists() and not path.is_file():  # a device or a pipe (/dev/null) is written to, not replaced
+            path.write_text(payload, encoding="utf-8")
+        else:
+            write_atomic(path, payload)
     except OSError as error:
         raise UsageError(f"cannot write --json {target!r}: {error.strerror or error}") from None
 
@@ -147,7 +153,7 @@ def run_tune(args) -> None:
     from tqdm import tqdm
 
     from model_utils.experiments.corpus import CorpusError, read_corpus
-    from model_utils.experiments.tune.errors import TuneUsageError
+    from model_utils.experiments.runs.errors import RunUsageError
     from model_utils.experiments.tune.run import SUMMARY, tune
     from model_utils.experiments.tune.summary import summary_table as tune_table
 
@@ -178,7 +184,7 @@ def run_tune(args) -> None:
         summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=args.workers,
                        ray_address=args.ray_address, threads=args.threads, on_document=on_document, on_pass=on_pass,
                        cache_dir=Path(args.cache_dir) if args.cache_dir else None)
-    except TuneUsageError as error:
+    except RunUsageError as error:
         raise UsageError(str(error)) from None
     finally:
         for bar in bars:
@@ -195,14 +201,14 @@ def run_fit(args) -> None:
     from model_utils.experiments.fit.families import FAMILIES
     from model_utils.experiments.fit.run import FIT, FitRequest, check_workers, fit
     from model_utils.experiments.fit.summary import fit_table
-    from model_utils.experiments.tune.errors import TuneUsageError
+    from model_utils.experiments.runs.errors import RunUsageError
 
     if len(args.rope) > 1 or any(request.temperatures is not None for request in args.rope):
         raise UsageError("fit takes one --rope TYPE:S (the temperature is what it fits), e.g. --rope yarn-rope:2")
     try:
         check_workers(args.workers, args.threads)
         corpus = read_corpus(BUILTIN if args.builtin_corpus else args.corpus, args.documents)
-    except (CorpusError, TuneUsageError) as error:
+    except (CorpusError, RunUsageError) as error:
         raise UsageError(str(error)) from None
     loaded = load_model(args.model, progress=progress_line, device=args.device)
     args.schedule = args.schedule or [ScheduleRequest("all", "trained")]
@@ -217,7 +223,7 @@ def run_fit(args) -> None:
         summary = fit(loaded, corpus, request, sweep_settings(args), out, workers=args.workers,
                       ray_address=args.ray_address, threads=args.threads,
                       cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines)
-    except TuneUsageError as error:
+    except RunUsageError as error:
         raise UsageError(str(error)) from None
     summary["run"] = run_record(argv_of(args), time.perf_counter() - started)
     write_json(summary, str(out / FIT))

@@ -22,6 +22,7 @@ from model_utils.core.bootstrap import (
     block_bootstrap,
 )
 from model_utils.core.errors import AnalysisError
+from model_utils.core.files import write_atomic
 from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
 from model_utils.core.progress import OnProgress
@@ -99,9 +100,7 @@ def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: 
             on_start(as_view(spec).label, index)
         report = analyze(loaded, text, pass_request(spec, settings), progress=progress)
         record = pass_record(report)
-        staging = path.with_suffix(".partial")
-        staging.write_text(json.dumps(record, allow_nan=False))
-        staging.replace(path)  # a pass is in the cache whole or not at all
+        write_atomic(path, json.dumps(record, allow_nan=False))  # a pass is in the cache whole or not at all
         records.append(record)
     return records
 

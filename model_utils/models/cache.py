@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from model_utils.core.files import write_atomic
+
 MANIFEST = "manifest.json"  # written last by a conversion: size and sha256 of every file it wrote
 VERIFIED = "verified.json"  # side file: each file's stat fingerprint when its hash last matched the manifest
 REQUIRED_FILES = ("config.json", "model.safetensors")  # a manifest without these cannot describe a whole cache
@@ -48,23 +50,10 @@ def _fingerprint(path: Path) -> list[int]:
     return [stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino]
 
 
-def _replace_json(path: Path, data: object) -> None:
-    """Write `data` to `path` in one step (a temporary file renamed over it), so no reader sees half of it."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(data, out)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
 def _record_verified(folder: Path, fingerprints: dict[str, list[int]]) -> None:
     # best effort: a read-only cache is still used, it is only re-hashed on every load
     with contextlib.suppress(OSError):
-        _replace_json(folder / VERIFIED, fingerprints)
+        write_atomic(folder / VERIFIED, json.dumps(fingerprints))  # no reader sees half of it
 
 
 def write_manifest(folder: Path) -> None:

@@ -1,6 +1,9 @@
 """The command line: the JSON report, and one clear line with exit status 2 for every user mistake."""
 
+import concurrent.futures
 import json
+import os
+import stat
 import subprocess
 import sys
 
@@ -36,6 +39,26 @@ def test_json_file_schedule_layers_and_table(capsys, tmp_path):
     assert document["layers"] == [1, 2] and document["results"][1]["schedule"] == "qwen-logn (train_length=64)"
     code, out, _ = run(capsys, "analyze", "--model", "tiny-random", "--text", SAMPLE_TEXT, "--mode", "isolated")
     assert code == 0 and "T=0.5" in out and "loss" in out  # no --json: a readable table
+
+
+def test_a_json_file_is_replaced_whole_and_a_pipe_is_written_to(capsys, tmp_path):
+    out_file = tmp_path / "report.json"
+    out_file.write_text("the previous report")
+    argv = ["analyze", "--model", "tiny-random", "--text", SAMPLE_TEXT, "--temperatures", "1", "--json"]
+    assert run(capsys, *argv, str(out_file))[0] == 0
+    assert json.loads(out_file.read_text())["model"] == "tiny-random"
+    assert [path.name for path in tmp_path.iterdir()] == ["report.json"]  # no staging file left beside it
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    keeper = os.open(pipe, os.O_RDWR)  # a writer of our own: opening the reader does not block, closing ends it
+    with open(pipe, encoding="utf-8") as reading, concurrent.futures.ThreadPoolExecutor(1) as reader:
+        received = reader.submit(reading.read)
+        try:
+            code = run(capsys, *argv, str(pipe))[0]
+        finally:
+            os.close(keeper)
+        assert code == 0 and json.loads(received.result(timeout=60))["model"] == "tiny-random"
+    assert stat.S_ISFIFO(pipe.stat().st_mode)  # written to, not replaced by a file
 
 
 def test_file_input_and_truncation(capsys, tmp_path):

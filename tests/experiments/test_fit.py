@@ -18,8 +18,8 @@ from model_utils.engine.probe import Probe
 from model_utils.experiments.corpus import Corpus, Document
 from model_utils.experiments.fit.families import FAMILIES
 from model_utils.experiments.fit.run import FitRequest, fit, folds_of
+from model_utils.experiments.runs.worker import DocumentWorker, WorkerSettings
 from model_utils.experiments.sweep import SweepSettings
-from model_utils.experiments.tune.worker import DocumentWorker
 
 PLANTED = 1.3
 TRAINED = 64  # the planted model's trained length: 236 of each document's 300 positions lie past it
@@ -72,7 +72,7 @@ def request(**fields) -> FitRequest:
 
 def grid_minimum(loaded, documents, cache, values) -> float:
     """The exhaustive grid's best T on `documents`: the pooled past-region NLL at every value."""
-    worker = DocumentWorker(loaded, [], SETTINGS, str(cache), keep_passes=True)
+    worker = DocumentWorker(WorkerSettings(model=loaded, sweep=SETTINGS, pass_dir=cache, keep_passes=True))
     pooled = []
     for value in values:
         rows = [worker.evaluate(document, [float(value)])[0] for document in documents]

@@ -23,8 +23,8 @@ from model_utils.core.schedules import Schedule
 from model_utils.core.statistics import STATISTICS
 from model_utils.engine.analyze import analyze
 from model_utils.experiments.corpus import read_corpus
+from model_utils.experiments.runs.cluster import start_ray
 from model_utils.experiments.sweep import SweepSettings
-from model_utils.experiments.tune.cluster import start_ray
 from model_utils.experiments.tune.rows import ROWS
 from model_utils.experiments.tune.rows import TuneSettings as _TuneSettings
 from model_utils.experiments.tune.run import PASSES, tune

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import torch
 
+from model_utils.core.files import write_atomic
+
 SOURCE = Path(__file__).with_name("fused_attention.c")
 FLAGS = ("-O3", "-march=native", "-ffast-math", "-fopenmp", "-fPIC")
 # Linked apart from the compile: `-ffast-math` on the link line also links gcc's crtfastmath.o, whose constructor
@@ -115,13 +117,8 @@ def built_library(folder: Path) -> Path:
         built = compile_library(Path(staging) / target.name, SOURCE, compiler)
         reason = self_test(built)
         if reason is not None:
-            _write_atomically(refused, reason + "\n", Path(staging))
+            write_atomic(refused, reason + "\n")
             raise KernelUnavailableError(reason)
         os.replace(built, target)  # atomic: a concurrent build of the same key writes the same bytes
     return target
 
-
-def _write_atomically(path: Path, text: str, staging: Path) -> None:
-    temporary = staging / path.name
-    temporary.write_text(text)
-    os.replace(temporary, path)

@@ -1,8 +1,9 @@
 """`fit`: the temperature that minimizes the next-token NLL past the trained length, for one model, corpus, RoPE
 recipe and family, found by scipy's bounded scalar minimization (Brent's method) on the training documents of each
 fold and scored on that fold's held-out documents, against the model as trained, the recipe's own default and the
-published schedules. Every evaluation is in-model passes (the sweep's, cached) run in this process or on the
-tuner's Ray workers; its rows are written as it finishes, so a rerun replays the search without recomputing."""
+published schedules. Every evaluation is in-model passes (the sweep's, cached) run in this process or on Ray
+workers (runs.open_pool, as the tuner's); its rows are written as it finishes, so a rerun replays the search
+without recomputing."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.progress import EVALUATION, OnProgress, Progress, report_progress
@@ -19,8 +21,10 @@ from model_utils.core.views import View, as_view
 from model_utils.experiments.corpus import Corpus, Document
 from model_utils.experiments.fit.families import Family
 from model_utils.experiments.fit.store import Store
+from model_utils.experiments.runs.errors import RunUsageError
+from model_utils.experiments.runs.pool import Placement, Pool, open_pool
+from model_utils.experiments.runs.worker import WorkerSettings
 from model_utils.experiments.sweep import SweepSettings, check_specs, check_text
-from model_utils.experiments.tune.errors import TuneUsageError
 from model_utils.models import LoadedModel
 
 FORMAT = 1  # of fit.json and the rows' metadata
@@ -59,22 +63,6 @@ class FitRequest:
             return None
         kind = "yarn" if self.rope.kind == "yarn-rope" else self.rope.kind
         return View(1.0, Rope(kind, self.rope.factor))
-
-
-class Pool:
-    """Runs (document, views) evaluations: one DocumentWorker in this process, or Ray actors."""
-
-    def __init__(self, worker=None, actors: list | None = None):
-        self.worker, self.actors = worker, actors
-
-    def evaluate(self, jobs: list[tuple[Document, list]]) -> list[list[dict]]:
-        if self.actors is None:
-            return [self.worker.evaluate(document, specs) for document, specs in jobs]
-        import ray
-
-        refs = [self.actors[i % len(self.actors)].evaluate.remote(document, specs)
-                for i, (document, specs) in enumerate(jobs)]
-        return ray.get(refs)
 
 
 def folds_of(documents: list[Document], folds: int) -> list[tuple[list[Document], list[Document]]]:
@@ -198,38 +186,24 @@ def fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings: Swee
         ray_address: str | None = None, threads: int | None = None, cache_dir=None,
         progress: OnProgress | None = None) -> dict:
     """Fit, fold by fold, then score on the held-out documents (see the module docstring); returns fit.json's
-    content (summary.fit_summary). Raises AnalysisError or TuneUsageError before any work."""
-    from model_utils.core.machine import usable_cores
+    content (summary.fit_summary). Raises AnalysisError or RunUsageError before any work."""
     from model_utils.core.paths import cache_root
-    from model_utils.experiments.fingerprint import model_fingerprints
+    from model_utils.experiments.fingerprint import model_fingerprint
     from model_utils.experiments.fit.summary import fit_summary
-    from model_utils.experiments.tune.cluster import start_actors, start_ray
-    from model_utils.experiments.tune.worker import DocumentWorker
 
     started = time.perf_counter()
     tokens = check_fit(loaded, corpus, request, settings)
     trained = settings.trained_length or loaded.max_positions
-    fingerprint, portable = model_fingerprints(loaded)
+    fingerprint = model_fingerprint(loaded)
     metadata = {"format": FORMAT, "model": loaded.name, "model_fingerprint": fingerprint,
                 "family": request.family.name, "rope": None if request.rope is None else request.rope.label,
                 "folds": request.folds, "bounds": list(request.search), "tolerance": request.xatol,
                 "max_evaluations": request.max_evaluations, "documents": [d.sha256 for d in corpus.documents],
                 **asdict(settings)}
     store = Store(out=out, metadata=metadata)
-    passes = str(cache_dir or cache_root() / "sweeps")
-    use_ray = workers > 1 or ray_address is not None
-    connected = False
-    try:
-        if use_ray:
-            connected = start_ray(workers, ray_address)
-            threads = threads or max(1, usable_cores() // workers)
-            device = None if loaded.device.type == "cpu" else str(loaded.device)
-            actors = start_actors(workers, threads, 1 if ray_address is None else threads,
-                                  (loaded.name, [], settings, passes if ray_address is None else None), portable,
-                                  device, keep_passes=True)
-            pool = Pool(actors=actors)
-        else:
-            pool = Pool(worker=DocumentWorker(loaded, [], settings, passes, threads, keep_passes=True))
+    work = WorkerSettings(model=loaded, sweep=settings, pass_dir=Path(cache_dir or cache_root() / "sweeps"),
+                          keep_passes=True)
+    with open_pool(work, Placement(workers=workers, ray_address=ray_address, threads=threads)) as pool:
         fitter = Fitter(request=request, pool=pool, store=store, trained_length=trained, progress=progress)
         folds = []
         for fold, (training, held_out) in enumerate(folds_of(corpus.documents, request.folds)):
@@ -239,11 +213,6 @@ def fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings: Swee
             folds.append(found | {"held_out": [d.sha256 for d in held_out], "label": view.label})
         compared = comparison_views(request, trained)
         fitter.results("compare", corpus.documents, compared)
-    finally:
-        if connected:
-            import ray
-
-            ray.shutdown()
     return fit_summary(loaded, corpus, tokens, request, settings, store, folds, compared, trained) | {
         "wall_seconds": round(time.perf_counter() - started, 1), "workers": workers, "ray_address": ray_address}
 
@@ -262,4 +231,4 @@ def comparison_views(request: FitRequest, trained_length: int) -> list[View]:
 def check_workers(workers: int, threads: int | None) -> None:
     for name, value in (("workers", workers), ("threads", threads)):
         if value is not None and value < 1:
-            raise TuneUsageError(f"--{name} must be at least 1, got {value}")
+            raise RunUsageError(f"--{name} must be at least 1, got {value}")

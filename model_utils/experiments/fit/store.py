@@ -6,11 +6,11 @@ recomputing, and a folder made with other settings is refused."""
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model_utils.experiments.tune.errors import TuneUsageError
+from model_utils.core.files import write_atomic
+from model_utils.experiments.runs.errors import RunUsageError
 
 FORMAT = 1  # bump when a column changes
 ROWS = "rows"
@@ -42,19 +42,19 @@ class Store:
         import pyarrow.parquet as pq
 
         if self.out.exists() and not self.out.is_dir():
-            raise TuneUsageError(f"--out {str(self.out)!r} is a file; give a folder for the results")
+            raise RunUsageError(f"--out {str(self.out)!r} is a file; give a folder for the results")
         for path in sorted((self.out / ROWS).glob("*.parquet")):
             try:
                 table = pq.read_table(path)
             except (pa.ArrowException, OSError):
-                raise TuneUsageError(f"{path} is not a Parquet file of the fitter; remove it or choose another "
-                                     "--out") from None
+                raise RunUsageError(f"{path} is not a Parquet file of the fitter; remove it or choose another "
+                                    "--out") from None
             settings = json.loads((table.schema.metadata or {}).get(b"fit_settings", b"{}"))
             if settings != self.metadata:
                 changed = ", ".join(sorted(key for key in set(settings) | set(self.metadata)
                                            if settings.get(key) != self.metadata.get(key)))
-                raise TuneUsageError(f"{self.out} holds a fit made with other settings ({changed} differ, in "
-                                     f"{path.name}); use another --out, or remove it to start over")
+                raise RunUsageError(f"{self.out} holds a fit made with other settings ({changed} differ, in "
+                                    f"{path.name}); use another --out, or remove it to start over")
             for row in table.to_pylist():
                 self.found[(row["document"], row["spec"])] = row
 
@@ -70,12 +70,6 @@ class Store:
         folder.mkdir(parents=True, exist_ok=True)
         table = pa.Table.from_pylist(rows, schema=evaluation_schema()).replace_schema_metadata(
             {"fit_settings": json.dumps(self.metadata)})
-        target = folder / f"{stage}.parquet"
-        staging = folder / f".{target.name}.{os.getpid()}.partial"
-        try:
-            pq.write_table(table, staging)
-            os.replace(staging, target)
-        finally:
-            staging.unlink(missing_ok=True)
+        write_atomic(folder / f"{stage}.parquet", lambda staging: pq.write_table(table, staging))
         for row in rows:
             self.found[(row["document"], row["spec"])] = row

@@ -6,17 +6,17 @@ a folder made with other settings."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
+from model_utils.core.files import write_atomic
 from model_utils.core.statistics import STATISTICS, statistic_mean
 from model_utils.experiments.corpus import Document
+from model_utils.experiments.runs.errors import RunUsageError
 from model_utils.experiments.sweep import SweepSettings, rope_label
-from model_utils.experiments.tune.errors import TuneUsageError
 
 FORMAT = 2  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
 ROWS = "rows"  # DIR/rows/<sha256>.parquet, one file per finished document
@@ -81,19 +81,19 @@ def finished_documents(out: Path, settings: TuneSettings) -> set[str]:
     import pyarrow.parquet as pq
 
     if out.exists() and not out.is_dir():
-        raise TuneUsageError(f"--out {str(out)!r} is a file; give a folder for the results")
+        raise RunUsageError(f"--out {str(out)!r} is a file; give a folder for the results")
     wanted = settings.metadata()
     done = set()
     for path in sorted((out / ROWS).glob("*.parquet")):
         try:
             metadata = pq.read_schema(path).metadata or {}
         except (pa.ArrowException, OSError):
-            raise TuneUsageError(f"{path} is not a Parquet file of the tuner; remove it or choose another --out"
-                                 ) from None
+            raise RunUsageError(f"{path} is not a Parquet file of the tuner; remove it or choose another --out"
+                                ) from None
         found = json.loads(metadata.get(b"tune_settings", b"{}"))
         if found != wanted:
-            raise TuneUsageError(f"{out} holds results made with other settings ({_differences(found, wanted)}; in "
-                                 f"{path.name}); use another --out, or remove {out} to start over")
+            raise RunUsageError(f"{out} holds results made with other settings ({_differences(found, wanted)}; in "
+                                f"{path.name}); use another --out, or remove {out} to start over")
         done.add(path.stem)
     return done
 
@@ -108,12 +108,7 @@ def write_document(out: Path, settings: TuneSettings, document: Document, result
     table = pa.Table.from_pydict(result["columns"], schema=row_schema()).replace_schema_metadata(
         {"tune_settings": json.dumps(settings.metadata()), "tune_document": json.dumps(about)})
     target = out / ROWS / f"{document.sha256}.parquet"
-    staging = target.with_name(f".{target.name}.{os.getpid()}.partial")  # dot: pyarrow.dataset skips it
-    try:
-        pq.write_table(table, staging)
-        os.replace(staging, target)
-    finally:
-        staging.unlink(missing_ok=True)  # only there if the write failed or was interrupted
+    write_atomic(target, lambda staging: pq.write_table(table, staging))
     return target
 
 

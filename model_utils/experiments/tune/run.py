@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from model_utils.core.errors import AnalysisError
-from model_utils.core.machine import peak_rss_gb, usable_cores
+from model_utils.core.machine import peak_rss_gb
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus, Document
-from model_utils.experiments.fingerprint import model_fingerprints
+from model_utils.experiments.fingerprint import model_fingerprint
+from model_utils.experiments.runs.pool import Placement, open_pool
+from model_utils.experiments.runs.worker import WorkerSettings
 from model_utils.experiments.sweep import Spec, SweepSettings, check_specs, check_text
-from model_utils.experiments.tune.cluster import run_on_actors, start_actors, start_ray
-from model_utils.experiments.tune.rows import ROWS, TuneSettings, finished_documents, write_document
+from model_utils.experiments.tune.rows import ROWS, TuneSettings, document_columns, finished_documents, write_document
 from model_utils.experiments.tune.summary import summarize_tune
-from model_utils.experiments.tune.worker import DocumentWorker
 from model_utils.models import LoadedModel
 
 PASSES = ".passes"  # DIR/.passes/: the passes of documents not finished yet (the sweep's pass cache format)
@@ -77,32 +77,6 @@ def check_documents(loaded: LoadedModel, corpus: Corpus, specs: Sequence, settin
     return tokens
 
 
-def run_in_process(worker: DocumentWorker, documents: list[Document], writer: Writer,
-                   on_pass: Callable[[Document, str, int], None] | None) -> None:
-    writer.begin()
-    for document in documents:
-        def announce(label: str, index: int, document: Document = document) -> None:
-            on_pass(document, label, index)
-
-        writer.finish(document, worker.run(document, None if on_pass is None else announce))
-
-
-def run_on_ray(worker_args: tuple, documents: list[Document], writer: Writer, workers: int, threads: int,
-               address: str | None, portable_fingerprint: str, device: str | None = None,
-               keep_passes: bool = False) -> None:
-    connected = start_ray(workers, address)  # imports ray: after the bounds it sets for joining a cluster
-    import ray
-
-    try:  # a local actor takes one of the W CPUs; on a cluster it reserves as many CPUs as it has threads
-        actors = start_actors(workers, threads, 1 if address is None else threads, worker_args,
-                              portable_fingerprint, device, keep_passes)
-        writer.begin()
-        run_on_actors(actors, documents, writer.finish)
-    finally:
-        if connected:
-            ray.shutdown()
-
-
 def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: SweepSettings,
          out: Path, *, workers: int = 1, ray_address: str | None = None, threads: int | None = None,
          on_document: Callable[[DocumentProgress], None] | None = None,
@@ -111,34 +85,31 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: S
     docstring). workers=1 without ray_address runs in this process (`on_pass` hears of each pass); otherwise on
     Ray actors with `threads` torch threads each (default: this machine's cores // workers). Passes are kept in
     `cache_dir` (the sweep's pass cache, shared with `sweep` and `fit`) when given, else in OUT/.passes until their
-    document is written. Raises AnalysisError
-    or TuneUsageError before any work, TuneError when documents could not be finished (those finished are kept)."""
+    document is written. Raises AnalysisError or RunUsageError before any work, RunError when documents could not
+    be finished (those finished are kept)."""
     started = time.perf_counter()
     tokens = check_documents(loaded, corpus, specs, settings)
-    fingerprint, portable_fingerprint = model_fingerprints(loaded)
+    fingerprint = model_fingerprint(loaded)
     labels = tuple(as_view(spec).label for spec in specs)
     tune_settings = TuneSettings(model=loaded.name, fingerprint=fingerprint, specs=labels, sweep=settings)
     done = finished_documents(out, tune_settings)
     pending = [document for document in corpus.documents if document.sha256 not in done]
     writer = Writer(out=out, settings=tune_settings, present=len(corpus.documents) - len(pending),
                     total=len(corpus.documents), on_document=on_document)
-    use_ray = workers > 1 or ray_address is not None
-    threads = threads or (max(1, usable_cores() // workers) if use_ray else None)
+    placement = Placement(workers=workers, ray_address=ray_address, threads=threads)
     (out / ROWS).mkdir(parents=True, exist_ok=True)
-    keep = cache_dir is not None
-    if pending and not use_ray:
-        worker = DocumentWorker(loaded, specs, settings, str(cache_dir or out / PASSES), threads, keep_passes=keep)
-        run_in_process(worker, pending, writer, on_pass)
-    elif pending:  # a cluster's workers keep unfinished passes on their own disks (cache_root() / tune-passes)
-        passes = str((cache_dir or out / PASSES).resolve()) if ray_address is None else None
-        device = None if loaded.device.type == "cpu" else str(loaded.device)  # actors load on the same kind
-        run_on_ray((loaded.name, list(specs), settings, passes), pending, writer, workers, threads, ray_address,
-                   portable_fingerprint, device, keep)
+    if pending:  # on a cluster the workers keep unfinished passes on their own disks (cache_root() / tune-passes)
+        work = WorkerSettings(model=loaded, sweep=settings, specs=tuple(specs), columns=document_columns,
+                              pass_dir=cache_dir or out / PASSES, keep_passes=cache_dir is not None)
+        with open_pool(work, placement) as pool:
+            writer.begin()
+            pool.run(pending, writer.finish, on_pass)
     _remove_if_empty(out / PASSES)
     driver = peak_rss_gb()
     trained_length = settings.trained_length or loaded.max_positions
     return summarize_tune(out, corpus, tokens, specs, tune_settings, trained_length) | {
-        "workers": workers, "threads_per_worker": threads or _torch_threads(), "ray_address": ray_address,
+        "workers": workers, "threads_per_worker": placement.threads_each() or _torch_threads(),
+        "ray_address": ray_address,
         "computed_documents": writer.computed, "skipped_documents": writer.present,
         "wall_seconds": round(time.perf_counter() - started, 1),
         "peak_rss_gb": {"driver": driver, "workers": max(writer.worker_peaks, default=None),

@@ -16,8 +16,8 @@ from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, best_tem
 from model_utils.core.statistics import STATISTICS, bucket_bounds
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus
+from model_utils.experiments.runs.errors import RunError
 from model_utils.experiments.sweep import multiplier_ranges
-from model_utils.experiments.tune.errors import TuneError
 from model_utils.experiments.tune.rows import ROWS, TuneSettings, read_rows
 from model_utils.verdicts.corpus import corpus_numbers
 from model_utils.verdicts.past import ViewInfo
@@ -63,8 +63,8 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
     wanted = (np.arange(len(bounds))[None, None, :] < expected[:, :, None]).astype(np.int64)  # [doc, 1, bucket]
     if not np.array_equal(seen, np.broadcast_to(wanted, seen.shape)):
         missing, twice = int(((seen == 0) & (wanted == 1)).sum()), int((seen > 1).sum())
-        raise TuneError(f"the rows in {out / ROWS} are incomplete ({missing} missing, {twice} duplicated); "
-                        "rerun the same command to compute what is missing")
+        raise RunError(f"the rows in {out / ROWS} are incomplete ({missing} missing, {twice} duplicated); "
+                       "rerun the same command to compute what is missing")
     views = [as_view(spec) for spec in specs]
     constant = [i for i, view in enumerate(views) if view.is_plain]
     temperatures = np.array([views[i].temperature for i in constant])
