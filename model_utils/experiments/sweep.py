@@ -32,6 +32,7 @@ from model_utils.core.records.sweep import (
     SweepDocument,
     SweepPass,
     SweepResult,
+    pass_rope,
     rope_fields,
 )
 from model_utils.core.rope import Rope
@@ -173,8 +174,8 @@ def best_per_bucket(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]
 def rope_label(record: dict) -> str | None:
     """The label of a pass record's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions: for the
     tune's rows, which read the pass cache's dicts."""
-    applied = record["rope"]
-    return None if applied is None else Rope.from_dict(applied).label
+    rope = pass_rope(record)
+    return None if rope is None else rope.label
 
 
 def best_by_recipe(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]]) -> dict[Rope, tuple[BestEntry, ...]]:

@@ -23,6 +23,10 @@ def _pair(value) -> tuple | None:
     return None if value is None else tuple(value)
 
 
+def _list(pair: tuple | None) -> list | None:
+    return None if pair is None else list(pair)
+
+
 def _array(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
@@ -41,10 +45,6 @@ class Multipliers:
 
     def to_dict(self) -> dict:
         return {"trained_context": _list(self.trained_context), "past": _list(self.past)}
-
-
-def _list(pair: tuple | None) -> list | None:
-    return None if pair is None else list(pair)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -122,6 +122,11 @@ def rope_fields(applied: dict | None, kind: str = PASS) -> dict:
         return {"rope": None, "attention_factor": None, "rope_layer_types": None}
     return {"rope": _rope(applied, kind), "attention_factor": field(applied, "attention_factor", kind),
             "rope_layer_types": applied.get("layer_types")}
+
+
+def pass_rope(data: dict) -> Rope | None:
+    """The recipe of a pass record (the pass cache's dict), without reading the rest of it."""
+    return rope_fields(field(data, "rope", PASS))["rope"]
 
 
 def _rope(applied: dict, kind: str) -> Rope:
@@ -240,11 +245,6 @@ class SweepDocument:
                 "bootstrap": self.bootstrap.to_dict(), "seconds": self.seconds, "peak_rss_gb": self.peak_rss_gb,
                 "kernel": self.kernel, "verdict": self.verdict}
         return data if self.run is None else data | {"run": self.run.to_dict()}
-
-    @property
-    def recipes(self) -> list[Rope]:
-        """The RoPE recipes of the sweep, in the order they ran."""
-        return list(dict.fromkeys(result.rope for result in self.results if result.rope is not None))
 
     def reference(self) -> SweepResult:
         """T = 1 on the model's own positions, which every other result is compared with (a sweep always runs it)."""
