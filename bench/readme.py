@@ -17,7 +17,11 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+
+from components.present.sweep_data import corpus_lines
+from model_utils.core.records.sweep import SweepDocument
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 SWEEP = ROOT / "assets" / "sweeps" / "bundled-16k.json"
@@ -55,27 +59,28 @@ def table(header: list[str], rows: list[list[str]], align: str = "---:") -> list
             *["| " + " | ".join(cells) + " |" for cells in rows]]
 
 
-def compared(results: list[dict]) -> list[dict]:
-    """The results shown next to T = 1 per bucket: every schedule, and every recipe at T = 1."""
-    return [r for r in results if r["schedule"] is not None or (r.get("rope") is not None and r["temperature"] == 1)]
+def compared(results: Sequence) -> list:
+    """The results shown next to T = 1 per bucket: every schedule, and every recipe at T = 1 (of a sweep, or of a
+    summary as sweep_data.corpus_lines reads it)."""
+    return [r for r in results if r.schedule is not None or (r.recipe is not None and r.temperature == 1)]
 
 
-def bucket_table(buckets: list[list[int]], trained: int, reference_nll: list, best: list[dict],
-                 others: list[dict]) -> list[str]:
-    """Per bucket: the NLL at T = 1, the best constant temperature and what it saves, what every other view saves."""
-    by_start = {entry["bucket"][0]: entry for entry in best}
+def bucket_table(buckets: Sequence[Sequence[int]], trained: int, reference_nll: Sequence, best: Sequence,
+                 others: list[tuple[str, Sequence]]) -> list[str]:
+    """Per bucket: the NLL at T = 1, the best constant temperature and what it saves (`best`: entries with bucket,
+    temperature, saved and their intervals), what every other view (label, NLL per bucket) saves."""
+    by_start = {entry.bucket[0]: entry for entry in best}
     header = ["positions", "NLL at T = 1", "best T (95% interval)", "best T saves (95% interval)",
-              *[f"{other['label']} saves" for other in others]]
+              *[f"{label} saves" for label, _ in others]]
     rows = []
     for index, (start, stop) in enumerate(buckets):
         entry = by_start.get(start)
         nll = reference_nll[index]
         cells = [f"{start:,}-{stop - 1:,}" + (" (past)" if start >= trained else ""),
                  "-" if nll is None else f"{nll:.2f}"]
-        cells += [f"{entry['temperature']:g} ({interval(entry['temperature_interval'])})",
-                  f"{entry['saved']:+.3f} ({interval(entry['saved_interval'], 3, '+')})"] if entry else ["-", "-"]
-        cells += ["-" if nll is None or other["nll"][index] is None else f"{nll - other['nll'][index]:+.3f}"
-                  for other in others]
+        cells += [f"{entry.temperature:g} ({interval(entry.temperature_interval)})",
+                  f"{entry.saved:+.3f} ({interval(entry.saved_interval, 3, '+')})"] if entry else ["-", "-"]
+        cells += ["-" if nll is None or other[index] is None else f"{nll - other[index]:+.3f}" for _, other in others]
         rows.append(cells)
     return table(header, rows)
 
@@ -87,30 +92,28 @@ def decomposition_table(verdict) -> list[str]:
     return table(list(rows[0]), [list(row.values()) for row in rows], "---") if rows else []
 
 
-def sweep_lines(document: dict) -> list[str]:
+def sweep_lines(document: SweepDocument) -> list[str]:
     """The verdict and the tables behind it: NLL by position at T = 1, the best temperature, what each schedule and
     recipe saves, and the decomposition past the trained length."""
     from model_utils.verdicts.context import context_verdict
 
-    results = document["results"]
-    reference = next(r for r in results if r["temperature"] == 1.0 and r.get("rope") is None)
+    results = document.results
     recipes: dict[str, list[str]] = {}
     for result in results:
-        if result.get("rope") is not None and result["temperature"] is not None:
-            recipes.setdefault(result["label"].split(" + ")[0], []).append(f"{result['temperature']:g}")
-    facts = (f"{document['model']}, {document['n_tokens']:,} tokens of {document['text_source']}, trained length "
-             f"{document['trained_length']:,}, buckets of {document['bucket_size']:,} positions, temperatures "
-             + ", ".join(f"{r['temperature']:g}" for r in results if r["temperature"] is not None
-                         and r.get("rope") is None)
+        if result.recipe is not None and result.temperature is not None:
+            recipes.setdefault(result.recipe, []).append(f"{result.temperature:g}")
+    facts = (f"{document.model}, {document.n_tokens:,} tokens of {document.text_source}, trained length "
+             f"{document.trained_length:,}, buckets of {document.bucket_size:,} positions, temperatures "
+             + ", ".join(f"{r.temperature:g}" for r in results if r.temperature is not None and r.recipe is None)
              + "".join(f"; {recipe} at T = {', '.join(temperatures)}" for recipe, temperatures in recipes.items())
-             + f"; {document['seconds'] / 60:.0f} min of passes on {document['run']['machine']}, peak memory "
-             f"{document['peak_rss_gb']:.1f} GB. Command: `{document['run']['command']}` ({len(results)} passes, "
+             + f"; {document.seconds / 60:.0f} min of passes on {document.run.machine}, peak memory "
+             f"{document.peak_rss_gb:.1f} GB. Command: `{document.run.command}` ({len(results)} passes, "
              "each cached as it finishes).")
     verdict = context_verdict(document)
     said = bullets(verdict) if verdict else ["- The text does not reach past the trained length."]
     lines = [facts, "", *said, "", f"Per bucket of positions ({SAVES}):", "",
-             *bucket_table(document["buckets"], document["trained_length"], reference["nll"], document["best"],
-                           compared(results))]
+             *bucket_table(document.buckets, document.trained_length, document.reference().nll, document.best,
+                           [(other.label, other.nll) for other in compared(results)])]
     if verdict and verdict.decomposition_rows():
         lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
                   *decomposition_table(verdict)]
@@ -133,12 +136,13 @@ def tune_lines(summary: dict) -> list[str]:
              f"{summary['compute_seconds'] / 3600:.1f} h of passes over all documents: {runs}. Intervals: 95%, "
              f"bootstrap over documents. Command: `{summary['runs'][-1]['command']}`.")
     by_label = {entry["label"]: entry for entry in summary["schedules"] + summary.get("recipes", [])}
-    others = [{"label": result["label"], "nll": [entry["nll"] for entry in by_label[result["label"]]["buckets"]]}
-              for result in compared(summary["results"]) if result["label"] in by_label]
-    reference = [entry["nll_at_1"] for entry in summary["best"]]
+    lines_of = corpus_lines(summary)
+    others = [(result.label, [entry["nll"] for entry in by_label[result.label]["buckets"]])
+              for result in compared(lines_of.results) if result.label in by_label]
+    reference = [entry.nll_at_1 for entry in lines_of.best]
     verdict = corpus_verdict(summary)
     lines = [facts, "", *(bullets(verdict) if verdict else []), "", f"Per bucket of positions ({SAVES}):", "",
-             *bucket_table(summary["buckets"], summary["trained_length"], reference, summary["best"], others)]
+             *bucket_table(lines_of.buckets, summary["trained_length"], reference, lines_of.best, others)]
     if verdict and verdict.decomposition_rows():
         lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
                   *decomposition_table(verdict)]
@@ -199,7 +203,7 @@ def main() -> None:
             raise SystemExit(f"README.md has no <!-- figure:{missing[0]} --> marker")
         return
     if which == "sweep":
-        lines = sweep_lines(json.loads(SWEEP.read_text()))
+        lines = sweep_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())))
     elif which == "tune":
         lines = tune_lines(json.loads(TUNE.read_text()))
     elif which == "fit":

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from model_utils import load_model
+from model_utils.core.records.sweep import SweepDocument
 from tests.support.architectures import save_model_folder
 
 # Deterministic examples: CI must not turn red on a new random draw; the space is still searched widely.
@@ -69,13 +70,15 @@ def tiny_recipe_sweep_file(sweep_folder, tiny_sweep_file) -> Path:
 
 
 @pytest.fixture(scope="session")
-def recipe_document(tiny_recipe_sweep_file) -> dict:
-    return json.loads(tiny_recipe_sweep_file.read_text())
+def recipe_document(tiny_recipe_sweep_file) -> SweepDocument:
+    """The recipe sweep's file as its record (SweepDocument)."""
+    return SweepDocument.from_dict(json.loads(tiny_recipe_sweep_file.read_text()))
 
 
 @pytest.fixture(scope="session")
-def document(tiny_sweep_file) -> dict:
-    return json.loads(tiny_sweep_file.read_text())
+def document(tiny_sweep_file) -> SweepDocument:
+    """The tiny model's sweep file as its record (SweepDocument)."""
+    return SweepDocument.from_dict(json.loads(tiny_sweep_file.read_text()))
 
 
 @pytest.fixture(scope="session")

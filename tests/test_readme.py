@@ -7,6 +7,7 @@ from pathlib import Path
 
 from bench import readme
 from bench.readme import FITS, SWEEP, TUNE, fit_lines, sweep_lines, tune_lines
+from model_utils.core.records.sweep import SweepDocument
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
@@ -18,7 +19,7 @@ def block(name: str) -> list[str]:
 
 
 def test_the_context_length_block_is_the_committed_sweep():
-    assert block("sweep") == sweep_lines(json.loads(SWEEP.read_text()))
+    assert block("sweep") == sweep_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())))
 
 
 def test_the_corpus_block_is_the_committed_tune():

@@ -15,7 +15,9 @@ from components.present.sweep_data import (
     OWN_POSITIONS,
     best_entries,
     best_nll_by_bucket,
+    best_recipes,
     constant_temperatures,
+    corpus_lines,
     corpus_trained_length,
     default_comparison,
     distance_by_bucket,
@@ -24,7 +26,6 @@ from components.present.sweep_data import (
     n_layers,
     nll_by_bucket,
     past_bucket_without_loss,
-    recipe_of,
     reference_result,
     statistic_by_bucket,
     statistics_of,
@@ -32,11 +33,12 @@ from components.present.sweep_data import (
 )
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import cached_model, cached_sweep, read_committed
+from components.serving.cache import cached_model, cached_sweep, read_committed, read_committed_sweep
 from components.widgets.controls import sidebar_choices
 from components.widgets.downloads import sweep_downloads_ui
 from components.widgets.url_state import linked_widget
 from model_utils import AnalysisError, ModelLoadError
+from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.rope import MAX_FACTOR, RECIPES, Rope
 from model_utils.core.schedules import SCHEDULES, ScheduleRequest
 from model_utils.core.statistics import STATISTIC_LABELS
@@ -168,7 +170,7 @@ def form_ui() -> dict | None:
             "beyond": bool(beyond), "recipe": None if kind == NO_RECIPE else (kind, float(factor))}
 
 
-def your_run() -> dict | None:
+def your_run() -> SweepDocument | None:
     """The form, and the document of the last sweep it ran that succeeded (from the cache on a re-draw), if any."""
     with st.expander("Run the sweep on your own text and model", expanded="context_request" in st.session_state):
         submission = form_ui()
@@ -214,7 +216,7 @@ def headline_ui(verdict: ContextVerdict | None) -> None:
                           delta_color="off", delta_arrow="off", help=plain(item.help))
 
 
-def verdict_ui(document: dict, verdict: ContextVerdict | None) -> None:
+def verdict_ui(document: SweepDocument, verdict: ContextVerdict | None) -> None:
     """The verdict (model_utils.verdicts) in plain words, or why there is none."""
     if verdict is not None:
         st.markdown("**What this sweep measured past the trained length** (computed from its numbers):\n"
@@ -234,15 +236,15 @@ def panes(both: bool) -> tuple:
     return container, container, figures.FULL_WIDTH
 
 
-def drawn_lines(document: dict, indices: list[int], with_best: bool) -> tuple[list, list, list]:
+def drawn_lines(document, indices: list[int], with_best: bool) -> tuple[list, list, list]:
     """The results `indices` of a document as the lines of a chart by position: their results, labels and styles
     (styles of the whole document, so a result keeps its colour whatever else is drawn), with the best constant
     temperature per bucket after T = 1 when asked."""
-    results = document["results"]
-    styles = figures.sweep_styles([result["temperature"] for result in results],
-                                  [result["label"] for result in results], [recipe_of(result) for result in results])
+    results = document.results
+    styles = figures.sweep_styles([result.temperature for result in results], [result.label for result in results],
+                                  [result.recipe for result in results])
     chosen = [results[index] for index in indices]
-    labels, shown = [result["label"] for result in chosen], [styles[index] for index in indices]
+    labels, shown = [result.label for result in chosen], [styles[index] for index in indices]
     if with_best:
         chosen.insert(1, None)
         labels.insert(1, BEST_LABEL)
@@ -250,13 +252,13 @@ def drawn_lines(document: dict, indices: list[int], with_best: bool) -> tuple[li
     return chosen, labels, shown
 
 
-def loss_lines(document: dict, group: str) -> tuple[list[np.ndarray], list[str], list[dict], list[dict | None]]:
+def loss_lines(document, group: str) -> tuple[list[np.ndarray], list[str], list[dict], list]:
     """The NLL by bucket of the results in `group` (a name of line_groups; the model's own positions where the
     document has no such group), with the best constant temperature per bucket in the main comparison: values,
     labels, styles, and the results drawn (None for the best-T line, which is no pass)."""
     groups = line_groups(document)
     if group == MAIN_LINES:  # a corpus without recipes still has T = 1 and its best T per bucket
-        indices = groups.get(MAIN_LINES, [document["results"].index(reference_result(document))])
+        indices = groups.get(MAIN_LINES, [list(document.results).index(reference_result(document))])
     else:
         indices = groups.get(group, groups[OWN_POSITIONS])
     chosen, labels, styles = drawn_lines(document, indices, group == MAIN_LINES)
@@ -272,8 +274,9 @@ st.markdown(
 )
 
 yours = your_run()
-committed = read_committed(settings.CONTEXT_SWEEP)
+committed = read_committed_sweep(settings.CONTEXT_SWEEP)
 summary = read_committed(settings.CORPUS_SUMMARY)
+summary_lines = corpus_lines(summary) if summary is not None else None
 views = [view for view, document in ((COMMITTED, committed), (YOURS, yours)) if document is not None]
 if len(views) > 1:
     forget_stale("context_view", views)
@@ -286,8 +289,8 @@ if document is None:
     st.info(f"There is no committed sweep at {plain(settings.CONTEXT_SWEEP)}: `make sweep` writes it. Run one with "
             "the form above.")
 else:
-    results, buckets, trained = document["results"], document["buckets"], document["trained_length"]
-    labels = [result["label"] for result in results]
+    results, buckets, trained = document.results, document.buckets, document.trained_length
+    labels = [result.label for result in results]
     groups = list(line_groups(document))
 if summary is not None:
     trained_corpus = corpus_trained_length(summary, (committed, yours))
@@ -309,11 +312,11 @@ if document is not None:
     if hidden is not None:
         single.caption(plain(hidden))
 if summary is not None:
-    values, drawn, styles, chosen = loss_lines(summary, group)
+    values, drawn, styles, chosen = loss_lines(summary_lines, group)
     corpus.plotly_chart(figures.position_lines(
-        summary["buckets"], values, drawn, styles, trained_corpus, NLL_TITLE,
+        summary_lines.buckets, values, drawn, styles, trained_corpus, NLL_TITLE,
         title="Corpus (bands: intervals over documents)",
-        intervals=[None if result is None or result["temperature"] is None else summary_intervals(result)
+        intervals=[None if result is None or result.temperature is None else summary_intervals(result)
                    for result in chosen], width=width), key="context_corpus_nll")  # schedules: lines only
     corpus.caption(plain(captions.corpus_caption(summary, trained_corpus)))
 
@@ -332,18 +335,18 @@ if document is not None:
         st.markdown(METHOD)
 
     st.subheader("Best temperature per bucket")
-    on_recipes = list(document.get("best_by_rope", {}))
+    on_recipes = best_recipes(document)
     best_on = (choice_ui(st.selectbox, "Temperatures on", "context_best_on", "best_on", [OWN_POSITIONS, *on_recipes])
                if on_recipes else OWN_POSITIONS)
     recipe = None if best_on == OWN_POSITIONS else best_on
 single, corpus, width = panes(document is not None and summary is not None)
 best_panes = ([(single, document, recipe, trained, f"This text, on {best_on}", "context_best")]
               if document is not None else []) + (
-    [(corpus, summary, None, trained_corpus, f"Corpus, on {OWN_POSITIONS}", "context_corpus_best")]
+    [(corpus, summary_lines, None, trained_corpus, f"Corpus, on {OWN_POSITIONS}", "context_corpus_best")]
     if summary is not None else [])
 for pane, result, on, trained_for, title, key in best_panes:
     entries = best_entries(result, on)
-    pane.plotly_chart(figures.best_temperatures([entry["bucket"] for entry in entries], entries,
+    pane.plotly_chart(figures.best_temperatures([entry.bucket for entry in entries], entries,
                                                 constant_temperatures(result, on), trained_for, title=title,
                                                 width=width), key=key)
     pane.caption(plain(captions.best_caption(result, on)))
@@ -383,14 +386,14 @@ if document is not None:
         st.caption(plain(captions.untrained_caption(chosen_layer, trained)))
 
     reference = reference_result(document)
-    others = [label for label in labels if label != reference["label"]]
+    others = [label for label in labels if label != reference.label]
     if others:
         compare = choice_ui(st.selectbox, "Distance profile: compare T = 1 with", "context_compare", "compare",
                             others, default=default_comparison(document))
         compared = results[labels.index(compare)]
         st.plotly_chart(figures.distance_heatmaps(
             [distance_by_bucket(reference, chosen_layer), distance_by_bucket(compared, chosen_layer)],
-            document["distance_bins"], buckets, [reference["label"], compare], trained), key="context_distance")
+            document.distance_bins, buckets, [reference.label, compare], trained), key="context_distance")
         st.caption(captions.distance_caption(chosen_layer))
 
     st.subheader("Downloads")
@@ -398,4 +401,4 @@ if document is not None:
         committed_path = settings.CONTEXT_SWEEP
         sweep_downloads_ui(document, lambda: committed_path.read_text(encoding="utf-8"), "context-sweep")
     else:
-        sweep_downloads_ui(document, lambda: json.dumps(document, allow_nan=False), "context-sweep-run")
+        sweep_downloads_ui(document, lambda: json.dumps(document.to_dict(), allow_nan=False), "context-sweep-run")

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, recipe_of
+from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS
+from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.report import Report
 from model_utils.core.rope import RECIPES
 from model_utils.core.schedules import SCHEDULES, Schedule
@@ -193,40 +194,40 @@ def _labels(labels: Sequence[str]) -> str:
     return ", ".join(labels)
 
 
-def sweep_caption(document: dict) -> str:
+def sweep_caption(document: SweepDocument) -> str:
     """What a sweep document is: model, text, trained length, buckets, what ran, and how it was made."""
-    results = document["results"]
-    own = [r for r in results if recipe_of(r) is None]
-    constants = [r["label"] for r in own if r["temperature"] is not None]
-    schedules = [r["label"] for r in own if r["temperature"] is None]
-    on_recipes = [r["label"] for r in results if recipe_of(r) is not None]
-    buckets = document["buckets"]
-    said = [f"{document['model']} on {document['n_tokens']:,} tokens of {document['text_source']}; trained length "
-            f"{document['trained_length']:,} (the dashed line on every chart).",
+    results = document.results
+    own = [r for r in results if r.rope is None]
+    constants = [r.label for r in own if r.temperature is not None]
+    schedules = [r.label for r in own if r.temperature is None]
+    on_recipes = [r.label for r in results if r.rope is not None]
+    buckets = document.buckets
+    said = [f"{document.model} on {document.n_tokens:,} tokens of {document.text_source}; trained length "
+            f"{document.trained_length:,} (the dashed line on every chart).",
             f"{len(buckets)} buckets of query positions {buckets[0][0]:,} to {buckets[-1][1] - 1:,}, boundaries at "
-            f"multiples of {document['bucket_size']:,}; recent window {document['window']} tokens.",
+            f"multiples of {document.bucket_size:,}; recent window {document.window} tokens.",
             f"{len(constants)} constant temperature{'s' if len(constants) != 1 else ''} ({_labels(constants)}) and "
             + (f"{len(schedules)} schedule{'s' if len(schedules) != 1 else ''} ({_labels(schedules)})" if schedules
                else "no schedule")
             + (f" on the model's own positions, and {len(on_recipes)} pass{'es' if len(on_recipes) != 1 else ''} on "
                f"RoPE recipes ({_labels(on_recipes)})" if on_recipes else "")
-            + f", each its own in-model pass with T in every layer: {document['seconds']:,.0f} s of compute."]
-    run = document.get("run")
-    if run:
-        said.append(f"Made on {run['date']} ({run['machine']}) by: {run['command']}")
+            + f", each its own in-model pass with T in every layer: {document.seconds:,.0f} s of compute."]
+    run = document.run
+    if run is not None:
+        said.append(f"Made on {run.date} ({run.machine}) by: {run.command}")
     return " ".join(said)
 
 
-def no_context_verdict(document: dict) -> str:
+def no_context_verdict(document: SweepDocument) -> str:
     """Why a sweep has no context-length verdict (model_utils.verdicts.context.context_verdict returned None)."""
-    trained, n = document["trained_length"], document["n_tokens"]
+    trained, n = document.trained_length, document.n_tokens
     if n <= trained:
         return (f"No verdict about the context past the trained length: this text ends at {n:,} tokens, within the "
                 f"trained length of {trained:,}, so no position lies past it. To get one, run a text longer than "
                 f"{trained:,} tokens with 'Run past the trained length' ticked.")
-    buckets = document["buckets"]
+    buckets = document.buckets
     side = "past" if not any(start >= trained for start, _ in buckets) else "within"
-    return (f"No verdict about the context past the trained length: no bucket of {document['bucket_size']:,} "
+    return (f"No verdict about the context past the trained length: no bucket of {document.bucket_size:,} "
             f"positions lies wholly {side} the trained length of {trained:,} (the text runs to {n:,} tokens). "
             "Choose a bucket size that divides the trained length, or a longer text.")
 
@@ -262,15 +263,16 @@ def sweep_over_budget(n_tokens: int, temperatures: int, schedules: int, max_work
             f"tokens, or fewer temperatures or schedules{', or no recipe' if on_recipe else ''}.{short}")
 
 
-def best_caption(document: dict, recipe: str | None = None) -> str:
-    """How the best temperature per bucket and its interval were found, from the document's bootstrap settings,
-    on the model's own positions or on `recipe` (against that recipe's own T = 1)."""
-    boot = document["bootstrap"]
+def best_caption(document, recipe: str | None = None) -> str:
+    """How the best temperature per bucket and its interval were found, from the bootstrap settings of a sweep or
+    a summary (sweep_data.corpus_lines), on the model's own positions or on `recipe` (against that recipe's own
+    T = 1)."""
+    boot = document.bootstrap
     on = ("" if recipe is None else f" Here every temperature runs on the RoPE recipe {recipe}, and what it saves is "
           f"against {recipe} at T = 1, not against the model's own positions.")
     return (f"Each point: the constant temperature with the lowest mean NLL over the bucket's positions; the bars are "
-            f"its {boot['confidence']:.0%} interval over {boot['resamples']:,} resamples ({boot['method']}"
-            f"{', blocks of ' + format(boot['block'], ',') + ' positions' if 'block' in boot else ''}). Only the "
+            f"its {boot.confidence:.0%} interval over {boot.resamples:,} resamples ({boot.method}"
+            f"{'' if boot.block is None else ', blocks of ' + format(boot.block, ',') + ' positions'}). Only the "
             f"temperatures tried can be best: the ticks on the y axis.{on}")
 
 

@@ -505,18 +505,18 @@ def pass_heatmap(buckets: Sequence[Sequence[int]], values: np.ndarray, labels: S
     return fit(figure, width)
 
 
-def best_temperatures(buckets: Sequence[Sequence[int]], best: Sequence[dict], tried: Sequence[float],
+def best_temperatures(buckets: Sequence[Sequence[int]], best: Sequence, tried: Sequence[float],
                       trained_length: int | None, title: str = "", width: int = FULL_WIDTH) -> go.Figure:
-    """The best constant temperature of each bucket (an entry of a sweep's or a summary's `best`) with its interval
-    as error bars, T = 1 as a dotted line, and the tried temperatures as the y ticks."""
+    """The best constant temperature of each bucket (an entry of a sweep's or a summary's `best`: temperature,
+    saved and their intervals) with its interval as error bars, T = 1 as a dotted line, and the tried temperatures
+    as the y ticks."""
     middles, ranges = _positions(buckets)
-    chosen = np.array([entry["temperature"] for entry in best], dtype=np.float64)
-    low = np.array([entry["temperature_interval"][0] for entry in best], dtype=np.float64)
-    high = np.array([entry["temperature_interval"][1] for entry in best], dtype=np.float64)
-    hover = [f"{where}<br>best T {entry['temperature']:g}, interval {lo:g} to {hi:g}<br>saves {entry['saved']:.3f} "
-             f"nats per token against T = 1 (interval {entry['saved_interval'][0]:.3f} to "
-             f"{entry['saved_interval'][1]:.3f})" for where, entry, lo, hi in zip(ranges, best, low, high,
-                                                                                  strict=True)]
+    chosen = np.array([entry.temperature for entry in best], dtype=np.float64)
+    low = np.array([entry.temperature_interval[0] for entry in best], dtype=np.float64)
+    high = np.array([entry.temperature_interval[1] for entry in best], dtype=np.float64)
+    hover = [f"{where}<br>best T {entry.temperature:g}, interval {lo:g} to {hi:g}<br>saves {entry.saved:.3f} "
+             f"nats per token against T = 1 (interval {entry.saved_interval[0]:.3f} to "
+             f"{entry.saved_interval[1]:.3f})" for where, entry, lo, hi in zip(ranges, best, low, high, strict=True)]
     figure = go.Figure(go.Scatter(
         x=middles, y=chosen, mode="markers", name="best T", marker={"size": 10, "color": "black"},
         error_y={"type": "data", "symmetric": False, "array": high - chosen, "arrayminus": chosen - low,

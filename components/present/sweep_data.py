@@ -1,84 +1,81 @@
-"""A sweep document or a corpus summary read into the arrays the figures draw and the rows the CSV holds: pure
-numpy, averaged as the engine averages (geometric for top_ratio). Nothing here judges: the verdicts are
-model_utils.verdicts'."""
+"""A sweep document (core.records.sweep.SweepDocument) or a corpus summary read into the arrays the figures draw
+and the rows the CSV holds: pure numpy, averaged as the engine averages (geometric for top_ratio). The functions
+that serve both read the attributes the two share: results (label, temperature, schedule, recipe, nll), buckets,
+best (bucket, temperature, nll, intervals), bootstrap. Nothing here judges: the verdicts are model_utils.verdicts'."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from types import SimpleNamespace
 
 import numpy as np
 
-from model_utils.core.rope import Rope
+from model_utils.core.records.sweep import BestEntry, SweepDocument
 from model_utils.core.statistics import STATISTICS, statistic_mean
-
-ARRAYS = ("distance_profile", "distance_profile_layers")  # per result, besides every statistic of "heads"
-
-
-def with_arrays(document: dict) -> dict:
-    """`document` with each result's per-head statistics and distance profiles as float arrays: the committed
-    sweep holds some 400,000 numbers, and as arrays a cached copy is a few objects instead of that many (every run
-    of the page unpickles one). A corpus summary, which holds none of them, comes back as it was."""
-    for result in document.get("results", []):
-        if "heads" in result:
-            result["heads"] = {name: np.asarray(values, dtype=np.float64) for name, values in result["heads"].items()}
-        for key in ARRAYS:
-            if key in result:
-                result[key] = np.asarray(result[key], dtype=np.float64)
-    return document
-
 
 OWN_POSITIONS = "the model's own positions"  # what the pages call the passes without a RoPE recipe
 
 
-def recipe_of(result: dict) -> str | None:
-    """The RoPE recipe a result ran on, as its label says it ('yarn-rope (s=2)'), None on the model's own
-    positions: a sweep result carries the recipe as applied (a dict), a corpus summary's result its label."""
-    rope = result.get("rope")
-    if rope is None or isinstance(rope, str):
-        return rope
-    return Rope(rope["recipe"], rope["factor"]).label
+def corpus_lines(summary: dict) -> SimpleNamespace:
+    """A corpus summary with the attributes of a sweep document that the charts by position and of the best
+    temperatures read: results (label, temperature, schedule, recipe: its RoPE recipe's label, nll, nll_interval),
+    buckets, best, bootstrap (without a block: documents are resampled). The summary's own record replaces it."""
+    boot = summary["bootstrap"]
+    return SimpleNamespace(
+        results=[SimpleNamespace(label=result["label"], temperature=result["temperature"],
+                                 schedule=result["schedule"], recipe=result["rope"], nll=result["nll"],
+                                 nll_interval=result["nll_interval"]) for result in summary["results"]],
+        buckets=summary["buckets"], best=[SimpleNamespace(**entry) for entry in summary["best"]], best_by_rope={},
+        bootstrap=SimpleNamespace(confidence=boot["confidence"], resamples=boot["resamples"],
+                                  method=boot["method"], block=None))
 
 
-def recipes(document: dict) -> list[str]:
-    """The RoPE recipes of a sweep, in the order they were run."""
-    return list(dict.fromkeys(recipe for recipe in map(recipe_of, document["results"]) if recipe is not None))
+def recipes(document) -> list[str]:
+    """The labels of the RoPE recipes of a sweep or a summary, in the order they were run."""
+    return list(dict.fromkeys(result.recipe for result in document.results if result.recipe is not None))
 
 
-def constant_temperatures(document: dict, recipe: str | None = None) -> list[float]:
-    """The constant temperatures of a sweep or a summary on the model's own positions (or on `recipe`), in the
-    order they were run."""
-    return [result["temperature"] for result in document["results"]
-            if result["temperature"] is not None and recipe_of(result) == recipe]
+def constant_temperatures(document, recipe: str | None = None) -> list[float]:
+    """The constant temperatures of a sweep or a summary on the model's own positions (or on the recipe labelled
+    `recipe`), in the order they were run."""
+    return [result.temperature for result in document.results
+            if result.temperature is not None and result.recipe == recipe]
 
 
-def reference_result(document: dict) -> dict:
+def reference_result(document):
     """The T = 1 on the model's own positions that every other result is compared with (a sweep always runs it)."""
-    return next(result for result in document["results"]
-                if result["temperature"] == 1.0 and recipe_of(result) is None)
+    return next(result for result in document.results if result.temperature == 1.0 and result.recipe is None)
 
 
-def best_entries(document: dict, recipe: str | None = None) -> list[dict]:
-    """The best constant temperature per bucket on the model's own positions, or on `recipe` (best_by_rope)."""
-    return document["best"] if recipe is None else document.get("best_by_rope", {}).get(recipe, [])
+def best_entries(document, recipe: str | None = None) -> Sequence[BestEntry]:
+    """The best constant temperature per bucket on the model's own positions, or on the recipe labelled `recipe`."""
+    if recipe is None:
+        return document.best
+    return next((entries for rope, entries in document.best_by_rope.items() if rope.label == recipe), ())
+
+
+def best_recipes(document: SweepDocument) -> list[str]:
+    """The labels of the recipes with a best temperature per bucket (T = 1 and another temperature ran on them)."""
+    return [rope.label for rope in document.best_by_rope]
 
 
 MAIN_LINES = "T = 1, the best T per bucket and each recipe at T = 1"
 
 
-def line_groups(document: dict) -> dict[str, list[int]]:
+def line_groups(document) -> dict[str, list[int]]:
     """The sets of results a chart by position can draw, by name, as indices into the results: with recipes, the
     main comparison first (T = 1 and each recipe's T = 1, or its first result if it ran without T = 1), then the
     model's own positions, then each recipe with T = 1 on the model's own positions; without, only the model's own
     positions."""
-    results = document["results"]
+    results = list(document.results)
     reference = results.index(reference_result(document))
-    own = [index for index, result in enumerate(results) if recipe_of(result) is None]
+    own = [index for index, result in enumerate(results) if result.recipe is None]
     groups = {}
-    by_recipe = {recipe: [index for index, result in enumerate(results) if recipe_of(result) == recipe]
+    by_recipe = {recipe: [index for index, result in enumerate(results) if result.recipe == recipe]
                  for recipe in recipes(document)}
     if by_recipe:
         groups[MAIN_LINES] = [reference] + [
-            next((index for index in indices if results[index]["temperature"] == 1.0), indices[0])
+            next((index for index in indices if results[index].temperature == 1.0), indices[0])
             for indices in by_recipe.values()]
     groups[OWN_POSITIONS] = own
     for recipe, indices in by_recipe.items():
@@ -86,114 +83,112 @@ def line_groups(document: dict) -> dict[str, list[int]]:
     return groups
 
 
-def best_nll_by_bucket(document: dict, recipe: str | None = None) -> np.ndarray:
+def best_nll_by_bucket(document, recipe: str | None = None) -> np.ndarray:
     """[bucket] the mean NLL of the best constant temperature of each bucket (chosen on that bucket's own
     positions), NaN where a bucket has no entry."""
-    chosen = {tuple(entry["bucket"]): entry["nll"] for entry in best_entries(document, recipe)}
-    return np.array([chosen.get(tuple(bucket), np.nan) for bucket in document["buckets"]], dtype=np.float64)
+    chosen = {tuple(entry.bucket): entry.nll for entry in best_entries(document, recipe)}
+    return np.array([chosen.get(tuple(bucket), np.nan) for bucket in document.buckets], dtype=np.float64)
 
 
-def statistics_of(document: dict) -> list[str]:
+def statistics_of(document: SweepDocument) -> list[str]:
     """The statistics a sweep holds, in STATISTICS' order (a sweep written before a statistic existed lacks it)."""
-    held = document["results"][0]["heads"]
+    held = document.results[0].heads
     return [name for name in STATISTICS if name in held]
 
 
-def nll_by_bucket(result: dict) -> np.ndarray:
+def nll_by_bucket(result) -> np.ndarray:
     """[bucket] mean next-token NLL of a result; NaN for a bucket without a position that has a next token."""
-    return np.array([np.nan if value is None else value for value in result["nll"]], dtype=np.float64)
+    return np.array([np.nan if value is None else value for value in result.nll], dtype=np.float64)
 
 
-def statistic_by_bucket(result: dict, statistic: str, layer: int | None = None) -> np.ndarray:
+def statistic_by_bucket(result, statistic: str, layer: int | None = None) -> np.ndarray:
     """[bucket] one statistic of a sweep result: the mean over the heads of `layer`, or over every layer and head
     (layer None)."""
-    values = np.asarray(result["heads"][statistic], dtype=np.float64)  # [bucket, layer, head]
+    values = result.heads[statistic]  # [bucket, layer, head]
     return (statistic_mean(values, statistic, axis=(1, 2)) if layer is None
             else statistic_mean(values[:, layer], statistic, axis=1))
 
 
-def distance_by_bucket(result: dict, layer: int | None = None) -> np.ndarray:
+def distance_by_bucket(result, layer: int | None = None) -> np.ndarray:
     """[bucket, distance bin] attention mass by key distance, mean over heads and over the layers (or of `layer`)."""
-    if layer is None:
-        return np.asarray(result["distance_profile"], dtype=np.float64)
-    return np.asarray(result["distance_profile_layers"], dtype=np.float64)[:, layer, :]
+    return result.distance_profile if layer is None else result.distance_profile_layers[:, layer, :]
 
 
-def n_layers(document: dict) -> int:
-    return len(document["results"][0]["heads"]["entropy"][0])
+def n_layers(document: SweepDocument) -> int:
+    return document.results[0].heads["entropy"].shape[1]
 
 
-def sweep_rows(document: dict) -> list[dict]:
+def sweep_rows(document: SweepDocument) -> list[dict]:
     """One row per (bucket, temperature or schedule): the bucket's positions, the mean NLL, and each statistic as a
     mean over layers and heads (geometric for top_ratio)."""
     means = [{name: statistic_by_bucket(result, name) for name in statistics_of(document)}
-             for result in document["results"]]
+             for result in document.results]
     rows = []
-    for index, (start, stop) in enumerate(document["buckets"]):
-        for result, statistics in zip(document["results"], means, strict=True):
-            row = {"bucket_start": start, "bucket_stop": stop, "label": result["label"],
-                   "temperature": result["temperature"], "schedule": result["schedule"],
-                   "rope": recipe_of(result), "nll": result["nll"][index]}
+    for index, (start, stop) in enumerate(document.buckets):
+        for result, statistics in zip(document.results, means, strict=True):
+            row = {"bucket_start": start, "bucket_stop": stop, "label": result.label,
+                   "temperature": result.temperature, "schedule": result.schedule,
+                   "rope": result.recipe, "nll": result.nll[index]}
             rows.append(row | {name: float(values[index]) for name, values in statistics.items()})
     return rows
 
 
-def past_bucket_without_loss(document: dict) -> tuple[int, int] | None:
+def past_bucket_without_loss(document: SweepDocument) -> tuple[int, int] | None:
     """A bucket past the trained length without any position that has a next token (its NLL is missing), which
     context_verdict cannot average; None when there is none."""
-    trained = document["trained_length"]
-    reference = reference_result(document)
-    for (start, stop), nll in zip(document["buckets"], reference["nll"], strict=True):
+    trained = document.trained_length
+    for (start, stop), nll in zip(document.buckets, document.reference().nll, strict=True):
         if start >= trained and nll is None:
             return start, stop
     return None
 
 
-def default_comparison(document: dict) -> str:
+def default_comparison(document: SweepDocument) -> str:
     """The result drawn next to T = 1 on opening: the first recipe's T = 1 when the sweep ran recipes, else the best
     constant temperature of the last bucket, if it is not T = 1, else the first result that is not T = 1."""
-    results = document["results"]
-    own = [result for result in results if recipe_of(result) is None]
-    on_recipes = [result["label"] for result in results if recipe_of(result) is not None]
-    others = [result["label"] for result in own if result["temperature"] != 1.0]
-    last = document["best"][-1]["temperature"] if document["best"] else 1.0
-    chosen = [result["label"] for result in own if result["temperature"] == last != 1.0]
-    return (on_recipes[:1] or chosen or others or [reference_result(document)["label"]])[0]
+    results = document.results
+    own = [result for result in results if result.rope is None]
+    on_recipes = [result.label for result in results if result.rope is not None]
+    others = [result.label for result in own if result.temperature != 1.0]
+    last = document.best[-1].temperature if document.best else 1.0
+    chosen = [result.label for result in own if result.temperature == last != 1.0]
+    return (on_recipes[:1] or chosen or others or [document.reference().label])[0]
 
 
-def corpus_trained_length(summary: dict, documents: Sequence[dict | None] = ()) -> int | None:
+def corpus_trained_length(summary: dict, documents: Sequence[SweepDocument | None] = ()) -> int | None:
     """The trained length of a corpus summary: its settings' own, or (when the tuner ran with the model's default,
     which the summary does not write down) that of a sweep document of the same model; None if neither says."""
     given = summary.get("settings", {}).get("trained_length")
     if given is not None:
         return int(given)
     for document in documents:
-        if document is not None and document["model"] == summary["model"]:
-            return int(document["trained_length"])
+        if document is not None and document.model == summary["model"]:
+            return int(document.trained_length)
     return None
 
 
-def summary_intervals(result: dict) -> tuple[np.ndarray, np.ndarray]:
+def summary_intervals(result) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) [bucket] of a corpus result's interval of the mean NLL."""
-    bounds = np.asarray(result["nll_interval"], dtype=np.float64)
+    bounds = np.asarray(result.nll_interval, dtype=np.float64)
     return bounds[:, 0], bounds[:, 1]
 
 
-def identical_results(results: Sequence[dict], key: str = "nll") -> list[list[str]]:
-    """Groups of two or more results whose `key` numbers are identical (their lines are drawn on top of each other),
-    by label, in the order they were run."""
+def identical_results(results: Sequence, numbers: str = "nll") -> list[list[str]]:
+    """Groups of two or more results whose `numbers` (the attribute: "nll" or "heads") are identical (their lines
+    are drawn on top of each other), by label, in the order they were run."""
     seen: list[tuple[object, list[str]]] = []
     for result in results:
-        group = next((labels for values, labels in seen if _equal(values, result[key])), None)
+        values = getattr(result, numbers)
+        group = next((labels for held, labels in seen if _equal(held, values)), None)
         if group is None:
-            seen.append((result[key], [result["label"]]))
+            seen.append((values, [result.label]))
         else:
-            group.append(result["label"])
+            group.append(result.label)
     return [labels for _, labels in seen if len(labels) > 1]
 
 
 def _equal(first, second) -> bool:
-    """Equal numbers (lists or arrays, or dicts of them; None and NaN count as equal to each other)."""
+    """Equal numbers (sequences or arrays, or dicts of them; None and NaN count as equal to each other)."""
     if isinstance(first, dict):
         return first.keys() == second.keys() and all(_equal(first[key], second[key]) for key in first)
     left, right = (np.asarray(values, dtype=np.float64) for values in (first, second))

@@ -28,6 +28,7 @@ from components.serving.admission import (
 )
 from model_utils import imports_without_collection
 from model_utils.core.progress import OnProgress, Progress
+from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
 
@@ -188,26 +189,44 @@ def computed_once(function: Callable, *args, **kwargs):
 # --- the context-length page ------------------------------------------------------------------------------------
 
 
-@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
-def cached_json_file(path: str, modified: float) -> dict:
-    """A committed result (a sweep document or a corpus summary), parsed, its big tables as arrays
-    (sweep_data.with_arrays). Keyed by the file's modification time too, so a file replaced on disk is
-    read again."""
+def parse_json(path: str) -> dict:
+    """A committed result file, parsed: what the caches below keep, so that a page never parses it twice."""
     import json
 
-    from components.present.sweep_data import with_arrays
+    return json.loads(Path(path).read_text(encoding="utf-8"))
 
-    return with_arrays(json.loads(Path(path).read_text(encoding="utf-8")))
+
+@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
+def cached_json_file(path: str, modified: float) -> dict:
+    """A committed corpus summary or fit, parsed. Keyed by the file's modification time too, so a file replaced on
+    disk is read again."""
+    return parse_json(path)
+
+
+@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
+def cached_sweep_file(path: str, modified: float) -> SweepDocument:
+    """A committed sweep as its record (its tables as arrays: a cached copy is a few objects, not the 400,000
+    numbers of the committed sweep), keyed by the file's modification time too."""
+    return SweepDocument.from_dict(parse_json(path))
 
 
 def read_committed(path: Path) -> dict | None:
-    """A committed result file (a sweep or a corpus summary), parsed and cached by path and modification time;
-    None when there is none, or after an error line when it cannot be read."""
+    """A committed corpus summary or fit, parsed and cached by path and modification time; None when there is
+    none, or after an error line when it cannot be read."""
+    return _read_committed(path, cached_json_file)
+
+
+def read_committed_sweep(path: Path) -> SweepDocument | None:
+    """A committed sweep document, read as read_committed reads a summary."""
+    return _read_committed(path, cached_sweep_file)
+
+
+def _read_committed(path: Path, cached: Callable[[str, float], object]):
     if not path.is_file():
         return None
     try:
-        return cached_json_file(str(path), path.stat().st_mtime)
-    except (OSError, ValueError) as error:
+        return cached(str(path), path.stat().st_mtime)
+    except (OSError, ValueError) as error:  # a RecordError is a ValueError: its message says how to regenerate
         st.error(f"Cannot read {plain(path)}: {plain(error)}")
         return None
 
@@ -215,7 +234,7 @@ def read_committed(path: Path) -> dict | None:
 @st.cache_data(show_spinner=False, max_entries=4, max_size="256mb", ttl=3600)
 def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], max_tokens: int,
                  bucket_size: int, window: int, beyond_trained: bool, source: str,
-                 recipes: tuple[RecipeKey, ...] = ()) -> dict:
+                 recipes: tuple[RecipeKey, ...] = ()) -> SweepDocument:
     """A context-length sweep document (model_utils.experiments.sweep.sweep): one in-model pass per temperature
     or schedule on the model's own positions, then one per entry of `recipes` on its RoPE recipe. The progress bar
     appears with the first pass that runs (a refused or fully cached sweep draws none) and says which pass and which

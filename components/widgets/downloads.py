@@ -14,6 +14,7 @@ import streamlit as st
 from components.present.captions import measured_queries
 from components.present.sweep_data import statistics_of, sweep_rows
 from model_utils import Report
+from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
 
 
@@ -50,7 +51,7 @@ def downloads_ui(report: Report, stem: str) -> None:
                    + csv_columns(report))
 
 
-def sweep_downloads_ui(document: dict, document_json: Callable[[], str], stem: str) -> None:
+def sweep_downloads_ui(document: SweepDocument, document_json: Callable[[], str], stem: str) -> None:
     """A context-length sweep as its JSON (`document_json`: as the file holds it, or as the run made it) and as CSV,
     one row per bucket and temperature or schedule, with the CSV's columns explained. Both are made when clicked,
     not on every run of the page (the committed sweep's JSON is megabytes)."""

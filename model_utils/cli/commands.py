@@ -8,6 +8,7 @@ import json
 import platform
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from model_utils.cli.parser import UsageError
@@ -16,6 +17,7 @@ from model_utils.core.files import write_atomic
 from model_utils.core.machine import peak_rss_gb, usable_cores
 from model_utils.core.paths import portable_command
 from model_utils.core.progress import Progress
+from model_utils.core.records.run import RunInfo
 from model_utils.core.report import Report
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
@@ -145,8 +147,8 @@ def run_sweep(args) -> None:
     finally:
         for bar in bars:
             bar.close()
-    document["run"] = run_record(argv_of(args), time.perf_counter() - started)
-    write_json(document, args.json)
+    run = run_record(argv_of(args), time.perf_counter() - started)
+    write_json(replace(document, run=run).to_dict(), args.json)
 
 
 def run_tune(args) -> None:
@@ -189,7 +191,7 @@ def run_tune(args) -> None:
     finally:
         for bar in bars:
             bar.close()
-    summary["run"] = run_record(argv_of(args), time.perf_counter() - started)
+    summary["run"] = run_record(argv_of(args), time.perf_counter() - started).to_dict()
     summary["runs"] = computing_runs(Path(args.out) / SUMMARY, summary)
     write_json(summary, str(Path(args.out) / SUMMARY))
     print(tune_table(summary))
@@ -225,7 +227,7 @@ def run_fit(args) -> None:
                       cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
-    summary["run"] = run_record(argv_of(args), time.perf_counter() - started)
+    summary["run"] = run_record(argv_of(args), time.perf_counter() - started).to_dict()
     write_json(summary, str(out / FIT))
     print(fit_table(summary))
 
@@ -255,12 +257,11 @@ def argv_of(args) -> str:
     return portable_command(sys.argv[1:]) if args.argv is None else args.argv
 
 
-def run_record(command: str, wall_seconds: float) -> dict:
+def run_record(command: str, wall_seconds: float) -> RunInfo:
     """How this result was made: the command, when, how long this run took, and the process's peak memory."""
-    return {"command": command, "date": datetime.datetime.now().isoformat(timespec="seconds"),
-            "wall_seconds": round(wall_seconds, 1),
-            "peak_rss_gb": peak_rss_gb(),
-            "machine": f"{platform.machine()}, {usable_cores()} cores, Python {platform.python_version()}"}
+    return RunInfo(command=command, date=datetime.datetime.now().isoformat(timespec="seconds"),
+                   wall_seconds=round(wall_seconds, 1), peak_rss_gb=peak_rss_gb(),
+                   machine=f"{platform.machine()}, {usable_cores()} cores, Python {platform.python_version()}")
 
 
 def run_generate(args) -> None:

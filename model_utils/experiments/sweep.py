@@ -1,7 +1,8 @@
 """The context-length sweep: loss and attention by query position on one long text, one in-model pass per view (a
 temperature or schedule, on the model's own positions or on a RoPE recipe; each pass cached as it finishes, so a
 sweep resumes), and the best constant temperature per position bucket with a bootstrap interval, on the plain
-model and on each recipe. `sweep_document` is the JSON the command line writes and the page reads."""
+model and on each recipe. `sweep_document` is the record (core.records.sweep) the command line writes and the
+page reads; the pass cache holds each pass as SweepPass.to_dict() writes it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import hashlib
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,18 @@ from model_utils.core.files import write_atomic
 from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
 from model_utils.core.progress import OnProgress
+from model_utils.core.records.sweep import (
+    BestEntry,
+    Bootstrap,
+    Multipliers,
+    SweepDocument,
+    SweepPass,
+    SweepResult,
+    pass_rope,
+    rope_fields,
+)
 from model_utils.core.report import Report
+from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.statistics import STATISTICS
 from model_utils.core.views import View, as_view
@@ -64,29 +76,29 @@ def pass_key(fingerprint: str, text: str, spec: Spec, settings: SweepSettings) -
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 
 
-def pass_record(report: Report) -> dict:
-    """What one pass contributes to a sweep, as plain JSON."""
+def pass_record(report: Report) -> SweepPass:
+    """What one pass contributes to a sweep, rounded as the pass cache stores it."""
     result = report.results[0]
-    return {
-        "label": result.label, "temperature": result.temperature, "schedule": result.schedule, "rope": result.rope,
-        "loss": result.loss,
-        "nll": [None if math.isnan(v) else float(v) for v in result.bucket_nll],
-        "position_nll": [round(float(v), 5) for v in result.position_nll],
-        "heads": {name: np.round(result.bucket_heads[name], 5).tolist() for name in STATISTICS},
-        "distance_profile": np.round(result.distance_profile.mean(axis=1), 6).tolist(),  # [bucket][bin]
-        "distance_profile_layers": np.round(result.distance_profile, 6).tolist(),  # [bucket][layer][bin]
-        "distance_bins": report.distance_edges.tolist(),
-        "n_tokens": report.n_tokens, "trained_length": report.trained_length, "q_start": report.q_start,
-        "buckets": [list(bounds) for bounds in report.buckets], "seconds": report.seconds, "kernel": report.kernel,
-        "peak_rss_gb": peak_rss_gb(),  # so far
-    }
+    return SweepPass(
+        result=SweepResult(
+            label=result.label, temperature=result.temperature, schedule=result.schedule, **rope_fields(result.rope),
+            loss=result.loss, nll=tuple(None if math.isnan(v) else float(v) for v in result.bucket_nll),
+            heads={name: np.round(result.bucket_heads[name], 5) for name in STATISTICS},
+            distance_profile=np.round(result.distance_profile.mean(axis=1), 6),  # [bucket, bin]
+            distance_profile_layers=np.round(result.distance_profile, 6),  # [bucket, layer, bin]
+            distance_bins=tuple(int(edge) for edge in report.distance_edges), seconds=report.seconds,
+            kernel=report.kernel, peak_rss_gb=peak_rss_gb(), multipliers=None),  # peak memory so far
+        n_tokens=report.n_tokens, trained_length=report.trained_length, q_start=report.q_start,
+        buckets=tuple(tuple(bounds) for bounds in report.buckets),
+        position_nll=np.array([round(float(v), 5) for v in result.position_nll], dtype=np.float64))
 
 
 def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
                cache_dir: Path | None = None, on_start: Callable[[str, int], None] | None = None,
                progress: OnProgress | None = None, fingerprint: str | None = None) -> list[dict]:
-    """One pass record per spec, from the cache where present, else computed and saved at once. `fingerprint` is
-    model_fingerprint(loaded), for a caller that runs many texts on one model and has it already."""
+    """One pass record per spec (SweepPass.to_dict()'s form), from the cache where present, else computed and saved
+    at once. `fingerprint` is model_fingerprint(loaded), for a caller that runs many texts on one model and has it
+    already."""
     folder = (cache_dir or cache_root() / "sweeps")
     folder.mkdir(parents=True, exist_ok=True)
     fingerprint = fingerprint or model_fingerprint(loaded)
@@ -99,7 +111,7 @@ def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: 
         if on_start is not None:
             on_start(as_view(spec).label, index)
         report = analyze(loaded, text, pass_request(spec, settings), progress=progress)
-        record = pass_record(report)
+        record = pass_record(report).to_dict()
         write_atomic(path, json.dumps(record, allow_nan=False))  # a pass is in the cache whole or not at all
         records.append(record)
     return records
@@ -137,15 +149,15 @@ def check_text(loaded: LoadedModel, text: str, request: CheckedRequest, settings
     return len(ids)
 
 
-def best_per_bucket(records: list[dict], buckets: list[list[int]], seed: int = 0, rope: str | None = None
-                    ) -> list[dict]:
+def best_per_bucket(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]], seed: int = 0,
+                    rope: Rope | None = None) -> tuple[BestEntry, ...]:
     """Per bucket: the constant temperature with the lowest mean NLL, its NLL, the NLL at T = 1, what it saves,
     and 95% moving-block bootstrap intervals of the best temperature and of the saving; among the passes on the
-    plain model, or on the recipe labelled `rope` (whose T = 1 is then the reference)."""
-    constant = [r for r in records if r["temperature"] is not None and rope_label(r) == rope]
-    temperatures = np.array([r["temperature"] for r in constant])
+    plain model, or on the recipe `rope` (whose T = 1 is then the reference)."""
+    constant = [p for p in passes if p.result.temperature is not None and p.result.rope == rope]
+    temperatures = np.array([p.result.temperature for p in constant])
     reference = int(np.flatnonzero(temperatures == 1.0)[0])
-    nll = np.array([r["position_nll"] for r in constant])  # [temperatures, n - 1]
+    nll = np.array([p.position_nll for p in constant])  # [temperatures, n - 1]
     rng = np.random.default_rng(seed)
     best = []
     for start, stop in buckets:
@@ -153,85 +165,86 @@ def best_per_bucket(records: list[dict], buckets: list[list[int]], seed: int = 0
         if values.shape[1] == 0:
             continue
         samples = block_bootstrap(values, rng)  # [resamples, temperatures]
-        best.append({"bucket": [start, stop], **best_temperature(temperatures, values.mean(axis=1), samples, reference),
-                     "positions": int(values.shape[1])})
-    return best
+        found = best_temperature(temperatures, values.mean(axis=1), samples, reference)
+        best.append(BestEntry(bucket=(start, stop), **found | {name: tuple(found[name]) for name in (
+            "temperature_interval", "saved_interval")}, positions=int(values.shape[1])))
+    return tuple(best)
 
 
 def rope_label(record: dict) -> str | None:
-    """The label of a pass record's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions."""
-    rope = record.get("rope")
-    return None if rope is None else f"{rope['recipe']} (s={rope['factor']:g})"
+    """The label of a pass record's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions: for the
+    tune's rows, which read the pass cache's dicts."""
+    rope = pass_rope(record)
+    return None if rope is None else rope.label
 
 
-def best_by_recipe(records: list[dict], buckets: list[list[int]]) -> dict[str, list[dict]]:
+def best_by_recipe(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]]) -> dict[Rope, tuple[BestEntry, ...]]:
     """best_per_bucket on every recipe that ran T = 1 and at least one other constant temperature."""
-    grids: dict[str, set[float]] = {}
-    for record in records:
-        if record["temperature"] is not None and rope_label(record) is not None:
-            grids.setdefault(rope_label(record), set()).add(record["temperature"])
-    return {label: best_per_bucket(records, buckets, rope=label) for label, grid in grids.items()
+    grids: dict[Rope, set[float]] = {}
+    for result in (p.result for p in passes):
+        if result.temperature is not None and result.rope is not None:
+            grids.setdefault(result.rope, set()).add(result.temperature)
+    return {rope: best_per_bucket(passes, buckets, rope=rope) for rope, grid in grids.items()
             if 1.0 in grid and len(grid) > 1}
 
 
 def region_nll(record: dict, trained_length: int) -> dict:
     """A pass record's next-token NLL summed over the query positions inside the trained context (p < L) and past
     it (p >= L), with their counts: what the fitter's objective and held-out scores pool over documents."""
-    nll = np.asarray(record["position_nll"], dtype=np.float64)  # [n - 1]: position p predicts token p + 1
-    before, past = nll[:trained_length], nll[trained_length:]
-    return {"spec": record["label"], "before_sum": float(before.sum()), "before_count": len(before),
-            "past_sum": float(past.sum()), "past_count": len(past), "seconds": record["seconds"]}
+    passed = SweepPass.from_dict(record)
+    before, past = passed.position_nll[:trained_length], passed.position_nll[trained_length:]
+    return {"spec": passed.result.label, "before_sum": float(before.sum()), "before_count": len(before),
+            "past_sum": float(past.sum()), "past_count": len(past), "seconds": passed.result.seconds}
 
 
-# in a pass record but said once per sweep (the per-position NLL only feeds the bootstrap: it stays in the cache)
-PER_DOCUMENT = ("n_tokens", "trained_length", "q_start", "buckets", "position_nll")
+def multipliers(spec: Spec, n_tokens: int, trained_length: int, q_start: int) -> Multipliers:
+    """Smallest and largest logit multiplier of a view's temperature or schedule over the measured queries inside
+    the trained context and past it (None where the text has no such query). A recipe's own attention factor (YaRN)
+    is in its result's attention_factor, not here."""
+    values = as_view(spec).multipliers(n_tokens)
+
+    def span(part: np.ndarray) -> tuple[float, float] | None:
+        return (round(float(part.min()), 6), round(float(part.max()), 6)) if len(part) else None
+
+    return Multipliers(trained_context=span(values[q_start:trained_length]), past=span(values[trained_length:]))
 
 
 def multiplier_ranges(spec: Spec, n_tokens: int, trained_length: int, q_start: int) -> dict:
-    """Smallest and largest logit multiplier of a view's temperature or schedule over the measured queries inside
-    the trained context and past it (None where the text has no such query). A recipe's own attention factor (YaRN)
-    is in its `rope` entry, not here."""
-    values = as_view(spec).multipliers(n_tokens)
-
-    def span(part: np.ndarray) -> list[float] | None:
-        return [round(float(part.min()), 6), round(float(part.max()), 6)] if len(part) else None
-
-    return {"trained_context": span(values[q_start:trained_length]), "past": span(values[trained_length:])}
+    """multipliers() as JSON, for the tune summary."""
+    return multipliers(spec, n_tokens, trained_length, q_start).to_dict()
 
 
-def sweep_document(loaded: LoadedModel, records: list[dict], specs: Sequence[Spec],
-                   settings: SweepSettings, text: str, source: str) -> dict:
-    """The sweep's JSON: settings, one entry per temperature or schedule (with its multiplier range inside and
+BOOTSTRAP = Bootstrap(resamples=BOOTSTRAP_RESAMPLES, block=BOOTSTRAP_BLOCK, confidence=CONFIDENCE,
+                      method="moving-block bootstrap over the positions of each bucket")
+
+
+def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequence[Spec],
+                   settings: SweepSettings, text: str, source: str) -> SweepDocument:
+    """The sweep's record: settings, one result per temperature or schedule (with its multiplier range inside and
     past the trained length), the best temperature per bucket on the plain model and on each recipe, and the
-    context-length verdict's numbers (verdicts.context; null when the text does not reach past the trained
-    length), which need the passes' per-position NLL that the JSON leaves out."""
-    first = records[0]
-    n_tokens, trained, q_start = first["n_tokens"], first["trained_length"], first["q_start"]
-    document = {
-        "model": loaded.name, "model_facts": loaded.facts(), "text_source": source, "text_sha256": text_digest(text),
-        "n_tokens": first["n_tokens"], "trained_length": first["trained_length"],
-        "beyond_trained": settings.beyond_trained, "bucket_size": settings.bucket_size, "q_start": first["q_start"],
-        "window": settings.window, "buckets": first["buckets"], "distance_bins": first["distance_bins"],
-        "results": [{key: value for key, value in record.items() if key not in PER_DOCUMENT}
-                    | {"multipliers": multiplier_ranges(spec, n_tokens, trained, q_start)}
-                    for record, spec in zip(records, specs, strict=True)],
-        "best": best_per_bucket(records, first["buckets"]),
-        "best_by_rope": best_by_recipe(records, first["buckets"]),
-        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "block": BOOTSTRAP_BLOCK, "confidence": CONFIDENCE,
-                      "method": "moving-block bootstrap over the positions of each bucket"},
-        "seconds": sum(record["seconds"] for record in records),  # compute time of the passes, cached or not
-        "peak_rss_gb": max(record["peak_rss_gb"] for record in records),
-        "kernel": first["kernel"],
-    }
-    document["verdict"] = sweep_verdict(document, {record["label"]: record["position_nll"] for record in records})
-    return document
+    context-length verdict's numbers (verdicts.context; None when the text does not reach past the trained
+    length), which need the passes' per-position NLL that the document leaves out."""
+    first = passes[0]
+    n_tokens, trained, q_start = first.n_tokens, first.trained_length, first.q_start
+    document = SweepDocument(
+        model=loaded.name, model_facts=loaded.facts(), text_source=source, text_sha256=text_digest(text),
+        n_tokens=n_tokens, trained_length=trained, beyond_trained=settings.beyond_trained,
+        bucket_size=settings.bucket_size, q_start=q_start, window=settings.window, buckets=first.buckets,
+        distance_bins=first.result.distance_bins,
+        results=tuple(replace(p.result, multipliers=multipliers(spec, n_tokens, trained, q_start))
+                      for p, spec in zip(passes, specs, strict=True)),
+        best=best_per_bucket(passes, first.buckets), best_by_rope=best_by_recipe(passes, first.buckets),
+        bootstrap=BOOTSTRAP, seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
+        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=first.result.kernel, verdict=None)
+    position_nll = {p.result.label: p.position_nll for p in passes}
+    return replace(document, verdict=sweep_verdict(document, position_nll))
 
 
 def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
           source: str = "text", cache_dir: Path | None = None,
           on_start: Callable[[str, int], None] | None = None,
-          progress: OnProgress | None = None) -> dict:
+          progress: OnProgress | None = None) -> SweepDocument:
     """Check, run (or read from the cache) every pass, and assemble the sweep document."""
     check_sweep(loaded, text, specs, settings)
     records = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
-    return sweep_document(loaded, records, specs, settings, text, source)
+    return sweep_document(loaded, [SweepPass.from_dict(record) for record in records], specs, settings, text, source)

@@ -1,7 +1,7 @@
 """The context-length verdict, in plain words and a few big numbers: of one sweep document
-(model_utils/experiments/sweep.py) or, through verdicts/corpus.py, of a corpus summary. The numbers come from
-verdicts/past.py; sweep_document stores them under the document's "verdict" key, so a page that reads the JSON
-needs no per-position loss. Every saving is "saves" = NLL at T = 1 minus NLL (positive = better).
+(core.records.sweep.SweepDocument) or, through verdicts/corpus.py, of a corpus summary. The numbers come from
+verdicts/past.py; sweep_document stores them as the document's verdict, so a page that reads the file needs no
+per-position loss. Every saving is "saves" = NLL at T = 1 minus NLL (positive = better).
 
 The page's API: `context_verdict(document) -> ContextVerdict | None`; `ContextVerdict.headline()` (at most four
 `Headline`s: the held-out gain with its interval, where the loss breaks, the best recipe's saving, the share of the
@@ -16,7 +16,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
-from model_utils.core.rope import Rope
+from model_utils.core.records import field
+from model_utils.core.records.sweep import SweepDocument, SweepResult
 from model_utils.verdicts.past import (
     FORMAT,
     DocumentFolds,
@@ -32,6 +33,7 @@ PUBLISHED_ENTROPY = ("Published argument (Chiang & Cholak 2022; Nakanishi 2025, 
                      "scores of a fixed spread, attention entropy grows like ln n as the context grows, so attention "
                      "spreads thin; the length schedules multiply the logits by m >= 1 to counter that.")
 SAVES = "saves = NLL at T = 1 minus NLL, positive = better"
+ONE_TEXT = "one model, one text"  # the scope of a sweep's numbers
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,11 +79,11 @@ class ContextVerdict:
 
     @classmethod
     def from_dict(cls, numbers: Mapping) -> ContextVerdict:
-        return cls(**{field.name: numbers[field.name] for field in fields(cls)})
+        return cls(**{item.name: field(numbers, item.name, "context verdict") for item in fields(cls)})
 
     def to_dict(self) -> dict:
-        """The JSON verdict (sweep_document writes it under "verdict")."""
-        return {field.name: getattr(self, field.name) for field in fields(self)}
+        """The JSON verdict (a sweep document's and a corpus summary's verdict)."""
+        return {item.name: getattr(self, item.name) for item in fields(self)}
 
     def headline(self) -> list[Headline]:
         """At most four big numbers: the held-out gain past the trained length with its interval (the oracle,
@@ -388,61 +390,58 @@ def _verb(pair: Sequence[float]) -> str:
     return "rises" if last > first else "falls" if last < first else "stays at"
 
 
-def entropy_with_length(document: dict) -> EntropyTrend | None:
-    """The entropy trend at T = 1 of a sweep document or a corpus summary, to show next to the published argument
-    that entropy grows like ln n; None with fewer than two buckets inside the trained context."""
-    reference = next(r for r in document["results"] if r["temperature"] == 1.0 and r.get("rope") is None)
-    scored = [i for i, nll in enumerate(reference["nll"]) if nll is not None]
+def entropy_with_length(document: SweepDocument) -> EntropyTrend | None:
+    """The entropy trend at T = 1 of a sweep document, to show next to the published argument that entropy grows
+    like ln n; None with fewer than two buckets inside the trained context."""
+    reference = document.reference()
+    scored = [i for i, nll in enumerate(reference.nll) if nll is not None]
     entropy, normalized = (np.asarray(_bucket_statistic(reference, name))[scored]
                            for name in ("entropy", "normalized_entropy"))
-    numbers = entropy_trend(document_scope(document), [document["buckets"][i] for i in scored],
-                            document["trained_length"], entropy, normalized)
+    numbers = entropy_trend(ONE_TEXT, [list(document.buckets[i]) for i in scored], document.trained_length, entropy,
+                            normalized)
     return None if numbers is None else EntropyTrend(**numbers)
 
 
-def _bucket_statistic(result: dict, name: str) -> list[float]:
-    """[bucket] a statistic's mean over layers and heads: from a sweep result's heads or a summary's statistics."""
-    if "heads" in result:
-        return [float(value) for value in np.asarray(result["heads"][name], dtype=np.float64).mean(axis=(1, 2))]
-    return [float(value) for value in result["statistics"][name]]
+def _bucket_statistic(result: SweepResult, name: str) -> np.ndarray:
+    """[bucket] a statistic's mean over layers and heads."""
+    return result.heads[name].mean(axis=(1, 2))
 
 
 def document_scope(document: dict) -> str:
     """'one model, one text' for a sweep, 'N documents' for a corpus summary: said next to every number."""
     corpus = document.get("corpus")
-    return "one model, one text" if corpus is None else corpus_scope(corpus["documents"])
+    return ONE_TEXT if corpus is None else corpus_scope(corpus["documents"])
 
 
 def corpus_scope(documents: int) -> str:
     return f"one model, {documents} document{'s' if documents != 1 else ''}"
 
 
-def sweep_data(document: dict, position_nll: Mapping[str, Sequence[float]] | None = None,
+def sweep_data(document: SweepDocument, position_nll: Mapping[str, Sequence[float]] | None = None,
                seed: int = SEED) -> PastData:
     """A sweep document as the verdict reads it; with each view's per-position NLL (label -> [n - 1]) its resamples
     are alternating blocks of positions (held-out gains and intervals), without it the bucket means alone."""
-    reference = next(r for r in document["results"] if r["temperature"] == 1.0 and r.get("rope") is None)
-    scored = [i for i, nll in enumerate(reference["nll"]) if nll is not None]
-    buckets = [document["buckets"][i] for i in scored]
-    n = document["n_tokens"]
+    scored = [i for i, nll in enumerate(document.reference().nll) if nll is not None]
+    buckets = [list(document.buckets[i]) for i in scored]
+    n = document.n_tokens
     weights = np.array([max(0, min(stop, n - 1) - start) for start, stop in buckets], dtype=np.float64)
-    results = document["results"]
-    nll = np.array([[result["nll"][i] for i in scored] for result in results], dtype=np.float64)
+    results = document.results
+    nll = np.array([[result.nll[i] for i in scored] for result in results], dtype=np.float64)
     names = [name for name in ("entropy", "normalized_entropy", "sink_mass", "untrained_mass")
-             if all(name in result.get("heads", {}) for result in results)]
-    statistics = {name: np.array([np.asarray(_bucket_statistic(result, name))[scored] for result in results])
-                  for name in names}
-    past = [i for i, (start, _) in enumerate(buckets) if start >= document["trained_length"]]
+             if all(name in result.heads for result in results)]
+    statistics = {name: np.array([_bucket_statistic(result, name)[scored] for result in results]) for name in names}
+    past = [i for i, (start, _) in enumerate(buckets) if start >= document.trained_length]
     if position_nll is None:
         resamples = DocumentFolds(sums=(nll * weights)[None][:, :, past], counts=weights[past][None],
                                   weights=np.ones((1, 1)), bootstrap="none",
                                   missing="this file carries no per-position losses (rerun the sweep)")
     else:
-        resamples = position_folds(position_nll, [result["label"] for result in results],
+        resamples = position_folds(position_nll, [result.label for result in results],
                                    [buckets[i] for i in past], n, seed)
-    return PastData(scope=document_scope(document), trained_length=document["trained_length"], buckets=buckets,
+    return PastData(scope=ONE_TEXT, trained_length=document.trained_length, buckets=buckets,
                     weights=weights, views=[_view_info(result) for result in results], nll=nll,
-                    statistics=statistics, reported_best=document.get("best", []), resamples=resamples)
+                    statistics=statistics, reported_best=[entry.to_dict() for entry in document.best],
+                    resamples=resamples)
 
 
 def position_folds(position_nll: Mapping[str, Sequence[float]], labels: list[str], buckets: list[list[int]],
@@ -457,14 +456,12 @@ def position_folds(position_nll: Mapping[str, Sequence[float]], labels: list[str
                          counts=np.array([counts for _, counts in folds]), block=BOOTSTRAP_BLOCK)
 
 
-def _view_info(result: dict) -> ViewInfo:
-    rope = result.get("rope")
-    return ViewInfo(label=result["label"], temperature=result["temperature"], schedule=result["schedule"],
-                    rope=None if rope is None else Rope(rope["recipe"], rope["factor"]),
-                    multipliers=result.get("multipliers"))
+def _view_info(result: SweepResult) -> ViewInfo:
+    return ViewInfo(label=result.label, temperature=result.temperature, schedule=result.schedule, rope=result.rope,
+                    multipliers=None if result.multipliers is None else result.multipliers.to_dict())
 
 
-def sweep_verdict(document: dict, position_nll: Mapping[str, Sequence[float]] | None = None,
+def sweep_verdict(document: SweepDocument, position_nll: Mapping[str, Sequence[float]] | None = None,
                   seed: int = SEED) -> dict | None:
     """The verdict's numbers of a sweep document (ContextVerdict.to_dict()), or None when the text does not reach
     past the trained length with a bucket that has a loss (the last token alone predicts nothing), or no bucket
@@ -472,10 +469,10 @@ def sweep_verdict(document: dict, position_nll: Mapping[str, Sequence[float]] | 
     return length_numbers(sweep_data(document, position_nll, seed))
 
 
-def context_verdict(document: dict) -> ContextVerdict | None:
-    """The verdict of a sweep document: the numbers sweep_document stored with it, or, for a document without
-    them (or with those of an older format), what its bucket means alone give (no held-out gain, no intervals)."""
-    stored = document.get("verdict", {})
+def context_verdict(document: SweepDocument) -> ContextVerdict | None:
+    """The verdict of a sweep document: the numbers sweep_document stored with it, or, for numbers of an older
+    verdict format, what its bucket means alone give (no held-out gain, no intervals)."""
+    stored = document.verdict
     if stored is None:
         return None
     if stored.get("format") == FORMAT:

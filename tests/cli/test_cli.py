@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from model_utils.__main__ import main
+from model_utils.core.records.sweep import FORMAT, SweepDocument
 from tests.support import SAMPLE_TEXT
 
 
@@ -195,29 +196,30 @@ def test_sweep_writes_the_documented_json(capsys, tmp_path):
                        "--schedule", "qwen-logn:trained", "--json", str(tmp_path / "sweep.json"), "--cache-dir",
                        str(tmp_path / "cache"))
     assert code == 0, err
-    document = json.loads((tmp_path / "sweep.json").read_text())
-    assert {"model", "n_tokens", "trained_length", "beyond_trained", "bucket_size", "q_start", "buckets", "results",
-            "best", "distance_bins"} <= set(document)
-    assert document["buckets"] == [[1, 512], [512, 1024], [1024, 1500]] and document["trained_length"] == 1024
-    labels = [result["label"] for result in document["results"]]
+    written = json.loads((tmp_path / "sweep.json").read_text())
+    assert written["format"] == FORMAT
+    document = SweepDocument.from_dict(written)
+    assert document.buckets == ((1, 512), (512, 1024), (1024, 1500)) and document.trained_length == 1024
+    assert document.beyond_trained and document.q_start == 1 and document.n_tokens == 1500
+    labels = [result.label for result in document.results]
     assert labels == ["T=0.8", "T=1", "T=1.25", "qwen-logn (train_length=1024)"]
-    result = document["results"][0]
-    assert {"label", "temperature", "schedule", "nll", "heads", "distance_profile", "distance_bins"} <= set(result)
-    assert len(result["nll"]) == 3 and len(result["heads"]["entropy"]) == 3
-    assert len(result["heads"]["entropy"][0]) == 3 and len(result["heads"]["entropy"][0][0]) == 4  # layers, heads
-    assert len(result["distance_profile"][0]) == len(document["distance_bins"]) - 1
-    assert [entry["bucket"] for entry in document["best"]] == document["buckets"]
-    for entry in document["best"]:
-        assert entry["nll"] <= entry["nll_at_1"] and entry["temperature"] in (0.8, 1.0, 1.25)
-        low, high = entry["temperature_interval"]
-        assert low <= entry["temperature"] <= high or low <= high
+    result = document.results[0]
+    assert result.temperature == 0.8 and result.schedule is None and result.rope is None
+    assert len(result.nll) == 3 and result.heads["entropy"].shape == (3, 3, 4)  # buckets, layers, heads
+    assert result.distance_profile.shape[1] == len(document.distance_bins) - 1
+    assert [entry.bucket for entry in document.best] == list(document.buckets)
+    for entry in document.best:
+        assert entry.nll <= entry.nll_at_1 and entry.temperature in (0.8, 1.0, 1.25)
+        low, high = entry.temperature_interval
+        assert low <= entry.temperature <= high or low <= high
+    assert document.run.command.startswith("python -m model_utils ") and document.run.wall_seconds >= 0
     again, _, _ = run(capsys, "sweep", "--model", "tiny-random", "--builtin", "long", "--max-tokens", "1500",
                       "--beyond-trained", "--bucket-size", "512", "--temperatures", "0.8", "1", "1.25",
                       "--schedule", "qwen-logn:trained", "--json", str(tmp_path / "again.json"), "--cache-dir",
                       str(tmp_path / "cache"))
     repeated = json.loads((tmp_path / "again.json").read_text())
     assert again == 0 and {k: v for k, v in repeated.items() if k != "run"} == {
-        k: v for k, v in document.items() if k != "run"}  # the cached rerun reproduces it
+        k: v for k, v in written.items() if k != "run"}  # the cached rerun reproduces it
 
 
 @pytest.mark.parametrize("module", ["model_utils.__main__", "components.serving.cache"])  # the command line, the server

@@ -62,15 +62,16 @@ def test_the_committed_sweep_reproduces_on_its_first_buckets(bundled):
     are those of a 2,048-token run, so its first two buckets must come out the same today."""
     import json
 
+    from model_utils.core.records.sweep import SweepDocument
     from model_utils.experiments.texts import builtin_text, text_digest
 
-    document = json.loads((ROOT / "assets/sweeps/bundled-16k.json").read_text())
-    assert document["text_sha256"] == text_digest(builtin_text("long"))
+    document = SweepDocument.from_dict(json.loads((ROOT / "assets/sweeps/bundled-16k.json").read_text()))
+    assert document.text_sha256 == text_digest(builtin_text("long"))
     # 2,049 tokens: position 2,047 then has its next token, as in the long run
-    fresh = analyze(bundled, builtin_text("long"), temperatures=[1.0, 1.5], window=document["window"], max_tokens=2049,
-                    bucket_size=document["bucket_size"], q_start=document["q_start"])
+    fresh = analyze(bundled, builtin_text("long"), temperatures=[1.0, 1.5], window=document.window, max_tokens=2049,
+                    bucket_size=document.bucket_size, q_start=document.q_start)
     for result in fresh.results:
-        committed = next(r for r in document["results"] if r["label"] == result.label)
-        np.testing.assert_allclose(result.bucket_nll[:2], committed["nll"][:2], atol=1e-4)
-        np.testing.assert_allclose(result.bucket_heads["distant_mass"][:2], committed["heads"]["distant_mass"][:2],
+        committed = next(r for r in document.results if r.label == result.label)
+        np.testing.assert_allclose(result.bucket_nll[:2], committed.nll[:2], atol=1e-4)
+        np.testing.assert_allclose(result.bucket_heads["distant_mass"][:2], committed.heads["distant_mass"][:2],
                                    atol=1e-4)

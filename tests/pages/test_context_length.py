@@ -17,6 +17,7 @@ from components.present.text import plain
 from components.serving import settings
 from components.serving.cache import cached_sweep
 from model_utils import Schedule
+from model_utils.core.records.sweep import SweepDocument, SweepResult
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.core.views import View
@@ -112,11 +113,11 @@ def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, d
     assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
     # the charts draw the document's numbers
     nll = traces(chart(at, "context_nll"), "scatter")
-    assert [trace["name"] for trace in nll] == [result["label"] for result in document["results"]]
-    for trace, result in zip(nll, document["results"], strict=True):
-        np.testing.assert_allclose(array(trace["y"]).astype(float), result["nll"])
+    assert [trace["name"] for trace in nll] == [result.label for result in document.results]
+    for trace, result in zip(nll, document.results, strict=True):
+        np.testing.assert_allclose(array(trace["y"]).astype(float), result.nll)
     best = traces(chart(at, "context_best"), "scatter")[0]
-    np.testing.assert_array_equal(array(best["y"]), [entry["temperature"] for entry in document["best"]])
+    np.testing.assert_array_equal(array(best["y"]), [entry.temperature for entry in document.best])
     caption = next(c.value for c in at.caption if c.value.startswith("tiny\\-random on 2,048 tokens"))
     assert "trained length 1,024" in caption and "8 buckets" in caption
 
@@ -133,8 +134,8 @@ def test_the_view_is_in_the_link(tiny_env, document):
     assert at.selectbox(key="context_statistic").value == "distant_mass"
     assert at.selectbox(key="context_compare").value == "T=0.8"
     drawn = [array(trace["y"]).astype(float) for trace in traces(chart(at, "context_statistic_chart"), "scatter")]
-    for series, result in zip(drawn, document["results"], strict=True):
-        expected = np.asarray(result["heads"]["distant_mass"])[:, 1].mean(axis=1)  # layer 1, mean of its heads
+    for series, result in zip(drawn, document.results, strict=True):
+        expected = result.heads["distant_mass"][:, 1].mean(axis=1)  # layer 1, mean of its heads
         np.testing.assert_allclose(series, expected, rtol=1e-6)
     titles = [a["text"] for a in chart(at, "context_distance")["layout"]["annotations"]]
     assert titles[:2] == ["T=1", "T=0.8"]
@@ -166,17 +167,17 @@ def test_without_a_committed_sweep_the_page_says_where_it_would_be(tiny_env, tmp
 @pytest.mark.skipif(not COMMITTED.is_file(), reason=f"{COMMITTED} is not committed yet (make sweep writes it)")
 def test_the_committed_bundled_sweep_loads_and_renders_in_time(tiny_env, runs):
     tiny_env.setattr(settings, "CONTEXT_SWEEP", COMMITTED)
-    document = json.loads(COMMITTED.read_text())
+    document = SweepDocument.from_dict(json.loads(COMMITTED.read_text()))
     at, seconds = open_page()
     assert_clean(at)
     assert seconds < OPEN_SECONDS, f"the page took {seconds:.2f} s to open on {COMMITTED.name}"
     assert runs == {"sweeps": 0, "passes": 0}
     for key in POSITION_CHARTS:
-        assert set(trained_line_positions(chart(at, key))) == {document["trained_length"]}, key
+        assert set(trained_line_positions(chart(at, key))) == {document.trained_length}, key
     verdict = context_verdict(document)
     if verdict is not None:
         assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
-    recipes = list(dict.fromkeys(label.split(" + ")[0] for label in (r["label"] for r in document["results"])
+    recipes = list(dict.fromkeys(label.split(" + ")[0] for label in (r.label for r in document.results)
                                  if " + " in label))
     if recipes:  # the main figure: T = 1, the best T per bucket and each recipe at T = 1
         lines = [trace["name"] for trace in traces(chart(at, "context_nll"), "scatter")]
@@ -213,9 +214,9 @@ def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
     assert runs["passes"] == 4  # the same passes, from the page's pass cache: the page ran what it said
     caption = next(c.value for c in at.caption if c.value.startswith("tiny\\-random on 1,536 tokens"))
     assert "trained length 1,024" in caption
-    for trace, result in zip(traces(chart(at, "context_nll"), "scatter"), expected["results"], strict=True):
-        assert trace["name"] == result["label"]
-        np.testing.assert_allclose(array(trace["y"]).astype(float), result["nll"])
+    for trace, result in zip(traces(chart(at, "context_nll"), "scatter"), expected.results, strict=True):
+        assert trace["name"] == result.label
+        np.testing.assert_allclose(array(trace["y"]).astype(float), result.nll)
     assert verdict_lines(at) == [plain(sentence) for sentence in context_verdict(expected).sentences()]
 
     at.selectbox(key="context_layer").set_value(0).run()  # a re-draw of the run: from the cache
@@ -367,8 +368,8 @@ def recipe_env(tiny_env, tiny_recipe_sweep_file):
     return tiny_env
 
 
-def by_label(document: dict) -> dict[str, dict]:
-    return {result["label"]: result for result in document["results"]}
+def by_label(document: SweepDocument) -> dict[str, SweepResult]:
+    return {result.label: result for result in document.results}
 
 
 def line_names(figure: dict) -> list[str]:
@@ -387,15 +388,15 @@ def test_the_main_figure_draws_t1_the_best_t_and_each_recipe_at_t1(recipe_env, r
     lines = traces(figure, "scatter")
     results = by_label(recipe_document)
     for trace in lines[:1] + lines[2:]:
-        np.testing.assert_allclose(array(trace["y"]).astype(float), results[trace["name"]]["nll"])
-    best = recipe_document["best"]
-    assert [entry["bucket"] for entry in best] == recipe_document["buckets"]
-    np.testing.assert_allclose(array(lines[1]["y"]).astype(float), [entry["nll"] for entry in best])
+        np.testing.assert_allclose(array(trace["y"]).astype(float), results[trace["name"]].nll)
+    best = recipe_document.best
+    assert [entry.bucket for entry in best] == list(recipe_document.buckets)
+    np.testing.assert_allclose(array(lines[1]["y"]).astype(float), [entry.nll for entry in best])
     assert lines[1]["line"]["dash"] == "dot" and lines[1]["line"]["color"] == "#000000"
     # the best T of each bucket is the lowest of the constant temperatures on the model's own positions
     # (two computations of one mean: the best's from the per-position NLL the document stores to 5 decimals, the
     # results' from the engine's float32 values, so they agree to that rounding, 5e-6, not to float64's 1e-7)
-    own = np.array([results[f"T={t:g}"]["nll"] for t in (0.8, 1, 1.25)])
+    own = np.array([results[f"T={t:g}"].nll for t in (0.8, 1, 1.25)])
     np.testing.assert_allclose(array(lines[1]["y"]).astype(float), own.min(axis=0), rtol=0, atol=5e-6)
     # one colour per recipe, none of them a temperature's
     colours = [trace["line"]["color"] for trace in lines[2:]]
@@ -416,7 +417,7 @@ def test_the_lines_choice_draws_a_recipes_passes_next_to_the_plain_t1_and_stays_
     assert styles["yarn-rope (s=2) + T=1"]["dash"] == "solid"
     assert at.query_params["lines"] == "yarn-rope (s=2)"
     at.selectbox(key="context_lines").set_value(OWN).run()
-    assert line_names(chart(at, "context_nll")) == [r["label"] for r in recipe_document["results"] if r["rope"] is None]
+    assert line_names(chart(at, "context_nll")) == [r.label for r in recipe_document.results if r.rope is None]
 
     linked, _ = open_page({"lines": "linear (s=2)", "best_on": "nonsense"})
     assert_clean(linked)
@@ -428,15 +429,15 @@ def test_the_best_temperature_can_be_read_on_each_recipe_against_its_own_t1(reci
     at, _ = open_page()
     assert at.selectbox(key="context_best_on").options == [OWN, "yarn-rope (s=2)"]  # the recipes of best_by_rope
     plain_best = traces(chart(at, "context_best"), "scatter")[0]
-    np.testing.assert_array_equal(array(plain_best["y"]), [e["temperature"] for e in recipe_document["best"]])
+    np.testing.assert_array_equal(array(plain_best["y"]), [e.temperature for e in recipe_document.best])
     assert list(chart(at, "context_best")["layout"]["yaxis"]["tickvals"]) == [0.8, 1, 1.25]
 
     at.selectbox(key="context_best_on").set_value("yarn-rope (s=2)").run()
     assert_clean(at)
     figure = chart(at, "context_best")
-    entries = recipe_document["best_by_rope"]["yarn-rope (s=2)"]
+    entries = recipe_document.best_by_rope[Rope("yarn-rope", 2.0)]
     points = traces(figure, "scatter")[0]
-    np.testing.assert_array_equal(array(points["y"]), [entry["temperature"] for entry in entries])
+    np.testing.assert_array_equal(array(points["y"]), [entry.temperature for entry in entries])
     assert list(figure["layout"]["yaxis"]["tickvals"]) == [0.9, 1, 1.1]  # the temperatures run on that recipe
     assert figure["layout"]["title"]["text"] == "This text, on yarn-rope (s=2)"
     assert any("against yarn\\-rope \\(s=2\\) at T = 1" in c.value for c in at.caption)
@@ -448,11 +449,10 @@ def test_the_untrained_distance_mass_is_shown_for_every_pass_and_is_a_statistic(
     assert STATISTIC_LABELS["untrained_mass"] in at.selectbox(key="context_statistic").options
     heatmap = chart(at, "context_untrained")
     (cells,) = traces(heatmap, "heatmap")
-    assert list(cells["y"]) == [result["label"] for result in recipe_document["results"]]  # every pass, in order
-    expected = np.array([np.asarray(result["heads"]["untrained_mass"]).mean(axis=(1, 2))
-                         for result in recipe_document["results"]])
+    assert list(cells["y"]) == [result.label for result in recipe_document.results]  # every pass, in order
+    expected = np.array([result.heads["untrained_mass"].mean(axis=(1, 2)) for result in recipe_document.results])
     np.testing.assert_allclose(array(cells["z"]).astype(float), expected, rtol=1e-6)
-    inside = [index for index, (_, stop) in enumerate(recipe_document["buckets"]) if stop <= 1024]
+    inside = [index for index, (_, stop) in enumerate(recipe_document.buckets) if stop <= 1024]
     assert np.all(expected[:, inside] == 0) and np.all(expected[:, len(inside):] > 0)  # 0 by definition inside
     assert trained_line_positions(heatmap) == [1024]
     assert any("at least 1,024 tokens back" in c.value for c in at.caption)
@@ -466,11 +466,11 @@ def test_the_untrained_distance_mass_is_shown_for_every_pass_and_is_a_statistic(
                                                   "yarn-rope (s=2) + T=1.1"]
     results = by_label(recipe_document)
     for trace in lines:
-        layer_two = np.asarray(results[trace["name"]]["heads"]["untrained_mass"])[:, 2].mean(axis=1)
+        layer_two = results[trace["name"]].heads["untrained_mass"][:, 2].mean(axis=1)
         np.testing.assert_allclose(array(trace["y"]).astype(float), layer_two, rtol=1e-6)
     (cells,) = traces(chart(at, "context_untrained"), "heatmap")  # the heatmap follows the layer too
     np.testing.assert_allclose(array(cells["z"]).astype(float)[0],
-                               np.asarray(recipe_document["results"][0]["heads"]["untrained_mass"])[:, 2].mean(axis=1),
+                               recipe_document.results[0].heads["untrained_mass"][:, 2].mean(axis=1),
                                rtol=1e-6)
 
 
@@ -478,12 +478,12 @@ def test_the_distance_heatmap_compares_t1_with_any_pass_a_recipe_first(recipe_en
     at, _ = open_page()
     compare = at.selectbox(key="context_compare")
     assert compare.value == "yarn (s=2) + T=1"
-    assert compare.options == [r["label"] for r in recipe_document["results"] if r["label"] != "T=1"]
+    assert compare.options == [r.label for r in recipe_document.results if r.label != "T=1"]
     compare.set_value("yarn-rope (s=2) + T=1.1").run()
     assert_clean(at)
     _, right = traces(chart(at, "context_distance"), "heatmap")
     np.testing.assert_allclose(array(right["z"]).astype(float),
-                               np.asarray(by_label(recipe_document)["yarn-rope (s=2) + T=1.1"]["distance_profile"]).T)
+                               by_label(recipe_document)["yarn-rope (s=2) + T=1.1"].distance_profile.T)
 
 
 def page_order(node) -> list[str]:
@@ -571,7 +571,7 @@ def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
                      cache_dir=settings.SWEEP_PASSES)
     assert runs["passes"] == 4  # the same passes, from the page's cache
     drawn = {trace["name"]: array(trace["y"]).astype(float) for trace in traces(chart(at, "context_nll"), "scatter")}
-    np.testing.assert_allclose(drawn["yarn-rope (s=2) + T=1"], by_label(expected)["yarn-rope (s=2) + T=1"]["nll"])
+    np.testing.assert_allclose(drawn["yarn-rope (s=2) + T=1"], by_label(expected)["yarn-rope (s=2) + T=1"].nll)
     said = plain("and 2 passes on RoPE recipes (yarn-rope (s=2) + T=0.8, yarn-rope (s=2) + T=1)")
     assert any(said in caption.value for caption in at.caption)
 

@@ -31,6 +31,7 @@ from components.present.figures import (
     schedule_figure,
     weight_bars,
 )
+from model_utils.core.records.sweep import BestEntry
 from model_utils.core.schedules import Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature
 from model_utils.core.statistics import STATISTIC_LABELS, distance_bins, mass_by_distance
@@ -627,11 +628,11 @@ def test_distance_heatmaps_share_one_scale_and_span_each_buckets_positions():
 
 
 def test_best_temperatures_draw_the_interval_as_error_bars_around_the_best():
-    best = [{"bucket": bucket, "temperature": t, "temperature_interval": interval, "saved": 0.01 * i,
-             "saved_interval": [0.0, 0.02 * i]}
+    best = [BestEntry(bucket=tuple(bucket), temperature=t, nll=2.0, nll_at_1=2.0 + 0.01 * i,
+                      temperature_interval=interval, saved=0.01 * i, saved_interval=(0.0, 0.02 * i), positions=256)
             for i, (bucket, t, interval) in enumerate(zip(BUCKETS, [1.0, 1.25, 1.25, 0.8, 0.8],
-                                                          [[0.8, 1.25], [1.0, 1.25], [1.25, 1.25], [0.8, 1.0],
-                                                           [0.8, 0.8]], strict=True))]
+                                                          [(0.8, 1.25), (1.0, 1.25), (1.25, 1.25), (0.8, 1.0),
+                                                           (0.8, 0.8)], strict=True))]
     fig = figures.best_temperatures(BUCKETS, best, [0.8, 1.0, 1.25], 1024)
     (points,) = fig.data
     np.testing.assert_array_equal(points.y, [1.0, 1.25, 1.25, 0.8, 0.8])

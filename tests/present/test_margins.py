@@ -19,6 +19,7 @@ from components.present.margins import (
     linear_labels,
     text_px,
 )
+from model_utils.core.records.sweep import BestEntry
 from model_utils.core.schedules import Schedule
 
 
@@ -110,7 +111,8 @@ def every_figure(width):
     rng = np.random.default_rng(1)
     maps = [np.tril(rng.random((6, 6))) for _ in range(2)]
     buckets = [[0, 4], [4, 8]]
-    best = [{"temperature": 1.0, "temperature_interval": [0.9, 1.1], "saved": 0.0, "saved_interval": [0.0, 0.1]}] * 2
+    best = [BestEntry(bucket=(0, 4), temperature=1.0, nll=2.0, nll_at_1=2.0, saved=0.0,
+                      temperature_interval=(0.9, 1.1), saved_interval=(0.0, 0.1), positions=4)] * 2
     edges = np.array([0, 1, 2, 4, 8])
     return {
         "weight_bars": figures.weight_bars([1.0, 2.0, 0.5], [1.0, 2.0], width=width),

@@ -1,21 +1,22 @@
-"""Reading a sweep document or a corpus summary into what the figures draw and the CSV holds (present/sweep_data.py),
-and the context-length captions that follow the numbers."""
+"""Reading a sweep document (its record) or a corpus summary into what the figures draw and the CSV holds
+(present/sweep_data.py), and the context-length captions that follow the numbers."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
 from components.present import captions, sweep_data
 from components.widgets.downloads import rows_csv
+from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS
-from model_utils.verdicts.context import context_verdict
 
 
 def test_statistics_by_bucket_are_means_of_heads_and_geometric_for_the_ratio(document):
-    result = document["results"][1]
-    heads = {name: np.asarray(result["heads"][name]) for name in STATISTICS}  # [bucket, layer, head]
+    result = document.results[1]
+    heads = {name: np.asarray(result.heads[name]) for name in STATISTICS}  # [bucket, layer, head]
     np.testing.assert_allclose(sweep_data.statistic_by_bucket(result, "sink_mass"),
                                heads["sink_mass"].mean(axis=(1, 2)))
     np.testing.assert_allclose(sweep_data.statistic_by_bucket(result, "entropy", layer=2),
@@ -29,18 +30,19 @@ def test_statistics_by_bucket_are_means_of_heads_and_geometric_for_the_ratio(doc
 
 
 def test_distance_profile_by_bucket_is_the_layer_mean_or_one_layer(document):
-    result = document["results"][0]
-    layers = np.asarray(result["distance_profile_layers"])
+    result = document.results[0]
+    layers = np.asarray(result.distance_profile_layers)
+    assert layers.shape == (8, 3, 12)  # [bucket, layer, distance bin]
     np.testing.assert_allclose(sweep_data.distance_by_bucket(result), layers.mean(axis=1), atol=2e-6)
     np.testing.assert_array_equal(sweep_data.distance_by_bucket(result, 1), layers[:, 1])
 
 
 def test_csv_rows_are_one_per_bucket_and_result(document):
     rows = sweep_data.sweep_rows(document)
-    assert len(rows) == len(document["buckets"]) * len(document["results"])
-    first = rows[len(document["results"]) + 1]  # bucket 1, the second result (T = 1)
+    assert len(rows) == len(document.buckets) * len(document.results)
+    first = rows[len(document.results) + 1]  # bucket 1, the second result (T = 1)
     assert (first["bucket_start"], first["bucket_stop"], first["label"]) == (256, 512, "T=1")
-    assert first["nll"] == document["results"][1]["nll"][1]
+    assert first["nll"] == document.results[1].nll[1]
     text = rows_csv(rows)
     header = text.splitlines()[0].split(",")
     assert header == ["bucket_start", "bucket_stop", "label", "temperature", "schedule", "rope", "nll", *STATISTICS]
@@ -49,7 +51,9 @@ def test_csv_rows_are_one_per_bucket_and_result(document):
 
 def test_identical_results_are_found_from_the_numbers(document):
     # anchored at the same length, SSMax (s = 1 / ln L) is exactly log-n with base L: identical passes
-    assert sweep_data.identical_results(document["results"]) == [["ssmax (train_length=1024)", "logn (base=1024)"]]
+    for numbers in ("nll", "heads"):
+        assert sweep_data.identical_results(document.results, numbers) == [["ssmax (train_length=1024)",
+                                                                           "logn (base=1024)"]]
     assert captions.identical_lines([["a", "b"], ["c", "d", "e"]]) == (
         "Identical numbers, so one line hides the other: a and b; c, d and e.")
     assert captions.identical_lines([]) is None
@@ -83,46 +87,47 @@ def test_budget_and_no_verdict_wording_follow_the_numbers(document):
         "Ask for at most 4,096 tokens, or fewer temperatures or schedules. That is not past the model's trained "
         "length of 8,192: with 4 passes this server cannot run past it.")
     assert "cannot run past" not in captions.sweep_over_budget(4096, 8, 0, 16384, trained_length=1024)
-    short = document | {"n_tokens": 1000, "buckets": [[1, 256], [256, 512], [512, 768], [768, 1000]]}
+    short = replace(document, n_tokens=1000, buckets=((1, 256), (256, 512), (512, 768), (768, 1000)))
     assert "ends at 1,000 tokens, within the trained length of 1,024" in captions.no_context_verdict(short)
-    wide = document | {"bucket_size": 2048, "buckets": [[1, 2048]]}
+    wide = replace(document, bucket_size=2048, buckets=((1, 2048),))
     assert "no bucket of 2,048 positions lies wholly past the trained length" in captions.no_context_verdict(wide)
     assert sweep_data.past_bucket_without_loss(document) is None
 
 
-def test_the_cached_form_with_arrays_reads_as_the_json_does(document):
-    """The page caches the committed sweep with its big tables as arrays: verdict, rows and groups are the same."""
-    import copy
-
-    arrays = sweep_data.with_arrays(copy.deepcopy(document))
-    assert isinstance(arrays["results"][0]["heads"]["entropy"], np.ndarray)
-    assert arrays["results"][0]["distance_profile_layers"].shape == (8, 3, 12)  # [bucket, layer, distance bin]
-    assert context_verdict(arrays).sentences() == context_verdict(document).sentences()
-    assert sweep_data.sweep_rows(arrays) == sweep_data.sweep_rows(document)
-    for key in ("nll", "heads"):
-        assert sweep_data.identical_results(arrays["results"], key) == sweep_data.identical_results(
-            document["results"], key) == [["ssmax (train_length=1024)", "logn (base=1024)"]]
-    summary = {"results": [{"label": "T=1", "nll": [2.0], "nll_interval": [[1.9, 2.1]]}]}
-    assert sweep_data.with_arrays(copy.deepcopy(summary)) == summary  # a corpus summary has no tables to convert
+def test_a_corpus_summary_reads_with_the_attributes_of_a_sweep(summary_file):
+    """corpus_lines: the summary's results, buckets, best and bootstrap as the shared functions read them."""
+    summary = json.loads(summary_file.read_text())
+    lines = sweep_data.corpus_lines(summary)
+    assert [result.label for result in lines.results] == [result["label"] for result in summary["results"]]
+    assert all(result.recipe is None for result in lines.results)  # the tiny corpus ran no recipe
+    assert sweep_data.reference_result(lines).label == "T=1"
+    assert sweep_data.constant_temperatures(lines) == [0.8, 1.0, 1.25]
+    np.testing.assert_allclose(sweep_data.best_nll_by_bucket(lines), [entry["nll"] for entry in summary["best"]])
+    low, high = sweep_data.summary_intervals(lines.results[1])
+    assert np.all(low <= np.asarray(summary["results"][1]["nll"])) and np.all(np.asarray(
+        summary["results"][1]["nll"]) <= high)
+    said = captions.best_caption(lines)
+    assert "over 1,000 resamples (documents resampled" in said and "blocks of" not in said
 
 
 # --- RoPE recipes ----------------------------------------------------------------------------------------------
 
 
-def test_a_results_recipe_is_its_label_whether_applied_or_summarised(recipe_document):
-    labels = [sweep_data.recipe_of(result) for result in recipe_document["results"]]
-    assert labels[:8] == [None] * 8  # three temperatures and five schedules on the model's own positions
-    assert labels[8:] == ["yarn (s=2)"] + ["yarn-rope (s=2)"] * 3 + ["linear (s=2)"]
-    assert sweep_data.recipe_of({"rope": "dynamic (s=4)"}) == "dynamic (s=4)"  # a tune summary carries the label
+def test_a_results_recipe_is_a_rope_and_its_label_the_ropes(recipe_document):
+    ropes = [result.rope for result in recipe_document.results]
+    assert ropes[:8] == [None] * 8  # three temperatures and five schedules on the model's own positions
+    assert ropes[8:] == [Rope("yarn", 2.0)] + [Rope("yarn-rope", 2.0)] * 3 + [Rope("linear", 2.0)]
+    assert [result.recipe for result in recipe_document.results] == [None if rope is None else rope.label
+                                                                    for rope in ropes]
     assert sweep_data.recipes(recipe_document) == ["yarn (s=2)", "yarn-rope (s=2)", "linear (s=2)"]
     assert sweep_data.constant_temperatures(recipe_document) == [0.8, 1.0, 1.25]
     assert sweep_data.constant_temperatures(recipe_document, "yarn-rope (s=2)") == [0.9, 1.0, 1.1]
     # T = 1 on the model's own positions is the reference, not a recipe's T = 1
-    assert sweep_data.reference_result(recipe_document)["label"] == "T=1"
+    assert sweep_data.reference_result(recipe_document).label == recipe_document.reference().label == "T=1"
 
 
 def test_line_groups_put_the_main_comparison_first_then_own_positions_then_each_recipe(recipe_document, document):
-    labels = [result["label"] for result in recipe_document["results"]]
+    labels = [result.label for result in recipe_document.results]
     groups = {name: [labels[i] for i in indices] for name, indices in sweep_data.line_groups(recipe_document).items()}
     assert list(groups) == [sweep_data.MAIN_LINES, sweep_data.OWN_POSITIONS, "yarn (s=2)", "yarn-rope (s=2)",
                             "linear (s=2)"]
@@ -133,18 +138,20 @@ def test_line_groups_put_the_main_comparison_first_then_own_positions_then_each_
     # without recipes there is only the model's own positions
     assert list(sweep_data.line_groups(document)) == [sweep_data.OWN_POSITIONS]
     # a recipe run without T = 1 shows its first pass in the main comparison
-    no_one = {"results": [{"label": "T=1", "temperature": 1.0, "rope": None},
-                          {"label": "linear (s=4) + T=1.1", "temperature": 1.1, "rope": "linear (s=4)"}]}
+    linear = replace(recipe_document.results[-1], label="linear (s=4) + T=1.1", temperature=1.1,
+                     rope=Rope("linear", 4.0))
+    no_one = replace(recipe_document, results=(recipe_document.results[1], linear))
     assert sweep_data.line_groups(no_one)[sweep_data.MAIN_LINES] == [0, 1]
 
 
 def test_the_best_line_is_each_buckets_best_nll_on_its_positions(recipe_document):
     best = sweep_data.best_nll_by_bucket(recipe_document)
-    np.testing.assert_allclose(best, [entry["nll"] for entry in recipe_document["best"]])
+    np.testing.assert_allclose(best, [entry.nll for entry in recipe_document.best])
     on_recipe = sweep_data.best_nll_by_bucket(recipe_document, "yarn-rope (s=2)")
-    np.testing.assert_allclose(on_recipe, [e["nll"] for e in recipe_document["best_by_rope"]["yarn-rope (s=2)"]])
-    assert sweep_data.best_entries(recipe_document, "linear (s=2)") == []  # one temperature only: no best
-    partial = recipe_document | {"best": recipe_document["best"][1:]}
+    np.testing.assert_allclose(on_recipe, [e.nll for e in recipe_document.best_by_rope[Rope("yarn-rope", 2.0)]])
+    assert sweep_data.best_recipes(recipe_document) == ["yarn-rope (s=2)"]
+    assert sweep_data.best_entries(recipe_document, "linear (s=2)") == ()  # one temperature only: no best
+    partial = replace(recipe_document, best=recipe_document.best[1:])
     assert np.isnan(sweep_data.best_nll_by_bucket(partial)[0])  # a bucket without an entry draws no point
 
 
@@ -154,17 +161,16 @@ def test_the_distance_profile_opens_on_the_first_recipe(recipe_document):
 
 def test_csv_rows_name_each_passes_recipe(recipe_document):
     rows = sweep_data.sweep_rows(recipe_document)
-    first_bucket = rows[: len(recipe_document["results"])]
-    assert [row["rope"] for row in first_bucket] == [sweep_data.recipe_of(r) for r in recipe_document["results"]]
+    first_bucket = rows[: len(recipe_document.results)]
+    assert [row["rope"] for row in first_bucket] == [None] * 8 + ["yarn (s=2)"] + ["yarn-rope (s=2)"] * 3 + [
+        "linear (s=2)"]
     assert "untrained_mass" in first_bucket[0]
 
 
 def test_an_older_sweep_without_a_statistic_offers_only_what_it_holds(document):
-    import copy
-
-    older = copy.deepcopy(document)
-    for result in older["results"]:
-        del result["heads"]["untrained_mass"]
+    older = replace(document, results=tuple(
+        replace(result, heads={name: values for name, values in result.heads.items() if name != "untrained_mass"})
+        for result in document.results))
     assert sweep_data.statistics_of(older) == [name for name in STATISTICS if name != "untrained_mass"]
     assert "untrained_mass" not in sweep_data.sweep_rows(older)[0]
     assert sweep_data.statistics_of(document) == list(STATISTICS)
@@ -178,6 +184,7 @@ def test_the_recipe_captions_follow_the_document(recipe_document):
     best = captions.best_caption(recipe_document, "yarn-rope (s=2)")
     assert best.endswith("what it saves is against yarn-rope (s=2) at T = 1, not against the model's own positions.")
     assert "RoPE recipe" not in captions.best_caption(recipe_document)
+    assert "(moving-block bootstrap over the positions of each bucket, blocks of 64 positions)" in best
     groups = list(sweep_data.line_groups(recipe_document))
     assert "the best constant temperature of each bucket (black, dotted)" in captions.lines_caption(groups[0], groups)
     assert "every pass on the RoPE recipe yarn-rope (s=2)" in captions.lines_caption("yarn-rope (s=2)", groups)

@@ -1,13 +1,17 @@
 """Small synthetic sweeps whose right verdict is known: pass records with chosen bucket means of the per-position
-NLL (each bucket's noise has mean 0 exactly) and chosen attention statistics, assembled by the real sweep_document.
+NLL (each bucket's noise has mean 0 exactly) and chosen attention statistics, read as the pass cache's records
+(SweepPass) and assembled by the real sweep_document.
 Trained length 1,024, buckets of 256 from position 1 to 2,048, as analyze draws them for 2,048 tokens."""
 
 from __future__ import annotations
 
 import types
+from dataclasses import replace
 
 import numpy as np
 
+from model_utils.core.records.run import RunInfo
+from model_utils.core.records.sweep import SweepDocument, SweepPass
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule, yarn_multiplier
 from model_utils.core.statistics import STATISTICS
@@ -61,16 +65,18 @@ def _per_bucket(value) -> list[float]:
     return [float(value)] * len(BUCKETS) if np.isscalar(value) else [float(v) for v in value]
 
 
-def document(views: list[tuple], exact: bool = True) -> tuple[dict, list[dict]]:
-    """The sweep document of (spec, means[, heads]) views, written by the real sweep_document, and its records."""
-    records = [record(spec, means, seed, *(rest or [None]), exact=exact)
-               for seed, (spec, means, *rest) in enumerate(views)]
+RUN = RunInfo(command="synthetic", date="2026-01-01T00:00:00", wall_seconds=1.0, peak_rss_gb=1.0, machine="a test")
+
+
+def document(views: list[tuple], exact: bool = True) -> tuple[SweepDocument, list[SweepPass]]:
+    """The sweep document of (spec, means[, heads]) views, written by the real sweep_document, and its passes."""
+    passes = [SweepPass.from_dict(record(spec, means, seed, *(rest or [None]), exact=exact))
+              for seed, (spec, means, *rest) in enumerate(views)]
     loaded = types.SimpleNamespace(name="synthetic", facts=lambda: {})
     settings = SweepSettings(max_tokens=N_TOKENS, bucket_size=SIZE, beyond_trained=True)
-    written = sweep_document(loaded, records, [spec for spec, *_ in views], settings, "synthetic text",
+    written = sweep_document(loaded, passes, [spec for spec, *_ in views], settings, "synthetic text",
                              "a synthetic text")
-    written["run"] = {"machine": "a test", "command": "synthetic"}
-    return written, records
+    return replace(written, run=RUN), passes
 
 
 def plain(past: list[float], inside: list[float] = INSIDE) -> list[float]:

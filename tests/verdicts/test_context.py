@@ -2,13 +2,14 @@
 where the loss breaks, where attention goes, the held-out gain against an independent computation, the grid's
 edge, one sign convention, the scope of every claim, the RoPE decomposition, and the JSON it is stored as."""
 
-import copy
 import json
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
+from model_utils.core.records.sweep import SweepDocument, SweepPass
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
 from model_utils.experiments.sweep import best_by_recipe, best_per_bucket
@@ -31,8 +32,8 @@ def past_mean(values) -> float:
 
 
 def verdict_of(views: list[tuple]):
-    written, records = document(views)
-    return context.context_verdict(written), written, records
+    written, passes = document(views)
+    return context.context_verdict(written), written, passes
 
 
 def text(verdict) -> str:
@@ -45,7 +46,7 @@ def text(verdict) -> str:
 def test_the_loss_breaks_at_the_first_past_bucket_above_every_bucket_inside_the_trained_context():
     verdict, written, _ = verdict_of(grid_views())
     assert verdict.in_context_nll == pytest.approx([2.3, 2.6])
-    assert verdict.breaks_at == 1536 and written["verdict"]["breaks_at"] == 1536  # 3.4 > 2.6; 2.2 and 2.5 are not
+    assert verdict.breaks_at == 1536 and written.verdict["breaks_at"] == 1536  # 3.4 > 2.6; 2.2 and 2.5 are not
     assert verdict.breaks["ratio"] == 1.5 and verdict.breaks["bucket"] == [1536, 1792]
     low, high = verdict.breaks["interval"]
     assert 2.6 < low < 3.4 < high
@@ -107,11 +108,11 @@ def test_an_entropy_past_the_trained_range_is_said_to_spread():
 # --- 3. gains: oracle, one constant temperature, held out ----------------------------------------------------------
 
 
-def held_out_by_hand(records: list[dict], temperatures: list[float], per_bucket: bool = True) -> float:
+def held_out_by_hand(passes: list[SweepPass], temperatures: list[float], per_bucket: bool = True) -> float:
     """Choose on the even blocks of 64 positions of each past bucket and score on the odd ones, and the other way
     round, written out with plain loops: the reference for PositionFolds and core.bootstrap.cross_fit."""
-    by_t = {r["temperature"]: np.asarray(r["position_nll"]) for r in records if r["temperature"] in temperatures
-            and r["rope"] is None}
+    by_t = {p.result.temperature: p.position_nll for p in passes if p.result.temperature in temperatures
+            and p.result.rope is None}
     folds = {t: [[], []] for t in by_t}  # per temperature, per fold: the (bucket, positions) pieces
     for index in PAST:
         start, stop = BUCKETS[index]
@@ -134,9 +135,9 @@ def held_out_by_hand(records: list[dict], temperatures: list[float], per_bucket:
 
 
 def test_the_held_out_gain_is_chosen_on_some_positions_and_scored_on_the_others():
-    verdict, _, records = verdict_of(grid_views())
+    verdict, _, passes = verdict_of(grid_views())
     held = verdict.gain_held_out
-    assert held["saved"] == pytest.approx(held_out_by_hand(records, list(GRID)), abs=1e-9)
+    assert held["saved"] == pytest.approx(held_out_by_hand(passes, list(GRID)), abs=1e-9)
     assert held["interval"][0] < held["saved"] < held["interval"][1]
     past_nll = {t: np.array(past) for t, past in GRID.items()}
     oracle = past_mean(past_nll[1.0] - np.min(list(past_nll.values()), axis=0))
@@ -145,7 +146,7 @@ def test_the_held_out_gain_is_chosen_on_some_positions_and_scored_on_the_others(
     assert verdict.gain_constant["saved"] == pytest.approx(past_mean(past_nll[1.0] - past_nll[1.25]))
     assert verdict.gain_constant["worse_buckets"] == 2 and verdict.gain_constant["buckets"] == 4
     assert verdict.gain_constant["held_out"]["saved"] == pytest.approx(
-        held_out_by_hand(records, list(GRID), per_bucket=False), abs=1e-9)
+        held_out_by_hand(passes, list(GRID), per_bucket=False), abs=1e-9)
     rise = past_mean(GRID[1.0]) - np.mean([2.6, 2.4])  # against the second half of the trained context
     assert verdict.share_recovered == pytest.approx(held["saved"] / rise)
     said = verdict.sentences()
@@ -178,7 +179,7 @@ def test_the_oracle_gains_on_noise_and_the_held_out_choice_does_not():
 
 def test_a_best_temperature_at_the_largest_tried_is_flagged():
     verdict, written, _ = verdict_of(grid_views())
-    assert verdict.grid_edge and written["verdict"]["grid_edge"] is True
+    assert verdict.grid_edge and written.verdict["grid_edge"] is True
     assert {"recipe": None, "bucket": [1792, 2048], "temperature": 1.5, "edge": "largest"} in verdict.grid_edges
     assert "T = 1.5, the largest temperature tried there, is the best for positions 1,792-2,047" in text(verdict)
 
@@ -237,7 +238,7 @@ RECIPE_VIEWS = [
 
 
 def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
-    verdict, written, records = verdict_of(RECIPE_VIEWS)
+    verdict, written, passes = verdict_of(RECIPE_VIEWS)
     rows = {row["label"]: row for row in verdict.decomposition}
     assert list(rows) == ["T=1", "best T per bucket (oracle, in-sample)", "best T per bucket (cross-fit on one text)",
                           "yarn (s=2) + T=1", "yarn-rope (s=2) + T=1", "yarn-rope (s=2) + best T per bucket "
@@ -266,8 +267,9 @@ def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
     assert verdict.headline()[2].label == "Best recipe: yarn (s=2) + T=1"
     assert "[0.020, goes away]" in text(verdict) and "yarn (s=2) + T=1 vs yarn-rope (s=2) + T=1 +0.050" in text(verdict)
     # the JSON keeps the best temperatures per bucket as before, next to the verdict
-    assert written["best"] == best_per_bucket(records, BUCKETS)
-    assert written["best_by_rope"] == best_by_recipe(records, BUCKETS)
+    assert written.best == best_per_bucket(passes, BUCKETS)
+    assert written.best_by_rope == best_by_recipe(passes, BUCKETS)
+    assert list(written.best_by_rope) == [Rope("yarn-rope", 2.0)]  # the one recipe that ran T = 1 and another T
 
 
 def test_the_decomposition_has_rows_only_for_what_the_sweep_ran():
@@ -283,7 +285,8 @@ def test_the_decomposition_has_rows_only_for_what_the_sweep_ran():
 
 def test_the_sweep_json_carries_the_verdict_and_the_page_needs_nothing_else():
     written, _ = document(RECIPE_VIEWS)
-    stored = json.loads(json.dumps(written, allow_nan=False))["verdict"]
+    data = json.loads(json.dumps(written.to_dict(), allow_nan=False))
+    stored = data["verdict"]
     assert stored["scope"] == "one model, one text"
     assert stored["breaks_at"] == 1536 and stored["breaks"]["ratio"] == 1.5 and len(stored["breaks"]["interval"]) == 2
     for key in ("gain_oracle", "gain_held_out"):
@@ -292,12 +295,13 @@ def test_the_sweep_json_carries_the_verdict_and_the_page_needs_nothing_else():
     assert {"share_recovered", "grid_edge", "attention", "decomposition"} <= set(stored)
     assert all(set(row) >= {"label", "what", "saved", "interval", "untrained_mass_past"}
                for row in stored["decomposition"])
-    for result in written["results"]:
+    for result in data["results"]:
         assert "position_nll" not in result
-    verdict = context.context_verdict(json.loads(json.dumps(written)))
+    read = SweepDocument.from_dict(data)
+    verdict = context.context_verdict(read)
     assert verdict.to_dict() == stored
-    older = copy.deepcopy(written)
-    del older["verdict"]  # a document written before the verdict was stored: bucket means only
+    # numbers of an older verdict format are not trusted: the verdict comes from the bucket means alone
+    older = replace(read, verdict=stored | {"format": stored["format"] - 1})
     fallback = context.context_verdict(older)
     assert fallback.gain_held_out is None and fallback.breaks_at == 1536
     assert fallback.sentences()[0].startswith("No held-out gain could be measured (one model, one text): this file "
@@ -308,10 +312,7 @@ def test_the_sweep_json_carries_the_verdict_and_the_page_needs_nothing_else():
 def test_no_verdict_when_nothing_past_the_trained_length_has_a_loss():
     """A last bucket past the trained length that holds only the last token (no next token): nothing measured."""
     written, _ = document(grid_views())
-    short = copy.deepcopy(written)
-    short["buckets"] = [*short["buckets"][:4], [1024, 1025]]
-    for result in short["results"]:
-        result["nll"] = [*result["nll"][:4], None]
-    short.pop("verdict")
+    short = replace(written, buckets=(*written.buckets[:4], (1024, 1025)), verdict={},  # {}: computed again
+                    results=tuple(replace(result, nll=(*result.nll[:4], None)) for result in written.results))
     assert context.context_verdict(short) is None
-    assert context.context_verdict(written | {"verdict": None}) is None
+    assert context.context_verdict(replace(written, verdict=None)) is None

@@ -1,0 +1,128 @@
+"""The sweep document's record (core/records/sweep.py): the committed sweep reads and writes back to itself, the
+older unnumbered format is read, and a missing key or another format is refused with a message that names it."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model_utils.core.records import RecordError
+from model_utils.core.records.run import RunInfo
+from model_utils.core.records.sweep import FORMAT, BestEntry, SweepDocument, SweepPass
+from model_utils.core.rope import Rope
+
+COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "sweeps" / "bundled-16k.json"
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict:
+    return json.loads(COMMITTED.read_text())
+
+
+@pytest.fixture(scope="module")
+def record(committed) -> SweepDocument:
+    return SweepDocument.from_dict(committed)
+
+
+@pytest.fixture(scope="module")
+def written(record) -> dict:
+    """The committed sweep in this format, as to_dict writes it."""
+    return record.to_dict()
+
+
+def without(data, path: tuple, key: str):
+    """A copy of `data` (copied along `path` only) without `key` at `path`."""
+    if not path:
+        return {name: value for name, value in data.items() if name != key}
+    copied = list(data) if isinstance(data, list) else dict(data)
+    copied[path[0]] = without(data[path[0]], path[1:], key)
+    return copied
+
+
+def test_the_committed_sweep_round_trips_through_its_record(record, written):
+    assert written["format"] == FORMAT
+    again = SweepDocument.from_dict(json.loads(json.dumps(written, allow_nan=False)))
+    assert again == record
+    assert again.to_dict() == written
+
+
+def test_the_committed_sweep_is_read_as_written(committed, record, written):
+    """Format 1 (no number): every key of the file comes back unchanged but best_by_rope, which format 2 writes with
+    its recipe instead of the recipe's label."""
+    assert set(written) == set(committed) | {"format"}
+    assert {key: value for key, value in written.items() if key not in ("format", "best_by_rope")} == \
+        {key: value for key, value in committed.items() if key != "best_by_rope"}
+    assert written["best_by_rope"] == [{"rope": {"recipe": "yarn-rope", "factor": 2.0},
+                                        "best": committed["best_by_rope"]["yarn-rope (s=2)"]}]
+    assert list(record.best_by_rope) == [Rope("yarn-rope", 2.0)]
+
+
+def test_the_record_holds_recipes_arrays_and_entries(committed, record):
+    assert len(record.results) == len(committed["results"]) == 24
+    yarn = next(result for result in record.results if result.label == "yarn (s=2) + T=1")
+    assert yarn.rope == Rope("yarn", 2.0) and yarn.recipe == "yarn (s=2)"
+    assert yarn.attention_factor == pytest.approx(0.1 * np.log(2) + 1)
+    reference = record.reference()
+    assert reference.label == "T=1" and reference.rope is None and reference.recipe is None
+    heads = reference.heads["entropy"]
+    assert heads.dtype == np.float64 and heads.shape == (16, 30, 9)  # [bucket, layer, head]
+    np.testing.assert_array_equal(heads, committed["results"][3]["heads"]["entropy"])
+    assert reference.distance_profile_layers.shape == (16, 30, len(record.distance_bins) - 1)
+    assert record.buckets[0] == (1, 1024) and isinstance(record.best[0], BestEntry)
+    assert record.best[0].bucket == (1, 1024) and record.best[0].positions == 1023
+    assert record.run.machine.startswith("x86_64") and record.verdict["format"] == 1
+
+
+def test_a_result_differs_from_one_with_other_numbers(record):
+    first = record.results[0]
+    other = SweepDocument.from_dict(record.to_dict()).results[0]
+    assert first == other
+    other.heads["entropy"][0, 0, 0] += 1e-9
+    assert first != other
+
+
+@pytest.mark.parametrize("path, key, kind", [((), "trained_length", "sweep document"),
+                                             (("results", 0), "heads", "sweep document"),
+                                             (("best", 3), "saved_interval", "sweep document"),
+                                             (("bootstrap",), "block", "sweep document"),
+                                             (("results", 15, "rope"), "attention_factor", "sweep document"),
+                                             (("run",), "machine", "run record")])
+def test_a_missing_key_is_refused_by_name(written, path, key, kind):
+    with pytest.raises(RecordError, match=f"{kind} has no '{key}'.*regenerate it"):
+        SweepDocument.from_dict(without(written, path, key))
+
+
+@pytest.mark.parametrize("found", [1, FORMAT + 1, "2", None])
+def test_another_format_is_refused(written, found):
+    with pytest.raises(RecordError, match=f"sweep document has format {found!r}; this version reads format {FORMAT}"):
+        SweepDocument.from_dict(written | {"format": found})
+
+
+def test_a_file_that_is_no_document_is_refused():
+    with pytest.raises(RecordError, match="a sweep document must be a JSON object, got list"):
+        SweepDocument.from_dict([1, 2])
+
+
+def test_an_older_file_with_best_temperatures_on_a_recipe_it_did_not_run_is_refused(committed):
+    damaged = committed | {"best_by_rope": {"linear (s=4)": []}}
+    with pytest.raises(RecordError, match=r"best temperatures on linear \(s=4\), a recipe none of its results ran"):
+        SweepDocument.from_dict(damaged)
+
+
+def test_a_pass_round_trips_and_names_a_missing_key(record):
+    result = record.results[15]
+    data = {key: value for key, value in result.to_dict().items() if key != "multipliers"} | {
+        "position_nll": [2.5] * 10, "n_tokens": 11, "trained_length": 8, "q_start": 1, "buckets": [[1, 8], [8, 11]]}
+    passed = SweepPass.from_dict(data)
+    assert passed.result.rope == Rope("yarn", 2.0) and passed.result.multipliers is None
+    assert SweepPass.from_dict(passed.to_dict()) == passed and passed.to_dict() == data
+    del data["position_nll"]
+    with pytest.raises(RecordError, match="sweep pass has no 'position_nll'"):
+        SweepPass.from_dict(data)
+
+
+def test_the_run_record_round_trips():
+    run = RunInfo(command="python -m model_utils sweep", date="2026-01-01T00:00:00", wall_seconds=1.5,
+                  peak_rss_gb=2.0, machine="x86_64, 2 cores")
+    assert RunInfo.from_dict(run.to_dict()) == run
