@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS, statistic_mean
 
@@ -31,12 +32,10 @@ OWN_POSITIONS = "the model's own positions"  # what the pages call the passes wi
 
 
 def recipe_of(result: dict) -> str | None:
-    """The RoPE recipe a result ran on, as its label says it ('yarn-rope (s=2)'), None on the model's own
-    positions: a sweep result carries the recipe as applied (a dict), a corpus summary's result its label."""
+    """The label of the RoPE recipe a result ran on ('yarn-rope (s=2)'), None on the model's own positions: a
+    sweep result carries the recipe as applied, a corpus summary's as Rope.to_dict writes it."""
     rope = result.get("rope")
-    if rope is None or isinstance(rope, str):
-        return rope
-    return Rope(rope["recipe"], rope["factor"]).label
+    return None if rope is None else Rope.from_dict(rope).label
 
 
 def recipes(document: dict) -> list[str]:
@@ -161,14 +160,14 @@ def default_comparison(document: dict) -> str:
     return (on_recipes[:1] or chosen or others or [reference_result(document)["label"]])[0]
 
 
-def corpus_trained_length(summary: dict, documents: Sequence[dict | None] = ()) -> int | None:
+def corpus_trained_length(summary: TuneSummary, documents: Sequence[dict | None] = ()) -> int | None:
     """The trained length of a corpus summary: its settings' own, or (when the tuner ran with the model's default,
-    which the summary does not write down) that of a sweep document of the same model; None if neither says."""
-    given = summary.get("settings", {}).get("trained_length")
-    if given is not None:
-        return int(given)
+    which the summary's settings do not write down) that of a sweep document of the same model; None if neither
+    says."""
+    if summary.settings.trained_length is not None:
+        return summary.settings.trained_length
     for document in documents:
-        if document is not None and document["model"] == summary["model"]:
+        if document is not None and document["model"] == summary.model:
             return int(document["trained_length"])
     return None
 

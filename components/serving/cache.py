@@ -199,13 +199,15 @@ def cached_json_file(path: str, modified: float) -> dict:
     return with_arrays(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
-def read_committed(path: Path) -> dict | None:
-    """A committed result file (a sweep or a corpus summary), parsed and cached by path and modification time;
-    None when there is none, or after an error line when it cannot be read."""
+def read_committed(path: Path, record: type | None = None):
+    """A committed result file (a sweep, a corpus summary, a fit), parsed and cached by path and modification time,
+    read into `record` (its from_dict) when given; None when there is none, or after an error line when it cannot
+    be read (a RecordError is a ValueError: its message names the fix)."""
     if not path.is_file():
         return None
     try:
-        return cached_json_file(str(path), path.stat().st_mtime)
+        data = cached_json_file(str(path), path.stat().st_mtime)
+        return data if record is None else record.from_dict(data)
     except (OSError, ValueError) as error:
         st.error(f"Cannot read {plain(path)}: {plain(error)}")
         return None

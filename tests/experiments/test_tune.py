@@ -36,6 +36,11 @@ SPECS = [0.8, 1.0, 1.25, Schedule("qwen-logn", 1024.0), Schedule("logn", 1024.0)
 STATISTICAL = ("results", "best", "schedules", "corpus", "settings", "buckets", "bootstrap")
 
 
+def statistical(summary) -> dict:
+    """What a summary computes from the rows, whoever ran them and however often."""
+    return {key: getattr(summary, key) for key in STATISTICAL}
+
+
 def rows(out: Path):
     table = ds.dataset(str(out / ROWS), format="parquet").to_table()
     return table.sort_by([("document", "ascending"), ("spec", "ascending"), ("bucket", "ascending")])
@@ -97,31 +102,31 @@ def test_rows_hold_the_engines_nll_and_statistics(tiny, tmp_path):
                     values = result.bucket_heads[name][row["bucket"]]
                     expected = np.exp(np.log(values).mean()) if name == "top_ratio" else values.mean()
                     assert row[name] == pytest.approx(expected, abs=1e-5)  # pass records keep 5 decimals
-    for entry in summary["results"]:
-        spec = entry["temperature"]
-        assert entry["nll"] == pytest.approx([total / count for total, count in pooled[spec] if count], rel=1e-12)
-        for nll, (low, high) in zip(entry["nll"], entry["nll_interval"], strict=True):
+    for entry in summary.results:
+        spec = entry.temperature
+        assert entry.nll == pytest.approx([total / count for total, count in pooled[spec] if count], rel=1e-12)
+        for nll, (low, high) in zip(entry.nll, entry.nll_interval, strict=True):
             assert low <= nll <= high
-    for best, nll_1, nll_15 in zip(summary["best"], summary["results"][0]["nll"], summary["results"][1]["nll"],
-                                   strict=True):
-        assert best["temperature"] == (1.0 if nll_1 <= nll_15 else 1.5)
-        assert best["saved"] == pytest.approx(nll_1 - min(nll_1, nll_15))
+    for best, nll_1, nll_15 in zip(summary.best, summary.results[0].nll, summary.results[1].nll, strict=True):
+        assert best.temperature == (1.0 if nll_1 <= nll_15 else 1.5)
+        assert best.saved == pytest.approx(nll_1 - min(nll_1, nll_15))
     assert not (tmp_path / "out" / PASSES).exists()  # a finished document's passes are removed
     # buckets as analyze draws them (the first from q_start = 1 to the first multiple of 128), and the model's own
     # trained length, for the page's line
-    assert summary["buckets"][:2] == [[1, 128], [128, 256]] and summary["trained_length"] == tiny.max_positions
+    assert summary.buckets[:2] == ((1, 128), (128, 256)) and summary.trained_length == tiny.max_positions
+    assert table.column("rope_recipe").null_count == table.num_rows  # no recipe: the model's own positions
 
 
 @pytest.mark.slow
 def test_the_summary_is_reproducible(tiny, builtin, reference):
     out, summary = reference
-    again = summarize(out, builtin, summary["corpus"]["tokens"], SPECS,
-                      _TuneSettings(model=tiny.name, fingerprint=summary["model_fingerprint"],
-                                    specs=tuple(summary["settings"]["specs"]), sweep=SETTINGS), tiny.max_positions)
-    assert {key: again[key] for key in STATISTICAL} == {key: summary[key] for key in STATISTICAL}
+    again = summarize(out, builtin, list(summary.corpus.tokens), SPECS,
+                      _TuneSettings(model=tiny.name, fingerprint=summary.model_fingerprint,
+                                    specs=summary.settings.specs, sweep=SETTINGS), tiny.max_positions)
+    assert statistical(again) == statistical(summary)
     count = len(builtin.documents)
-    assert count >= 3 and summary["computed_documents"] == count and len(summary["best"]) == 5
-    assert all(best["documents"] == count for best in summary["best"])
+    assert count >= 3 and summary.computed_documents == count and len(summary.best) == 5
+    assert all(best.documents == count for best in summary.best)
 
 
 @pytest.mark.slow
@@ -147,11 +152,11 @@ def test_an_interrupted_tune_computes_only_what_is_missing(tiny, builtin, refere
     first_pass_of.clear()
     summary = tune(tiny, builtin, SPECS, SETTINGS, out,
                    on_pass=lambda document, label, index: first_pass_of.setdefault(document.name, index))
-    assert summary["computed_documents"] == len(builtin.documents) - 2 and summary["skipped_documents"] == 2
+    assert summary.computed_documents == len(builtin.documents) - 2 and summary.skipped_documents == 2
     assert first_pass_of[builtin.documents[2].name] == 2  # it resumed at its third pass
     assert set(first_pass_of.values()) == {0, 2}
     assert rows(out).equals(rows(reference[0]))
-    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
+    assert statistical(summary) == statistical(reference[1])
     assert not list((out / ROWS).glob(".*"))  # no temporary file left
 
 
@@ -180,6 +185,7 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
     """Synthetic rows of three documents (tests/verdicts/synthetic.py records, written as the tuner writes them):
     the summary's held-out gain is leave-one-document-out, as computed by hand from the records, and its documents
     keep name, sha256 and token count."""
+    from model_utils.core.records.base import DocumentEntry
     from model_utils.core.rope import Rope
     from model_utils.core.views import View, as_view
     from model_utils.experiments.corpus import Corpus, Document
@@ -206,14 +212,16 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
                                                       "seconds": 1.0, "peak_rss_gb": 1.0})
     corpus = Corpus(source="synthetic", documents=documents, duplicates=[])
     summary = summarize(tmp_path, corpus, [N_TOKENS] * 3, specs, settings, 1024)
-    assert summary["corpus"]["list"] == [{"name": d.name, "sha256": d.sha256, "n_tokens": N_TOKENS}
-                                         for d in documents]
+    assert summary.corpus.listed == tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=N_TOKENS)
+                                          for d in documents)
+    assert [result.rope for result in summary.results] == [None, None, None, Rope("yarn-rope", 2.0)]
+    assert [entry.rope for entry in summary.recipes] == [Rope("yarn-rope", 2.0)] and summary.schedules == ()
     order = np.argsort([d.sha256 for d in documents])  # the summary's documents, by sha256
-    held = summary["verdict"]["gain_held_out"]
+    held = summary.verdict["gain_held_out"]
     assert held["saved"] == pytest.approx(leave_one_out_by_hand(sums[order], counts, 1, [0, 1, 2], [4, 5, 6, 7]),
                                           abs=1e-9)
     assert held["interval"][0] <= held["saved"] <= held["interval"][1]
-    assert json.loads(json.dumps(summary, allow_nan=False))["verdict"] == summary["verdict"]
+    assert json.loads(json.dumps(summary.to_dict(), allow_nan=False))["verdict"] == summary.verdict
     said = corpus_verdict(summary).sentences()
     assert said[0].startswith("Held-out (one model, 3 documents): the best T per bucket, chosen on the other "
                               "documents and scored on the one left out")
@@ -304,9 +312,9 @@ def local_ray():
 @pytest.mark.slow
 def test_two_ray_workers_write_the_in_process_rows(tiny, builtin, reference, local_ray, tmp_path):
     summary = tune(tiny, builtin, SPECS, SETTINGS, tmp_path / "out", workers=2)
-    assert summary["workers"] == 2 and summary["threads_per_worker"] == max(1, usable_cores() // 2)
+    assert summary.workers == 2 and summary.threads_per_worker == max(1, usable_cores() // 2)
     assert rows(tmp_path / "out").equals(rows(reference[0]))  # bit for bit, whatever the thread count
-    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
+    assert statistical(summary) == statistical(reference[1])
 
 
 def _running_workers() -> list[psutil.Process]:
@@ -341,14 +349,14 @@ def test_a_worker_killed_mid_document_loses_and_duplicates_nothing(tiny, builtin
     assert killed, "no worker was mid-document when a document finished"
     assert not psutil.pid_exists(killed[0]) or psutil.Process(killed[0]).status() == psutil.STATUS_ZOMBIE
     assert sorted(finished) == sorted(d.sha256 for d in builtin.documents)  # each document written once
-    assert summary["computed_documents"] == len(builtin.documents)
+    assert summary.computed_documents == len(builtin.documents)
     table = rows(tmp_path / "out")
     keys = list(zip(*(table.column(name).to_pylist() for name in ("document", "spec", "bucket")), strict=True))
     # every document x spec x bucket, exactly once
     assert len(keys) == len(set(keys)) == len(builtin.documents) * len(SPECS) * 5
     assert table.equals(rows(reference[0]))
-    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
-    assert json.loads(json.dumps(summary, allow_nan=False))  # the summary is plain JSON
+    assert statistical(summary) == statistical(reference[1])
+    assert json.loads(json.dumps(summary.to_dict(), allow_nan=False))  # the summary is plain JSON
 
 
 def test_saving_a_model_keeps_its_fingerprint(tmp_path):

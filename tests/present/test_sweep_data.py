@@ -4,11 +4,15 @@ and the context-length captions that follow the numbers."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 
 from components.present import captions, sweep_data
 from components.widgets.downloads import rows_csv
+from model_utils.core.records.base import DocumentEntry
+from model_utils.core.records.tune import TuneSummary
+from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS
 from model_utils.verdicts.context import context_verdict
 
@@ -57,17 +61,18 @@ def test_identical_results_are_found_from_the_numbers(document):
 
 def test_default_comparison_and_the_trained_length_of_a_summary(document, summary_file):
     assert sweep_data.default_comparison(document) == "T=1.25"  # the best T of the last bucket
-    summary = json.loads(summary_file.read_text())
-    assert summary["settings"]["trained_length"] is None
+    summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
+    assert summary.settings.trained_length is None
     assert sweep_data.corpus_trained_length(summary, [None, document]) == 1024
     assert sweep_data.corpus_trained_length(summary) is None
-    summary["settings"]["trained_length"] = 512
+    summary = replace(summary, settings=replace(summary.settings, trained_length=512))
     assert sweep_data.corpus_trained_length(summary, [document]) == 512
 
 
 def test_a_large_corpus_is_counted_not_listed(summary_file):
-    summary = json.loads(summary_file.read_text())
-    summary["corpus"]["list"] = [{"name": f"doc {i}", "sha256": "", "n_tokens": 2048} for i in range(20)]
+    summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
+    summary = replace(summary, corpus=replace(summary.corpus, listed=tuple(
+        DocumentEntry(name=f"doc {i}", sha256="", n_tokens=2048) for i in range(20))))
     caption = captions.corpus_caption(summary, 1024)
     assert "(doc 0, doc 1, doc 2, doc 3, doc 4, doc 5, doc 6, doc 7 and 12 more)" in caption
 
@@ -113,7 +118,8 @@ def test_a_results_recipe_is_its_label_whether_applied_or_summarised(recipe_docu
     labels = [sweep_data.recipe_of(result) for result in recipe_document["results"]]
     assert labels[:8] == [None] * 8  # three temperatures and five schedules on the model's own positions
     assert labels[8:] == ["yarn (s=2)"] + ["yarn-rope (s=2)"] * 3 + ["linear (s=2)"]
-    assert sweep_data.recipe_of({"rope": "dynamic (s=4)"}) == "dynamic (s=4)"  # a tune summary carries the label
+    # a tune summary's result carries the recipe as Rope.to_dict writes it
+    assert sweep_data.recipe_of({"rope": Rope("dynamic", 4.0).to_dict()}) == "dynamic (s=4)"
     assert sweep_data.recipes(recipe_document) == ["yarn (s=2)", "yarn-rope (s=2)", "linear (s=2)"]
     assert sweep_data.constant_temperatures(recipe_document) == [0.8, 1.0, 1.25]
     assert sweep_data.constant_temperatures(recipe_document, "yarn-rope (s=2)") == [0.9, 1.0, 1.1]
@@ -134,7 +140,7 @@ def test_line_groups_put_the_main_comparison_first_then_own_positions_then_each_
     assert list(sweep_data.line_groups(document)) == [sweep_data.OWN_POSITIONS]
     # a recipe run without T = 1 shows its first pass in the main comparison
     no_one = {"results": [{"label": "T=1", "temperature": 1.0, "rope": None},
-                          {"label": "linear (s=4) + T=1.1", "temperature": 1.1, "rope": "linear (s=4)"}]}
+                          {"label": "linear (s=4) + T=1.1", "temperature": 1.1, "rope": Rope("linear", 4.0).to_dict()}]}
     assert sweep_data.line_groups(no_one)[sweep_data.MAIN_LINES] == [0, 1]
 
 
