@@ -228,6 +228,102 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
     assert any("yarn-rope (s=2) + T=1 +" in sentence for sentence in said)  # the recipe, against plain T = 1
 
 
+# --- rows of the format before: the recipe as its label ------------------------------------------------------------
+
+COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "tune" / "bundled-builtin"
+
+
+def as_format_2(source: Path, target: Path) -> None:
+    """A row file as tunes wrote it before rows format 3: the recipe as its label in a `rope` column, format 2 in
+    the metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from model_utils.core.rope import Rope
+
+    table = pq.read_table(source)
+    columns = table.to_pydict()
+    labels = [None if kind is None else Rope(kind, factor).label
+              for kind, factor in zip(columns.pop("rope_recipe"), columns.pop("rope_factor"), strict=True)]
+    names = list(columns)
+    names.insert(names.index("schedule") + 1, "rope")
+    fields = [table.schema.field(name) if name != "rope" else pa.field("rope", pa.string()) for name in names]
+    metadata = table.schema.metadata
+    settings = json.loads(metadata[b"tune_settings"]) | {"format": 2}
+    older = pa.Table.from_pydict(columns | {"rope": labels}, schema=pa.schema(fields)).replace_schema_metadata(
+        metadata | {b"tune_settings": json.dumps(settings).encode()})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(older, target)
+
+
+def committed_settings():
+    """The committed tune's settings and views, as its command line asked for them."""
+    from model_utils.core.records.tune import TuneSummary
+    from model_utils.core.rope import Rope
+    from model_utils.core.schedules import ScheduleRequest
+    from model_utils.core.views import View, as_view
+
+    summary = TuneSummary.from_dict(json.loads((COMMITTED / "summary.json").read_text()))
+    saved = summary.settings
+    specs = [0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0,
+             *ScheduleRequest("all", "trained").resolve(summary.trained_length, max(summary.corpus.tokens)),
+             View(1.0, Rope("yarn", 2.0)), View(1.0, Rope("yarn-rope", 2.0))]
+    views = [as_view(spec) for spec in specs]
+    assert tuple(view.label for view in views) == saved.specs
+    sweep = SweepSettings(max_tokens=saved.max_tokens, bucket_size=saved.bucket_size, q_start=saved.q_start,
+                          window=saved.window, trained_length=saved.trained_length,
+                          beyond_trained=saved.beyond_trained)
+    return _TuneSettings(model=saved.model, fingerprint=saved.model_fingerprint, specs=saved.specs,
+                         sweep=sweep), views
+
+
+def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_path):
+    """The committed rows written in the format before (the recipe's label in a `rope` column) are rewritten in
+    place with the recipe's two columns: the same tables and metadata as the committed files; rows of other
+    settings are left as they are, for finished_documents to refuse."""
+    import pyarrow.parquet as pq
+
+    from model_utils.experiments.tune.rows import finished_documents, upgrade_rows
+
+    settings, views = committed_settings()
+    committed = sorted((COMMITTED / ROWS).glob("*.parquet"))
+    for path in committed:
+        as_format_2(path, tmp_path / "out" / ROWS / path.name)
+    before = pq.read_table(tmp_path / "out" / ROWS / committed[0].name)
+    assert "rope" in before.column_names and "yarn-rope (s=2)" in before.column("rope").to_pylist()
+    other = _TuneSettings(model=settings.model, fingerprint=settings.fingerprint, specs=settings.specs,
+                          sweep=SweepSettings(**(vars(settings.sweep) | {"bucket_size": 512})))
+    assert upgrade_rows(tmp_path / "out", other, views) == []
+    upgraded = upgrade_rows(tmp_path / "out", settings, views)
+    assert [path.name for path in upgraded] == [path.name for path in committed]
+    for path in committed:
+        mine, theirs = pq.read_table(tmp_path / "out" / ROWS / path.name), pq.read_table(path)
+        assert mine.equals(theirs) and mine.schema.metadata == theirs.schema.metadata
+    assert finished_documents(tmp_path / "out", settings) == {path.stem for path in committed}
+    assert upgrade_rows(tmp_path / "out", settings, views) == []  # nothing left to upgrade
+
+
+def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_computing(capsys, tmp_path):
+    """What a tune left in the format before (its rows, its summary) reads on: the same command upgrades the rows,
+    computes nothing and writes the summary it wrote from the new rows, keeping the runs that computed them."""
+    folder = write_corpus(tmp_path / "corpus", {"a.txt": "first document " * 30, "b.txt": "second one " * 30})
+    command = ["--corpus", str(folder), "--max-tokens", "200", "--bucket-size", "64", "--temperatures", "1", "1.5",
+               "--rope", "yarn-rope:2@1", "--out", str(tmp_path / "out")]
+    assert run_cli(capsys, *command)[0] == 0
+    rows_path = tmp_path / "out" / ROWS
+    new = {path.name: path.read_bytes() for path in rows_path.glob("*.parquet")}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    for name in new:
+        as_format_2(rows_path / name, rows_path / name)
+    older = {key: value for key, value in summary.items() if key != "format"}  # as the current code wrote it
+    (tmp_path / "out" / "summary.json").write_text(json.dumps(older))
+    assert run_cli(capsys, *command)[0] == 0
+    again = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert again["computed_documents"] == 0 and again["runs"] == summary["runs"] and len(summary["runs"]) == 1
+    assert {key: again[key] for key in STATISTICAL} == {key: summary[key] for key in STATISTICAL}
+    assert {path.name: path.read_bytes() for path in rows_path.glob("*.parquet")} == new
+
+
 # --- refusals: one line, exit 2, nothing written lost ------------------------------------------------------------
 
 
