@@ -303,6 +303,27 @@ def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_
     assert upgrade_rows(tmp_path / "out", settings, views) == []  # nothing left to upgrade
 
 
+def test_the_committed_rows_give_the_committed_summary():
+    """summarize_tune on the committed rows writes the committed summary's numbers, to the last digit (the
+    documents are the built-in corpus's first four; its description has grown since)."""
+    from dataclasses import replace
+
+    from model_utils.core.records.tune import TuneSummary
+    from model_utils.experiments.corpus import Corpus
+
+    committed = TuneSummary.from_dict(json.loads((COMMITTED / "summary.json").read_text()))
+    settings, views = committed_settings()
+    documents = read_corpus("builtin", committed.corpus.documents).documents
+    assert [d.sha256 for d in documents] == [entry.sha256 for entry in committed.corpus.listed]
+    corpus = Corpus(source=committed.corpus.source, documents=documents,
+                    duplicates=list(committed.corpus.duplicates_skipped))
+    summary = summarize(COMMITTED.relative_to(COMMITTED.parents[2]), corpus, list(committed.corpus.tokens), views,
+                        settings, committed.trained_length)
+    made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
+               "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
+    assert replace(summary, **{name: getattr(committed, name) for name in made_by}) == committed
+
+
 def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_computing(capsys, tmp_path):
     """What a tune left in the format before (its rows, its summary) reads on: the same command upgrades the rows,
     computes nothing and writes the summary it wrote from the new rows, keeping the runs that computed them."""

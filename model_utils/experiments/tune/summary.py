@@ -80,7 +80,8 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
     temperatures = np.array([views[i].temperature for i in constant])
     reference = constant[int(np.flatnonzero(temperatures == 1.0)[0])]
     rng = np.random.default_rng(seed)
-    results = [{"nll": [], "nll_interval": [], "statistics": {name: [] for name in STATISTICS}} for _ in views]
+    nll, nll_interval = [[] for _ in views], [[] for _ in views]  # [view][bucket reached]
+    means_of = {name: [[] for _ in views] for name in STATISTICS}  # name -> [view][bucket reached]
     compared = [i for i, view in enumerate(views) if not view.is_plain]  # schedules, and every view on a recipe
     savings: dict[int, list[Saving]] = {i: [] for i in compared}
     best, reached = [], []
@@ -94,12 +95,11 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         draws = rng.integers(0, len(reaching), size=(BOOTSTRAP_RESAMPLES, len(reaching)))
         samples = bucket_sums[draws].sum(axis=1) / bucket_counts[draws].sum(axis=1)  # [resamples, spec]
         weights = queries[reaching, :, bucket]
-        for i, result in enumerate(results):
-            result["nll"].append(float(means[i]))
-            result["nll_interval"].append(tuple(interval(samples[:, i])))
+        for i in range(len(views)):
+            nll[i].append(float(means[i]))
+            nll_interval[i].append(tuple(interval(samples[:, i])))
             for name in STATISTICS:
-                result["statistics"][name].append(float(np.average(stats[name][reaching, i, bucket],
-                                                                   weights=weights[:, i])))
+                means_of[name][i].append(float(np.average(stats[name][reaching, i, bucket], weights=weights[:, i])))
         where = {"bucket": (int(start), int(stop)), "documents": len(reaching),
                  "positions": int(bucket_counts[:, reference].sum())}
         best.append(_best_entry(where, best_temperature(temperatures, means[constant], samples[:, constant],
@@ -116,12 +116,16 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                for view in views],
         sums=sums[:, :, reached], counts=counts[:, reference, reached], buckets=[list(bounds[b]) for b in reached],
         trained_length=trained_length, reported_best=[entry.to_dict() for entry in best], seed=seed,
-        statistics={name: np.array([result["statistics"][name] for result in results]) for name in STATISTICS})
+        statistics={name: np.array(values) for name, values in means_of.items()})
     return TuneSummary(
         model=settings.model, model_fingerprint=settings.fingerprint, settings=settings.record(),
         trained_length=trained_length, corpus=_corpus_entry(corpus, tokens),
         buckets=tuple(entry.bucket for entry in best),
-        results=tuple(_result(view, numbers) for view, numbers in zip(views, results, strict=True)), best=tuple(best),
+        results=tuple(TuneResult(label=view.label, temperature=view.temperature,
+                                 schedule=None if view.schedule is None else view.schedule.label, rope=view.rope,
+                                 nll=tuple(nll[i]), nll_interval=tuple(nll_interval[i]),
+                                 statistics={name: tuple(values[i]) for name, values in means_of.items()})
+                      for i, view in enumerate(views)), best=tuple(best),
         schedules=tuple(Compared(label=views[i].label, rope=None, buckets=tuple(savings[i]))
                         for i in compared if views[i].rope is None),
         recipes=tuple(Compared(label=views[i].label, rope=views[i].rope, buckets=tuple(savings[i]))
@@ -135,13 +139,6 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
 def _best_entry(where: dict, best: dict) -> CorpusBest:
     return CorpusBest(**where, **best | {"temperature_interval": tuple(best["temperature_interval"]),
                                        "saved_interval": tuple(best["saved_interval"])})
-
-
-def _result(view, numbers: dict) -> TuneResult:
-    return TuneResult(label=view.label, temperature=view.temperature,
-                      schedule=None if view.schedule is None else view.schedule.label, rope=view.rope,
-                      nll=tuple(numbers["nll"]), nll_interval=tuple(numbers["nll_interval"]),
-                      statistics={name: tuple(values) for name, values in numbers["statistics"].items()})
 
 
 def _corpus_entry(corpus: Corpus, tokens: list[int]) -> CorpusEntry:
