@@ -214,11 +214,6 @@ class TuneSummary(Record):
                     bootstrap=CorpusBootstrap.from_dict, peak_rss_gb=PeakMemory.from_dict,
                     run=RunInfo.from_dict, runs=records(ComputingRun.from_dict))
 
-    @property
-    def reference(self) -> TuneResult:
-        """T = 1 on the model's own positions: what every saving is measured against (a tune always runs it)."""
-        return next(result for result in self.results if result.temperature == 1.0 and result.rope is None)
-
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:
     """The runs that computed a folder's documents, from the summary.json a rerun replaces: of this format, or of

@@ -26,15 +26,15 @@ def test_the_committed_summary_round_trips(committed):
     assert summary.to_dict()["format"] == FORMAT
 
 
-def test_recipes_are_ropes_and_the_reference_is_t_1_on_the_models_own_positions(committed):
+def test_recipes_are_ropes_and_every_view_has_every_bucket(committed):
     summary = TuneSummary.from_dict(committed)
     on_recipes = [result for result in summary.results if result.rope is not None]
     assert [result.rope for result in on_recipes] == [Rope("yarn", 2.0), Rope("yarn-rope", 2.0)]
     assert [result.recipe for result in on_recipes] == ["yarn (s=2)", "yarn-rope (s=2)"]
     assert [entry.rope for entry in summary.recipes] == [Rope("yarn", 2.0), Rope("yarn-rope", 2.0)]
     assert all(entry.rope is None for entry in summary.schedules)
-    assert summary.reference.label == "T=1" and summary.reference.rope is None
-    assert len(summary.best) == len(summary.buckets) == len(summary.reference.nll) == 16
+    assert [result.label for result in summary.results if result.rope is None and result.temperature == 1] == ["T=1"]
+    assert len(summary.best) == len(summary.buckets) == len(summary.results[0].nll) == 16
     assert summary.runs[-1].computed_documents == 2 and summary.peak_rss_gb.max == 1.24
 
 
