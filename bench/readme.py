@@ -20,8 +20,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from components.present.sweep_data import corpus_lines
+from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.tune import TuneSummary
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 SWEEP = ROOT / "assets" / "sweeps" / "bundled-16k.json"
@@ -120,36 +121,37 @@ def sweep_lines(document: SweepDocument) -> list[str]:
     return lines
 
 
-def tune_lines(summary: dict) -> list[str]:
+def tune_lines(summary: TuneSummary) -> list[str]:
     """The corpus verdict and, per bucket over the corpus, the NLL at T = 1, the best temperature and what it saves,
     and what each schedule and recipe saves."""
     from model_utils.verdicts.corpus import corpus_verdict
 
-    corpus = summary["corpus"]
-    tokens = sorted(set(corpus["tokens"]))
-    runs = "; ".join(f"{run['computed_documents']} documents on {run['workers']} Ray worker(s) x "
-                     f"{run['threads_per_worker']} thread(s) in {run['wall_seconds'] / 60:.0f} min, peak memory "
-                     f"{run['peak_rss_gb']:.1f} GB per process ({run['date'][:10]})" for run in summary["runs"])
-    facts = (f"{summary['model']}, {corpus['documents']} documents of {corpus.get('source', 'the corpus')} "
+    corpus = summary.corpus
+    tokens = sorted(set(corpus.tokens))
+    runs = "; ".join(f"{run.computed_documents} documents on {run.workers} Ray worker(s) x "
+                     f"{run.threads_per_worker} thread(s) in {run.wall_seconds / 60:.0f} min, peak memory "
+                     f"{run.peak_rss_gb:.1f} GB per process ({run.date[:10]})" for run in summary.runs)
+    facts = (f"{summary.model}, {corpus.documents} documents of {corpus.source} "
              f"({tokens[0]:,}" + (f"-{tokens[-1]:,}" if len(tokens) > 1 else "") + " tokens each), trained length "
-             f"{summary['trained_length']:,}, {len(summary['results'])} passes per document, "
-             f"{summary['compute_seconds'] / 3600:.1f} h of passes over all documents: {runs}. Intervals: 95%, "
-             f"bootstrap over documents. Command: `{summary['runs'][-1]['command']}`.")
-    by_label = {entry["label"]: entry for entry in summary["schedules"] + summary.get("recipes", [])}
-    lines_of = corpus_lines(summary)
-    others = [(result.label, [entry["nll"] for entry in by_label[result.label]["buckets"]])
-              for result in compared(lines_of.results) if result.label in by_label]
-    reference = [entry.nll_at_1 for entry in lines_of.best]
+             f"{summary.trained_length:,}, {len(summary.results)} passes per document, "
+             f"{summary.compute_seconds / 3600:.1f} h of passes over all documents: {runs}. Intervals: 95%, "
+             f"bootstrap over documents. Command: `{summary.runs[-1].command}`.")
+    by_label = {entry.label: entry for entry in summary.schedules + summary.recipes}
+    shown = [result for result in summary.results
+             if result.schedule is not None or (result.rope is not None and result.temperature == 1)]
+    others = [(result.label, [entry.nll for entry in by_label[result.label].buckets])
+              for result in shown if result.label in by_label]
+    reference = [entry.nll_at_1 for entry in summary.best]
     verdict = corpus_verdict(summary)
     lines = [facts, "", *(bullets(verdict) if verdict else []), "", f"Per bucket of positions ({SAVES}):", "",
-             *bucket_table(lines_of.buckets, summary["trained_length"], reference, lines_of.best, others)]
+             *bucket_table(summary.buckets, summary.trained_length, reference, summary.best, others)]
     if verdict and verdict.decomposition_rows():
         lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
                   *decomposition_table(verdict)]
     return lines
 
 
-def fit_lines(summaries: list[dict]) -> list[str]:
+def fit_lines(summaries: list[FitSummary]) -> list[str]:
     """A table of the committed fits (one row each, held-out gains with their intervals) and each fit's verdict."""
     from model_utils.verdicts.fit import COLUMNS, fit_verdicts
 
@@ -161,11 +163,19 @@ def fit_lines(summaries: list[dict]) -> list[str]:
              "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(verdict.row()[column] for column in COLUMNS) + " |" for verdict in verdicts]
     for verdict in verdicts:
-        run = verdict.summary.get("run", {})
-        lines += ["", f"**{verdict.name}, {verdict.summary['settings']['max_tokens']:,} tokens** "
-                      f"(`{run.get('command', 'python -m model_utils fit ...')}`):", ""]
+        run = verdict.summary.run
+        command = "python -m model_utils fit ..." if run is None else run.command
+        lines += ["", f"**{verdict.name}, {verdict.summary.settings.max_tokens:,} tokens** (`{command}`):", ""]
         lines += [f"- {sentence}" for sentence in verdict.sentences()[1:]]
     return lines
+
+
+def read_tune(path: Path = TUNE) -> TuneSummary:
+    return TuneSummary.from_dict(json.loads(path.read_text()))
+
+
+def read_fits(folder: Path = FITS) -> list[FitSummary]:
+    return [FitSummary.from_dict(json.loads(path.read_text())) for path in sorted(folder.glob("*/fit.json"))]
 
 
 def figure_values(results: Path = RESULTS, pages: Path = PAGES) -> dict[str, str]:
@@ -205,9 +215,9 @@ def main() -> None:
     if which == "sweep":
         lines = sweep_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())))
     elif which == "tune":
-        lines = tune_lines(json.loads(TUNE.read_text()))
+        lines = tune_lines(read_tune())
     elif which == "fit":
-        lines = fit_lines([json.loads(path.read_text()) for path in sorted(FITS.glob("*/fit.json"))])
+        lines = fit_lines(read_fits())
     else:
         raise SystemExit("usage: python -m bench.readme sweep|tune|fit|figures")
     if not replace_block(which, lines):

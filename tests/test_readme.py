@@ -6,8 +6,9 @@ import re
 from pathlib import Path
 
 from bench import readme
-from bench.readme import FITS, SWEEP, TUNE, fit_lines, sweep_lines, tune_lines
+from bench.readme import SWEEP, fit_lines, read_fits, read_tune, sweep_lines, tune_lines
 from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.tune import TuneSummary
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
@@ -23,11 +24,11 @@ def test_the_context_length_block_is_the_committed_sweep():
 
 
 def test_the_corpus_block_is_the_committed_tune():
-    assert block("tune") == tune_lines(json.loads(TUNE.read_text()))
+    assert block("tune") == tune_lines(read_tune())
 
 
 def test_the_fit_block_is_the_committed_fits():
-    fits = [json.loads(path.read_text()) for path in sorted(FITS.glob("*/fit.json"))]
+    fits = read_fits()
     assert fits, "no committed fit under assets/fit"
     assert block("fit") == fit_lines(fits)
 
@@ -66,7 +67,7 @@ def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its
 
 
 def test_the_corpus_block_leads_with_the_held_out_gain_over_documents(summary_file):
-    lines = tune_lines(json.loads(summary_file.read_text()))
+    lines = tune_lines(TuneSummary.from_dict(json.loads(summary_file.read_text())))
     bullets = [line for line in lines if line.startswith("- ")]
     assert bullets[0].startswith("- Held-out (one model, 2 documents): the best T per bucket, chosen on the other "
                                  "documents and scored on the one left out")

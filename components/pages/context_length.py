@@ -17,7 +17,6 @@ from components.present.sweep_data import (
     best_nll_by_bucket,
     best_recipes,
     constant_temperatures,
-    corpus_lines,
     corpus_trained_length,
     default_comparison,
     distance_by_bucket,
@@ -38,7 +37,9 @@ from components.widgets.controls import sidebar_choices
 from components.widgets.downloads import sweep_downloads_ui
 from components.widgets.url_state import linked_widget
 from model_utils import AnalysisError, ModelLoadError
+from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import MAX_FACTOR, RECIPES, Rope
 from model_utils.core.schedules import SCHEDULES, ScheduleRequest
 from model_utils.core.statistics import STATISTIC_LABELS
@@ -73,15 +74,15 @@ def fits_ui(verdicts: list[FitVerdict]) -> None:
     YaRN's interpolation against YaRN's law, and each fit's verdict."""
     st.subheader("Fitted temperature, held out, against YaRN's law")
     st.table([verdict.row() for verdict in verdicts], hide_index=True)  # a table: its cells wrap
-    points = [{"scale": m["scale"], "multiplier": m["fitted"], "range": m["interval"],
-               "label": f"{verdict.name}, {verdict.summary['settings']['max_tokens']:,} tokens"}
-              for verdict in verdicts if "yarn_law" in (m := verdict.summary.get("multiplier", {}))]
+    points = [{"scale": m.scale, "multiplier": m.fitted, "range": list(m.interval),
+               "label": f"{verdict.name}, {verdict.summary.settings.max_tokens:,} tokens"}
+              for verdict in verdicts if (m := verdict.law) is not None]
     if points:
         st.plotly_chart(figures.fitted_against_law(points), key="context_fit_law")
     st.caption(plain(captions.fit_caption()))
     with st.expander("What the fits measured"):
         for verdict in verdicts:
-            st.markdown(f"**{plain(verdict.name)}, {verdict.summary['settings']['max_tokens']:,} tokens**\n"
+            st.markdown(f"**{plain(verdict.name)}, {verdict.summary.settings.max_tokens:,} tokens**\n"
                         + "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences()))
 
 
@@ -275,8 +276,7 @@ st.markdown(
 
 yours = your_run()
 committed = read_committed_sweep(settings.CONTEXT_SWEEP)
-summary = read_committed(settings.CORPUS_SUMMARY)
-summary_lines = corpus_lines(summary) if summary is not None else None
+summary = read_committed(settings.CORPUS_SUMMARY, TuneSummary)
 views = [view for view, document in ((COMMITTED, committed), (YOURS, yours)) if document is not None]
 if len(views) > 1:
     forget_stale("context_view", views)
@@ -312,9 +312,9 @@ if document is not None:
     if hidden is not None:
         single.caption(plain(hidden))
 if summary is not None:
-    values, drawn, styles, chosen = loss_lines(summary_lines, group)
+    values, drawn, styles, chosen = loss_lines(summary, group)
     corpus.plotly_chart(figures.position_lines(
-        summary_lines.buckets, values, drawn, styles, trained_corpus, NLL_TITLE,
+        summary.buckets, values, drawn, styles, trained_corpus, NLL_TITLE,
         title="Corpus (bands: intervals over documents)",
         intervals=[None if result is None or result.temperature is None else summary_intervals(result)
                    for result in chosen], width=width), key="context_corpus_nll")  # schedules: lines only
@@ -342,7 +342,7 @@ if document is not None:
 single, corpus, width = panes(document is not None and summary is not None)
 best_panes = ([(single, document, recipe, trained, f"This text, on {best_on}", "context_best")]
               if document is not None else []) + (
-    [(corpus, summary_lines, None, trained_corpus, f"Corpus, on {OWN_POSITIONS}", "context_corpus_best")]
+    [(corpus, summary, None, trained_corpus, f"Corpus, on {OWN_POSITIONS}", "context_corpus_best")]
     if summary is not None else [])
 for pane, result, on, trained_for, title, key in best_panes:
     entries = best_entries(result, on)
@@ -351,7 +351,8 @@ for pane, result, on, trained_for, title, key in best_panes:
                                                 width=width), key=key)
     pane.caption(plain(captions.best_caption(result, on)))
 
-fits = [fit for path in sorted(settings.FIT_DIR.glob("*/fit.json")) if (fit := read_committed(path)) is not None]
+fits = [fit for path in sorted(settings.FIT_DIR.glob("*/fit.json"))
+        if (fit := read_committed(path, FitSummary)) is not None]
 if fits:
     fits_ui(fit_verdicts(fits))
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS
 from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.report import Report
 from model_utils.core.rope import RECIPES
 from model_utils.core.schedules import SCHEDULES, Schedule
@@ -279,21 +280,21 @@ def best_caption(document, recipe: str | None = None) -> str:
 CORPUS_NAMES = 8  # documents named in the corpus caption; more are counted
 
 
-def corpus_caption(summary: dict, trained_length: int | None) -> str:
+def corpus_caption(summary: TuneSummary, trained_length: int | None) -> str:
     """Which documents and tokens a corpus summary covers, and how its intervals were made."""
-    corpus = summary["corpus"]
-    tokens = corpus["tokens"]
+    corpus = summary.corpus
+    tokens = corpus.tokens
     each = f"{tokens[0]:,} tokens each" if len(set(tokens)) == 1 else f"{min(tokens):,} to {max(tokens):,} tokens"
-    boot = summary["bootstrap"]
+    boot = summary.bootstrap
     line = ("the dashed line is the trained length" if trained_length is not None else
             "the summary does not record the trained length, so no line is drawn")
-    names = [entry["name"] for entry in corpus.get("list", [])]
+    names = [entry.name for entry in corpus.listed]
     listed = ", ".join(names[:CORPUS_NAMES]) + (f" and {len(names) - CORPUS_NAMES:,} more"
                                                if len(names) > CORPUS_NAMES else "")
-    return (f"Corpus: {corpus['documents']} documents ({each}, {sum(tokens):,} in all) from {corpus['source']}"
-            + (f" ({listed})" if names else "") + f"; model {summary['model']}; {len(summary['results'])} passes "
+    return (f"Corpus: {corpus.documents} documents ({each}, {sum(tokens):,} in all) from {corpus.source}"
+            + (f" ({listed})" if names else "") + f"; model {summary.model}; {len(summary.results)} passes "
             f"per document. Mean NLL pooled over the documents' positions in each bucket, with "
-            f"{boot['confidence']:.0%} intervals over {boot['resamples']:,} resamples ({boot['method']}); {line}.")
+            f"{boot.confidence:.0%} intervals over {boot.resamples:,} resamples ({boot.method}); {line}.")
 
 
 def position_caption(layer: int | None, statistic: str) -> str:

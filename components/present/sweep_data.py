@@ -6,28 +6,16 @@ best (bucket, temperature, nll, intervals), bootstrap. Nothing here judges: the 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import SimpleNamespace
 
 import numpy as np
 
 from model_utils.core.records.sweep import BestEntry, SweepDocument
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.statistics import STATISTICS, statistic_mean
 
 OWN_POSITIONS = "the model's own positions"  # what the pages call the passes without a RoPE recipe
 
 
-def corpus_lines(summary: dict) -> SimpleNamespace:
-    """A corpus summary with the attributes of a sweep document that the charts by position and of the best
-    temperatures read: results (label, temperature, schedule, recipe: its RoPE recipe's label, nll, nll_interval),
-    buckets, best, bootstrap (without a block: documents are resampled). The summary's own record replaces it."""
-    boot = summary["bootstrap"]
-    return SimpleNamespace(
-        results=[SimpleNamespace(label=result["label"], temperature=result["temperature"],
-                                 schedule=result["schedule"], recipe=result["rope"], nll=result["nll"],
-                                 nll_interval=result["nll_interval"]) for result in summary["results"]],
-        buckets=summary["buckets"], best=[SimpleNamespace(**entry) for entry in summary["best"]], best_by_rope={},
-        bootstrap=SimpleNamespace(confidence=boot["confidence"], resamples=boot["resamples"],
-                                  method=boot["method"], block=None))
 
 
 def recipes(document) -> list[str]:
@@ -155,14 +143,14 @@ def default_comparison(document: SweepDocument) -> str:
     return (on_recipes[:1] or chosen or others or [document.reference().label])[0]
 
 
-def corpus_trained_length(summary: dict, documents: Sequence[SweepDocument | None] = ()) -> int | None:
+def corpus_trained_length(summary: TuneSummary, documents: Sequence[SweepDocument | None] = ()) -> int | None:
     """The trained length of a corpus summary: its settings' own, or (when the tuner ran with the model's default,
-    which the summary does not write down) that of a sweep document of the same model; None if neither says."""
-    given = summary.get("settings", {}).get("trained_length")
-    if given is not None:
-        return int(given)
+    which the summary's settings do not write down) that of a sweep document of the same model; None if neither
+    says."""
+    if summary.settings.trained_length is not None:
+        return summary.settings.trained_length
     for document in documents:
-        if document is not None and document.model == summary["model"]:
+        if document is not None and document.model == summary.model:
             return int(document.trained_length)
     return None
 

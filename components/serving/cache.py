@@ -210,14 +210,18 @@ def cached_sweep_file(path: str, modified: float) -> SweepDocument:
     return SweepDocument.from_dict(parse_json(path))
 
 
-def read_committed(path: Path) -> dict | None:
-    """A committed corpus summary or fit, parsed and cached by path and modification time; None when there is
-    none, or after an error line when it cannot be read."""
-    return _read_committed(path, cached_json_file)
+def read_committed(path: Path, record: type | None = None):
+    """A committed corpus summary or fit, parsed and cached by path and modification time, and read into `record`
+    (its from_dict) when given; None when there is none, or after an error line when it cannot be read."""
+    return _read_committed(path, lambda name, modified: _into(record, cached_json_file(name, modified)))
+
+
+def _into(record: type | None, data: dict):
+    return data if record is None else record.from_dict(data)
 
 
 def read_committed_sweep(path: Path) -> SweepDocument | None:
-    """A committed sweep document, read as read_committed reads a summary."""
+    """A committed sweep document, as its record (kept parsed: it is 8 MB of JSON)."""
     return _read_committed(path, cached_sweep_file)
 
 

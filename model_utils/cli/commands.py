@@ -8,7 +8,7 @@ import json
 import platform
 import sys
 import time
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from model_utils.cli.parser import UsageError
@@ -18,6 +18,7 @@ from model_utils.core.machine import peak_rss_gb, usable_cores
 from model_utils.core.paths import portable_command
 from model_utils.core.progress import Progress
 from model_utils.core.records.run import RunInfo
+from model_utils.core.records.tune import ComputingRun, TuneSummary, previous_runs
 from model_utils.core.report import Report
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
@@ -191,9 +192,9 @@ def run_tune(args) -> None:
     finally:
         for bar in bars:
             bar.close()
-    summary["run"] = run_record(argv_of(args), time.perf_counter() - started).to_dict()
-    summary["runs"] = computing_runs(Path(args.out) / SUMMARY, summary)
-    write_json(summary, str(Path(args.out) / SUMMARY))
+    summary = replace(summary, run=run_record(argv_of(args), time.perf_counter() - started))
+    summary = replace(summary, runs=computing_runs(Path(args.out) / SUMMARY, summary))
+    write_json(summary.to_dict(), str(Path(args.out) / SUMMARY))
     print(tune_table(summary))
 
 
@@ -227,30 +228,30 @@ def run_fit(args) -> None:
                       cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
-    summary["run"] = run_record(argv_of(args), time.perf_counter() - started).to_dict()
-    write_json(summary, str(out / FIT))
+    summary = replace(summary, run=run_record(argv_of(args), time.perf_counter() - started))
+    write_json(summary.to_dict(), str(out / FIT))
     print(fit_table(summary))
 
 
-def computing_runs(path: Path, summary: dict) -> list[dict]:
+def computing_runs(path: Path, summary: TuneSummary) -> tuple[ComputingRun, ...]:
     """The runs that computed documents into this folder, oldest first: the previous summary's list, and this run
     when it computed any. A rerun that only re-reads the rows keeps the record of the runs that made them."""
-    runs = []
+    runs: tuple[ComputingRun, ...] = ()
     if path.is_file():
         try:
-            previous = json.loads(path.read_text())
-        except (OSError, ValueError):
-            previous = {}
-        runs = previous.get("runs") or ([run_entry(previous)] if previous.get("computed_documents") else [])
-    if summary["computed_documents"]:
-        runs.append(run_entry(summary))
+            runs = previous_runs(json.loads(path.read_text()))
+        except (OSError, ValueError):  # RecordError is a ValueError: a summary it cannot read records no run
+            runs = ()
+    if summary.computed_documents:
+        runs += (run_entry(summary),)
     return runs
 
 
-def run_entry(summary: dict) -> dict:
-    return summary["run"] | {"computed_documents": summary["computed_documents"], "workers": summary["workers"],
-                             "threads_per_worker": summary["threads_per_worker"],
-                             "wall_seconds": summary["wall_seconds"], "peak_rss_gb": summary["peak_rss_gb"]["max"]}
+def run_entry(summary: TuneSummary) -> ComputingRun:
+    return ComputingRun(**asdict(summary.run) | {
+        "computed_documents": summary.computed_documents, "workers": summary.workers,
+        "threads_per_worker": summary.threads_per_worker, "wall_seconds": summary.wall_seconds,
+        "peak_rss_gb": summary.peak_rss_gb.max})
 
 
 def argv_of(args) -> str:

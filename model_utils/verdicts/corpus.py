@@ -1,17 +1,16 @@
 """The context-length verdict of a corpus summary (model_utils/experiments/tune/summary.py): the same numbers and
 sentences as one text's (verdicts/context.py), with the held-out choice made across documents (leave one document
 out: choose on the others, score on it) and intervals from documents resampled. summarize_tune computes the numbers
-from each document's NLL sums and stores them under the summary's "verdict" key."""
+from each document's NLL sums and stores them in the summary record's `verdict`."""
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES
-from model_utils.core.rope import Rope
-from model_utils.verdicts.context import SEED, ContextVerdict, corpus_scope, document_scope
+from model_utils.core.records import check_format
+from model_utils.core.records.tune import TuneSummary
+from model_utils.verdicts.context import SEED, ContextVerdict, corpus_scope
 from model_utils.verdicts.past import FORMAT, DocumentFolds, PastData, ViewInfo, length_numbers
 
 
@@ -42,48 +41,10 @@ def corpus_numbers(*, views: list[ViewInfo], sums: np.ndarray, counts: np.ndarra
     return length_numbers(data)
 
 
-def corpus_verdict(summary: dict) -> ContextVerdict | None:
-    """The verdict of a corpus summary (headline() and sentences() as for one text): the numbers summarize_tune
-    stored, or, for a summary without them, what its pooled NLL alone gives (no held-out gain, no intervals)."""
-    stored = summary.get("verdict", {})
-    if stored is None:
+def corpus_verdict(summary: TuneSummary) -> ContextVerdict | None:
+    """The verdict of a corpus summary (headline() and sentences() as for one text), from the numbers
+    summarize_tune stored; None when it stored none (no bucket past the trained length, or none inside it)."""
+    if summary.verdict is None:
         return None
-    if stored.get("format") == FORMAT:
-        return ContextVerdict.from_dict(stored)
-    trained = summary.get("trained_length")
-    results = [result for result in summary["results"] if _rope(result) is not False]
-    if trained is None or not any(r["temperature"] == 1.0 and r.get("rope") is None for r in results):
-        return None
-    weights = np.array([entry["positions"] for entry in summary["best"]], dtype=np.float64)
-    nll = np.array([result["nll"] for result in results], dtype=np.float64)
-    past = [i for i, (start, _) in enumerate(summary["buckets"]) if start >= trained]
-    names = [name for name in ("entropy", "normalized_entropy", "sink_mass", "untrained_mass")
-             if all(name in result.get("statistics", {}) for result in results)]
-    data = PastData(scope=document_scope(summary), trained_length=trained, buckets=summary["buckets"],
-                    weights=weights, views=[_view_info(result) for result in results], nll=nll,
-                    statistics={name: np.array([r["statistics"][name] for r in results]) for name in names},
-                    reported_best=summary["best"],
-                    resamples=DocumentFolds(sums=(nll * weights)[None][:, :, past], counts=weights[past][None],
-                                            weights=np.ones((1, 1)), bootstrap="none",
-                                            missing="this summary carries no per-document verdict (rerun the "
-                                                    "tune)"))
-    numbers = length_numbers(data)
-    return None if numbers is None else ContextVerdict.from_dict(numbers)
-
-
-def _view_info(result: dict) -> ViewInfo:
-    return ViewInfo(label=result["label"], temperature=result["temperature"], schedule=result["schedule"],
-                    rope=_rope(result) or None)
-
-
-def _rope(result: dict) -> Rope | bool | None:
-    """A summary result's recipe from its label ('yarn-rope (s=2)'): None on the model's own positions, False
-    when the label is not one Rope.label writes (such a view is left out rather than taken for a plain one)."""
-    label = result.get("rope")
-    if label is None:
-        return None
-    match = re.fullmatch(r"(\S+) \(s=([0-9.e+-]+)\)", label)
-    try:
-        return Rope(match.group(1), float(match.group(2))) if match else False
-    except ValueError:
-        return False
+    check_format(summary.verdict, "corpus verdict", FORMAT)
+    return ContextVerdict.from_dict(summary.verdict)

@@ -1,10 +1,13 @@
-"""The verdict of a fit (fit.json, model_utils/experiments/fit/summary.py): the fitted value and its range over the
-folds, the logit multiplier set against YaRN's published law, and the held-out gains in words, each judged by its
-bootstrap interval (a gain whose interval holds 0 is "no measurable difference"). Numpy-free: plain arithmetic."""
+"""The verdict of a fit (fit.json's FitSummary record, model_utils/experiments/fit/summary.py): the fitted value and
+its range over the folds, the logit multiplier set against YaRN's published law, and the held-out gains in words,
+each judged by its bootstrap interval (a gain whose interval holds 0 is "no measurable difference"). Numpy-free:
+plain arithmetic."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from model_utils.core.records.fit import FitSummary, Gain, Multiplier
 
 # what each held-out gain is measured against, as the sentences name it
 REFERENCES = {
@@ -18,16 +21,16 @@ COLUMNS = ("fit", "tokens", "fitted", "logit multiplier", "YaRN's law", "saved v
            "vs recipe as published", "documents")
 
 
-def _signed(entry: dict | None) -> str:
+def _signed(entry: Gain | None) -> str:
     if entry is None:
         return "-"
-    low, high = entry["interval"]
-    return f"{entry['saved']:+.3f} ({low:+.3f} to {high:+.3f})"
+    low, high = entry.interval
+    return f"{entry.saved:+.3f} ({low:+.3f} to {high:+.3f})"
 
 
-def _judged(entry: dict) -> str:
+def _judged(entry: Gain) -> str:
     """'better', 'worse' or 'no measurable difference', from where the interval lies against 0."""
-    low, high = entry["interval"]
+    low, high = entry.interval
     if low > 0:
         return "better"
     if high < 0:
@@ -37,79 +40,84 @@ def _judged(entry: dict) -> str:
 
 @dataclass(frozen=True)
 class FitVerdict:
-    summary: dict
+    summary: FitSummary
 
     @property
     def name(self) -> str:
         s = self.summary
-        on = s["rope"] or "the model's own positions"
-        return f"{s['family']} {s['knob']} on {on}"
+        on = "the model's own positions" if s.rope is None else s.rope.label
+        return f"{s.family} {s.knob} on {on}"
+
+    @property
+    def law(self) -> Multiplier | None:
+        """The fitted logit multiplier where it is set against YaRN's law (a constant T on yarn-rope), else None."""
+        multiplier = self.summary.multiplier
+        return multiplier if multiplier is not None and multiplier.yarn_law is not None else None
 
     def row(self) -> dict[str, str]:
         """One line of the fit table: what was fitted, where, and the held-out gains with their intervals."""
-        s, gains = self.summary, self.summary["held_out"]
-        low, high = s["interval"]
-        multiplier = s.get("multiplier", {})
-        fitted = f"{s['knob']} = {s['parameter']:.3f} ({low:.3f}-{high:.3f})"
-        fitted += " at a bound" if s["at_bound"] else ""
-        law = multiplier.get("yarn_law")
+        s, gains = self.summary, self.summary.held_out.gains
+        low, high = s.interval
+        multiplier = s.multiplier
+        fitted = f"{s.knob} = {s.parameter:.3f} ({low:.3f}-{high:.3f})"
+        fitted += " at a bound" if s.at_bound else ""
+        law = self.law
         return {
-            "fit": self.name, "tokens": f"{s['settings']['max_tokens']:,}", "fitted": fitted,
-            "logit multiplier": (f"{multiplier['fitted']:.3f} ({multiplier['interval'][0]:.3f}-"
-                                 f"{multiplier['interval'][1]:.3f})") if multiplier else "-",
-            "YaRN's law": "-" if law is None else f"{law:.3f} at s = {multiplier['scale']:g}",
-            "saved vs T = 1": _signed(gains.get("gain_vs_plain")),
-            "vs recipe at T = 1": _signed(gains.get("gain_vs_recipe_at_1")),
-            "vs recipe as published": _signed(gains.get("gain_vs_recipe")),
-            "documents": f"{len(s['documents'])} in {len(s['folds'])} folds",
+            "fit": self.name, "tokens": f"{s.settings.max_tokens:,}", "fitted": fitted,
+            "logit multiplier": (f"{multiplier.fitted:.3f} ({multiplier.interval[0]:.3f}-"
+                                 f"{multiplier.interval[1]:.3f})") if multiplier else "-",
+            "YaRN's law": "-" if law is None else f"{law.yarn_law:.3f} at s = {law.scale:g}",
+            "saved vs T = 1": _signed(gains.get("plain")),
+            "vs recipe at T = 1": _signed(gains.get("recipe_at_1")),
+            "vs recipe as published": _signed(gains.get("recipe")),
+            "documents": f"{len(s.documents)} in {len(s.folds)} folds",
         }
 
     def headline(self) -> str:
-        s = self.summary
-        multiplier = s.get("multiplier", {})
-        text = (f"Fitted on training folds, {self.name}: {s['knob']} = {s['parameter']:.3f} "
-                f"(range over {len(s['folds'])} folds {s['interval'][0]:.3f}-{s['interval'][1]:.3f})")
-        if "yarn_law" in multiplier:
-            text += (f", a logit multiplier of {multiplier['fitted']:.3f} against {multiplier['yarn_law']:.3f} from "
-                     f"YaRN's law at s = {multiplier['scale']:g}")
+        s, law = self.summary, self.law
+        text = (f"Fitted on training folds, {self.name}: {s.knob} = {s.parameter:.3f} "
+                f"(range over {len(s.folds)} folds {s.interval[0]:.3f}-{s.interval[1]:.3f})")
+        if law is not None:
+            text += (f", a logit multiplier of {law.fitted:.3f} against {law.yarn_law:.3f} from "
+                     f"YaRN's law at s = {law.scale:g}")
         return text + "."
 
     def sentences(self) -> list[str]:
-        s, gains = self.summary, self.summary["held_out"]
+        s, gains = self.summary, self.summary.held_out.gains
         said = [self.headline()]
-        if s["at_bound"]:
-            said.append(f"A fold's fit sits at the edge of the searched interval {s['bounds']}: the minimum may lie "
-                        "beyond it.")
-        multiplier = s.get("multiplier", {})
-        if "yarn_law" in multiplier:
-            low, high = multiplier["interval"]
-            law = multiplier["yarn_law"]
+        if s.at_bound:
+            said.append(f"A fold's fit sits at the edge of the searched interval {list(s.bounds)}: the minimum may "
+                        "lie beyond it.")
+        if (multiplier := self.law) is not None:
+            low, high = multiplier.interval
+            law = multiplier.yarn_law
             if low <= law <= high:
                 where = "lies within the range of the folds' fits"
             else:
                 where = ("is below every fold's fit (the fit sharpens more than the law)" if law < low
                          else "is above every fold's fit (the law sharpens more than the fit)")
-            said.append(f"YaRN's law, (0.1 ln s + 1)^2 = {law:.3f}, {where}; a range over {len(s['folds'])} folds is "
+            said.append(f"YaRN's law, (0.1 ln s + 1)^2 = {law:.3f}, {where}; a range over {len(s.folds)} folds is "
                         "not a confidence interval.")
         for name, against in REFERENCES.items():
-            entry = gains.get(f"gain_vs_{name}")
+            entry = gains.get(name)
             if entry is None:
                 continue
             judged = _judged(entry)
-            low, high = entry["interval"]
+            low, high = entry.interval
             verdict = {"better": f"the fit beats {against}", "worse": f"the fit loses to {against}",
                        "no measurable difference": f"the fit and {against} do not differ measurably"}[judged]
             said.append(f"On the held-out documents, past the trained length, {verdict}: "
-                        f"{entry['saved']:+.3f} nats per token ({low:+.3f} to {high:+.3f}).")
+                        f"{entry.saved:+.3f} nats per token ({low:+.3f} to {high:+.3f}).")
         said.append(f"In context (before the trained length) the fit changes the loss by "
-                    f"{gains['in_context_change']:+.4f} nats per token against T = 1 (positive = worse).")
-        said.append(f"Scope: one model, {len(s['documents'])} documents of one corpus; not a law.")
+                    f"{s.held_out.in_context_change:+.4f} nats per token against T = 1 (positive = worse).")
+        said.append(f"Scope: one model, {len(s.documents)} documents of one corpus; not a law.")
         return said
 
 
-def fit_verdicts(summaries: list[dict]) -> list[FitVerdict]:
-    """The verdicts of several fits, in the order: recipes first (by their scale), then the model's own positions."""
-    def order(summary: dict) -> tuple:
-        return (summary["rope"] is None, summary["rope"] or "", summary["settings"]["max_tokens"])
+def fit_verdicts(summaries: list[FitSummary]) -> list[FitVerdict]:
+    """The verdicts of several fits, in the order: recipes first (by their label), then the model's own positions;
+    each by its length."""
+    def order(summary: FitSummary) -> tuple:
+        return (summary.rope is None, "" if summary.rope is None else summary.rope.label, summary.settings.max_tokens)
 
     return [FitVerdict(summary) for summary in sorted(summaries, key=order)]

@@ -12,6 +12,7 @@ import torch
 
 from model_utils import AnalysisError, load_model
 from model_utils.core.progress import EVALUATION, Progress
+from model_utils.core.records.fit import FitSummary
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.engine.probe import Probe
@@ -92,20 +93,20 @@ def test_the_fit_lands_on_the_grids_minimum_and_on_the_planted_temperature(plant
     _, summary = fitted
     tolerance = FAMILIES["constant"].tolerance
     grid = np.round(np.arange(1.1, 1.5001, 0.005), 3)  # step 0.005, finer than the tolerance
-    for fold, (training, _) in zip(summary["folds"], folds_of(corpus.documents, 2), strict=True):
+    for fold, (training, _) in zip(summary.folds, folds_of(corpus.documents, 2), strict=True):
         best = grid_minimum(loaded, training, tmp_path, grid)
-        assert abs(fold["parameter"] - best) <= tolerance + 0.005, (fold["parameter"], best)
-        assert abs(fold["parameter"] - PLANTED) <= 0.05
-        assert fold["converged"] and not fold["at_bound"] and len(fold["evaluations"]) <= 20
-    assert summary["parameter"] == pytest.approx(np.mean([f["parameter"] for f in summary["folds"]]))
-    low, high = summary["interval"]
-    assert low <= summary["parameter"] <= high
-    gains = summary["held_out"]
-    assert gains["gain_vs_plain"]["saved"] > 0.05  # T = 1 is far from the planted 1.3
-    assert gains["gain_vs_plain"]["interval"][0] > 0
-    assert gains["gain_vs_best_constant"]["saved"] > 0  # the grid's best (<= 1.2) is farther than the fit
-    assert [d["n_tokens"] for d in summary["documents"]] == [TOKENS] * 4
-    assert summary["multiplier"]["fitted"] == pytest.approx(1 / summary["parameter"])
+        assert abs(fold.parameter - best) <= tolerance + 0.005, (fold.parameter, best)
+        assert abs(fold.parameter - PLANTED) <= 0.05
+        assert fold.converged and not fold.at_bound and len(fold.evaluations) <= 20
+    assert summary.parameter == pytest.approx(np.mean([f.parameter for f in summary.folds]))
+    low, high = summary.interval
+    assert low <= summary.parameter <= high
+    gains = summary.held_out.gains
+    assert gains["plain"].saved > 0.05  # T = 1 is far from the planted 1.3
+    assert gains["plain"].interval[0] > 0
+    assert gains["best_constant"].saved > 0  # the grid's best (<= 1.2) is farther than the fit
+    assert [d.n_tokens for d in summary.documents] == [TOKENS] * 4
+    assert summary.multiplier.fitted == pytest.approx(1 / summary.parameter)
 
 
 def test_a_rerun_replays_the_search_without_computing(planted, fitted, monkeypatch):
@@ -117,7 +118,7 @@ def test_a_rerun_replays_the_search_without_computing(planted, fitted, monkeypat
 
     monkeypatch.setattr(DocumentWorker, "evaluate", refuse)
     again = fit(loaded, corpus, request(), SETTINGS, folder / "out", cache_dir=folder / "passes")
-    assert again["folds"] == summary["folds"] and again["held_out"] == summary["held_out"]
+    assert again.folds == summary.folds and again.held_out == summary.held_out
 
 
 def test_an_interrupted_fit_resumes_where_it_stopped(planted, tmp_path, monkeypatch):
@@ -141,7 +142,7 @@ def test_an_interrupted_fit_resumes_where_it_stopped(planted, tmp_path, monkeypa
     before = len(computed)
     assert before == 4 * 2  # four evaluations of the two training documents
     summary = fit(loaded, corpus, request(), SETTINGS, out, cache_dir=passes)
-    done = sum(len(fold["evaluations"]) for fold in summary["folds"]) * 2
+    done = sum(len(fold.evaluations) for fold in summary.folds) * 2
     documents = len(corpus.documents)  # each is held out once, and compared once (all comparisons in one call)
     assert len(computed) - before == done - before + documents + documents
 
@@ -150,14 +151,15 @@ def test_the_log_length_family_and_a_recipe(planted, tmp_path):
     loaded, corpus = planted
     logn = fit(loaded, corpus, request(family=FAMILIES["logn"], bounds=(-0.3, 1.0)), SETTINGS, tmp_path / "a",
                cache_dir=tmp_path / "passes")
-    assert logn["knob"] == "a" and all(fold["parameter"] > 0 for fold in logn["folds"])  # softer past L, as T*
-    assert logn["held_out"]["gain_vs_plain"]["saved"] > 0
-    assert logn["held_out"]["in_context_change"] == 0.0  # T(p) = 1 up to the trained length
+    assert logn.knob == "a" and all(fold.parameter > 0 for fold in logn.folds)  # softer past L, as T*
+    assert logn.held_out.gains["plain"].saved > 0
+    assert logn.held_out.in_context_change == 0.0  # T(p) = 1 up to the trained length
+    assert logn.multiplier is None  # a logit multiplier only for a constant T
     recipe = fit(loaded, corpus, request(rope=Rope("yarn-rope", 2)), SETTINGS, tmp_path / "b",
                  cache_dir=tmp_path / "passes")
-    assert recipe["rope"] == "yarn-rope (s=2)"
-    assert recipe["multiplier"]["yarn_law"] == pytest.approx((0.1 * np.log(2) + 1) ** 2)
-    assert {"gain_vs_recipe", "gain_vs_recipe_at_1", "gain_vs_best_schedule"} <= set(recipe["held_out"])
+    assert recipe.rope == Rope("yarn-rope", 2.0)
+    assert recipe.multiplier.yarn_law == pytest.approx((0.1 * np.log(2) + 1) ** 2)
+    assert {"recipe", "recipe_at_1", "best_schedule"} <= set(recipe.held_out.gains)
 
 
 def test_a_fit_refuses_what_it_cannot_do(planted, architecture_model):
@@ -206,13 +208,13 @@ def test_the_command_line_writes_fit_json(planted, tmp_path, capsys):
                    "--schedule", "logn:trained", "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "p")])
     captured = capsys.readouterr()
     assert status == 0, captured.err
-    summary = json.loads((tmp_path / "out" / "fit.json").read_text())
-    assert {"model", "rope", "family", "parameter", "interval", "evaluations", "held_out", "documents", "run"} <= set(
-        summary)
-    assert {"gain_vs_plain", "gain_vs_best_schedule"} <= set(summary["held_out"])
-    assert summary["documents"][0]["sha256"] and summary["documents"][0]["n_tokens"] == 1100
+    written = json.loads((tmp_path / "out" / "fit.json").read_text())
+    summary = FitSummary.from_dict(written)
+    assert summary.to_dict() == written and summary.run.command.startswith("python -m model_utils fit")
+    assert {"plain", "best_schedule"} <= set(summary.held_out.gains)
+    assert summary.documents[0].sha256 and summary.documents[0].n_tokens == 1100
     assert "evaluation 1 of at most 20" in captured.err and "best so far" in captured.err
-    assert len(list((tmp_path / "out" / "rows").glob("*.parquet"))) == summary["evaluations"] + 2 + 1
+    assert len(list((tmp_path / "out" / "rows").glob("*.parquet"))) == summary.evaluations + 2 + 1
 
 
 @pytest.mark.slow
@@ -221,5 +223,5 @@ def test_ray_and_in_process_give_the_same_evaluations(planted, fitted, tmp_path)
     _, summary = fitted
     on_ray = fit(loaded, corpus, request(), SETTINGS, tmp_path / "out", workers=2, threads=1,
                  cache_dir=tmp_path / "passes")
-    assert on_ray["folds"] == summary["folds"]
-    assert on_ray["held_out"] == summary["held_out"]
+    assert on_ray.folds == summary.folds
+    assert on_ray.held_out == summary.held_out

@@ -36,6 +36,11 @@ SPECS = [0.8, 1.0, 1.25, Schedule("qwen-logn", 1024.0), Schedule("logn", 1024.0)
 STATISTICAL = ("results", "best", "schedules", "corpus", "settings", "buckets", "bootstrap")
 
 
+def statistical(summary) -> dict:
+    """What a summary computes from the rows, whoever ran them and however often."""
+    return {key: getattr(summary, key) for key in STATISTICAL}
+
+
 def rows(out: Path):
     table = ds.dataset(str(out / ROWS), format="parquet").to_table()
     return table.sort_by([("document", "ascending"), ("spec", "ascending"), ("bucket", "ascending")])
@@ -97,31 +102,31 @@ def test_rows_hold_the_engines_nll_and_statistics(tiny, tmp_path):
                     values = result.bucket_heads[name][row["bucket"]]
                     expected = np.exp(np.log(values).mean()) if name == "top_ratio" else values.mean()
                     assert row[name] == pytest.approx(expected, abs=1e-5)  # pass records keep 5 decimals
-    for entry in summary["results"]:
-        spec = entry["temperature"]
-        assert entry["nll"] == pytest.approx([total / count for total, count in pooled[spec] if count], rel=1e-12)
-        for nll, (low, high) in zip(entry["nll"], entry["nll_interval"], strict=True):
+    for entry in summary.results:
+        spec = entry.temperature
+        assert entry.nll == pytest.approx([total / count for total, count in pooled[spec] if count], rel=1e-12)
+        for nll, (low, high) in zip(entry.nll, entry.nll_interval, strict=True):
             assert low <= nll <= high
-    for best, nll_1, nll_15 in zip(summary["best"], summary["results"][0]["nll"], summary["results"][1]["nll"],
-                                   strict=True):
-        assert best["temperature"] == (1.0 if nll_1 <= nll_15 else 1.5)
-        assert best["saved"] == pytest.approx(nll_1 - min(nll_1, nll_15))
+    for best, nll_1, nll_15 in zip(summary.best, summary.results[0].nll, summary.results[1].nll, strict=True):
+        assert best.temperature == (1.0 if nll_1 <= nll_15 else 1.5)
+        assert best.saved == pytest.approx(nll_1 - min(nll_1, nll_15))
     assert not (tmp_path / "out" / PASSES).exists()  # a finished document's passes are removed
     # buckets as analyze draws them (the first from q_start = 1 to the first multiple of 128), and the model's own
     # trained length, for the page's line
-    assert summary["buckets"][:2] == [[1, 128], [128, 256]] and summary["trained_length"] == tiny.max_positions
+    assert summary.buckets[:2] == ((1, 128), (128, 256)) and summary.trained_length == tiny.max_positions
+    assert table.column("rope_recipe").null_count == table.num_rows  # no recipe: the model's own positions
 
 
 @pytest.mark.slow
 def test_the_summary_is_reproducible(tiny, builtin, reference):
     out, summary = reference
-    again = summarize(out, builtin, summary["corpus"]["tokens"], SPECS,
-                      _TuneSettings(model=tiny.name, fingerprint=summary["model_fingerprint"],
-                                    specs=tuple(summary["settings"]["specs"]), sweep=SETTINGS), tiny.max_positions)
-    assert {key: again[key] for key in STATISTICAL} == {key: summary[key] for key in STATISTICAL}
+    again = summarize(out, builtin, list(summary.corpus.tokens), SPECS,
+                      _TuneSettings(model=tiny.name, fingerprint=summary.model_fingerprint,
+                                    specs=summary.settings.specs, sweep=SETTINGS), tiny.max_positions)
+    assert statistical(again) == statistical(summary)
     count = len(builtin.documents)
-    assert count >= 3 and summary["computed_documents"] == count and len(summary["best"]) == 5
-    assert all(best["documents"] == count for best in summary["best"])
+    assert count >= 3 and summary.computed_documents == count and len(summary.best) == 5
+    assert all(best.documents == count for best in summary.best)
 
 
 @pytest.mark.slow
@@ -147,11 +152,11 @@ def test_an_interrupted_tune_computes_only_what_is_missing(tiny, builtin, refere
     first_pass_of.clear()
     summary = tune(tiny, builtin, SPECS, SETTINGS, out,
                    on_pass=lambda document, label, index: first_pass_of.setdefault(document.name, index))
-    assert summary["computed_documents"] == len(builtin.documents) - 2 and summary["skipped_documents"] == 2
+    assert summary.computed_documents == len(builtin.documents) - 2 and summary.skipped_documents == 2
     assert first_pass_of[builtin.documents[2].name] == 2  # it resumed at its third pass
     assert set(first_pass_of.values()) == {0, 2}
     assert rows(out).equals(rows(reference[0]))
-    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
+    assert statistical(summary) == statistical(reference[1])
     assert not list((out / ROWS).glob(".*"))  # no temporary file left
 
 
@@ -180,6 +185,7 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
     """Synthetic rows of three documents (tests/verdicts/synthetic.py records, written as the tuner writes them):
     the summary's held-out gain is leave-one-document-out, as computed by hand from the records, and its documents
     keep name, sha256 and token count."""
+    from model_utils.core.records.base import DocumentEntry
     from model_utils.core.rope import Rope
     from model_utils.core.views import View, as_view
     from model_utils.experiments.corpus import Corpus, Document
@@ -206,18 +212,137 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
                                                       "seconds": 1.0, "peak_rss_gb": 1.0})
     corpus = Corpus(source="synthetic", documents=documents, duplicates=[])
     summary = summarize(tmp_path, corpus, [N_TOKENS] * 3, specs, settings, 1024)
-    assert summary["corpus"]["list"] == [{"name": d.name, "sha256": d.sha256, "n_tokens": N_TOKENS}
-                                         for d in documents]
+    assert summary.corpus.listed == tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=N_TOKENS)
+                                          for d in documents)
+    assert [result.rope for result in summary.results] == [None, None, None, Rope("yarn-rope", 2.0)]
+    assert [entry.rope for entry in summary.recipes] == [Rope("yarn-rope", 2.0)] and summary.schedules == ()
     order = np.argsort([d.sha256 for d in documents])  # the summary's documents, by sha256
-    held = summary["verdict"]["gain_held_out"]
+    held = summary.verdict["gain_held_out"]
     assert held["saved"] == pytest.approx(leave_one_out_by_hand(sums[order], counts, 1, [0, 1, 2], [4, 5, 6, 7]),
                                           abs=1e-9)
     assert held["interval"][0] <= held["saved"] <= held["interval"][1]
-    assert json.loads(json.dumps(summary, allow_nan=False))["verdict"] == summary["verdict"]
+    assert json.loads(json.dumps(summary.to_dict(), allow_nan=False))["verdict"] == summary.verdict
     said = corpus_verdict(summary).sentences()
     assert said[0].startswith("Held-out (one model, 3 documents): the best T per bucket, chosen on the other "
                               "documents and scored on the one left out")
     assert any("yarn-rope (s=2) + T=1 +" in sentence for sentence in said)  # the recipe, against plain T = 1
+
+
+# --- rows of the format before: the recipe as its label ------------------------------------------------------------
+
+COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "tune" / "bundled-builtin"
+
+
+def as_format_2(source: Path, target: Path) -> None:
+    """A row file as tunes wrote it before rows format 3: the recipe as its label in a `rope` column, format 2 in
+    the metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from model_utils.core.rope import Rope
+
+    table = pq.read_table(source)
+    columns = table.to_pydict()
+    labels = [None if kind is None else Rope(kind, factor).label
+              for kind, factor in zip(columns.pop("rope_recipe"), columns.pop("rope_factor"), strict=True)]
+    names = list(columns)
+    names.insert(names.index("schedule") + 1, "rope")
+    fields = [table.schema.field(name) if name != "rope" else pa.field("rope", pa.string()) for name in names]
+    metadata = table.schema.metadata
+    settings = json.loads(metadata[b"tune_settings"]) | {"format": 2}
+    older = pa.Table.from_pydict(columns | {"rope": labels}, schema=pa.schema(fields)).replace_schema_metadata(
+        metadata | {b"tune_settings": json.dumps(settings).encode()})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(older, target)
+
+
+def committed_settings():
+    """The committed tune's settings and views, as its command line asked for them."""
+    from model_utils.core.records.tune import TuneSummary
+    from model_utils.core.rope import Rope
+    from model_utils.core.schedules import ScheduleRequest
+    from model_utils.core.views import View, as_view
+
+    summary = TuneSummary.from_dict(json.loads((COMMITTED / "summary.json").read_text()))
+    saved = summary.settings
+    specs = [0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0,
+             *ScheduleRequest("all", "trained").resolve(summary.trained_length, max(summary.corpus.tokens)),
+             View(1.0, Rope("yarn", 2.0)), View(1.0, Rope("yarn-rope", 2.0))]
+    views = [as_view(spec) for spec in specs]
+    assert tuple(view.label for view in views) == saved.specs
+    sweep = SweepSettings(max_tokens=saved.max_tokens, bucket_size=saved.bucket_size, q_start=saved.q_start,
+                          window=saved.window, trained_length=saved.trained_length,
+                          beyond_trained=saved.beyond_trained)
+    return _TuneSettings(model=saved.model, fingerprint=saved.model_fingerprint, specs=saved.specs,
+                         sweep=sweep), views
+
+
+def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_path):
+    """The committed rows written in the format before (the recipe's label in a `rope` column) are rewritten in
+    place with the recipe's two columns: the same tables and metadata as the committed files; rows of other
+    settings are left as they are, for finished_documents to refuse."""
+    import pyarrow.parquet as pq
+
+    from model_utils.experiments.tune.rows import finished_documents, upgrade_rows
+
+    settings, views = committed_settings()
+    committed = sorted((COMMITTED / ROWS).glob("*.parquet"))
+    for path in committed:
+        as_format_2(path, tmp_path / "out" / ROWS / path.name)
+    before = pq.read_table(tmp_path / "out" / ROWS / committed[0].name)
+    assert "rope" in before.column_names and "yarn-rope (s=2)" in before.column("rope").to_pylist()
+    other = _TuneSettings(model=settings.model, fingerprint=settings.fingerprint, specs=settings.specs,
+                          sweep=SweepSettings(**(vars(settings.sweep) | {"bucket_size": 512})))
+    assert upgrade_rows(tmp_path / "out", other, views) == []
+    upgraded = upgrade_rows(tmp_path / "out", settings, views)
+    assert [path.name for path in upgraded] == [path.name for path in committed]
+    for path in committed:
+        mine, theirs = pq.read_table(tmp_path / "out" / ROWS / path.name), pq.read_table(path)
+        assert mine.equals(theirs) and mine.schema.metadata == theirs.schema.metadata
+    assert finished_documents(tmp_path / "out", settings) == {path.stem for path in committed}
+    assert upgrade_rows(tmp_path / "out", settings, views) == []  # nothing left to upgrade
+
+
+def test_the_committed_rows_give_the_committed_summary():
+    """summarize_tune on the committed rows writes the committed summary's numbers, to the last digit (the
+    documents are the built-in corpus's first four; its description has grown since)."""
+    from dataclasses import replace
+
+    from model_utils.core.records.tune import TuneSummary
+    from model_utils.experiments.corpus import Corpus
+
+    committed = TuneSummary.from_dict(json.loads((COMMITTED / "summary.json").read_text()))
+    settings, views = committed_settings()
+    documents = read_corpus("builtin", committed.corpus.documents).documents
+    assert [d.sha256 for d in documents] == [entry.sha256 for entry in committed.corpus.listed]
+    corpus = Corpus(source=committed.corpus.source, documents=documents,
+                    duplicates=list(committed.corpus.duplicates_skipped))
+    summary = summarize(COMMITTED.relative_to(COMMITTED.parents[2]), corpus, list(committed.corpus.tokens), views,
+                        settings, committed.trained_length)
+    made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
+               "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
+    assert replace(summary, **{name: getattr(committed, name) for name in made_by}) == committed
+
+
+def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_computing(capsys, tmp_path):
+    """What a tune left in the format before (its rows, its summary) reads on: the same command upgrades the rows,
+    computes nothing and writes the summary it wrote from the new rows, keeping the runs that computed them."""
+    folder = write_corpus(tmp_path / "corpus", {"a.txt": "first document " * 30, "b.txt": "second one " * 30})
+    command = ["--corpus", str(folder), "--max-tokens", "200", "--bucket-size", "64", "--temperatures", "1", "1.5",
+               "--rope", "yarn-rope:2@1", "--out", str(tmp_path / "out")]
+    assert run_cli(capsys, *command)[0] == 0
+    rows_path = tmp_path / "out" / ROWS
+    new = {path.name: path.read_bytes() for path in rows_path.glob("*.parquet")}
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    for name in new:
+        as_format_2(rows_path / name, rows_path / name)
+    older = {key: value for key, value in summary.items() if key != "format"}  # as the current code wrote it
+    (tmp_path / "out" / "summary.json").write_text(json.dumps(older))
+    assert run_cli(capsys, *command)[0] == 0
+    again = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert again["computed_documents"] == 0 and again["runs"] == summary["runs"] and len(summary["runs"]) == 1
+    assert {key: again[key] for key in STATISTICAL} == {key: summary[key] for key in STATISTICAL}
+    assert {path.name: path.read_bytes() for path in rows_path.glob("*.parquet")} == new
 
 
 # --- refusals: one line, exit 2, nothing written lost ------------------------------------------------------------
@@ -304,9 +429,9 @@ def local_ray():
 @pytest.mark.slow
 def test_two_ray_workers_write_the_in_process_rows(tiny, builtin, reference, local_ray, tmp_path):
     summary = tune(tiny, builtin, SPECS, SETTINGS, tmp_path / "out", workers=2)
-    assert summary["workers"] == 2 and summary["threads_per_worker"] == max(1, usable_cores() // 2)
+    assert summary.workers == 2 and summary.threads_per_worker == max(1, usable_cores() // 2)
     assert rows(tmp_path / "out").equals(rows(reference[0]))  # bit for bit, whatever the thread count
-    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
+    assert statistical(summary) == statistical(reference[1])
 
 
 def _running_workers() -> list[psutil.Process]:
@@ -341,14 +466,14 @@ def test_a_worker_killed_mid_document_loses_and_duplicates_nothing(tiny, builtin
     assert killed, "no worker was mid-document when a document finished"
     assert not psutil.pid_exists(killed[0]) or psutil.Process(killed[0]).status() == psutil.STATUS_ZOMBIE
     assert sorted(finished) == sorted(d.sha256 for d in builtin.documents)  # each document written once
-    assert summary["computed_documents"] == len(builtin.documents)
+    assert summary.computed_documents == len(builtin.documents)
     table = rows(tmp_path / "out")
     keys = list(zip(*(table.column(name).to_pylist() for name in ("document", "spec", "bucket")), strict=True))
     # every document x spec x bucket, exactly once
     assert len(keys) == len(set(keys)) == len(builtin.documents) * len(SPECS) * 5
     assert table.equals(rows(reference[0]))
-    assert {key: summary[key] for key in STATISTICAL} == {key: reference[1][key] for key in STATISTICAL}
-    assert json.loads(json.dumps(summary, allow_nan=False))  # the summary is plain JSON
+    assert statistical(summary) == statistical(reference[1])
+    assert json.loads(json.dumps(summary.to_dict(), allow_nan=False))  # the summary is plain JSON
 
 
 def test_saving_a_model_keeps_its_fingerprint(tmp_path):

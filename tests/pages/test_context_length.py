@@ -18,6 +18,7 @@ from components.serving import settings
 from components.serving.cache import cached_sweep
 from model_utils import Schedule
 from model_utils.core.records.sweep import SweepDocument, SweepResult
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.core.views import View
@@ -295,21 +296,21 @@ def test_over_budget_refusal_names_the_most_tokens_that_fit(runs):
 
 def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summary_file):
     tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
-    summary = json.loads(summary_file.read_text())
+    summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
     at, seconds = open_page()
     assert_clean(at)
     assert seconds < OPEN_SECONDS and runs["passes"] == 0
     nll = chart(at, "context_corpus_nll")
     lines = [trace for trace in traces(nll, "scatter") if trace.get("mode") == "lines+markers"]
     bands = [trace for trace in traces(nll, "scatter") if trace.get("fill") == "tonexty"]
-    assert [trace["name"] for trace in lines] == [result["label"] for result in summary["results"]]
+    assert [trace["name"] for trace in lines] == [result.label for result in summary.results]
     assert len(bands) == 3  # one band per constant temperature; the schedules are lines only
-    for line, result in zip(lines, summary["results"], strict=True):
-        np.testing.assert_allclose(array(line["y"]).astype(float), result["nll"])
+    for line, result in zip(lines, summary.results, strict=True):
+        np.testing.assert_allclose(array(line["y"]).astype(float), result.nll)
     best = traces(chart(at, "context_corpus_best"), "scatter")[0]
-    np.testing.assert_array_equal(array(best["y"]), [entry["temperature"] for entry in summary["best"]])
+    np.testing.assert_array_equal(array(best["y"]), [entry.temperature for entry in summary.best])
     np.testing.assert_allclose(array(best["error_y"]["arrayminus"]),
-                               [entry["temperature"] - entry["temperature_interval"][0] for entry in summary["best"]])
+                               [entry.temperature - entry.temperature_interval[0] for entry in summary.best])
     # the summary does not record the trained length (the tuner ran with the model's own): the tiny sweep's is used
     assert trained_line_positions(nll) == [1024]
     caption = next(c.value for c in at.caption if c.value.startswith("Corpus\\:"))
@@ -329,12 +330,29 @@ def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny
     assert any("does not record the trained length" in c.value for c in at.caption)
 
 
+def test_a_summary_or_fit_of_another_format_is_an_error_line_naming_the_fix(tiny_env, tmp_path, summary_file):
+    older = json.loads(summary_file.read_text())
+    del older["format"]  # as summaries were written before they had a format number
+    (tmp_path / "summary.json").write_text(json.dumps(older))
+    (tmp_path / "fits" / "old").mkdir(parents=True)
+    (tmp_path / "fits" / "old" / "fit.json").write_text(json.dumps(fit_summary().to_dict() | {"format": 1}))
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", tmp_path / "summary.json")
+    tiny_env.setattr(settings, "FIT_DIR", tmp_path / "fits")
+    at, _ = open_page()
+    assert not at.exception
+    errors = [error.value for error in at.error]
+    assert len(errors) == 2, errors
+    assert plain("this corpus-tune summary has format None") in errors[0] and "regenerate it" in errors[0]
+    assert plain("this fit has format 1; this version reads format 2") in errors[1]
+    assert not any("context_corpus_nll" in key or "context_fit_law" in key for key in charts(at))
+
+
 def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts(tiny_env, runs, tmp_path):
     on_recipe = fit_summary(values=(0.86, 0.9))
     own = fit_summary(rope=None, gains={"plain": (0.05, -0.01, 0.1)})
     for name, fit in (("yarn", on_recipe), ("own", own)):
         (tmp_path / "fits" / name).mkdir(parents=True)
-        (tmp_path / "fits" / name / "fit.json").write_text(json.dumps(fit))
+        (tmp_path / "fits" / name / "fit.json").write_text(json.dumps(fit.to_dict()))
     tiny_env.setattr(settings, "FIT_DIR", tmp_path / "fits")
     at, _ = open_page()
     assert_clean(at)
@@ -551,7 +569,7 @@ def test_the_corpus_verdict_is_said_with_the_sweeps(recipe_env, summary_file):
     recipe_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
     at, _ = open_page()
     assert_clean(at)
-    summary = json.loads(summary_file.read_text())
+    summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
     said = next(m.value for m in at.markdown if m.value.startswith("**What the corpus measured"))
     assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in corpus_verdict(summary).sentences()]
 

@@ -10,6 +10,8 @@ import numpy as np
 
 from components.present import captions, sweep_data
 from components.widgets.downloads import rows_csv
+from model_utils.core.records.base import DocumentEntry
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS
 
@@ -61,17 +63,18 @@ def test_identical_results_are_found_from_the_numbers(document):
 
 def test_default_comparison_and_the_trained_length_of_a_summary(document, summary_file):
     assert sweep_data.default_comparison(document) == "T=1.25"  # the best T of the last bucket
-    summary = json.loads(summary_file.read_text())
-    assert summary["settings"]["trained_length"] is None
+    summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
+    assert summary.settings.trained_length is None
     assert sweep_data.corpus_trained_length(summary, [None, document]) == 1024
     assert sweep_data.corpus_trained_length(summary) is None
-    summary["settings"]["trained_length"] = 512
+    summary = replace(summary, settings=replace(summary.settings, trained_length=512))
     assert sweep_data.corpus_trained_length(summary, [document]) == 512
 
 
 def test_a_large_corpus_is_counted_not_listed(summary_file):
-    summary = json.loads(summary_file.read_text())
-    summary["corpus"]["list"] = [{"name": f"doc {i}", "sha256": "", "n_tokens": 2048} for i in range(20)]
+    summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
+    summary = replace(summary, corpus=replace(summary.corpus, listed=tuple(
+        DocumentEntry(name=f"doc {i}", sha256="", n_tokens=2048) for i in range(20))))
     caption = captions.corpus_caption(summary, 1024)
     assert "(doc 0, doc 1, doc 2, doc 3, doc 4, doc 5, doc 6, doc 7 and 12 more)" in caption
 
@@ -95,18 +98,18 @@ def test_budget_and_no_verdict_wording_follow_the_numbers(document):
 
 
 def test_a_corpus_summary_reads_with_the_attributes_of_a_sweep(summary_file):
-    """corpus_lines: the summary's results, buckets, best and bootstrap as the shared functions read them."""
-    summary = json.loads(summary_file.read_text())
-    lines = sweep_data.corpus_lines(summary)
-    assert [result.label for result in lines.results] == [result["label"] for result in summary["results"]]
-    assert all(result.recipe is None for result in lines.results)  # the tiny corpus ran no recipe
-    assert sweep_data.reference_result(lines).label == "T=1"
-    assert sweep_data.constant_temperatures(lines) == [0.8, 1.0, 1.25]
-    np.testing.assert_allclose(sweep_data.best_nll_by_bucket(lines), [entry["nll"] for entry in summary["best"]])
-    low, high = sweep_data.summary_intervals(lines.results[1])
-    assert np.all(low <= np.asarray(summary["results"][1]["nll"])) and np.all(np.asarray(
-        summary["results"][1]["nll"]) <= high)
-    said = captions.best_caption(lines)
+    """The summary's record has the results, buckets, best and bootstrap the shared functions read."""
+    data = json.loads(summary_file.read_text())
+    summary = TuneSummary.from_dict(data)
+    assert [result.label for result in summary.results] == [result["label"] for result in data["results"]]
+    assert all(result.recipe is None for result in summary.results)  # the tiny corpus ran no recipe
+    assert sweep_data.reference_result(summary).label == "T=1"
+    assert sweep_data.constant_temperatures(summary) == [0.8, 1.0, 1.25]
+    np.testing.assert_allclose(sweep_data.best_nll_by_bucket(summary), [entry["nll"] for entry in data["best"]])
+    low, high = sweep_data.summary_intervals(summary.results[1])
+    assert np.all(low <= np.asarray(data["results"][1]["nll"])) and np.all(np.asarray(
+        data["results"][1]["nll"]) <= high)
+    said = captions.best_caption(summary)
     assert "over 1,000 resamples (documents resampled" in said and "blocks of" not in said
 
 

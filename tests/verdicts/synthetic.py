@@ -10,6 +10,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from model_utils.core.records.base import DocumentEntry
+from model_utils.core.records.fit import FitSettings, FitSummary, Fold, Gain, HeldOut, Multiplier
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.sweep import SweepDocument, SweepPass
 from model_utils.core.rope import Rope
@@ -110,20 +112,27 @@ def leave_one_out_by_hand(sums: np.ndarray, counts: np.ndarray, reference: int, 
     return saved / scored
 
 
-def fit_summary(*, values=(0.9, 0.92), law=1.143, rope="yarn-rope (s=2)", gains=None, at_bound=False, tokens=16384):
-    """A fit.json of a constant T with these fold values and held-out gains (saved, low, high) per reference."""
+YARN_ROPE = Rope("yarn-rope", 2.0)
+
+
+def fit_summary(*, values=(0.9, 0.92), law=1.143, rope=YARN_ROPE, gains=None, at_bound=False,
+                tokens=16384) -> FitSummary:
+    """A fit of a constant T with these fold values and held-out gains (saved, low, high) per reference."""
     gains = gains if gains is not None else {"plain": (2.0, 1.9, 2.1), "recipe_at_1": (0.03, 0.01, 0.05),
                                              "recipe": (0.0, -0.01, 0.01)}
     fitted = sum(values) / len(values)
-    result = {
-        "model": "m", "rope": rope, "family": "constant", "knob": "T", "parameter": fitted,
-        "interval": [min(values), max(values)], "at_bound": at_bound, "bounds": [0.6, 1.6],
-        "folds": [{"parameter": v} for v in values], "documents": [{"sha256": str(i)} for i in range(4)],
-        "settings": {"max_tokens": tokens},
-        "held_out": {f"gain_vs_{name}": {"saved": saved, "interval": [low, high]}
-                     for name, (saved, low, high) in gains.items()} | {"in_context_change": 0.01},
-    }
-    if rope is not None:
-        result["multiplier"] = {"fitted": 1 / fitted, "interval": [1 / max(values), 1 / min(values)],
-                                "yarn_law": law, "scale": 2.0}
-    return result
+    return FitSummary(
+        model="m", rope=rope, family="constant", family_description="one temperature", knob="T", parameter=fitted,
+        interval=(min(values), max(values)), interval_method="range", at_bound=at_bound, trained_length=TRAINED,
+        bounds=(0.6, 1.6), tolerance=0.02, optimizer="Brent",
+        folds=tuple(Fold(fold=i, training=(), parameter=v, nll_past=2.0, converged=True, at_bound=at_bound,
+                         evaluations=(), held_out=(), label=f"T={v:g}") for i, v in enumerate(values)),
+        evaluations=0,
+        held_out=HeldOut(gains={name: Gain(saved=saved, interval=(low, high))
+                                for name, (saved, low, high) in gains.items()},
+                         nll_past_plain=4.0, nll_past_fitted=2.0, in_context_change=0.01, choices=(),
+                         method="held out"),
+        documents=tuple(DocumentEntry(name=str(i), sha256=str(i), n_tokens=tokens) for i in range(4)),
+        corpus="synthetic", settings=FitSettings(max_tokens=tokens, bucket_size=1024, window=32, q_start=1),
+        multiplier=None if rope is None else Multiplier(fitted=1 / fitted, interval=(1 / max(values), 1 / min(values)),
+                                                        yarn_law=law, scale=2.0))

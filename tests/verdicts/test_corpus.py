@@ -3,15 +3,21 @@ independent computation, with an interval over documents, and every number said 
 on."""
 
 import json
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from model_utils.core.records import RecordError
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
+from model_utils.verdicts.context import ContextVerdict
 from model_utils.verdicts.corpus import corpus_numbers, corpus_verdict
 from model_utils.verdicts.past import ViewInfo
 from tests.verdicts.synthetic import leave_one_out_by_hand
 
+COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "tune" / "bundled-builtin" / "summary.json"
 TRAINED = 1024
 BUCKETS = [[1, 256], [256, 512], [512, 768], [768, 1024], [1024, 1280], [1280, 1536], [1536, 1792]]
 PAST = [4, 5, 6]
@@ -33,6 +39,10 @@ def corpus(documents: int, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     counts = np.full((documents, 7), 255.0)
     counts[-1, -1] = 0 if documents > 1 else 255  # every bucket reached by some document, as summarize_tune has it
     return nll * counts[:, None, :], counts
+
+
+def committed_summary() -> TuneSummary:
+    return TuneSummary.from_dict(json.loads(COMMITTED.read_text()))
 
 
 def numbers(documents: int) -> tuple[dict, np.ndarray, np.ndarray]:
@@ -57,7 +67,7 @@ def test_the_corpus_gain_is_chosen_on_the_other_documents_and_scored_on_the_one_
     assert found["gain_oracle"]["saved"] == pytest.approx(oracle)
     rows = {row["label"]: row for row in found["decomposition"]}
     assert rows["yarn-rope (s=2) + T=1"]["untrained"] == "goes away"
-    verdict = corpus_verdict({"verdict": found})
+    verdict = ContextVerdict.from_dict(found)
     said = verdict.sentences()
     assert said[0].startswith("Held-out (one model, 5 documents): the best T per bucket, chosen on the other "
                               f"documents and scored on the one left out, saves {held['saved']:+.3f} nats per token")
@@ -78,24 +88,24 @@ def test_rows_without_a_statistic_give_a_verdict_without_it_and_valid_json():
 def test_one_document_has_no_held_out_gain_and_says_why():
     found, _, _ = numbers(1)
     assert found["gain_held_out"] is None and found["gain_oracle"]["saved"] > 0
-    said = corpus_verdict({"verdict": found}).sentences()[0]
+    said = ContextVerdict.from_dict(found).sentences()[0]
     assert said.startswith("No held-out gain could be measured (one model, 1 document): a single document leaves "
                            "none to choose on")
 
 
-def test_a_summary_without_the_verdict_reads_its_pooled_numbers():
-    """A summary written before the corpus verdict was stored: the in-sample numbers from its pooled NLL."""
-    found, sums, counts = numbers(3)
-    pooled = sums.sum(axis=0) / counts.sum(axis=0)
-    summary = {"trained_length": TRAINED, "buckets": BUCKETS, "corpus": {"documents": 3},
-               "best": [{"bucket": b, "positions": int(c), "temperature_interval": [1, 1]}
-                        for b, c in zip(BUCKETS, counts.sum(axis=0), strict=True)],
-               "results": [{"label": v.label, "temperature": v.temperature, "schedule": None, "rope": v.recipe,
-                            "nll": list(pooled[i]), "statistics": {"entropy": [3.0] * 7,
-                                                                   "normalized_entropy": [0.4] * 7}}
-                           for i, v in enumerate(VIEWS)]}
-    verdict = corpus_verdict(summary)
-    assert verdict.gain_held_out is None
-    assert verdict.gain_oracle["saved"] == pytest.approx(found["gain_oracle"]["saved"])
-    assert [row["label"] for row in verdict.decomposition if row["kind"] == "recipe"] == ["yarn-rope (s=2) + T=1"]
-    assert "this summary carries no per-document verdict (rerun the tune)" in verdict.sentences()[0]
+def test_a_summary_reads_its_stored_verdict_and_refuses_one_of_another_format():
+    """summarize_tune stores the verdict's numbers in the summary: read back as they were computed; a summary whose
+    verdict has another format is refused with the fix, and one without a verdict (nothing past the trained length)
+    has none."""
+    found, _, _ = numbers(3)
+    summary = replace(committed_summary(), verdict=found)
+    assert corpus_verdict(summary) == ContextVerdict.from_dict(found)
+    assert corpus_verdict(replace(summary, verdict=None)) is None
+    with pytest.raises(RecordError, match=r"this corpus verdict has format 0; .* regenerate it"):
+        corpus_verdict(replace(summary, verdict=found | {"format": 0}))
+
+
+def test_the_committed_summarys_verdict_is_the_one_the_readme_states():
+    verdict = corpus_verdict(committed_summary())
+    assert verdict.sentences()[0].startswith("Held-out (one model, 4 documents): ")
+    assert any(row["view"] == "yarn-rope (s=2) + T=1" for row in verdict.decomposition_rows())

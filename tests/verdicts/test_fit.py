@@ -2,6 +2,7 @@
 
 import pytest
 
+from model_utils.core.rope import Rope
 from model_utils.verdicts.fit import COLUMNS, FitVerdict, fit_verdicts
 from tests.verdicts.synthetic import fit_summary as summary
 
@@ -42,6 +43,6 @@ def test_a_fit_on_the_models_own_positions_has_no_law_and_rows_fill_every_column
 
 
 def test_recipes_come_first_then_by_length():
-    ordered = fit_verdicts([summary(rope=None), summary(tokens=16384), summary(rope="yarn-rope (s=1.5)",
+    ordered = fit_verdicts([summary(rope=None), summary(tokens=16384), summary(rope=Rope("yarn-rope", 1.5),
                                                                                tokens=12288)])
-    assert [v.summary["rope"] for v in ordered] == ["yarn-rope (s=1.5)", "yarn-rope (s=2)", None]
+    assert [v.summary.rope for v in ordered] == [Rope("yarn-rope", 1.5), Rope("yarn-rope", 2.0), None]

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.progress import EVALUATION, OnProgress, Progress, report_progress
+from model_utils.core.records.fit import Evaluation, FitSummary, Fold
 from model_utils.core.rope import RECIPES, Rope
 from model_utils.core.schedules import PositionSchedule
 from model_utils.core.views import View, as_view
@@ -27,7 +28,7 @@ from model_utils.experiments.runs.worker import WorkerSettings
 from model_utils.experiments.sweep import SweepSettings, check_specs, check_text
 from model_utils.models import LoadedModel
 
-FORMAT = 1  # of fit.json and the rows' metadata
+FORMAT = 1  # of the rows' metadata (fit.json's is core.records.fit.FORMAT)
 FIT = "fit.json"
 
 
@@ -97,11 +98,11 @@ class Fitter:
                                  for (sha, _), row in rows.items()])
         return rows
 
-    def search(self, fold: int, training: list[Document]) -> dict:
+    def search(self, fold: int, training: list[Document], held_out: list[Document]) -> Fold:
         """Brent's bounded minimization of the pooled past-region NLL over `training`; every evaluation recorded."""
         from scipy.optimize import minimize_scalar
 
-        evaluations: list[dict] = []
+        evaluations: list[Evaluation] = []
         started = time.perf_counter()
 
         def objective(value: float) -> float:
@@ -110,28 +111,29 @@ class Fitter:
             index = len(evaluations) + 1
             rows = self.results(f"fold{fold}-e{index:03d}", training, [view], fold, index, value)
             nll = _pooled([rows[(d.sha256, view.label)] for d in training])
-            evaluations.append({"evaluation": index, "parameter": value, "nll_past": nll})
+            evaluations.append(Evaluation(evaluation=index, parameter=value, nll_past=nll))
             self._report(fold, evaluations, started)
             return nll
 
         low, high = self.request.search
         found = minimize_scalar(objective, bounds=(low, high), method="bounded",
                                 options={"xatol": self.request.xatol, "maxiter": self.request.max_evaluations})
-        best = min(evaluations, key=lambda entry: entry["nll_past"])
+        best = min(evaluations, key=lambda entry: entry.nll_past)
         # Brent's method cannot leave the bounds: a minimum found at one of them may lie beyond it
-        at_bound = min(abs(best["parameter"] - low), abs(best["parameter"] - high)) <= 2 * self.request.xatol
-        return {"fold": fold, "training": [d.sha256 for d in training], "parameter": best["parameter"],
-                "nll_past": best["nll_past"], "converged": bool(found.success), "at_bound": at_bound,
-                "evaluations": evaluations}
+        at_bound = min(abs(best.parameter - low), abs(best.parameter - high)) <= 2 * self.request.xatol
+        return Fold(fold=fold, training=tuple(d.sha256 for d in training), parameter=best.parameter,
+                    nll_past=best.nll_past, converged=bool(found.success), at_bound=at_bound,
+                    evaluations=tuple(evaluations), held_out=tuple(d.sha256 for d in held_out),
+                    label=self.request.view(best.parameter, self.trained_length).label)
 
-    def _report(self, fold: int, evaluations: list[dict], started: float) -> None:
+    def _report(self, fold: int, evaluations: list[Evaluation], started: float) -> None:
         """An EVALUATION event: evaluation i of at most `max_evaluations` in this fold, its value and the best."""
-        best = min(evaluations, key=lambda entry: entry["nll_past"])
+        best = min(evaluations, key=lambda entry: entry.nll_past)
         done, most, folds = len(evaluations), self.request.max_evaluations, self.request.folds
         each = (time.perf_counter() - started) / done
         knob = self.request.family.knob
-        detail = (f"{knob} = {evaluations[-1]['parameter']:.4f} ({evaluations[-1]['nll_past']:.4f} nats), best so "
-                  f"far {knob} = {best['parameter']:.4f} ({best['nll_past']:.4f})")
+        detail = (f"{knob} = {evaluations[-1].parameter:.4f} ({evaluations[-1].nll_past:.4f} nats), best so "
+                  f"far {knob} = {best.parameter:.4f} ({best.nll_past:.4f})")
         event = Progress(stage=EVALUATION, fraction=(fold + min(1.0, done / most)) / folds, step=done, steps=most,
                          part=fold + 1, parts=folds, seconds_left=each * max(0, most - done), detail=detail)
         report_progress(self.progress, event)
@@ -184,7 +186,7 @@ def check_fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings
 
 def fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings: SweepSettings, out, *, workers: int = 1,
         ray_address: str | None = None, threads: int | None = None, cache_dir=None,
-        progress: OnProgress | None = None) -> dict:
+        progress: OnProgress | None = None) -> FitSummary:
     """Fit, fold by fold, then score on the held-out documents (see the module docstring); returns fit.json's
     content (summary.fit_summary). Raises AnalysisError or RunUsageError before any work."""
     from model_utils.core.paths import cache_root
@@ -207,14 +209,14 @@ def fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings: Swee
         fitter = Fitter(request=request, pool=pool, store=store, trained_length=trained, progress=progress)
         folds = []
         for fold, (training, held_out) in enumerate(folds_of(corpus.documents, request.folds)):
-            found = fitter.search(fold, training)
-            view = request.view(found["parameter"], trained)
-            fitter.results(f"fold{fold}-held-out", held_out, [view], fold, 0, found["parameter"])
-            folds.append(found | {"held_out": [d.sha256 for d in held_out], "label": view.label})
+            found = fitter.search(fold, training, held_out)
+            fitter.results(f"fold{fold}-held-out", held_out, [request.view(found.parameter, trained)], fold, 0,
+                           found.parameter)
+            folds.append(found)
         compared = comparison_views(request, trained)
         fitter.results("compare", corpus.documents, compared)
-    return fit_summary(loaded, corpus, tokens, request, settings, store, folds, compared, trained) | {
-        "wall_seconds": round(time.perf_counter() - started, 1), "workers": workers, "ray_address": ray_address}
+    return replace(fit_summary(loaded, corpus, tokens, request, settings, store, folds, compared, trained),
+                   wall_seconds=round(time.perf_counter() - started, 1), workers=workers, ray_address=ray_address)
 
 
 def comparison_views(request: FitRequest, trained_length: int) -> list[View]:

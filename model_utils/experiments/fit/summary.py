@@ -1,8 +1,8 @@
-"""fit.json: the fitted parameter per fold and its range, every evaluation, and the held-out gains past the trained
-length (each document scored with the value fitted without it) against the model as trained, the recipe's own
-default, the best published schedule and the best constant temperature (both chosen on the training documents),
-with bootstrap intervals over the held-out documents; for a constant temperature on a recipe, the logit multiplier
-set against YaRN's published law."""
+"""fit.json, as a FitSummary record: the fitted parameter per fold and its range, every evaluation, and the held-out
+gains past the trained length (each document scored with the value fitted without it) against the model as
+trained, the recipe's own default, the best published schedule and the best constant temperature (both chosen on
+the training documents), with bootstrap intervals over the held-out documents; for a constant temperature on a
+recipe, the logit multiplier set against YaRN's published law."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, interval
+from model_utils.core.records.base import DocumentEntry
+from model_utils.core.records.fit import Choice, FitSettings, FitSummary, Fold, Gain, HeldOut, Multiplier
 from model_utils.core.schedules import yarn_multiplier
 from model_utils.core.views import View
 from model_utils.experiments.corpus import Corpus
@@ -39,88 +41,87 @@ def _best_on(store: Store, documents: Sequence[str], views: Sequence[View]) -> V
     return min(views, key=lambda view: _pooled_past(_sums(store, documents, view.label)))
 
 
-def _gain(reference: np.ndarray, fitted: np.ndarray, rng: np.random.Generator) -> dict:
+def _gain(reference: np.ndarray, fitted: np.ndarray, rng: np.random.Generator) -> Gain:
     """NLL saved past the trained length (reference minus fitted, pooled per token; positive = better) with a
     bootstrap interval over the held-out documents (rows of the [document, 4] arrays)."""
     saved = (reference[:, 0].sum() - fitted[:, 0].sum()) / fitted[:, 1].sum()
     draws = rng.integers(0, len(fitted), size=(BOOTSTRAP_RESAMPLES, len(fitted)))
     samples = (reference[draws, 0].sum(axis=1) - fitted[draws, 0].sum(axis=1)) / fitted[draws, 1].sum(axis=1)
-    return {"saved": float(saved), "interval": interval(samples)}
+    return Gain(saved=float(saved), interval=tuple(interval(samples)))
 
 
 def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request, settings: SweepSettings,
-                store: Store, folds: list[dict], compared: list[View], trained_length: int) -> dict:
+                store: Store, folds: list[Fold], compared: list[View], trained_length: int) -> FitSummary:
     rng = np.random.default_rng(SEED)
     schedules = [view for view in compared if view.schedule is not None]
     grid = [view for view in compared if view.is_plain]
-    held_out, references = [], {"plain": [], "recipe": [], "recipe_at_1": [], "best_schedule": [],
-                                "best_constant": []}
+    choices, references = [], {"plain": [], "recipe": [], "recipe_at_1": [], "best_schedule": [],
+                               "best_constant": []}
     fitted_rows = []
     for fold in folds:
-        fitted_rows.append(_sums(store, fold["held_out"], fold["label"]))
-        chosen = {"plain": View(1.0), "best_schedule": _best_on(store, fold["training"], schedules),
-                  "best_constant": _best_on(store, fold["training"], grid)}
+        fitted_rows.append(_sums(store, fold.held_out, fold.label))
+        chosen = {"plain": View(1.0), "best_schedule": _best_on(store, fold.training, schedules),
+                  "best_constant": _best_on(store, fold.training, grid)}
         if request.rope is not None:
             chosen |= {"recipe": request.recipe_default(), "recipe_at_1": View(1.0, request.rope)}
         for name, view in chosen.items():
             if view is not None:
-                references[name].append(_sums(store, fold["held_out"], view.label))
-        held_out.append({"fold": fold["fold"], "documents": fold["held_out"], "parameter": fold["parameter"],
-                         "best_schedule": None if chosen["best_schedule"] is None else chosen["best_schedule"].label,
-                         "best_constant": chosen["best_constant"].label})
+                references[name].append(_sums(store, fold.held_out, view.label))
+        choices.append(Choice(fold=fold.fold, documents=fold.held_out, parameter=fold.parameter,
+                              best_schedule=None if chosen["best_schedule"] is None else chosen["best_schedule"].label,
+                              best_constant=chosen["best_constant"].label))
     fitted = np.concatenate(fitted_rows)
-    gains = {f"gain_vs_{name}": _gain(np.concatenate(rows), fitted, rng) for name, rows in references.items() if rows}
     plain = np.concatenate(references["plain"])
-    values = [fold["parameter"] for fold in folds]
-    summary = {
-        "model": loaded.name, "rope": None if request.rope is None else request.rope.label,
-        "family": request.family.name, "family_description": request.family.description,
-        "knob": request.family.knob, "parameter": float(np.mean(values)),
-        "interval": [float(min(values)), float(max(values))],
-        "interval_method": f"range of the values fitted on the {len(folds)} folds",
-        "at_bound": any(fold["at_bound"] for fold in folds),  # the minimum may lie beyond the searched interval
-        "trained_length": trained_length, "bounds": list(request.search), "tolerance": request.xatol,
-        "optimizer": "scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the pooled next-token NLL "
-                     "of the training documents' positions past the trained length",
-        "folds": folds,
-        "evaluations": sum(len(fold["evaluations"]) for fold in folds),
-        "held_out": gains | {
-            "nll_past_plain": _pooled_past(plain), "nll_past_fitted": _pooled_past(fitted),
-            "in_context_change": float((fitted[:, 2].sum() - plain[:, 2].sum()) / fitted[:, 3].sum()),
-            "choices": held_out,
-            "method": "each document is scored with the value fitted on the other folds' documents; gains pooled "
-                      f"over its positions past the trained length; {CONFIDENCE:.0%} bootstrap over the held-out "
-                      f"documents ({BOOTSTRAP_RESAMPLES} resamples), saved = reference NLL minus fitted NLL"},
-        "documents": [{"name": d.name, "sha256": d.sha256, "n_tokens": n}
-                      for d, n in zip(corpus.documents, tokens, strict=True)],
-        "corpus": corpus.source, "settings": {"max_tokens": settings.max_tokens, "bucket_size": settings.bucket_size,
-                                              "window": settings.window, "q_start": settings.q_start},
-    }
-    if request.family.name == "constant":
-        summary["multiplier"] = {"fitted": 1.0 / summary["parameter"],
-                                 "interval": [1.0 / summary["interval"][1], 1.0 / summary["interval"][0]]}
-        if request.rope is not None and request.rope.kind == "yarn-rope":
-            summary["multiplier"]["yarn_law"] = float(yarn_multiplier(request.rope.factor))
-            summary["multiplier"]["scale"] = request.rope.factor
-    return summary
+    values = [fold.parameter for fold in folds]
+    held_out = HeldOut(
+        gains={name: _gain(np.concatenate(rows), fitted, rng) for name, rows in references.items() if rows},
+        nll_past_plain=_pooled_past(plain), nll_past_fitted=_pooled_past(fitted),
+        in_context_change=float((fitted[:, 2].sum() - plain[:, 2].sum()) / fitted[:, 3].sum()),
+        choices=tuple(choices),
+        method="each document is scored with the value fitted on the other folds' documents; gains pooled over its "
+               f"positions past the trained length; {CONFIDENCE:.0%} bootstrap over the held-out documents "
+               f"({BOOTSTRAP_RESAMPLES} resamples), saved = reference NLL minus fitted NLL")
+    return FitSummary(
+        model=loaded.name, rope=request.rope, family=request.family.name,
+        family_description=request.family.description, knob=request.family.knob,
+        parameter=float(np.mean(values)), interval=(float(min(values)), float(max(values))),
+        interval_method=f"range of the values fitted on the {len(folds)} folds",
+        at_bound=any(fold.at_bound for fold in folds),  # the minimum may lie beyond the searched interval
+        trained_length=trained_length, bounds=tuple(request.search), tolerance=request.xatol,
+        optimizer="scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the pooled next-token NLL of "
+                  "the training documents' positions past the trained length",
+        folds=tuple(folds), evaluations=sum(len(fold.evaluations) for fold in folds), held_out=held_out,
+        documents=tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=n)
+                        for d, n in zip(corpus.documents, tokens, strict=True)),
+        corpus=corpus.source, settings=FitSettings(max_tokens=settings.max_tokens, bucket_size=settings.bucket_size,
+                                                   window=settings.window, q_start=settings.q_start),
+        multiplier=_multiplier(request, values))
 
 
-def fit_table(summary: dict) -> str:
+def _multiplier(request, values: list[float]) -> Multiplier | None:
+    """A constant temperature's logit multiplier 1 / T over the folds, against YaRN's law on yarn-rope."""
+    if request.family.name != "constant":
+        return None
+    law = request.rope is not None and request.rope.kind == "yarn-rope"
+    return Multiplier(fitted=1.0 / float(np.mean(values)), interval=(1.0 / max(values), 1.0 / min(values)),
+                      yarn_law=float(yarn_multiplier(request.rope.factor)) if law else None,
+                      scale=request.rope.factor if law else None)
+
+
+def fit_table(summary: FitSummary) -> str:
     """A few lines for the terminal: the fitted value, its range, and the held-out gains."""
-    knob, gains = summary["knob"], summary["held_out"]
-    on = f" on {summary['rope']}" if summary["rope"] else ""
-    lines = [f"{summary['model']}: {summary['family']} family{on}, {summary['evaluations']} evaluations over "
-             f"{len(summary['folds'])} folds; {knob} = {summary['parameter']:.4f} (range over folds "
-             f"{summary['interval'][0]:.4f}-{summary['interval'][1]:.4f})"
-             + (f"; at the edge of the searched interval {summary['bounds']}: the minimum may lie beyond it"
-                if summary["at_bound"] else "")]
-    multiplier = summary.get("multiplier", {})
-    if "yarn_law" in multiplier:
-        lines.append(f"logit multiplier {multiplier['fitted']:.4f} against YaRN's law (0.1 ln s + 1)^2 = "
-                     f"{multiplier['yarn_law']:.4f} at s = {multiplier['scale']:g}")
-    for name, entry in gains.items():
-        if name.startswith("gain_vs_"):
-            low, high = entry["interval"]
-            lines.append(f"  held out, NLL saved past the trained length vs {name[8:]}: {entry['saved']:+.4f} "
-                         f"nats per token ({low:+.4f} to {high:+.4f})")
+    knob, multiplier = summary.knob, summary.multiplier
+    on = f" on {summary.rope.label}" if summary.rope else ""
+    lines = [f"{summary.model}: {summary.family} family{on}, {summary.evaluations} evaluations over "
+             f"{len(summary.folds)} folds; {knob} = {summary.parameter:.4f} (range over folds "
+             f"{summary.interval[0]:.4f}-{summary.interval[1]:.4f})"
+             + (f"; at the edge of the searched interval {list(summary.bounds)}: the minimum may lie beyond it"
+                if summary.at_bound else "")]
+    if multiplier is not None and multiplier.yarn_law is not None:
+        lines.append(f"logit multiplier {multiplier.fitted:.4f} against YaRN's law (0.1 ln s + 1)^2 = "
+                     f"{multiplier.yarn_law:.4f} at s = {multiplier.scale:g}")
+    for name, entry in summary.held_out.gains.items():
+        low, high = entry.interval
+        lines.append(f"  held out, NLL saved past the trained length vs {name}: {entry.saved:+.4f} "
+                     f"nats per token ({low:+.4f} to {high:+.4f})")
     return "\n".join(lines)

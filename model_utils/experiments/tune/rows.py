@@ -1,7 +1,7 @@
 """The tuner's rows: one Parquet file per finished document (`rows/<sha256>.parquet`), one row per (document,
 temperature or schedule, bucket), with the run's settings in the file metadata. A file is written under a
 temporary name and renamed, so a crash never leaves half a document; a rerun skips the documents there and refuses
-a folder made with other settings."""
+a folder made with other settings. A view's RoPE recipe is two columns (rope_recipe, rope_factor: Rope's fields)."""
 
 from __future__ import annotations
 
@@ -13,26 +13,36 @@ from pathlib import Path
 import numpy as np
 
 from model_utils.core.files import write_atomic
+from model_utils.core.records.tune import RowSettings
+from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS, statistic_mean
+from model_utils.core.views import View
 from model_utils.experiments.corpus import Document
 from model_utils.experiments.runs.errors import RunUsageError
-from model_utils.experiments.sweep import SweepSettings, rope_label
+from model_utils.experiments.sweep import SweepSettings
 
-FORMAT = 2  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
+FORMAT = 3  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
 ROWS = "rows"  # DIR/rows/<sha256>.parquet, one file per finished document
 
-COLUMNS = ("document", "name", "n_tokens", "spec", "temperature", "schedule", "rope", "bucket", "start", "stop",
-           "nll_sum", "nll_count", *STATISTICS)
+COLUMNS = ("document", "name", "n_tokens", "spec", "temperature", "schedule", "rope_recipe", "rope_factor", "bucket",
+           "start", "stop", "nll_sum", "nll_count", *STATISTICS)
 
 
 def row_schema():
-    """The Parquet schema of the rows (one per document, view and bucket; `rope` the recipe's label or null)."""
+    """The Parquet schema of the rows (one per document, view and bucket; rope_recipe and rope_factor null on the
+    model's own positions)."""
     import pyarrow as pa
 
     fields = [("document", pa.string()), ("name", pa.string()), ("n_tokens", pa.int64()), ("spec", pa.string()),
-              ("temperature", pa.float64()), ("schedule", pa.string()), ("rope", pa.string()), ("bucket", pa.int64()),
-              ("start", pa.int64()), ("stop", pa.int64()), ("nll_sum", pa.float64()), ("nll_count", pa.int64())]
+              ("temperature", pa.float64()), ("schedule", pa.string()), ("rope_recipe", pa.string()),
+              ("rope_factor", pa.float64()), ("bucket", pa.int64()), ("start", pa.int64()), ("stop", pa.int64()),
+              ("nll_sum", pa.float64()), ("nll_count", pa.int64())]
     return pa.schema(fields + [(name, pa.float64()) for name in STATISTICS])
+
+
+def rope_columns(rope: Rope | None) -> dict[str, object]:
+    """A view's recipe as the rows hold it: Rope's two fields, both null on the model's own positions."""
+    return {"rope_recipe": None if rope is None else rope.kind, "rope_factor": None if rope is None else rope.factor}
 
 
 def document_columns(document: Document, records: list[dict]) -> dict[str, list]:
@@ -41,12 +51,12 @@ def document_columns(document: Document, records: list[dict]) -> dict[str, list]
     columns: dict[str, list] = {name: [] for name in COLUMNS}
     for record in records:
         n = record["n_tokens"]
+        rope = rope_columns(None if record["rope"] is None else Rope.from_dict(record["rope"]))
         for index, (start, stop) in enumerate(record["buckets"]):
             count = max(0, min(stop, n - 1) - start)  # position p predicts token p + 1: the last has no target
             mean = record["nll"][index]
             row = {"document": document.sha256, "name": document.name, "n_tokens": n, "spec": record["label"],
-                   "temperature": record["temperature"], "schedule": record["schedule"], "rope": rope_label(record),
-                   "bucket": index,
+                   "temperature": record["temperature"], "schedule": record["schedule"], **rope, "bucket": index,
                    "start": start, "stop": stop, "nll_sum": 0.0 if count == 0 else mean * count, "nll_count": count}
             row |= {name: float(statistic_mean(np.asarray(record["heads"][name][index]), name))
                     for name in STATISTICS}
@@ -64,9 +74,12 @@ class TuneSettings:
     specs: tuple[str, ...]
     sweep: SweepSettings
 
+    def record(self) -> RowSettings:
+        return RowSettings(format=FORMAT, model=self.model, model_fingerprint=self.fingerprint, specs=self.specs,
+                           **asdict(self.sweep))
+
     def metadata(self) -> dict:
-        return {"format": FORMAT, "model": self.model, "model_fingerprint": self.fingerprint,
-                "specs": list(self.specs), **asdict(self.sweep)}
+        return self.record().to_dict()
 
 
 def _differences(found: dict, wanted: dict) -> str:
@@ -101,15 +114,50 @@ def finished_documents(out: Path, settings: TuneSettings) -> set[str]:
 def write_document(out: Path, settings: TuneSettings, document: Document, result: dict) -> Path:
     """One finished document's rows as one Parquet file, whole or not at all (temporary name, then rename)."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     about = {"name": document.name, "sha256": document.sha256, "n_tokens": result["columns"]["n_tokens"][0],
              "seconds": result["seconds"], "peak_rss_gb": result["peak_rss_gb"]}
     table = pa.Table.from_pydict(result["columns"], schema=row_schema()).replace_schema_metadata(
         {"tune_settings": json.dumps(settings.metadata()), "tune_document": json.dumps(about)})
     target = out / ROWS / f"{document.sha256}.parquet"
-    write_atomic(target, lambda staging: pq.write_table(table, staging))
+    _write_table(table, target)
     return target
+
+
+def _write_table(table, target: Path) -> None:
+    """`table` as the Parquet file `target`, whole or not at all."""
+    import pyarrow.parquet as pq
+
+    write_atomic(target, lambda staging: pq.write_table(table, staging))
+
+
+def upgrade_rows(out: Path, settings: TuneSettings, views: Sequence[View]) -> list[Path]:
+    """Rewrite in place the files of the rows format before this one (2: the recipe as its label in a `rope`
+    column) that were made with these same settings, the recipe taken from the view of each row's spec; returns
+    them. A rerun of the command that made them so reads them on; files of other settings are left for
+    finished_documents to refuse."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    wanted = settings.metadata()
+    ropes = {view.label: view.rope for view in views}
+    upgraded = []
+    for path in sorted((out / ROWS).glob("*.parquet")):
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError):
+            continue
+        metadata = table.schema.metadata or {}
+        found = json.loads(metadata.get(b"tune_settings", b"{}"))
+        if found.get("format") != 2 or found | {"format": FORMAT} != wanted:
+            continue
+        columns = table.to_pydict()
+        recipes = [rope_columns(ropes[spec]) for spec in columns["spec"]]
+        columns |= {name: [recipe[name] for recipe in recipes] for name in ("rope_recipe", "rope_factor")}
+        _write_table(pa.Table.from_pydict({name: columns[name] for name in COLUMNS}, schema=row_schema())
+                     .replace_schema_metadata(metadata | {b"tune_settings": json.dumps(wanted).encode()}), path)
+        upgraded.append(path)
+    return upgraded
 
 
 def read_rows(out: Path, hashes: Sequence[str]):

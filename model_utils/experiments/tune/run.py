@@ -7,18 +7,26 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.machine import peak_rss_gb
+from model_utils.core.records.tune import PeakMemory, TuneSummary
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus, Document
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.runs.pool import Placement, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
 from model_utils.experiments.sweep import Spec, SweepSettings, check_specs, check_text
-from model_utils.experiments.tune.rows import ROWS, TuneSettings, document_columns, finished_documents, write_document
+from model_utils.experiments.tune.rows import (
+    ROWS,
+    TuneSettings,
+    document_columns,
+    finished_documents,
+    upgrade_rows,
+    write_document,
+)
 from model_utils.experiments.tune.summary import summarize_tune
 from model_utils.models import LoadedModel
 
@@ -80,9 +88,10 @@ def check_documents(loaded: LoadedModel, corpus: Corpus, specs: Sequence, settin
 def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: SweepSettings,
          out: Path, *, workers: int = 1, ray_address: str | None = None, threads: int | None = None,
          on_document: Callable[[DocumentProgress], None] | None = None,
-         on_pass: Callable[[Document, str, int], None] | None = None, cache_dir: Path | None = None) -> dict:
+         on_pass: Callable[[Document, str, int], None] | None = None, cache_dir: Path | None = None) -> TuneSummary:
     """Run every document of `corpus` not yet in `out` and return the summary of all of them (see the module
-    docstring). workers=1 without ray_address runs in this process (`on_pass` hears of each pass); otherwise on
+    docstring); rows of the rows format before this one, made with the same settings, are upgraded first
+    (upgrade_rows). workers=1 without ray_address runs in this process (`on_pass` hears of each pass); otherwise on
     Ray actors with `threads` torch threads each (default: this machine's cores // workers). Passes are kept in
     `cache_dir` (the sweep's pass cache, shared with `sweep` and `fit`) when given, else in OUT/.passes until their
     document is written. Raises AnalysisError or RunUsageError before any work, RunError when documents could not
@@ -90,8 +99,10 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: S
     started = time.perf_counter()
     tokens = check_documents(loaded, corpus, specs, settings)
     fingerprint = model_fingerprint(loaded)
-    labels = tuple(as_view(spec).label for spec in specs)
-    tune_settings = TuneSettings(model=loaded.name, fingerprint=fingerprint, specs=labels, sweep=settings)
+    views = [as_view(spec) for spec in specs]
+    tune_settings = TuneSettings(model=loaded.name, fingerprint=fingerprint, specs=tuple(v.label for v in views),
+                                 sweep=settings)
+    upgrade_rows(out, tune_settings, views)
     done = finished_documents(out, tune_settings)
     pending = [document for document in corpus.documents if document.sha256 not in done]
     writer = Writer(out=out, settings=tune_settings, present=len(corpus.documents) - len(pending),
@@ -107,13 +118,13 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: S
     _remove_if_empty(out / PASSES)
     driver = peak_rss_gb()
     trained_length = settings.trained_length or loaded.max_positions
-    return summarize_tune(out, corpus, tokens, specs, tune_settings, trained_length) | {
-        "workers": workers, "threads_per_worker": placement.threads_each() or _torch_threads(),
-        "ray_address": ray_address,
-        "computed_documents": writer.computed, "skipped_documents": writer.present,
-        "wall_seconds": round(time.perf_counter() - started, 1),
-        "peak_rss_gb": {"driver": driver, "workers": max(writer.worker_peaks, default=None),
-                        "max": max([driver, *writer.worker_peaks])}}
+    return replace(
+        summarize_tune(out, corpus, tokens, specs, tune_settings, trained_length), workers=workers,
+        threads_per_worker=placement.threads_each() or _torch_threads(), ray_address=ray_address,
+        computed_documents=writer.computed, skipped_documents=writer.present,
+        wall_seconds=round(time.perf_counter() - started, 1),
+        peak_rss_gb=PeakMemory(driver=driver, workers=max(writer.worker_peaks, default=None),
+                               max=max([driver, *writer.worker_peaks])))
 
 
 def _torch_threads() -> int:

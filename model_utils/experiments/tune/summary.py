@@ -1,7 +1,7 @@
 """The tuner's summary: per bucket and view, the NLL pooled over documents with a bootstrap interval over
 documents, the best constant temperature per bucket on the plain model, each schedule's and each recipe's saving
 against T = 1, and the corpus verdict's numbers (verdicts.corpus: chosen on some documents, scored on the one left
-out); and its table."""
+out), as a TuneSummary record; and its table."""
 
 from __future__ import annotations
 
@@ -13,6 +13,16 @@ from pathlib import Path
 import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, best_temperature, interval
+from model_utils.core.records.base import DocumentEntry
+from model_utils.core.records.tune import (
+    Compared,
+    CorpusBest,
+    CorpusBootstrap,
+    CorpusEntry,
+    Saving,
+    TuneResult,
+    TuneSummary,
+)
 from model_utils.core.statistics import STATISTICS, bucket_bounds
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus
@@ -49,7 +59,7 @@ def _arrays(table, hashes: list[str], labels: list[str], n_buckets: int):
 
 
 def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence, settings: TuneSettings,
-              trained_length: int, seed: int = SEED) -> dict:
+              trained_length: int, seed: int = SEED) -> TuneSummary:
     """Per bucket and spec, the NLL pooled over documents (sum / count) with a 95% bootstrap interval (documents
     resampled with replacement); per bucket, the best constant temperature with its interval and the NLL it saves
     against T = 1; each schedule's saving alongside; and the corpus verdict's numbers under "verdict"."""
@@ -70,12 +80,10 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
     temperatures = np.array([views[i].temperature for i in constant])
     reference = constant[int(np.flatnonzero(temperatures == 1.0)[0])]
     rng = np.random.default_rng(seed)
-    results = [{"label": view.label, "temperature": view.temperature,
-                "schedule": None if view.schedule is None else view.schedule.label,
-                "rope": None if view.rope is None else view.rope.label, "nll": [], "nll_interval": [],
-                "statistics": {name: [] for name in STATISTICS}} for view in views]
+    nll, nll_interval = [[] for _ in views], [[] for _ in views]  # [view][bucket reached]
+    means_of = {name: [[] for _ in views] for name in STATISTICS}  # name -> [view][bucket reached]
     compared = [i for i, view in enumerate(views) if not view.is_plain]  # schedules, and every view on a recipe
-    savings: dict[int, list[dict]] = {i: [] for i in compared}
+    savings: dict[int, list[Saving]] = {i: [] for i in compared}
     best, reached = [], []
     for bucket, (start, stop) in enumerate(bounds):
         reaching = np.flatnonzero(counts[:, reference, bucket] > 0)  # documents with positions in this bucket
@@ -87,20 +95,19 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         draws = rng.integers(0, len(reaching), size=(BOOTSTRAP_RESAMPLES, len(reaching)))
         samples = bucket_sums[draws].sum(axis=1) / bucket_counts[draws].sum(axis=1)  # [resamples, spec]
         weights = queries[reaching, :, bucket]
-        for i, result in enumerate(results):
-            result["nll"].append(float(means[i]))
-            result["nll_interval"].append(interval(samples[:, i]))
+        for i in range(len(views)):
+            nll[i].append(float(means[i]))
+            nll_interval[i].append(tuple(interval(samples[:, i])))
             for name in STATISTICS:
-                result["statistics"][name].append(float(np.average(stats[name][reaching, i, bucket],
-                                                                   weights=weights[:, i])))
-        where = {"bucket": [start, stop], "documents": len(reaching),
+                means_of[name][i].append(float(np.average(stats[name][reaching, i, bucket], weights=weights[:, i])))
+        where = {"bucket": (int(start), int(stop)), "documents": len(reaching),
                  "positions": int(bucket_counts[:, reference].sum())}
-        best.append(where | best_temperature(temperatures, means[constant], samples[:, constant],
-                                             constant.index(reference)))
+        best.append(_best_entry(where, best_temperature(temperatures, means[constant], samples[:, constant],
+                                                        constant.index(reference))))
         for i in compared:
             saved = samples[:, reference] - samples[:, i]
-            savings[i].append(where | {"nll": float(means[i]), "saved": float(means[reference] - means[i]),
-                                       "saved_interval": interval(saved)})
+            savings[i].append(Saving(**where, nll=float(means[i]), saved=float(means[reference] - means[i]),
+                                     saved_interval=tuple(interval(saved))))
     seconds = _document_seconds(out, hashes)
     verdict = corpus_numbers(
         views=[ViewInfo(label=view.label, temperature=view.temperature,
@@ -108,26 +115,37 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                         multipliers=multiplier_ranges(view, max(tokens), trained_length, sweep.q_start))
                for view in views],
         sums=sums[:, :, reached], counts=counts[:, reference, reached], buckets=[list(bounds[b]) for b in reached],
-        trained_length=trained_length, reported_best=best, seed=seed,
-        statistics={name: np.array([result["statistics"][name] for result in results]) for name in STATISTICS})
-    return {
-        "model": settings.model, "model_fingerprint": settings.fingerprint, "settings": settings.metadata(),
-        "trained_length": trained_length,
-        "corpus": {"source": corpus.source, "documents": len(corpus.documents), "tokens": tokens,
-                   "duplicates_skipped": corpus.duplicates,
-                   "list": [{"name": d.name, "sha256": d.sha256, "n_tokens": n}
-                            for d, n in zip(corpus.documents, tokens, strict=True)]},
-        "buckets": [b["bucket"] for b in best], "results": results, "best": best,
-        "schedules": [{"label": views[i].label, "buckets": savings[i]} for i in compared if views[i].rope is None],
-        "recipes": [{"label": views[i].label, "rope": views[i].rope.label, "buckets": savings[i]}
-                    for i in compared if views[i].rope is not None],
-        "bootstrap": {"resamples": BOOTSTRAP_RESAMPLES, "confidence": CONFIDENCE, "seed": seed,
-                      "method": "documents resampled with replacement; the NLL of a bucket is pooled over the "
-                                "positions of the documents drawn (sum / count)"},
-        "compute_seconds": round(sum(seconds), 1),  # every document's passes, over all runs that made them
-        "rows": str(out / ROWS),
-        "verdict": verdict,
-    }
+        trained_length=trained_length, reported_best=[entry.to_dict() for entry in best], seed=seed,
+        statistics={name: np.array(values) for name, values in means_of.items()})
+    return TuneSummary(
+        model=settings.model, model_fingerprint=settings.fingerprint, settings=settings.record(),
+        trained_length=trained_length, corpus=_corpus_entry(corpus, tokens),
+        buckets=tuple(entry.bucket for entry in best),
+        results=tuple(TuneResult(label=view.label, temperature=view.temperature,
+                                 schedule=None if view.schedule is None else view.schedule.label, rope=view.rope,
+                                 nll=tuple(nll[i]), nll_interval=tuple(nll_interval[i]),
+                                 statistics={name: tuple(values[i]) for name, values in means_of.items()})
+                      for i, view in enumerate(views)), best=tuple(best),
+        schedules=tuple(Compared(label=views[i].label, rope=None, buckets=tuple(savings[i]))
+                        for i in compared if views[i].rope is None),
+        recipes=tuple(Compared(label=views[i].label, rope=views[i].rope, buckets=tuple(savings[i]))
+                      for i in compared if views[i].rope is not None),
+        bootstrap=CorpusBootstrap(resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=seed,
+                            method="documents resampled with replacement; the NLL of a bucket is pooled over the "
+                                   "positions of the documents drawn (sum / count)"),
+        compute_seconds=round(sum(seconds), 1), rows=str(out / ROWS), verdict=verdict)
+
+
+def _best_entry(where: dict, best: dict) -> CorpusBest:
+    return CorpusBest(**where, **best | {"temperature_interval": tuple(best["temperature_interval"]),
+                                       "saved_interval": tuple(best["saved_interval"])})
+
+
+def _corpus_entry(corpus: Corpus, tokens: list[int]) -> CorpusEntry:
+    return CorpusEntry(source=corpus.source, documents=len(corpus.documents), tokens=tuple(tokens),
+                       duplicates_skipped=tuple(corpus.duplicates),
+                       listed=tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=n)
+                                    for d, n in zip(corpus.documents, tokens, strict=True)))
 
 
 def _document_seconds(out: Path, hashes: Sequence[str]) -> list[float]:
@@ -140,25 +158,25 @@ def _document_seconds(out: Path, hashes: Sequence[str]) -> list[float]:
     return seconds
 
 
-def summary_table(summary: dict) -> str:
+def summary_table(summary: TuneSummary) -> str:
     """One line per bucket: the best constant temperature, its interval, and what it saves against T = 1."""
-    corpus = summary["corpus"]
-    tokens = sorted(set(corpus["tokens"]))
+    corpus = summary.corpus
+    tokens = sorted(set(corpus.tokens))
     length = f"{tokens[0]:,} tokens each" if len(tokens) == 1 else f"{tokens[0]:,}-{tokens[-1]:,} tokens"
-    lines = [f"{summary['model']}: {corpus['documents']} documents, {length}; {len(summary['results'])} passes per "
-             f"document; {summary['workers']} worker(s) x {summary['threads_per_worker']} thread(s); "
-             f"{summary['wall_seconds']:.0f} s this run ({summary['computed_documents']} computed), "
-             f"peak {summary['peak_rss_gb']['max']} GB",
+    lines = [f"{summary.model}: {corpus.documents} documents, {length}; {len(summary.results)} passes per "
+             f"document; {summary.workers} worker(s) x {summary.threads_per_worker} thread(s); "
+             f"{summary.wall_seconds:.0f} s this run ({summary.computed_documents} computed), "
+             f"peak {summary.peak_rss_gb.max} GB",
              f"{'positions':>15} {'docs':>4} {'best T':>7} {'95% interval':>14} {'NLL at 1':>9} {'saved':>7} "
              f"{'95% interval':>17}  best schedule (saved)"]
-    for index, best in enumerate(summary["best"]):
-        start, stop = best["bucket"]
-        low, high = best["temperature_interval"]
-        saved_low, saved_high = best["saved_interval"]
-        by_schedule = [(entry["label"], entry["buckets"][index]["saved"]) for entry in summary["schedules"]]
+    for index, best in enumerate(summary.best):
+        start, stop = best.bucket
+        low, high = best.temperature_interval
+        saved_low, saved_high = best.saved_interval
+        by_schedule = [(entry.label, entry.buckets[index].saved) for entry in summary.schedules]
         schedule = max(by_schedule, key=lambda pair: pair[1], default=None)
-        lines.append(f"{f'{start:,}-{stop - 1:,}':>15} {best['documents']:>4} {best['temperature']:>7g} "
-                     f"{f'[{low:g}, {high:g}]':>14} {best['nll_at_1']:>9.4f} {best['saved']:>7.4f} "
+        lines.append(f"{f'{start:,}-{stop - 1:,}':>15} {best.documents:>4} {best.temperature:>7g} "
+                     f"{f'[{low:g}, {high:g}]':>14} {best.nll_at_1:>9.4f} {best.saved:>7.4f} "
                      f"{f'[{saved_low:.4f}, {saved_high:.4f}]':>17}  "
                      + (f"{schedule[0]} ({schedule[1]:+.4f})" if schedule else "-"))
     return "\n".join(lines)

@@ -1,0 +1,224 @@
+"""The corpus tune's summary (summary.json, written by experiments/tune/summary.py and the `tune` command) as a
+record: per bucket and view the NLL pooled over documents with its interval, the best constant temperature per
+bucket, what each schedule and recipe saves against T = 1, and the corpus verdict's numbers (read by
+verdicts.corpus). A recipe is a Rope (its to_dict in the JSON), never a label to parse back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from model_utils.core.records import check_format
+from model_utils.core.records.base import DocumentEntry, Record, numbers, read, records, rope
+from model_utils.core.records.run import RunInfo
+from model_utils.core.rope import Rope
+
+FORMAT = 1  # bump when a key changes; from_dict refuses other formats
+KIND = "corpus-tune summary"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RowSettings(Record):
+    """What every row of the tune depends on besides its document, as each row file's metadata holds it: compared
+    on a rerun, so a folder is never extended with rows made otherwise."""
+
+    format: int  # of the rows (experiments/tune/rows.py)
+    model: str
+    model_fingerprint: str
+    specs: tuple[str, ...]  # the views' labels, in the order they ran
+    max_tokens: int
+    bucket_size: int
+    q_start: int
+    window: int
+    trained_length: int | None  # None: the model's own
+    beyond_trained: bool
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RowSettings:
+        return read(cls, data, KIND, specs=tuple)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusEntry(Record):
+    """Which documents the tune covers: where they came from, how many tokens each, and which were skipped as
+    duplicates of an earlier one."""
+
+    source: str
+    documents: int
+    tokens: tuple[int, ...]  # per document, in the corpus's order
+    duplicates_skipped: tuple[str, ...]
+    listed: tuple[DocumentEntry, ...]
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CorpusEntry:
+        return read(cls, data, KIND, tokens=tuple, duplicates_skipped=tuple,
+                    listed=records(lambda entry: DocumentEntry.from_dict(entry, KIND)))
+
+
+@dataclass(frozen=True, kw_only=True)
+class TuneResult(Record):
+    """One view over the corpus: its NLL per bucket pooled over documents (sum / count) with a bootstrap interval,
+    and each statistic per bucket averaged over the documents' queries."""
+
+    label: str
+    temperature: float | None  # None for a schedule
+    schedule: str | None  # the schedule's label
+    rope: Rope | None  # None on the model's own positions
+    nll: tuple[float, ...]  # [bucket]
+    nll_interval: tuple[tuple[float, float], ...]  # [bucket] (low, high)
+    statistics: dict[str, tuple[float, ...]]  # name -> [bucket]
+
+    @property
+    def recipe(self) -> str | None:
+        """The label of the view's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions."""
+        return None if self.rope is None else self.rope.label
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TuneResult:
+        return read(cls, data, KIND, rope=rope(KIND), nll=numbers, nll_interval=numbers,
+                    statistics=lambda values: {name: numbers(value) for name, value in values.items()})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusBest(Record):
+    """The best constant temperature of one bucket on the model's own positions, what it saves against T = 1, and
+    both intervals over documents (core.bootstrap.best_temperature)."""
+
+    bucket: tuple[int, int]  # positions start..stop - 1
+    documents: int  # that reach the bucket
+    positions: int  # with a loss, over those documents
+    temperature: float
+    nll: float
+    nll_at_1: float
+    saved: float
+    temperature_interval: tuple[float, float]
+    saved_interval: tuple[float, float]
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CorpusBest:
+        return read(cls, data, KIND, bucket=tuple, temperature_interval=tuple, saved_interval=tuple)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Saving(Record):
+    """What one view saves against T = 1 in one bucket (NLL at T = 1 minus its NLL; positive = better)."""
+
+    bucket: tuple[int, int]
+    documents: int
+    positions: int
+    nll: float
+    saved: float
+    saved_interval: tuple[float, float]
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Saving:
+        return read(cls, data, KIND, bucket=tuple, saved_interval=tuple)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Compared(Record):
+    """A schedule (rope None) or a view on a RoPE recipe, bucket by bucket against T = 1."""
+
+    label: str
+    rope: Rope | None
+    buckets: tuple[Saving, ...]
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Compared:
+        return read(cls, data, KIND, rope=rope(KIND), buckets=records(Saving.from_dict))
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusBootstrap(Record):
+    """How the intervals were made: documents resampled with replacement."""
+
+    resamples: int
+    confidence: float
+    seed: int
+    method: str
+
+    @property
+    def block(self) -> None:
+        """None: documents are resampled, not blocks of positions (a sweep's bootstrap says its block size)."""
+        return None
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CorpusBootstrap:
+        return read(cls, data, KIND)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PeakMemory(Record):
+    """Peak resident memory in GB of the driver, of the busiest worker (None without workers) and of both."""
+
+    driver: float
+    workers: float | None
+    max: float
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PeakMemory:
+        return read(cls, data, KIND)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComputingRun(RunInfo):
+    """A run that computed documents into the folder: how it was made and with how many workers."""
+
+    computed_documents: int
+    workers: int
+    threads_per_worker: int
+
+    @classmethod
+    def from_dict(cls, data: dict, kind: str = KIND) -> ComputingRun:
+        return read(cls, data, kind)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TuneSummary(Record):
+    """summary.json. summarize_tune fills the numbers; `tune` adds how this run went (workers .. peak_rss_gb) and
+    the command line the record of the runs (run, runs): None or empty until then."""
+
+    model: str
+    model_fingerprint: str
+    settings: RowSettings
+    trained_length: int
+    corpus: CorpusEntry
+    buckets: tuple[tuple[int, int], ...]  # the buckets some document reaches
+    results: tuple[TuneResult, ...]  # one per view, in the order they ran
+    best: tuple[CorpusBest, ...]  # [bucket]
+    schedules: tuple[Compared, ...]
+    recipes: tuple[Compared, ...]
+    bootstrap: CorpusBootstrap
+    compute_seconds: float  # every document's passes, over all runs that made them
+    rows: str  # the folder of the rows, as given to the tuner
+    verdict: dict | None  # the corpus verdict's numbers (verdicts.ContextVerdict reads them); None: none past
+    workers: int | None = None
+    threads_per_worker: int | None = None
+    ray_address: str | None = None
+    computed_documents: int | None = None
+    skipped_documents: int | None = None
+    wall_seconds: float | None = None
+    peak_rss_gb: PeakMemory | None = None
+    run: RunInfo | None = None  # this run
+    runs: tuple[ComputingRun, ...] = ()  # every run that computed documents, oldest first
+
+    def to_dict(self) -> dict:
+        return {"format": FORMAT, **super().to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TuneSummary:
+        """The summary of a summary.json; RecordError for another format or a missing key."""
+        check_format(data, KIND, FORMAT)
+        return read(cls, data, KIND, settings=RowSettings.from_dict, corpus=CorpusEntry.from_dict, buckets=numbers,
+                    results=records(TuneResult.from_dict), best=records(CorpusBest.from_dict),
+                    schedules=records(Compared.from_dict), recipes=records(Compared.from_dict),
+                    bootstrap=CorpusBootstrap.from_dict, peak_rss_gb=PeakMemory.from_dict,
+                    run=RunInfo.from_dict, runs=records(ComputingRun.from_dict))
+
+
+def previous_runs(data: dict) -> tuple[ComputingRun, ...]:
+    """The runs that computed a folder's documents, from the summary.json a rerun replaces: of this format, or of
+    the one before it (no format number; its runs are written the same way), so a summary rebuilt from older rows
+    keeps the record of the runs that made them."""
+    if isinstance(data, dict) and data.get("format") is None:
+        return records(ComputingRun.from_dict)(data.get("runs") or [])
+    return TuneSummary.from_dict(data).runs

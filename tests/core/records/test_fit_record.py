@@ -1,0 +1,64 @@
+"""The fit record on the committed fit.json: read and written back unchanged, and a file with a missing key or of
+another format refused with a RecordError that names the fix."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from model_utils.core.records import RecordError
+from model_utils.core.records.fit import FORMAT, FitSummary
+from model_utils.core.rope import Rope
+
+COMMITTED = sorted((Path(__file__).resolve().parents[3] / "assets" / "fit").glob("*/fit.json"))
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict:
+    assert COMMITTED, "no committed fit under assets/fit"
+    return json.loads(COMMITTED[0].read_text())
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda path: path.parent.name)
+def test_every_committed_fit_round_trips(path):
+    written = json.loads(path.read_text())
+    fit = FitSummary.from_dict(written)
+    assert FitSummary.from_dict(fit.to_dict()) == fit
+    assert fit.to_dict() == written
+
+
+def test_the_recipe_is_a_rope_and_the_gains_are_by_reference(committed):
+    fit = FitSummary.from_dict(committed)
+    assert fit.rope == Rope("yarn-rope", 2.0)
+    assert list(fit.held_out.gains) == ["plain", "recipe", "recipe_at_1", "best_schedule", "best_constant"]
+    assert fit.multiplier.scale == fit.rope.factor and fit.multiplier.fitted == pytest.approx(1 / fit.parameter)
+    assert [len(fold.evaluations) for fold in fit.folds] == [5, 5] and fit.evaluations == 10
+
+
+@pytest.mark.parametrize(("path", "key"), [((), "held_out"), (("held_out",), "gains"),
+                                           (("held_out", "gains", "plain"), "interval"), (("folds", 1), "label"),
+                                           (("folds", 0, "evaluations", 2), "nll_past"), (("run",), "machine")])
+def test_a_missing_key_is_named(committed, path, key):
+    damaged = copy.deepcopy(committed)
+    holder = damaged
+    for step in path:
+        holder = holder[step]
+    del holder[key]
+    with pytest.raises(RecordError, match=rf"has no '{key}': it is damaged .* regenerate it"):
+        FitSummary.from_dict(damaged)
+
+
+@pytest.mark.parametrize("found", [None, 1, FORMAT + 1])
+def test_another_format_is_refused(committed, found):
+    other = {key: value for key, value in committed.items() if key != "format"}
+    if found is not None:
+        other["format"] = found
+    with pytest.raises(RecordError, match=rf"this fit has format {found!r}; this version reads format {FORMAT}: "
+                                          "regenerate it"):
+        FitSummary.from_dict(other)
+
+
+def test_a_fit_that_is_not_an_object_is_refused():
+    with pytest.raises(RecordError, match="a fit must be a JSON object, got list"):
+        FitSummary.from_dict([])

@@ -1,0 +1,82 @@
+"""The corpus-tune summary record on the committed summary.json: read and written back unchanged, and a file with a
+missing key, of another format or with a recipe it cannot read refused with a RecordError that names the fix."""
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from model_utils.core.records import RecordError
+from model_utils.core.records.tune import FORMAT, TuneSummary, previous_runs
+from model_utils.core.rope import Rope
+
+COMMITTED = Path(__file__).resolve().parents[3] / "assets" / "tune" / "bundled-builtin" / "summary.json"
+
+
+@pytest.fixture(scope="module")
+def committed() -> dict:
+    return json.loads(COMMITTED.read_text())
+
+
+def test_the_committed_summary_round_trips(committed):
+    summary = TuneSummary.from_dict(committed)
+    assert TuneSummary.from_dict(summary.to_dict()) == summary
+    assert summary.to_dict() == committed  # every key kept, none added
+    assert summary.to_dict()["format"] == FORMAT
+
+
+def test_recipes_are_ropes_and_every_view_has_every_bucket(committed):
+    summary = TuneSummary.from_dict(committed)
+    on_recipes = [result for result in summary.results if result.rope is not None]
+    assert [result.rope for result in on_recipes] == [Rope("yarn", 2.0), Rope("yarn-rope", 2.0)]
+    assert [result.recipe for result in on_recipes] == ["yarn (s=2)", "yarn-rope (s=2)"]
+    assert [entry.rope for entry in summary.recipes] == [Rope("yarn", 2.0), Rope("yarn-rope", 2.0)]
+    assert all(entry.rope is None for entry in summary.schedules)
+    assert [result.label for result in summary.results if result.rope is None and result.temperature == 1] == ["T=1"]
+    assert len(summary.best) == len(summary.buckets) == len(summary.results[0].nll) == 16
+    assert summary.runs[-1].computed_documents == 2 and summary.peak_rss_gb.max == 1.24
+
+
+@pytest.mark.parametrize(("path", "key"), [((), "best"), (("results", 3), "nll_interval"),
+                                           (("corpus", "listed", 0), "sha256"), (("runs", 0), "date"),
+                                           (("settings",), "bucket_size")])
+def test_a_missing_key_is_named(committed, path, key):
+    damaged = copy.deepcopy(committed)
+    holder = damaged
+    for step in path:
+        holder = holder[step]
+    del holder[key]
+    with pytest.raises(RecordError, match=rf"has no '{key}': it is damaged .* regenerate it"):
+        TuneSummary.from_dict(damaged)
+
+
+@pytest.mark.parametrize("found", [None, 0, FORMAT + 1, "1"])
+def test_another_format_is_refused(committed, found):
+    other = {key: value for key, value in committed.items() if key != "format"}
+    if found is not None:
+        other["format"] = found
+    with pytest.raises(RecordError, match=rf"this corpus-tune summary has format {found!r}; this version reads "
+                                          rf"format {FORMAT}: regenerate it"):
+        TuneSummary.from_dict(other)
+
+
+def test_a_recipe_it_cannot_read_is_refused(committed):
+    damaged = copy.deepcopy(committed)
+    damaged["results"][-1]["rope"] = "yarn-rope (s=2)"  # a label, as summaries wrote it before they had a format
+    with pytest.raises(RecordError, match="cannot read"):
+        TuneSummary.from_dict(damaged)
+    damaged["results"][-1]["rope"] = {"recipe": "unknown", "factor": 2.0}
+    with pytest.raises(RecordError, match="unknown RoPE recipe 'unknown'"):
+        TuneSummary.from_dict(damaged)
+
+
+def test_the_runs_of_a_summary_before_formats_are_kept(committed):
+    """A summary written before summaries had a format number is refused, but a rerun that rebuilds it from its
+    rows keeps the record of the runs that computed them (cli.commands.computing_runs)."""
+    summary = TuneSummary.from_dict(committed)
+    older = {key: value for key, value in committed.items() if key != "format"}
+    assert previous_runs(older) == previous_runs(committed) == summary.runs
+    assert previous_runs({key: value for key, value in older.items() if key != "runs"}) == ()
+    with pytest.raises(RecordError, match="format 7"):
+        previous_runs(committed | {"format": 7})
