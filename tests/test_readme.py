@@ -58,7 +58,8 @@ def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its
     last = next(line for line in lines if line.startswith("| 1,792-2,047 (past)"))
     assert last.endswith("| +0.100 | +1.500 | +1.600 |")  # better than T = 1: positive
     bullets = [line for line in lines if line.startswith("- ")]
-    assert bullets[0].startswith("- Held-out (one model, one text): ")
+    assert bullets[0].startswith("- Past the trained length the loss rises")  # the answer first
+    assert bullets[1].startswith("- Cross-fit on one text (one model, one text): ")
     assert "| view | what it is | saves past the trained length (95% interval) | untrained-distance mass past it |" \
         in lines
     own = "| yarn (s=2) + T=1 vs yarn-rope (s=2) + T=1 | YaRN's own temperature"
@@ -66,10 +67,12 @@ def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its
     assert "saves = NLL at T = 1 minus NLL" in " ".join(line for line in lines if line.startswith("Per bucket"))
 
 
-def test_the_corpus_block_leads_with_the_held_out_gain_over_documents(summary_file):
+def test_the_corpus_block_leads_with_the_answer_then_the_gain_held_out_over_documents(summary_file):
     lines = tune_lines(TuneSummary.from_dict(json.loads(summary_file.read_text())))
     bullets = [line for line in lines if line.startswith("- ")]
-    assert bullets[0].startswith("- Held-out (one model, 2 documents): the best T per bucket, chosen on the other "
+    assert bullets[0].startswith("- The loss does not rise past the trained length")  # this tiny corpus's answer
+    assert bullets[1].startswith("- Held out over documents (one model, 2 documents): the best T per bucket, "
+                                 "chosen on the other "
                                  "documents and scored on the one left out")
     header = next(line for line in lines if line.startswith("| positions"))
     assert "yarn (scale=2) saves" in header and "logn (base=1024) saves" in header

@@ -18,6 +18,7 @@ import numpy as np
 from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
 from model_utils.core.records import field
 from model_utils.core.records.sweep import SweepDocument, SweepResult
+from model_utils.verdicts.decomposition import Decomposition, Lever
 from model_utils.verdicts.past import (
     FORMAT,
     DocumentFolds,
@@ -74,29 +75,39 @@ class ContextVerdict:
     grid_edge: bool
     attention: dict | None  # untrained (per past bucket: mass, share, uniform_share), beyond_uniform_from, entropy
     schedules: list[dict]  # label, saved, interval, m_past, m_trained_context
-    decomposition: list[dict]  # label, kind, what, saved, interval, against, untrained_mass_past, untrained
+    decomposition: Decomposition  # the levers' shares of the rise, the dominant one, and the table (rows)
     entropy_trend: dict | None  # entropy_with_length's numbers
 
     @classmethod
     def from_dict(cls, numbers: Mapping) -> ContextVerdict:
-        return cls(**{item.name: field(numbers, item.name, "context verdict") for item in fields(cls)})
+        found = {item.name: field(numbers, item.name, "context verdict") for item in fields(cls)}
+        return cls(**found | {"decomposition": Decomposition.from_dict(found["decomposition"])})
 
     def to_dict(self) -> dict:
         """The JSON verdict (a sweep document's and a corpus summary's verdict)."""
-        return {item.name: getattr(self, item.name) for item in fields(self)}
+        found = {item.name: getattr(self, item.name) for item in fields(self)}
+        return found | {"decomposition": self.decomposition.to_dict()}
+
+    def answer(self) -> str:
+        """The answer first: which lever brings the loss back past the trained length, and the temperature's share
+        (Decomposition.sentence, chosen by the numbers)."""
+        return self.decomposition.sentence()
 
     def headline(self) -> list[Headline]:
-        """At most four big numbers: the held-out gain past the trained length with its interval (the oracle,
-        named so, where no held-out gain could be measured), where the loss breaks, the best recipe's saving, the
-        share of the loss rise recovered."""
-        said = [self._gain_headline(), self._break_headline(), self._recipe_headline(), self._share_headline()]
+        """At most four big numbers, led by the dominant lever (what recovers the rise, with its share): then the
+        best constant temperature alone with its interval (the oracle, named so, where it could not be scored
+        apart), where the loss breaks, and the best recipe when it is not the lead."""
+        lead = self._lever_headline(self.decomposition.lever(self.decomposition.dominant))
+        said = [lead, self._gain_headline(), self._break_headline()]
+        if self.decomposition.dominant != "recipe":
+            said.append(self._recipe_headline())
         return [item for item in said if item is not None][:4]
 
     def decomposition_rows(self) -> list[dict[str, str]]:
         """The decomposition past the trained length as table rows, each view with what it is, what it saves
         against T = 1 on the model's own positions (95% interval) and where it leaves the untrained-distance mass;
         empty without a RoPE recipe (then it only repeats the in-sample sentence)."""
-        if not any(row["kind"] in ("recipe", "own_temperature") for row in self.decomposition):
+        if not any(row["kind"] in ("recipe", "own_temperature") for row in self.decomposition.rows):
             return []
 
         def saved(row: dict) -> str:
@@ -112,13 +123,13 @@ class ContextVerdict:
         return [{"view": row["label"], "what it is": row["what"],
                  "saves past the trained length (95% interval)": saved(row),
                  "untrained-distance mass past it": mass(row)}
-                for row in self.decomposition if row["saved"] is not None]
+                for row in self.decomposition.rows if row["saved"] is not None]
 
     def sentences(self) -> list[str]:
         """The verdict in full, one bullet each: the held-out gain, where the loss breaks, the in-sample numbers,
         the best temperature per bucket and the grid's edge, where attention goes, the decomposition, the
         schedules, and the published entropy argument next to what was measured."""
-        said = [self._held_out_sentence(), self._break_sentence(), self._in_sample_sentence(),
+        said = [self.answer(), self._held_out_sentence(), self._break_sentence(), self._in_sample_sentence(),
                 *self._best_sentences(), self._edge_sentence(), *self._attention_sentences(),
                 self._decomposition_sentence(), self._schedules_sentence()]
         if self.entropy_trend is not None:
@@ -127,19 +138,30 @@ class ContextVerdict:
 
     # --- big numbers ----------------------------------------------------------------------------------------------
 
+    def _lever_headline(self, lever: Lever | None) -> Headline | None:
+        if lever is None or lever.saved is None:
+            return None
+        share = "" if lever.share_of_rise is None else f" ({lever.share_of_rise:.0%} of the rise)"
+        return Headline(label=f"Brings the loss back: {lever.label}",
+                        value=f"{lever.saved:+.3f} nats/token" + _short(lever.interval),
+                        help=f"{lever.what}: {SAVES}, per token over {_span(self.past)} against T = 1 on the "
+                             f"model's own positions{share}; the loss rose {self.rise:.2f} nats per token from "
+                             f"{_span(self.before)} to past the trained length ({self.scope}).")
+
     def _gain_headline(self) -> Headline | None:
         gain = self.gain_held_out or self.gain_oracle
         if gain is None:
             return None
         how = (f"the best T per bucket, {gain['method']}" if self.gain_held_out is not None else
-               "the oracle, in-sample: the best T per bucket chosen and scored on the same positions (no held-out "
-               "gain could be measured)")
-        return Headline(label="Held-out gain past the trained length" if self.gain_held_out is not None
-                        else "Gain past the trained length (oracle, in-sample)",
+               "the oracle, in-sample: the best T per bucket chosen and scored on the same positions (no "
+               "out-of-sample gain could be measured)")
+        share = "" if self.share_recovered is None else f", {self.share_recovered:.1%} of the loss rise"
+        return Headline(label=f"Best temperature alone ({gain['short']})" if self.gain_held_out is not None
+                        else "Best temperature alone (oracle, in-sample)",
                         value=f"{gain['saved']:+.3f} nats/token" + _short(gain["interval"]),
                         help=f"{SAVES[0].upper()}{SAVES[1:]}, per token over {_span(self.past)}"
                              + (f", 95% interval in brackets ({self.bootstrap})" if gain["interval"] else "")
-                             + f"; {how} ({self.scope}).")
+                             + f"; {how}{share} ({self.scope}).")
 
     def _break_headline(self) -> Headline:
         low, high = self.in_context_nll
@@ -154,7 +176,7 @@ class ContextVerdict:
                              f"{self.trained_length:,}: the first bucket past it that {rule}.")
 
     def _recipe_headline(self) -> Headline | None:
-        recipes = [row for row in self.decomposition if row["kind"] == "recipe"]
+        recipes = [row for row in self.decomposition.rows if row["kind"] == "recipe"]
         if not recipes:
             return None
         best = max(recipes, key=lambda row: row["saved"])
@@ -162,14 +184,6 @@ class ContextVerdict:
                         + _short(best["interval"]),
                         help=f"{best['what']}: {SAVES}, per token over {_span(self.past)} against T = 1 on the "
                              f"model's own positions ({self.scope}).")
-
-    def _share_headline(self) -> Headline | None:
-        if self.share_recovered is None:
-            return None
-        return Headline(label="Share of the loss rise recovered", value=f"{self.share_recovered:.1%}",
-                        help=f"The held-out gain over the rise of the loss at T = 1 from {_span(self.before)} "
-                             f"({self.nll_before:.2f} nats per token) to past the trained length "
-                             f"({self.nll_past:.2f}) ({self.scope}).")
 
     # --- sentences ------------------------------------------------------------------------------------------------
 
@@ -179,7 +193,8 @@ class ContextVerdict:
                 f"No held-out gain could be measured ({self.scope}): {self.held_out_missing}; the in-sample numbers "
                 "below choose and score on the same positions.")
         gain = self.gain_held_out
-        said = (f"Held-out ({self.scope}): the best T per bucket, {gain['method']}, saves {gain['saved']:+.3f} nats "
+        said = (f"{gain['short'].capitalize()} ({self.scope}): the best T per bucket, {gain['method']}, saves "
+                f"{gain['saved']:+.3f} nats "
                 f"per token past the trained length against T = 1{_bracket(gain['interval'], '; ' + SAVES)}")
         levels = (f"{self.nll_before:.2f} nats per token at T = 1 ({_span(self.before)}) to {self.nll_past:.2f} past "
                   f"the trained length ({_span(self.past)})")
@@ -272,10 +287,10 @@ class ContextVerdict:
         return said
 
     def _decomposition_sentence(self) -> str | None:
-        if not any(row["kind"] in ("recipe", "own_temperature") for row in self.decomposition):
+        if not any(row["kind"] in ("recipe", "own_temperature") for row in self.decomposition.rows):
             return None
-        reference = self.decomposition[0]
-        rows = self.decomposition[1:]
+        reference = self.decomposition.rows[0]
+        rows = self.decomposition.rows[1:]
         mass = ""
         if reference["untrained_mass_past"] is not None and reference.get("untrained_constant_range"):
             low, high = reference["untrained_constant_range"]

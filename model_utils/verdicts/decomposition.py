@@ -7,12 +7,16 @@ on the model's own positions (positive = better); the share of the rise divides 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from dataclasses import field as dataclass_field
+
+from model_utils.core.records import field
 
 # A lever "does the recovery" when its interval clears 0 and its point value recovers at least this share of the
 # rise: below half, the rise is mostly still there, whatever the lever.
 RECOVERS = 0.5
 TEMPERATURE_KINDS = ("temperature", "on_top", "schedule")  # levers that only multiply the logits
+KIND = "decomposition verdict"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -26,10 +30,14 @@ class Lever:
     interval: list[float] | None  # 95%, None without resamples
     share_of_rise: float | None  # saved / rise, None where the loss does not rise
     against: str  # "T=1", or the recipe at T = 1 for a temperature on top of it
+    own_temperature: bool = False  # a recipe that carries a temperature of its own (YaRN's attention factor)
 
     @property
     def clears_zero(self) -> bool:
         return self.interval is not None and self.interval[0] > 0
+
+
+LEVER_FIELDS = [item.name for item in fields(Lever)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,15 +48,23 @@ class Decomposition:
     levers: list[Lever]
     dominant: str  # "recipe", "temperature", "neither" or "no_rise"
     scope: str  # "one model, one text" or "N documents"
+    rows: list[dict] = dataclass_field(default_factory=list)  # past.decomposition's table, in-sample rows included
 
     def to_dict(self) -> dict:
         return {"rise": self.rise, "dominant": self.dominant, "scope": self.scope,
-                "levers": [asdict(lever) for lever in self.levers]}
+                "levers": [asdict(lever) for lever in self.levers], "rows": self.rows}
 
     @classmethod
     def from_dict(cls, data: dict) -> Decomposition:
-        return cls(rise=data["rise"], dominant=data["dominant"], scope=data["scope"],
-                   levers=[Lever(**lever) for lever in data["levers"]])
+        levers = [Lever(**{name: field(lever, name, KIND) for name in LEVER_FIELDS if name != "own_temperature"},
+                        own_temperature=lever.get("own_temperature", False)) for lever in field(data, "levers", KIND)]
+        return cls(rise=field(data, "rise", KIND), dominant=field(data, "dominant", KIND),
+                   scope=field(data, "scope", KIND), levers=levers, rows=field(data, "rows", KIND))
+
+    def lever(self, family: str) -> Lever | None:
+        """The dominant family's best lever ("recipe" or "temperature"), None for "neither" and "no_rise"."""
+        return self.best(("recipe",) if family == "recipe" else ("temperature", "schedule")) \
+            if family in ("recipe", "temperature") else None
 
     def best(self, kinds: Sequence[str]) -> Lever | None:
         """The lever of these kinds that saves the most (point value), None if there is none."""
@@ -60,13 +76,16 @@ class Decomposition:
         if self.dominant == "no_rise":
             return (f"The loss does not rise past the trained length ({self.rise:+.2f} nats per token against the "
                     f"second half of the trained context; {self.scope}): there is nothing for a lever to bring back.")
-        recipe, temperature = self.best(("recipe",)), self.best(("temperature",))
-        on_top = self.best(("on_top",))
+        alone = [lever for lever in self.levers if lever.kind == "recipe" and not lever.own_temperature]
+        recipe = max(alone, key=lambda lever: lever.saved, default=None) or self.best(("recipe",))
+        temperature = self.best(("temperature",))
         parts = [_share(lever) for lever in (recipe, temperature) if lever is not None]
         said = f"Past the trained length the loss rises {self.rise:.2f} nats per token ({self.scope}); " \
                + ", ".join(parts)
-        if on_top is not None:
-            said += f"; a temperature on top of the interpolation adds {on_top.saved:+.3f} ({_percent(on_top)})"
+        on_top = [lever for lever in self.levers if lever.kind == "on_top" and lever.saved is not None]
+        if on_top:
+            said += "; a temperature on top of the interpolation: " + ", ".join(
+                f"{lever.label} saves {lever.saved:+.3f} more ({_percent(lever)})" for lever in on_top)
         if self.dominant == "recipe":
             return said + ". The interpolation does the recovery, not the temperature."
         if self.dominant == "temperature":
@@ -79,7 +98,7 @@ def _percent(lever: Lever) -> str:
 
 
 def _share(lever: Lever) -> str:
-    return f"{lever.label} recovers {lever.saved:+.2f} ({_percent(lever)})"
+    return f"{lever.label} saves {lever.saved:+.2f} nats per token ({_percent(lever)})"
 
 
 def decompose(*, rise: float, scope: str, rows: Sequence[dict], schedules: Sequence[dict]) -> Decomposition:
@@ -93,7 +112,7 @@ def decompose(*, rise: float, scope: str, rows: Sequence[dict], schedules: Seque
             levers.append(_lever(row, kind, rise))
     for entry in schedules:
         levers.append(_lever({**entry, "what": _schedule_words(entry), "against": "T=1"}, "schedule", rise))
-    return Decomposition(rise=rise, levers=levers, dominant=_dominant(levers, rise), scope=scope)
+    return Decomposition(rise=rise, levers=levers, dominant=_dominant(levers, rise), scope=scope, rows=list(rows))
 
 
 def _lever_kind(row: dict) -> str | None:
@@ -106,7 +125,8 @@ def _lever(row: dict, kind: str, rise: float) -> Lever:
     saved = row.get("saved")
     share = None if saved is None or rise <= 0 else saved / rise
     return Lever(label=row["label"], kind=kind, what=row.get("what", ""), saved=saved, interval=row.get("interval"),
-                 share_of_rise=share, against=row.get("against", "T=1"))
+                 share_of_rise=share, against=row.get("against", "T=1"),
+                 own_temperature=bool(row.get("own_temperature", False)))
 
 
 def _schedule_words(entry: dict) -> str:

@@ -14,8 +14,9 @@ import numpy as np
 from model_utils.core.bootstrap import cross_fit, interval
 from model_utils.core.rope import RECIPES, Rope
 from model_utils.core.schedules import yarn_multiplier
+from model_utils.verdicts.decomposition import decompose
 
-FORMAT = 1  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
+FORMAT = 2  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
 GONE = 0.1  # untrained-distance mass at a tenth of plain T = 1's or less: an order of magnitude down, "goes away"
 
 
@@ -171,7 +172,9 @@ def length_numbers(data: PastData) -> dict | None:
                              "m_past": (view.multipliers or {}).get("past"),
                              "m_trained_context": (view.multipliers or {}).get("trained_context")}
                             for i, view in enumerate(data.views) if view.schedule is not None]
-    numbers["decomposition"] = decomposition(data, reference, plain, past, sums, counts)
+    rows = decomposition(data, reference, plain, past, sums, counts)
+    numbers["decomposition"] = decompose(rise=numbers["rise"], scope=data.scope, rows=rows,
+                                         schedules=numbers["schedules"]).to_dict()
     stats = data.statistics
     numbers["entropy_trend"] = entropy_trend(data.scope, buckets, trained, stats["entropy"][reference],
                                              stats["normalized_entropy"][reference]) \
@@ -239,7 +242,7 @@ def gains(data: PastData, reference: int, plain: list[int], past: list[int], sum
         held_out = data.resamples.held_out(reference, plain, per_bucket=True)
         found["gain_oracle"] = _estimate(_oracle(sums, counts, reference, plain))
         found["gain_held_out"] = None if held_out is None else \
-            _estimate(held_out) | {"method": data.resamples.method}
+            _estimate(held_out) | {"method": data.resamples.method, "short": data.resamples.short}
         found["held_out_missing"] = data.resamples.missing if held_out is None else None
         found["gain_constant"] = constant(data, reference, plain, sums, counts)
         found["best"] = best_past_buckets(data, reference, plain, past, sums)
@@ -259,7 +262,8 @@ def constant(data: PastData, reference: int, plain: list[int], sums: np.ndarray,
     held_out = data.resamples.held_out(reference, plain, per_bucket=False)
     return {"temperature": data.views[winner].temperature, **_estimate(samples),
             "worse_buckets": int((sums[0, winner] > sums[0, reference]).sum()), "buckets": int(sums.shape[2]),
-            "held_out": None if held_out is None else _estimate(held_out) | {"method": data.resamples.method}}
+            "held_out": None if held_out is None else _estimate(held_out) | {"method": data.resamples.method,
+                                                                             "short": data.resamples.short}}
 
 
 def best_past_buckets(data: PastData, reference: int, plain: list[int], past: list[int],
@@ -366,7 +370,8 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
         one = next((i for i in views if data.views[i].temperature == 1.0), None)
         if recipe is not None and one is not None:
             rows.append(row("recipe", data.views[one].label, _recipe_words(data.views[one].rope),
-                            _fixed(sums, counts, reference, one), mass(one), recipe))
+                            _fixed(sums, counts, reference, one), mass(one), recipe)
+                        | {"own_temperature": RECIPES[data.views[one].rope.kind].temperature})
         if len(views) > 1:
             prefix, alone = ("", "alone") if recipe is None else (f"{recipe} + ", f"on {recipe}")
             choices = [views[int(np.argmin(sums[0, views, column]))] for column in range(len(past))]

@@ -48,14 +48,17 @@ def test_the_committed_sweep_round_trips_through_its_record(record, written):
 
 
 def test_the_committed_sweep_is_read_as_written(committed, record, written):
-    """Format 1 (no number): every key of the file comes back unchanged but best_by_rope, which format 2 writes with
-    its recipe instead of the recipe's label."""
-    assert set(written) == set(committed) | {"format"}
-    assert {key: value for key, value in written.items() if key not in ("format", "best_by_rope")} == \
-        {key: value for key, value in committed.items() if key != "best_by_rope"}
-    assert written["best_by_rope"] == [{"rope": {"recipe": "yarn-rope", "factor": 2.0},
-                                        "best": committed["best_by_rope"]["yarn-rope (s=2)"]}]
+    """The committed file is format 2: every key comes back unchanged."""
+    assert committed["format"] == 2 and written == committed
     assert list(record.best_by_rope) == [Rope("yarn-rope", 2.0)]
+
+
+def test_a_file_of_format_1_reads_to_the_same_record(committed, record):
+    """Format 1 (no number) wrote best_by_rope keyed by the recipe's label: read by matching it to a result's
+    Rope, never by parsing it."""
+    older = {key: value for key, value in committed.items() if key not in ("format", "best_by_rope")}
+    older["best_by_rope"] = {"yarn-rope (s=2)": committed["best_by_rope"][0]["best"]}
+    assert SweepDocument.from_dict(older) == record
 
 
 def test_the_record_holds_recipes_arrays_and_entries(committed, record):
@@ -71,7 +74,7 @@ def test_the_record_holds_recipes_arrays_and_entries(committed, record):
     assert reference.distance_profile_layers.shape == (16, 30, len(record.distance_bins) - 1)
     assert record.buckets[0] == (1, 1024) and isinstance(record.best[0], BestEntry)
     assert record.best[0].bucket == (1, 1024) and record.best[0].positions == 1023
-    assert record.run.machine.startswith("x86_64") and record.verdict["format"] == 1
+    assert record.run.machine.startswith("x86_64") and record.verdict["format"] == 2
 
 
 def test_a_result_differs_from_one_with_other_numbers(record):
@@ -105,7 +108,8 @@ def test_a_file_that_is_no_document_is_refused():
 
 
 def test_an_older_file_with_best_temperatures_on_a_recipe_it_did_not_run_is_refused(committed):
-    damaged = committed | {"best_by_rope": {"linear (s=4)": []}}
+    damaged = {key: value for key, value in committed.items() if key != "format"} | {
+        "best_by_rope": {"linear (s=4)": []}}
     with pytest.raises(RecordError, match=r"best temperatures on linear \(s=4\), a recipe none of its results ran"):
         SweepDocument.from_dict(damaged)
 

@@ -223,7 +223,9 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
     assert held["interval"][0] <= held["saved"] <= held["interval"][1]
     assert json.loads(json.dumps(summary.to_dict(), allow_nan=False))["verdict"] == summary.verdict
     said = corpus_verdict(summary).sentences()
-    assert said[0].startswith("Held-out (one model, 3 documents): the best T per bucket, chosen on the other "
+    assert said[0] == corpus_verdict(summary).answer()
+    assert said[1].startswith("Held out over documents (one model, 3 documents): the best T per bucket, chosen on "
+                              "the other "
                               "documents and scored on the one left out")
     assert any("yarn-rope (s=2) + T=1 +" in sentence for sentence in said)  # the recipe, against plain T = 1
 

@@ -256,7 +256,7 @@ def test_a_last_bucket_holding_only_the_last_token_does_not_hide_the_verdict_of_
     submit(at, tokens=1281)  # positions 1,024-1,279 past the trained length have losses; 1,280 is the last token
     assert_clean(at)
     assert not [info.value for info in at.info if info.value.startswith("No verdict")]
-    assert "(positions 1,024-1,279)." in verdict_lines(at)[0].replace("\\", "")
+    assert "(positions 1,024-1,279)." in verdict_lines(at)[1].replace("\\", "")
 
 
 @pytest.mark.parametrize(("request_kwargs", "temperatures", "message"), [

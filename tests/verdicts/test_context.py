@@ -150,15 +150,18 @@ def test_the_held_out_gain_is_chosen_on_some_positions_and_scored_on_the_others(
     rise = past_mean(GRID[1.0]) - np.mean([2.6, 2.4])  # against the second half of the trained context
     assert verdict.share_recovered == pytest.approx(held["saved"] / rise)
     said = verdict.sentences()
-    assert said[0].startswith("Held-out (one model, one text): the best T per bucket, chosen on alternate blocks "
+    assert said[0] == verdict.answer()  # the answer first
+    assert said[1].startswith("Cross-fit on one text (one model, one text): the best T per bucket, chosen on "
+                              "alternate blocks "
                               f"of 64 positions and scored on the others, saves {held['saved']:+.3f} nats per token")
-    assert f"{verdict.share_recovered:.1%} of the loss rise" in said[0]
+    assert f"{verdict.share_recovered:.1%} of the loss rise" in said[1]
     assert "the oracle (the best T per bucket chosen and scored on the same positions) saves " \
            f"{verdict.gain_oracle['saved']:+.3f}" in text(verdict)
     assert "T = 1.25, saves +0.075 in-sample" in text(verdict)
     assert "worse than T = 1 in 2 of the 4 past buckets" in text(verdict)
+    assert verdict.decomposition.dominant == "neither"  # 31% of the rise: no lever leads the big numbers
     first = verdict.headline()[0]
-    assert first.label == "Held-out gain past the trained length"
+    assert first.label == "Best temperature alone (cross-fit on one text)"
     assert first.value == f"{held['saved']:+.3f} nats/token ({held['interval'][0]:+.3f} to {held['interval'][1]:+.3f})"
 
 
@@ -239,7 +242,7 @@ RECIPE_VIEWS = [
 
 def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
     verdict, written, passes = verdict_of(RECIPE_VIEWS)
-    rows = {row["label"]: row for row in verdict.decomposition}
+    rows = {row["label"]: row for row in verdict.decomposition.rows}
     assert list(rows) == ["T=1", "best T per bucket (oracle, in-sample)", "best T per bucket (cross-fit on one text)",
                           "yarn (s=2) + T=1", "yarn-rope (s=2) + T=1", "yarn-rope (s=2) + best T per bucket "
                           "(oracle, in-sample)", "yarn-rope (s=2) + best T per bucket (cross-fit on one text)",
@@ -264,7 +267,10 @@ def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
     assert words["yarn-rope (s=2) + T=1"] == "goes away"  # 0.02 against 0.5: a tenth or less
     assert words["dynamic (s=2) + T=1"] == "falls"  # below the 0.48-0.52 every constant T leaves
     assert words["linear (s=2) + T=1"] == "stays"
-    assert verdict.headline()[2].label == "Best recipe: yarn (s=2) + T=1"
+    assert verdict.decomposition.dominant == "recipe"  # the big numbers lead with it
+    assert [item.label for item in verdict.headline()] == [
+        "Brings the loss back: yarn (s=2) + T=1", "Best temperature alone (cross-fit on one text)",
+        "Loss at T = 1 breaks at"]
     assert "[0.020, goes away]" in text(verdict) and "yarn (s=2) + T=1 vs yarn-rope (s=2) + T=1 +0.050" in text(verdict)
     # the JSON keeps the best temperatures per bucket as before, next to the verdict
     assert written.best == best_per_bucket(passes, BUCKETS)
@@ -275,7 +281,7 @@ def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
 def test_the_decomposition_has_rows_only_for_what_the_sweep_ran():
     views = [view for view in RECIPE_VIEWS if not isinstance(view[0], View) or view[0].rope.kind == "linear"]
     verdict, _, _ = verdict_of(views)
-    assert [row["label"] for row in verdict.decomposition] == [
+    assert [row["label"] for row in verdict.decomposition.rows] == [
         "T=1", "best T per bucket (oracle, in-sample)", "best T per bucket (cross-fit on one text)",
         "linear (s=2) + T=1"]
 
@@ -294,7 +300,7 @@ def test_the_sweep_json_carries_the_verdict_and_the_page_needs_nothing_else():
     assert set(stored["gain_constant"]) >= {"temperature", "saved", "worse_buckets"}
     assert {"share_recovered", "grid_edge", "attention", "decomposition"} <= set(stored)
     assert all(set(row) >= {"label", "what", "saved", "interval", "untrained_mass_past"}
-               for row in stored["decomposition"])
+               for row in stored["decomposition"]["rows"])
     for result in data["results"]:
         assert "position_nll" not in result
     read = SweepDocument.from_dict(data)
@@ -304,7 +310,7 @@ def test_the_sweep_json_carries_the_verdict_and_the_page_needs_nothing_else():
     older = replace(read, verdict=stored | {"format": stored["format"] - 1})
     fallback = context.context_verdict(older)
     assert fallback.gain_held_out is None and fallback.breaks_at == 1536
-    assert fallback.sentences()[0].startswith("No held-out gain could be measured (one model, one text): this file "
+    assert fallback.sentences()[1].startswith("No held-out gain could be measured (one model, one text): this file "
                                               "carries no per-position losses (rerun the sweep)")
     assert fallback.gain_oracle["saved"] == pytest.approx(verdict.gain_oracle["saved"], abs=1e-9)
 

@@ -65,15 +65,18 @@ def test_the_corpus_gain_is_chosen_on_the_other_documents_and_scored_on_the_one_
     pooled = sums.sum(axis=0) / counts.sum(axis=0)
     oracle = np.average(pooled[1, PAST] - pooled[:3, PAST].min(axis=0), weights=counts.sum(axis=0)[PAST])
     assert found["gain_oracle"]["saved"] == pytest.approx(oracle)
-    rows = {row["label"]: row for row in found["decomposition"]}
+    rows = {row["label"]: row for row in found["decomposition"]["rows"]}
     assert rows["yarn-rope (s=2) + T=1"]["untrained"] == "goes away"
     verdict = ContextVerdict.from_dict(found)
     said = verdict.sentences()
-    assert said[0].startswith("Held-out (one model, 5 documents): the best T per bucket, chosen on the other "
+    assert said[0] == verdict.answer()
+    assert said[1].startswith("Held out over documents (one model, 5 documents): the best T per bucket, chosen on "
+                              "the other "
                               f"documents and scored on the one left out, saves {held['saved']:+.3f} nats per token")
     assert all("one model, 5 documents" in item.help for item in verdict.headline())
-    assert verdict.headline()[0].label == "Held-out gain past the trained length"
-    assert "documents resampled with replacement" in verdict.headline()[0].help
+    gain = next(item for item in verdict.headline() if item.label.startswith("Best temperature alone"))
+    assert gain.label == "Best temperature alone (held out over documents)"
+    assert "documents resampled with replacement" in gain.help
 
 
 def test_rows_without_a_statistic_give_a_verdict_without_it_and_valid_json():
@@ -81,14 +84,14 @@ def test_rows_without_a_statistic_give_a_verdict_without_it_and_valid_json():
     statistics = {"normalized_entropy": np.full((4, 7), 0.4), "untrained_mass": np.full((4, 7), np.nan)}
     found = corpus_numbers(views=VIEWS, sums=sums, counts=counts, buckets=BUCKETS, trained_length=TRAINED,
                            statistics=statistics, reported_best=[])
-    assert all(row["untrained_mass_past"] is None for row in found["decomposition"])
+    assert all(row["untrained_mass_past"] is None for row in found["decomposition"]["rows"])
     assert json.loads(json.dumps(found, allow_nan=False)) == found
 
 
 def test_one_document_has_no_held_out_gain_and_says_why():
     found, _, _ = numbers(1)
     assert found["gain_held_out"] is None and found["gain_oracle"]["saved"] > 0
-    said = ContextVerdict.from_dict(found).sentences()[0]
+    said = ContextVerdict.from_dict(found).sentences()[1]
     assert said.startswith("No held-out gain could be measured (one model, 1 document): a single document leaves "
                            "none to choose on")
 
@@ -107,5 +110,7 @@ def test_a_summary_reads_its_stored_verdict_and_refuses_one_of_another_format():
 
 def test_the_committed_summarys_verdict_is_the_one_the_readme_states():
     verdict = corpus_verdict(committed_summary())
-    assert verdict.sentences()[0].startswith("Held-out (one model, 4 documents): ")
+    assert verdict.sentences()[0].startswith("Past the trained length the loss rises 2.27 nats per token (one model, "
+                                             "4 documents)")
+    assert verdict.sentences()[1].startswith("Held out over documents (one model, 4 documents): ")
     assert any(row["view"] == "yarn-rope (s=2) + T=1" for row in verdict.decomposition_rows())

@@ -34,7 +34,8 @@ def test_a_recipe_that_recovers_the_rise_is_the_dominant_lever():
     found = verdict(2.0, temperature=0.17, recipe=2.08, on_top=0.03)
     assert found.dominant == "recipe"
     assert "The interpolation does the recovery" in found.sentence()
-    assert "+2.08 (104% of the rise)" in found.sentence() and "+0.17 (8% of the rise)" in found.sentence()
+    assert "+2.08 nats per token (104% of the rise)" in found.sentence()
+    assert "+0.17 nats per token (8% of the rise)" in found.sentence()
     assert "+0.030" in found.sentence()
 
 
