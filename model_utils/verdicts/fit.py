@@ -75,8 +75,12 @@ class FitVerdict:
 
     def headline(self) -> str:
         s, law = self.summary, self.law
+        width = s.interval[1] - s.interval[0]
+        resolved = "" if width > 2 * s.tolerance else (
+            f"; the search stops at a tolerance of {s.tolerance:g}, so the folds' values are not told apart "
+            "finer than that")
         text = (f"Fitted on training folds, {self.name}: {s.knob} = {s.parameter:.3f} "
-                f"(range over {len(s.folds)} folds {s.interval[0]:.3f}-{s.interval[1]:.3f})")
+                f"(range over {len(s.folds)} folds {s.interval[0]:.3f}-{s.interval[1]:.3f}{resolved})")
         if law is not None:
             text += (f", a logit multiplier of {law.fitted:.3f} against {law.yarn_law:.3f} from "
                      f"YaRN's law at s = {law.scale:g}")
@@ -107,11 +111,30 @@ class FitVerdict:
             verdict = {"better": f"the fit beats {against}", "worse": f"the fit loses to {against}",
                        "no measurable difference": f"the fit and {against} do not differ measurably"}[judged]
             said.append(f"On the held-out documents, past the trained length, {verdict}: "
-                        f"{entry.saved:+.3f} nats per token ({low:+.3f} to {high:+.3f}).")
-        said.append(f"In context (before the trained length) the fit changes the loss by "
-                    f"{s.held_out.in_context_change:+.4f} nats per token against T = 1 (positive = worse).")
+                        f"{entry.saved:+.3f} nats per token ({low:+.3f} to {high:+.3f})"
+                        + self._scale(name, entry) + ".")
+        said.append(f"In context (before the trained length) the fit saves "
+                    f"{-s.held_out.in_context_change:+.4f} nats per token against T = 1 (negative: it costs there).")
         said.append(f"Scope: one model, {len(s.documents)} documents of one corpus; not a law.")
         return said
+
+
+    def _scale(self, name: str, entry: Gain) -> str:
+        """Each gain on the scale of what it contains: against a reference on the model's own positions, the fit's
+        gain is mostly the interpolation's (plain minus the temperature's own share, recipe_at_1); against the
+        recipe as published, its gain next to the recipe's own (plain minus it)."""
+        gains = self.summary.held_out.gains
+        plain, own = gains.get("plain"), gains.get("recipe_at_1")
+        if self.summary.rope is None or plain is None:
+            return ""
+        if name in ("best_constant", "best_schedule") and own is not None:
+            return (f", of which the interpolation alone brings about {plain.saved - own.saved:+.3f} (the fit against "
+                    f"T = 1 minus the temperature's own share, {own.saved:+.3f})")
+        if name == "recipe":
+            recipe = plain.saved - entry.saved
+            share = f", {entry.saved / recipe:.1%} of it" if recipe > 0 else ""
+            return f", next to the recipe's own {recipe:+.3f} against T = 1{share}"
+        return ""
 
 
 def fit_verdicts(summaries: list[FitSummary]) -> list[FitVerdict]:
