@@ -28,8 +28,9 @@ pickers, query_column, log_column = st.columns([2, 1, 1], vertical_alignment="bo
 with pickers:
     layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps")
 query = query_ui(report, query_column, "maps_query")
-log_colour = linked_widget(log_column.toggle, "Log colour scale (most weights are tiny)", key="maps_log",
-                           url_key="log", default=False, parse=lambda raw: raw == "1", to_url=lambda on: 1)
+log_colour = linked_widget(log_column.toggle, "Log colour scale", key="maps_log", url_key="log", default=False,
+                           parse=lambda raw: raw == "1", to_url=lambda on: 1,
+                           help="Most weights are tiny: a log scale tells them apart.")
 maps = [attention_map(report, layer, view, head=head) for view in range(len(report.results))]
 token_view_ui(report, maps, layer=layer, head=head, query=query, log_colour=log_colour)
 

@@ -39,10 +39,11 @@ def query_ui(report: Report, container, key: str) -> int:
             raise ValueError(f"no token {raw}")
         return int(raw)
 
-    return int(linked_widget(container.selectbox, "Query token (the word whose attention is shown)", key=key,
+    return int(linked_widget(container.selectbox, "Query token", key=key,
                              url_key="q", default=positions[-1], parse=parse, options=positions,
                              format_func=lambda i: f"{i}: “{report.tokens[i].replace(chr(10), '↵')}”",
-                             help="Type to search. Every text below shades the tokens this one attends to."))
+                             help="The word whose attention is shown: each text below shades the tokens it "
+                                  "attends to. Type to search."))
 
 
 def scale_top(rows: Sequence[np.ndarray]) -> float:
