@@ -1,11 +1,14 @@
-"""Page 2, Attention maps: one heatmap per temperature for a chosen layer and head, and every head's statistics."""
+"""Page 2, Attention maps: the words each word attends to at each temperature (the token view), one heatmap per
+temperature for a chosen layer and head, what the model says, and every head's statistics."""
 
 import streamlit as st
 
-from components.present import captions, figures
+from components.present import captions, figures, guide
 from components.present.parsing import parse_choice
+from components.widgets.continuations import continuations_ui
 from components.widgets.controls import layer_head_ui
 from components.widgets.model_page import MAPS_VIEW, ModelPage
+from components.widgets.token_view import query_ui, token_view_ui
 from components.widgets.url_state import linked_widget
 from model_utils import attention_map
 from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
@@ -13,25 +16,34 @@ from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
 MAX_MAP_TOKENS = MAPS_VIEW.limit  # beyond 256 a token-labelled n x n map is unreadable (and the kept q/k grow)
 
 st.title("Attention maps")
-st.markdown(
-    "Your text through the model at each temperature. Rows are queries, columns the keys they attend to; "
-    "a row sums to 1 and a query never sees later tokens (blank). Hover a cell for the tokens and the weight."
-)
+st.markdown(f"**{guide.LOOK_AT['attention_maps']}**")
 page = ModelPage("maps_text", MAPS_VIEW.example, f"Text (the first {MAX_MAP_TOKENS} tokens are drawn)", height=100)
 # statistics over queries 1..n-1 (MAPS_VIEW.options): every row of the drawn map but row 0, so the numbers describe
 # the map shown
 report = page.report(MAPS_VIEW.fetch, MAX_MAP_TOKENS, "attention-maps", **MAPS_VIEW.options,
                      cut_note="The text was cut to its first {n:,} tokens for the maps.")
 
-layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps")
-log_colour = linked_widget(st.toggle, "Log colour scale (most weights are tiny)", key="maps_log", url_key="log",
-                           default=False, parse=lambda raw: raw == "1", to_url=lambda on: 1)
+# layer and head act on the token view and the heatmaps alike; the maps come from the report's kept queries and keys
+pickers, query_column, log_column = st.columns([2, 1, 1], vertical_alignment="bottom")
+with pickers:
+    layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps")
+query = query_ui(report, query_column, "maps_query")
+log_colour = linked_widget(log_column.toggle, "Log colour scale", key="maps_log", url_key="log", default=False,
+                           parse=lambda raw: raw == "1", to_url=lambda on: 1,
+                           help="Most weights are tiny: a log scale tells them apart.")
 maps = [attention_map(report, layer, view, head=head) for view in range(len(report.results))]
-st.markdown(f"**Layer {layer}, {'mean of heads' if head is None else f'head {head}'}**")
+token_view_ui(report, maps, layer=layer, head=head, query=query, log_colour=log_colour)
+
+st.subheader(f"The whole map: layer {layer}, {'mean of heads' if head is None else f'head {head}'}")
+st.caption("Rows are queries, columns the keys they attend to; a row sums to 1 and a query never sees later tokens "
+           "(blank). Hover a cell for the tokens and the weight.")
 window = page.windows[layer]
 st.plotly_chart(figures.attention_heatmaps(maps, report.tokens, captions.map_titles(report, layer, head),
                                            log_colour=log_colour, sliding_window=window), key="maps_heatmaps")
 st.caption(captions.maps_caption(report, head, log_colour, window))
+
+st.subheader("What the model says")
+continuations_ui(page, report, "maps_said")
 
 st.subheader("Every layer and head")
 statistic = linked_widget(st.selectbox, "Statistic", key="maps_statistic", url_key="statistic",
@@ -45,3 +57,8 @@ st.caption(captions.grid_caption(report, statistic))
 nothing_distant = captions.nothing_distant_note(report)
 if nothing_distant is not None and statistic in ("recent_mass", "distant_mass"):
     st.info(nothing_distant)
+
+st.markdown(guide.NEXT_STEP["attention_maps"])
+carried = guide.temperatures_param(list(page.temperatures))
+st.page_link("components/pages/collapse_inspector.py", label=f"Collapse inspector at T = {carried}",
+             icon=":material/query_stats:", query_params={"t": carried})

@@ -2,10 +2,11 @@
 
 import streamlit as st
 
-from components.present import captions, figures
+from components.present import captions, figures, guide
 from components.present.parsing import parse_choice
 from components.present.text import plain
 from components.serving.cache import cached_answer_token
+from components.widgets.continuations import continuations_ui
 from components.widgets.model_page import COLLAPSE_VIEW, ModelPage
 from components.widgets.url_state import linked_widget
 from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
@@ -16,6 +17,7 @@ DEFAULT_ANSWER = "Marigold"
 ALL_LAYERS = "mean of all layers"
 
 st.title("Collapse inspector")
+st.markdown(f"**{guide.LOOK_AT['collapse_inspector']}**")
 st.markdown(
     "A long prompt states a fact early, then fills the context, then asks for the fact. At each temperature: "
     "how much attention lands on the first token (the **sink**), on the last `window` tokens (**recent**) and on "
@@ -86,3 +88,6 @@ st.dataframe(captions.next_token_rows(report), hide_index=True)
 if report.mode == "isolated":
     st.caption("Isolated mode: every layer's scores are re-softmaxed at T with the T = 1 inputs held fixed, so the "
                "loss and the predictions are those of T = 1 for every T. Switch to in-model to see them change.")
+
+st.subheader("What the model says")
+continuations_ui(page, report, "collapse_said")

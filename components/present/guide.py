@@ -7,7 +7,7 @@ LOOK_AT = {
     "softmax_lab": "Look at the bars as T moves: T > 1 flattens them towards uniform, T < 1 piles the weight onto "
                    "the top score, and the order of the keys never changes.",
     "attention_maps": "Look at the text: each token is shaded by the weight the chosen word gives it, one text per "
-                      "temperature; click another word (or pick it) to follow what it attends to.",
+                      "temperature; pick another word (Query token) to follow what it attends to.",
     "collapse_inspector": "Look at where the mass goes as T grows: onto the first token (the sink), the recent "
                           "window, or the distant tokens, and what happens to the loss and the answer.",
 }

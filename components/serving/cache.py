@@ -27,6 +27,7 @@ from components.serving.admission import (
     queued_status,
 )
 from model_utils import imports_without_collection
+from model_utils.core.errors import AnalysisError
 from model_utils.core.progress import OnProgress, Progress
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.rope import Rope
@@ -34,6 +35,8 @@ from model_utils.core.views import View
 
 with imports_without_collection():  # torch and transformers, imported here by the warm-up or the first model page
     from model_utils import LoadedModel, Report, Schedule, analyze, answer_token, load_model, set_threads
+with imports_without_collection():
+    from model_utils import Generation, GenerationRequest, generate_continuations
 
 # (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
 TemperatureKey = float | tuple[str, float]
@@ -158,6 +161,31 @@ def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[Temp
 def cached_answer_token(model_name: str, prompt: str, answer: str) -> tuple[int, str]:
     """Id and text of the first token of `answer` after `prompt` (model_utils.engine.analyze.answer_token)."""
     return answer_token(cached_model(model_name), prompt, answer)
+
+
+@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+def cached_generation(model_name: str, text: str, temperatures: tuple[float, ...], mode: str, max_new_tokens: int,
+                      max_tokens: int) -> Generation:
+    """What the model says after `text` (cut to `max_tokens`) at each temperature: the top next tokens and a greedy
+    continuation of `max_new_tokens` (model_utils.generate_continuations), admitted through the gate like a report.
+    A refusal (past the trained length) raises AnalysisError, which is not cached."""
+    loaded = cached_model(model_name)
+    progress = _Progress(f"Generating {max_new_tokens} tokens at each temperature")
+    who = _who()
+    with GATE.admitted(who, on_wait=progress.queued):
+        _share_the_cores()
+        log.info("model pass %d for %s: a continuation of %d token(s) at %d temperature(s), %s mode (%d running, "
+                 "%d waiting)", next(_passes), who, max_new_tokens, len(temperatures), mode, GATE.running,
+                 GATE.waiting)
+        request = GenerationRequest(temperatures=temperatures, max_new_tokens=max_new_tokens, mode=mode,
+                                    max_tokens=max_tokens)
+        try:
+            generation = generate_continuations(loaded, text, request, progress=_sharing_the_cores(progress))
+        except AnalysisError:
+            progress.close()  # the refusal's error line takes the bar's place
+            raise
+    progress.close()
+    return generation
 
 
 def _follow(flight: Flight) -> None:

@@ -1,8 +1,9 @@
 """The served app in a real browser (`python -m components.serving.serve`, as `make run` starts it) driven by
 Playwright in Debian's Chromium, on the bundled model unless ATTN_BROWSER_MODEL says otherwise: a page opened during
 the warm-up follows it; after it no page runs the model; every page draws its charts with no exception box, within
-the first screen, with margins that do not grow; a screenshot of each is saved. Without /usr/bin/chromium it skips
-with a message, except under CI=true, where it must run."""
+the first screen, with margins that do not grow; a screenshot of each is saved; the token view shades every
+temperature, follows another query without a model run and opens on the first screen. Without /usr/bin/chromium it
+skips with a message, except under CI=true, where it must run."""
 
 import contextlib
 import os
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from components.serving.defaults import COLLAPSE_VIEW, DEFAULT_VIEWS
-from components.serving.settings import CONTEXT_SWEEP
+from components.serving.settings import CONTEXT_SWEEP, DEFAULT_TEMPERATURES
 from tests.support import ROOT
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SCREENS, free_port, stop, wait_until_healthy
 
@@ -284,6 +285,11 @@ def test_the_context_length_page_shows_its_answer_and_first_chart_within_the_fir
         assert all(0 < top < where["chart"] for top in where["metrics"]), where
 
 
+TOKEN_VIEW = 'div[style*="line-height: 1.9"]'  # one text of the token view (components/present/token_view.py)
+SHADING = f"""() => [...document.querySelectorAll('{TOKEN_VIEW}')]
+                   .map(text => [...text.querySelectorAll('span')].map(span => span.style.backgroundColor))"""
+
+
 def test_user_text_is_shown_as_text_not_run_as_html(app_url, browser):
     """A link carrying a script tag as the text: it must appear literally in the labels, and never execute."""
     context = browser.new_context(viewport={"width": 1400, "height": 900})
@@ -298,9 +304,49 @@ def test_user_text_is_shown_as_text_not_run_as_html(app_url, browser):
         assert page.locator("img[src=x]").count() == 0
         ticks = page.locator(".js-plotly-plot .xtick text").all_text_contents()
         assert any("<" in tick for tick in ticks), ticks  # shown literally, e.g. '<' of '<img'
+        shaded = page.locator(TOKEN_VIEW).all_inner_texts()  # the token view: every token as escaped text
+        assert len(shaded) == 4 and all("<script>alert(2)</script>" in text for text in shaded), shaded
+        assert page.locator('[data-testid="stMain"] script').count() == 0
         assert page.locator('[data-testid="stException"]').count() == 0
     finally:
         context.close()
+
+
+def test_the_token_view_shades_every_temperature_and_follows_another_token_without_a_model_run(app_url, browser):
+    wait_for_warm_up()
+    with drawn_page(app_url, browser, "maps", 1400, 900) as page:
+        before = model_passes()
+        at_last = page.evaluate(SHADING)
+        assert len(at_last) == len(DEFAULT_TEMPERATURES.split(",")), at_last
+        assert len({tuple(text) for text in at_last}) == len(at_last), "every temperature shades its own way"
+        assert all(len(text) == len(at_last[0]) > 6 for text in at_last)
+        page.locator('[data-testid="stSelectbox"]', has_text="Query token").click()
+        page.get_by_role("option", name=re.compile(r"^5: ")).click()
+        started = time.perf_counter()
+        page.wait_for_function(f"""() => [...document.querySelectorAll('{TOKEN_VIEW}')]
+                                         .every(text => text.querySelectorAll('span').length === 6)""",
+                               timeout=PAGE_TIMEOUT_MS, polling=50)
+        print(f"token view redrawn for another query in {time.perf_counter() - started:.2f} s")
+        at_fifth = page.evaluate(SHADING)
+        assert at_fifth != [text[:6] for text in at_last], "the shading did not change with the query"
+        assert model_passes() == before, "choosing another token ran the model"
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_the_first_screen_of_the_attention_maps_page_shows_the_token_view(app_url, browser):
+    """At 1,400 x 900, before any scrolling, every temperature's shaded text is whole on the screen."""
+    with drawn_page(app_url, browser, "maps", 1400, 900) as page:
+        where = page.evaluate(f"""() => ({{
+            texts: [...document.querySelectorAll('{TOKEN_VIEW}')].map(text => {{
+                const box = text.getBoundingClientRect();
+                return [box.top, box.bottom];
+            }}),
+            scrolled: document.querySelector('[data-testid="stMain"]').scrollTop + window.scrollY}})""")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "2-attention-maps-first-screen.png"))
+    print(f"token view at 1,400 x 900: {[[round(edge) for edge in text] for text in where['texts']]} px")
+    assert where["scrolled"] == 0 and len(where["texts"]) == len(DEFAULT_TEMPERATURES.split(","))
+    assert all(0 < top < bottom <= 900 for top, bottom in where["texts"]), where
 
 
 def test_the_served_app_offers_only_the_operators_models(app_url, browser):

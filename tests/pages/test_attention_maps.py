@@ -1,5 +1,8 @@
 """The Attention maps page: maps and grids follow layer, head, text and mode; a redraw does not rerun the model;
-its numbers average every row of the map but the first; sliding windows; text too short for a distant key."""
+its numbers average every row of the map but the first; sliding windows; text too short for a distant key; the token
+view follows the query without a pass and keeps user text inert; what the model says runs on a button."""
+
+import re
 
 import numpy as np
 import pytest
@@ -196,3 +199,134 @@ def test_the_maps_page_says_it_under_the_distant_mass_grid(tiny_env):
     at.selectbox(key="maps_statistic").set_value("distant_mass").run()
     assert_clean(at)
     assert any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))
+
+
+# --- the token view and what the model says ----------------------------------------------------------------------
+
+TOKEN_VIEW = '<div style="line-height'  # how present/token_view.token_html opens a text
+
+
+def token_texts(at) -> list[str]:
+    return [markdown.value for markdown in at.markdown if markdown.value.startswith(TOKEN_VIEW)]
+
+
+def span_weights(html: str) -> np.ndarray:
+    """The weights the spans' titles give, in token order."""
+    return np.array([float(weight) for weight in re.findall(r'title="token \d+: weight ([0-9.]+)"', html)])
+
+
+def ratio_lines(at) -> list[str]:
+    return [caption.value for caption in at.caption if caption.value.startswith("Top key / runner")]
+
+
+def counting(monkeypatch, name: str) -> list:
+    """Count the calls of the engine function `name` as serving/cache.py calls it."""
+    calls, real = [], getattr(components.serving.cache, name)
+    monkeypatch.setattr(components.serving.cache, name, lambda *a, **k: calls.append(1) or real(*a, **k))
+    return calls
+
+
+def test_the_token_view_shades_one_text_per_temperature_and_follows_the_query_without_a_pass(tiny_env):
+    cached_report_with_maps.clear()
+    passes = counting(tiny_env, "analyze")
+    at = open_app("attention_maps")
+    assert_clean(at)
+    assert "Look at the text" in at.markdown[0].value  # the first screen says what to look at
+    picker = at.selectbox(key="maps_query")
+    n = len(picker.options)
+    assert picker.value == n - 1  # the last token by default
+    texts_at_last = token_texts(at)
+    assert len(texts_at_last) == 4  # one per temperature of the sidebar
+    heatmaps = traces(chart(at, "maps_heatmaps"), "heatmap")
+    for html, heatmap in zip(texts_at_last, heatmaps, strict=True):
+        weights = span_weights(html)
+        assert len(weights) == n and html.count("outline") == 1
+        # the same row as the heatmap's (the title rounds to 4 decimals)
+        np.testing.assert_allclose(weights, array(heatmap["z"])[n - 1].astype(np.float64), atol=6e-5)
+        assert weights.sum() == pytest.approx(1.0, abs=1e-3)
+    assert len(ratio_lines(at)) == 4 and all("mean of heads" in line for line in ratio_lines(at))
+
+    at.selectbox(key="maps_query").set_value(10).run()
+    assert_clean(at)
+    moved = token_texts(at)
+    assert [len(span_weights(html)) for html in moved] == [11] * 4  # the query sees tokens 0..10
+    assert moved != texts_at_last
+    assert at.query_params["q"] == "10"  # the link carries the query token
+    at.selectbox(key="maps_head").set_value(2).run()
+    at.toggle(key="maps_log").set_value(True).run()
+    assert_clean(at)
+    assert token_texts(at) != moved
+    assert len(passes) == 1, "a new query, head or scale must redraw from the cached report"
+
+    at.text_area(key="maps_text").set_value("A new text starts at its last token again.").run()
+    assert_clean(at)
+    picker = at.selectbox(key="maps_query")
+    assert picker.value == len(picker.options) - 1 and len(passes) == 2
+
+
+def test_for_one_head_the_top_over_runner_up_ratio_is_exp_gap_over_t(tiny_env):
+    at = open_app("attention_maps", query={"head": "1", "q": "40"})
+    assert_clean(at)
+    assert at.selectbox(key="maps_query").value == 40  # the link's query token
+    lines = ratio_lines(at)
+    assert len(lines) == 4
+    for line, t in zip(lines, ["0.5", "1", "1.5", "2"], strict=True):
+        line = line.replace("\\", "")  # the caption's markdown escapes
+        measured, predicted = re.search(r"runner-up: ([0-9.,]+)x; .* = ([0-9.,]+)x$", line).groups()
+        assert f"/ {t}) = " in line
+        assert measured == predicted, line  # the weights at T from the gap of the scores before T, on real tokens
+
+
+def test_hostile_text_stays_inert_in_the_token_view(tiny_env):
+    at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value('<script>alert(1)</script><img src=x onerror="alert(2)"> & done').run()
+    assert_clean(at)
+    for html in token_texts(at):
+        assert "<script" not in html and "<img" not in html and "onerror=\"" not in html
+        assert "&lt;" in html and "&amp;" in html
+
+
+def continuation_blocks(at) -> list[str]:
+    return [code.value for code in at.get("code")]
+
+
+def test_what_the_model_says_runs_on_the_button_once_and_is_the_engines(tiny_env, tiny):
+    from components.serving.cache import cached_generation
+    from model_utils import GenerationRequest, generate_continuations
+
+    cached_generation.clear()
+    generations = counting(tiny_env, "generate_continuations")
+    at = open_app("attention_maps")
+    assert_clean(at)
+    assert continuation_blocks(at) == [] and generations == []  # on demand only
+    at.button(key="maps_said_button").click().run()
+    assert_clean(at)
+    assert len(generations) == 1
+    text = at.text_area(key="maps_text").value
+    expected = generate_continuations(tiny, text, GenerationRequest(temperatures=sidebar_temperatures(at),
+                                                                    max_new_tokens=32, max_tokens=256))
+    assert continuation_blocks(at) == [continuation.text for continuation in expected.continuations]
+    assert len(set(continuation_blocks(at))) > 1  # in-model mode: the temperatures say different things
+    assert any(caption.value.startswith("After the ") and " s, then kept" in caption.value for caption in at.caption)
+
+    at.selectbox(key="maps_query").set_value(3).run()  # a redraw keeps the continuations, from the cache
+    assert_clean(at)
+    assert len(continuation_blocks(at)) == 4 and len(generations) == 1
+
+    at.radio(key="mode").set_value("isolated").run()  # another request: the button again
+    assert_clean(at)
+    assert continuation_blocks(at) == []
+    at.button(key="maps_said_button").click().run()
+    assert_clean(at)
+    assert len(generations) == 2
+    assert len(set(continuation_blocks(at))) == 1  # every continuation is T = 1's
+    assert any("Isolated mode" in info and "T = 1" in info for info in texts(at, "info"))
+
+
+def test_the_maps_page_leads_on_to_the_collapse_inspector_with_its_temperatures(tiny_env):
+    at = open_app("attention_maps")
+    at.text_input(key="temperatures").set_value("0.5, 1, 3").run()
+    assert_clean(at)
+    link = at.get("page_link")[0].proto
+    assert link.page == "collapse" and link.label == "Collapse inspector at T = 0.5,1,3"
+    assert link.query_string == "t=0.5%2C1%2C3"

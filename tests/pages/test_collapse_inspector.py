@@ -92,3 +92,31 @@ def test_the_collapse_page_says_why_nothing_is_distant(tiny_env):
     at.number_input(key="window").set_value(8).run()  # a shorter window makes part of the text distant
     assert_clean(at)
     assert not any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))
+
+
+def test_a_continuation_past_the_trained_length_is_an_error_line_kept_without_asking_again(tiny_env):
+    """The default prompt fills the tiny model's 1,024 trained positions: 32 more tokens would run past them."""
+    from components.serving.cache import cached_generation
+
+    cached_generation.clear()
+    calls, real = [], components.serving.cache.generate_continuations
+    tiny_env.setattr(components.serving.cache, "generate_continuations",
+                     lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    assert "Look at where the mass goes" in at.markdown[0].value  # the first screen says what to look at
+    at.button(key="collapse_said_button").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.value for e in at.error] == [
+        "the text \\(1,024 tokens\\) and 32 new tokens run past the model's trained length of 1,024; shorten the text "
+        "or ask for fewer new tokens \\(a continuation is generated only within the trained length\\)"]
+    assert not at.get("code") and len(calls) == 1
+    at.selectbox(key="collapse_distance_layer").set_value(1).run()  # a redraw: the refusal stays, no new request
+    assert len(at.error) == 1 and len(calls) == 1
+    assert len(at.get("plotly_chart")) == 4  # the rest of the page is drawn
+
+    at.text_area(key="collapse_text").set_value("The code is Marigold. " + "Filler text. " * 20 + "The code is").run()
+    assert_clean(at)  # another request: no refusal until asked
+    at.button(key="collapse_said_button").click().run()
+    assert_clean(at)
+    assert len(at.get("code")) == 4 and len(calls) == 2
