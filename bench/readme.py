@@ -1,12 +1,14 @@
 """Write the README's result blocks and figures from the committed result files, so the README never drifts from
 them.
 
-    python -m bench.readme sweep     # the context-length block, from assets/sweeps/bundled-16k.json
-    python -m bench.readme tune      # the corpus block, from assets/tune/bundled-builtin/summary.json
-    python -m bench.readme fit       # the fitted temperatures, from assets/fit/*/fit.json
+    python -m bench.readme sweep     # docs/FINDINGS.md's one-text block, from assets/sweeps/bundled-16k.json
+    python -m bench.readme tune      # its corpus block, from assets/tune/bundled-builtin/summary.json
+    python -m bench.readme fit       # its fitted temperatures, from assets/fit/*/fit.json
+    python -m bench.readme found     # the README's "What we found" (each of the three above rewrites it too)
     python -m bench.readme figures   # the timings quoted in the text, from bench/RESULTS.md and bench/PAGES.md
 
-Each block sits between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md, each figure between
+Each block sits between `<!-- NAME:start -->` and `<!-- NAME:end -->` in docs/FINDINGS.md ("found" in README.md),
+each figure between
 `<!-- figure:NAME -->` and `<!-- /figure -->` (HTML comments: invisible on the rendered page). `make sweep` and
 `make tune` run this after writing their result; `make bench` writes its own block (bench/__main__.py) the same way.
 Every saving is "saves" = NLL at T = 1 minus NLL (positive = better).
@@ -28,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent  # the repository
 SWEEP = ROOT / "assets" / "sweeps" / "bundled-16k.json"
 TUNE = ROOT / "assets" / "tune" / "bundled-builtin" / "summary.json"
 FITS = ROOT / "assets" / "fit"
+FINDINGS = ROOT / "docs" / "FINDINGS.md"  # the long blocks; the README keeps "What we found"
+CHART = "assets/screenshots/decomposition.png"  # the Context length page's decomposition chart (browser test)
 RESULTS = ROOT / "bench" / "RESULTS.md"
 PAGES = ROOT / "bench" / "PAGES.md"
 SAVES = "saves = NLL at T = 1 minus NLL, in nats per token; positive = better"
@@ -205,12 +209,54 @@ def replace_figures(values: dict[str, str], readme: Path = ROOT / "README.md") -
     return [name for name in values if f"<!-- figure:{name} -->" not in text]
 
 
+def found_lines(document: SweepDocument, summary: TuneSummary | None) -> list[str]:
+    """The README's "What we found", at most ten lines: the chart, the answer on the corpus (held out over
+    documents) and on one text (cross-fit), what the published schedules do, and the scope; every number from the
+    verdicts."""
+    from model_utils.verdicts.context import context_verdict
+    from model_utils.verdicts.corpus import corpus_verdict
+
+    one = context_verdict(document)
+    corpus = None if summary is None else corpus_verdict(summary)
+    lines = [f"![What brings the loss back past the trained length: each lever's saving on the scale of the rise]"
+             f"({CHART})", ""]
+    if corpus is not None:
+        lines.append(f"- **On {corpus.scope.removeprefix('one model, ')}, held out over documents:** {corpus.answer()}")
+    if one is not None:
+        lines.append(f"- **On one text, cross-fit:** {one.answer()}")
+        lines += schedule_line(one)
+    lines.append("- One small model (SmolLM2-135M) and texts that ship with Python: not a law. The verdicts in full, "
+                 "the per-bucket tables and the fits: [docs/FINDINGS.md](docs/FINDINGS.md).")
+    return lines
+
+
+def schedule_line(verdict) -> list[str]:
+    """The best and the worst published schedule on one text, with what each does to the logits (m)."""
+    schedules = [lever for lever in verdict.decomposition.levers
+                 if lever.kind == "schedule" and lever.saved is not None]
+    if not schedules:
+        return []
+    best, worst = max(schedules, key=lambda lever: lever.saved), min(schedules, key=lambda lever: lever.saved)
+    return [f"- **Published schedules** multiply the logits by m >= 1 past the trained length (they sharpen). Best "
+            f"here: {best.label}, {best.saved:+.3f} ({best.what}); worst: {worst.label}, {worst.saved:+.3f} "
+            f"({worst.what})."]
+
+
+def write_found() -> None:
+    summary = read_tune() if TUNE.is_file() else None
+    if not replace_block("found", found_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())), summary)):
+        raise SystemExit("README.md has no <!-- found:start --> block")
+
+
 def main() -> None:
     which = sys.argv[1] if len(sys.argv) > 1 else ""
     if which == "figures":
         missing = replace_figures(figure_values())
         if missing:
             raise SystemExit(f"README.md has no <!-- figure:{missing[0]} --> marker")
+        return
+    if which == "found":
+        write_found()
         return
     if which == "sweep":
         lines = sweep_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())))
@@ -219,9 +265,10 @@ def main() -> None:
     elif which == "fit":
         lines = fit_lines(read_fits())
     else:
-        raise SystemExit("usage: python -m bench.readme sweep|tune|fit|figures")
-    if not replace_block(which, lines):
-        raise SystemExit(f"README.md has no <!-- {which}:start --> block")
+        raise SystemExit("usage: python -m bench.readme sweep|tune|fit|found|figures")
+    if not replace_block(which, lines, FINDINGS):
+        raise SystemExit(f"docs/FINDINGS.md has no <!-- {which}:start --> block")
+    write_found()
 
 
 if __name__ == "__main__":

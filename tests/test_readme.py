@@ -1,22 +1,32 @@
-"""The README's result blocks and the timings its text quotes are the committed result files, rendered
-(bench/readme.py): they cannot drift."""
+"""The README's "What we found", docs/FINDINGS.md's result blocks and the timings the README quotes are the
+committed result files, rendered (bench/readme.py): they cannot drift."""
 
 import json
 import re
 from pathlib import Path
 
 from bench import readme
-from bench.readme import SWEEP, fit_lines, read_fits, read_tune, sweep_lines, tune_lines
+from bench.readme import FINDINGS, SWEEP, fit_lines, found_lines, read_fits, read_tune, sweep_lines, tune_lines
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
 
-def block(name: str) -> list[str]:
-    match = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", README, re.S)
-    assert match, f"README.md has no {name} block"
+def block(name: str, text: str | None = None) -> list[str]:
+    text = FINDINGS.read_text() if text is None else text
+    match = re.search(rf"<!-- {name}:start -->\n(.*?)\n<!-- {name}:end -->", text, re.S)
+    assert match, f"no {name} block"
     return match.group(1).split("\n")
+
+
+def test_the_readme_opens_its_findings_with_the_answer_in_ten_lines_at_most():
+    found = block("found", README)
+    document = SweepDocument.from_dict(json.loads(SWEEP.read_text()))
+    assert found == found_lines(document, read_tune())
+    assert len(found) <= 10 and found[0].startswith("![") and "(assets/screenshots/decomposition.png)" in found[0]
+    assert README.index("## What we found") < README.index("## What am I looking at")  # near the top
+    assert "The interpolation does the recovery, not the temperature." in found[2]  # corpus first, then one text
 
 
 def test_the_context_length_block_is_the_committed_sweep():
