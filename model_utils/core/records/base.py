@@ -70,7 +70,9 @@ class DocumentEntry(Record):
     name: str
     sha256: str
     n_tokens: int
+    domain: str | None = None  # what kind of text (a built-in document's); None for a user's folder
 
     @classmethod
     def from_dict(cls, data: dict, kind: str = "document entry") -> DocumentEntry:
-        return read(cls, data, kind)
+        """Files written before documents had a domain read with none."""
+        return read(cls, {"domain": None} | data if isinstance(data, dict) else data, kind)

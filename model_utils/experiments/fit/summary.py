@@ -91,7 +91,7 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
         optimizer="scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the pooled next-token NLL of "
                   "the training documents' positions past the trained length",
         folds=tuple(folds), evaluations=sum(len(fold.evaluations) for fold in folds), held_out=held_out,
-        documents=tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=n)
+        documents=tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=n, domain=d.domain)
                         for d, n in zip(corpus.documents, tokens, strict=True)),
         corpus=corpus.source, settings=FitSettings(max_tokens=settings.max_tokens, bucket_size=settings.bucket_size,
                                                    window=settings.window, q_start=settings.q_start),

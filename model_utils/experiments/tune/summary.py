@@ -144,7 +144,7 @@ def _best_entry(where: dict, best: dict) -> CorpusBest:
 def _corpus_entry(corpus: Corpus, tokens: list[int]) -> CorpusEntry:
     return CorpusEntry(source=corpus.source, documents=len(corpus.documents), tokens=tuple(tokens),
                        duplicates_skipped=tuple(corpus.duplicates),
-                       listed=tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=n)
+                       listed=tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=n, domain=d.domain)
                                     for d, n in zip(corpus.documents, tokens, strict=True)))
 
 
