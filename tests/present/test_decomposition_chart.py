@@ -1,14 +1,18 @@
 """The decomposition chart: one bar per lever with a saving, its interval as error bars, the rise as a line."""
 
 from components.present.decomposition import decomposition_chart
+from model_utils.verdicts.decomposition import Lever
+
+
+def lever(label: str, kind: str, saved: float | None, interval: list[float] | None, share: float | None) -> Lever:
+    return Lever(label=label, kind=kind, what="", saved=saved, interval=interval, share_of_rise=share, against="T=1")
+
 
 LEVERS = [
-    {"label": "yarn-rope (s=2) + T=1", "kind": "recipe", "saved": 2.07, "interval": [1.99, 2.16],
-     "share_of_rise": 1.06},
-    {"label": "best T per bucket (cross-fit on one text)", "kind": "temperature", "saved": 0.17,
-     "interval": [0.16, 0.22], "share_of_rise": 0.09},
-    {"label": "<b>ssmax</b>", "kind": "schedule", "saved": 0.14, "interval": None, "share_of_rise": 0.07},
-    {"label": "no number", "kind": "recipe", "saved": None, "interval": None, "share_of_rise": None},
+    lever("yarn-rope (s=2) + T=1", "recipe", 2.07, [1.99, 2.16], 1.06),
+    lever("best T per bucket (cross-fit on one text)", "temperature", 0.17, [0.16, 0.22], 0.09),
+    lever("<b>ssmax</b>", "schedule", 0.14, None, 0.07),
+    lever("no number", "recipe", None, None, None),
 ]
 
 
