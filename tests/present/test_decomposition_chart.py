@@ -32,3 +32,19 @@ def test_the_rise_is_a_dashed_line_only_when_the_loss_rises():
     lines = [shape for shape in decomposition_chart(LEVERS, rise=1.95).layout.shapes if shape.line.dash == "dash"]
     assert len(lines) == 1 and lines[0].x0 == 1.95
     assert not [s for s in decomposition_chart(LEVERS, rise=-0.1).layout.shapes if s.line.dash == "dash"]
+
+
+def test_each_bar_says_its_saving_and_share_right_of_its_interval_inside_the_plot():
+    figure = decomposition_chart(LEVERS, rise=1.95)
+    notes = {note.y: note for note in figure.layout.annotations if isinstance(note.y, str)}  # not the rise line's
+    assert notes["yarn-rope (s=2) + T=1"].text == "+2.070 (106% of the rise)"
+    assert notes["yarn-rope (s=2) + T=1"].x == 2.16 and notes["yarn-rope (s=2) + T=1"].xanchor == "left"
+    assert notes["&lt;b&gt;ssmax&lt;/b&gt;"].x == 0.14  # no interval: right of the bar itself
+    assert set(notes) == {"yarn-rope (s=2) + T=1", "best T per bucket (cross-fit on one text)",
+                          "&lt;b&gt;ssmax&lt;/b&gt;"}
+    low, high = figure.layout.xaxis.range
+    assert low < 0 and high > 2.16 + 0.3  # room right of the highest interval for its note
+    negative = decomposition_chart([LEVERS[0], lever("yarn (scale=2)", "schedule", -0.15, [-0.17, -0.13], -0.08)],
+                                   rise=1.95)
+    note = next(n for n in negative.layout.annotations if n.y == "yarn (scale=2)")
+    assert note.x == 0.0 and note.text == "-0.150 (-8% of the rise)"  # right of 0, clear of the axis labels
