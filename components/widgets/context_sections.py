@@ -98,18 +98,17 @@ def answers(shown: Shown) -> list[Answer]:
     """The verdicts the page opens on, the lead first: your run when it is shown, else the corpus (held out over
     documents) before the committed sweep (one text)."""
     run = "your run" if shown.view == YOURS else "the committed sweep"
-    sweep = [] if shown.verdict is None else [Answer(
-        title=f"One text, {run} ({_held_out(shown.verdict, 'cross-fit on one text')})", verdict=shown.verdict,
-        key="context_decomposition")]
-    corpus = [] if shown.corpus is None else [Answer(
-        title=f"The corpus ({_held_out(shown.corpus, 'held out over documents')})", verdict=shown.corpus,
-        key="context_corpus_decomposition")]
+    sweep = [] if shown.verdict is None else [Answer(title=f"One text, {run}{_scored(shown.verdict)}",
+                                                     verdict=shown.verdict, key="context_decomposition")]
+    corpus = [] if shown.corpus is None else [Answer(title=f"The corpus{_scored(shown.corpus)}", verdict=shown.corpus,
+                                                     key="context_corpus_decomposition")]
     return sweep + corpus if shown.view == YOURS else corpus + sweep
 
 
-def _held_out(verdict: ContextVerdict, words: str) -> str:
-    """What the temperature's saving was scored on: the verdict's own words for it, else `words`."""
-    return words if verdict.gain_held_out is None else verdict.gain_held_out["short"]
+def _scored(verdict: ContextVerdict) -> str:
+    """What the temperature's saving was scored on, in the verdict's own words ("held out over documents",
+    "cross-fit on one text"), or nothing where it could not be scored apart from its choice."""
+    return "" if verdict.gain_held_out is None else f" ({verdict.gain_held_out['short']})"
 
 
 def answer_ui(shown: Shown) -> None:
