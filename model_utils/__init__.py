@@ -30,6 +30,7 @@ _WHERE = {
     "Report": "model_utils.core.report",
     "TemperatureResult": "model_utils.core.report",
     "SweepSettings": "model_utils.experiments.sweep",
+    "check_sweep": "model_utils.experiments.sweep",
     "sweep": "model_utils.experiments.sweep",
 }
 

@@ -240,11 +240,6 @@ def no_verdict_without_loss(bucket: tuple[int, int]) -> str:
             "or fewer, so that the last bucket has a position with a next token.")
 
 
-def needs_reference(temperatures: Sequence[float]) -> str:
-    return (f"The sweep compares every temperature with T = 1, and the sidebar's temperatures "
-            f"({', '.join(f'{t:g}' for t in temperatures)}) do not include it: add 1 to them.")
-
-
 def sweep_over_budget(n_tokens: int, temperatures: int, schedules: int, max_work: int,
                       trained_length: int | None = None, recipe: str | None = None) -> str | None:
     """The refusal of a sweep whose tokens x passes exceed the server's budget (None when it fits), saying so when

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
@@ -40,7 +41,6 @@ with imports_without_collection():
 
 # (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
 TemperatureKey = float | tuple[str, float]
-RecipeKey = tuple[str, float, TemperatureKey]  # (RoPE recipe, its scale factor, the temperature or schedule on it)
 GATE = Gate(settings.MAX_CONCURRENT)
 FLIGHTS = Flights()
 get_logger("components")  # the server log shows the components' INFO lines (passes, queue, warm-up)
@@ -117,11 +117,6 @@ def cached_model(name: str) -> LoadedModel:
 
 def _spec(key: TemperatureKey) -> float | Schedule:
     return Schedule(key[0], key[1]) if isinstance(key, tuple) else key
-
-
-def _view(key: RecipeKey) -> View:
-    kind, factor, spec = key
-    return View(_spec(spec), Rope(kind, factor))
 
 
 def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
@@ -263,20 +258,49 @@ def _read_committed(path: Path, cached: Callable[[str, float], object]):
         return None
 
 
+@dataclass(frozen=True, kw_only=True)
+class SweepRequest:
+    """A context-length sweep as a page asks for it, and cached_sweep's cache key: st.cache_data hashes a dataclass
+    by its fields, all plain and hashable here. The passes: each temperature, then each schedule, on the model's
+    own positions; with `rope`, each temperature again on that recipe."""
+
+    model: str
+    text: str
+    source: str  # where the text comes from, as the document records it
+    temperatures: tuple[float, ...]
+    schedules: tuple[Schedule, ...] = ()  # resolved: each with its knob at this text's length
+    rope: Rope | None = None
+    max_tokens: int
+    bucket_size: int
+    window: int
+    beyond_trained: bool
+
+    @property
+    def specs(self) -> list[float | Schedule | View]:
+        """What the sweep runs, in order (model_utils.experiments.sweep.Spec)."""
+        on_rope = () if self.rope is None else tuple(View(t, self.rope) for t in self.temperatures)
+        return [*self.temperatures, *self.schedules, *on_rope]
+
+    @property
+    def settings(self):
+        """The sweep's SweepSettings (imports the engine)."""
+        from model_utils import SweepSettings
+
+        return SweepSettings(max_tokens=self.max_tokens, bucket_size=self.bucket_size, window=self.window,
+                             beyond_trained=self.beyond_trained)
+
+
 @st.cache_data(show_spinner=False, max_entries=4, max_size="256mb", ttl=3600)
-def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], max_tokens: int,
-                 bucket_size: int, window: int, beyond_trained: bool, source: str,
-                 recipes: tuple[RecipeKey, ...] = ()) -> SweepDocument:
-    """A context-length sweep document (model_utils.experiments.sweep.sweep): one in-model pass per temperature
-    or schedule on the model's own positions, then one per entry of `recipes` on its RoPE recipe. The progress bar
+def cached_sweep(request: SweepRequest) -> SweepDocument:
+    """A context-length sweep document (model_utils.experiments.sweep.sweep) of `request`. The progress bar
     appears with the first pass that runs (a refused or fully cached sweep draws none) and says which pass and which
     layer it is at."""
     import time
 
-    from model_utils import SweepSettings, sweep
+    from model_utils import sweep
 
-    loaded = cached_model(model_name)
-    specs = [*(_spec(t) for t in temperatures), *(_view(key) for key in recipes)]
+    loaded = cached_model(request.model)
+    specs = request.specs
     passes, bar, current = len(specs), [], {"index": 0, "label": ""}
 
     def on_start(label: str, index: int) -> None:
@@ -306,12 +330,9 @@ def cached_sweep(model_name: str, text: str, temperatures: tuple[TemperatureKey,
             element.close()
         _share_the_cores()
         log.info("model pass %d for %s: a context-length sweep, %d pass(es), up to %d tokens (%d running, %d "
-                 "waiting)", next(_passes), who, passes, max_tokens, GATE.running, GATE.waiting)
-        document = sweep(loaded, text, specs,
-                         SweepSettings(max_tokens=max_tokens, bucket_size=bucket_size, window=window,
-                                       beyond_trained=beyond_trained),
-                         source=source, cache_dir=settings.SWEEP_PASSES, on_start=on_start,
-                         progress=_sharing_the_cores(on_layer))
+                 "waiting)", next(_passes), who, passes, request.max_tokens, GATE.running, GATE.waiting)
+        document = sweep(loaded, request.text, specs, request.settings, source=request.source,
+                         cache_dir=settings.SWEEP_PASSES, on_start=on_start, progress=_sharing_the_cores(on_layer))
     for element in bar:
         element.empty()
     return document

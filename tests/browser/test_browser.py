@@ -398,3 +398,42 @@ def test_several_sessions_at_once_each_see_their_own_results(app_url, browser):
             context.close()
     after = server_rss_gb(pid)
     assert after < 6.0, f"server RSS grew from {before:.2f} GB to {after:.2f} GB"
+
+
+# the answer (issue 33): where the first answer sentence and the first chart are on the first screen
+ANSWER_FIRST = """() => {
+    const box = element => { const r = element.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
+    const answer = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')].find(markdown =>
+        /Past the trained length the loss rises|The loss does not rise past/.test(markdown.innerText));
+    const chart = document.querySelector('.js-plotly-plot');
+    return {answer: answer ? box(answer) : null, said: answer ? answer.innerText : '', chart: box(chart),
+            axis: chart._fullLayout.xaxis.title.text,
+            scrolled: document.querySelector('[data-testid="stMain"]').scrollTop + window.scrollY};
+}"""
+DECOMPOSITION_PNG = ROOT / "assets" / "screenshots" / "decomposition.png"  # the README's "What we found" figure
+
+
+def test_the_context_length_page_opens_on_the_answer_sentence_and_the_decomposition_chart(app_url, browser):
+    """At 1,400 x 900, before any scrolling: the answer in one sentence (the corpus's, held out over documents, when
+    one is committed), and under it the whole decomposition chart, the page's first chart. Saves the chart as the
+    README's figure."""
+    from components.serving.settings import CORPUS_SUMMARY
+
+    with drawn_page(app_url, browser, "context", 1400, 900) as page:
+        where = page.evaluate(ANSWER_FIRST)
+        print(f"context-length page at 1,400 x 900: answer at {where['answer']}, decomposition chart at "
+              f"{where['chart']}")
+        assert where["scrolled"] == 0
+        assert where["answer"] is not None, "no answer sentence on the page"
+        expected = "The corpus (held out over documents)." if CORPUS_SUMMARY.is_file() else \
+            "One text, the committed sweep (cross-fit on one text)."
+        assert where["said"].startswith(expected), where["said"][:200]
+        assert 0 < where["answer"]["top"] < where["answer"]["bottom"] <= where["chart"]["top"], where
+        assert where["axis"].startswith("nats per token saved"), where["axis"]  # the first chart: the decomposition
+        assert where["chart"]["bottom"] <= 900, f"the decomposition chart ends at {where['chart']['bottom']:.0f} px"
+        # its notes right of the bars stay inside the plot: plotly draws it in the margins it asked for
+        first = page.evaluate(DRAWN_MARGINS)[0]
+        assert first["drawn"] == first["asked"], first
+        DECOMPOSITION_PNG.parent.mkdir(parents=True, exist_ok=True)
+        page.locator(".js-plotly-plot").first.screenshot(path=str(DECOMPOSITION_PNG))
+        assert page.locator('[data-testid="stException"]').count() == 0

@@ -3,8 +3,11 @@ link, runs a sweep of its own on the tiny model, refuses bad requests with an er
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import json
 import time
+from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 
 import numpy as np
@@ -13,9 +16,10 @@ from streamlit.testing.v1 import AppTest
 
 import components.serving.cache
 import model_utils.experiments.sweep
+from components.pages import PAGES
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import cached_sweep
+from components.serving.cache import SweepRequest, cached_sweep
 from model_utils import Schedule
 from model_utils.core.records.sweep import SweepDocument, SweepResult
 from model_utils.core.records.tune import TuneSummary
@@ -26,6 +30,7 @@ from model_utils.experiments.sweep import SweepSettings, sweep
 from model_utils.experiments.texts import builtin_corpus, builtin_text
 from model_utils.verdicts.context import context_verdict
 from tests.support.apptest import APP, array, assert_clean, chart, charts, traces
+from tests.verdicts import synthetic
 from tests.verdicts.synthetic import fit_summary
 
 PAGE = "components/pages/context_length.py"
@@ -266,8 +271,7 @@ def test_a_last_bucket_holding_only_the_last_token_does_not_hide_the_verdict_of_
     ({"tokens": 8192, "schedules": ("yarn", "qwen-logn", "llama4", "ssmax", "logn")}, "0.8, 1, 1.25",
      "This server runs at most {work:,} tokens x passes per request, and this sweep asks for 8,192 tokens x 8 passes "
      "(3 temperatures + 5 schedules)"),
-    ({}, "0.5, 2", "The sweep compares every temperature with T = 1, and the sidebar's temperatures (0.5, 2) do not "
-                   "include it: add 1 to them."),
+    ({}, "0.5, 2", "a sweep compares every temperature with T = 1: include 1 in the temperatures"),  # the sweep's own
     ({"builtin": False, "text": "   "}, None, "the text is empty"),
     ({"tokens": 600, "schedules": ("yarn",), "beyond": False}, None,
      "yarn:trained scales the context by tokens / trained length = 600 / 1024 <= 1, where YaRN does nothing; run "
@@ -515,9 +519,9 @@ def page_order(node) -> list[str]:
     return order
 
 
-def test_the_page_opens_with_the_loss_chart_before_the_words(recipe_env):
-    """Title, one paragraph, the form folded away, then the loss by position; the verdict and the method come in an
-    expander under it."""
+def test_the_page_opens_with_the_answer_and_the_loss_chart_before_the_words(recipe_env):
+    """Title, one paragraph, the form folded away, the answer (one sentence) and its chart, then the loss by
+    position; the verdict in full and the method come in an expander under it."""
     at, _ = open_page()
     order = page_order(at.main)
 
@@ -526,10 +530,144 @@ def test_the_page_opens_with_the_loss_chart_before_the_words(recipe_env):
 
     chart_at = where("plotly_chart:context_nll")
     before = [entry for entry in order[:chart_at] if entry.startswith("markdown:")]
-    assert len(before) == 1 and before[0].startswith("markdown:How does a model do"), before  # the lead alone
+    assert len(before) == 2 and before[0].startswith("markdown:How does a model do"), before  # the lead
+    assert before[1].startswith("markdown:**One text, the committed"), before  # and the answer, no more words
     assert where("expander:Run the sweep on your own text") < chart_at  # folded: one line high
     assert chart_at < where("expander:What this sweep measured, and how") < where("markdown:**What this sweep") \
         < where("markdown:How it was measured")
+
+
+def opening(at: AppTest) -> list[str]:
+    """The page top to bottom as page_order names it, the folded form as one entry (its widgets are hidden)."""
+    order = []
+    for index in sorted(at.main.children):
+        flat = page_order(at.main.children[index])
+        order += flat[:1] if flat[0].startswith("expander:Run the sweep") else flat
+    return order
+
+
+def answer_line(at: AppTest, title: str) -> str:
+    (line,) = [m.value for m in at.markdown if m.value.startswith(f"**{plain(title)}.** ")]
+    return line.removeprefix(f"**{plain(title)}.** ")
+
+
+def bars(figure: dict) -> dict[str, float]:
+    """A decomposition chart's bars: lever label -> what it saves."""
+    return {label: float(x) for trace in traces(figure, "bar") for label, x in zip(trace["y"], array(trace["x"]),
+                                                                                 strict=True)}
+
+
+def test_the_page_opens_on_the_answer_sentence_then_its_decomposition_chart(recipe_env, recipe_document):
+    """Right after the title and the lead (and the folded form): the verdict's answer in one sentence, then the
+    decomposition chart of the same verdict, then the headline numbers, then the loss by position."""
+    at, _ = open_page()
+    assert_clean(at)
+    order = opening(at)
+    assert order[0] == "title" and order[1].startswith("markdown:How does a model do past the"), order[:2]
+    assert order[2] == "expander:Run the sweep on your own text and model", order[2]
+    assert order[3].startswith("markdown:**One text, the committed")
+    assert order[4] == "plotly_chart:context_decomposition"
+    assert order.index("plotly_chart:context_decomposition") < min(
+        i for i, entry in enumerate(order) if entry.startswith("metric:")) < order.index("plotly_chart:context_nll")
+    verdict = context_verdict(recipe_document)
+    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(verdict.answer())
+    decomposition = verdict.decomposition
+    figure = chart(at, "context_decomposition")
+    assert bars(figure) == pytest.approx({lever.label: lever.saved for lever in decomposition.levers
+                                          if lever.saved is not None})
+    rise = [shape["x0"] for shape in figure["layout"]["shapes"] if shape.get("line", {}).get("dash") == "dash"]
+    assert rise == ([pytest.approx(decomposition.rise)] if decomposition.rise > 0 else [])
+
+
+# a rise of 1.2 nats per token past the trained length (3.7 against 2.5 in the second half of the trained context)
+RECIPE_WINS = [(1.0, synthetic.plain([3.4, 3.6, 3.8, 4.0])), (0.8, synthetic.plain([3.5, 3.7, 3.9, 4.1])),
+               (1.25, synthetic.plain([3.35, 3.55, 3.75, 3.95])), (synthetic.yarn_rope(), synthetic.plain([2.5] * 4))]
+TEMPERATURE_WINS = [(1.0, synthetic.plain([3.4, 3.6, 3.8, 4.0])), (0.8, synthetic.plain([3.5, 3.7, 3.9, 4.1])),
+                    (1.25, synthetic.plain([2.6, 2.6, 2.7, 2.7])),
+                    (synthetic.yarn_rope(), synthetic.plain([3.3, 3.5, 3.7, 3.9]))]
+
+
+@pytest.mark.parametrize(("views", "dominant", "said"), [
+    (RECIPE_WINS, "recipe", "The interpolation does the recovery, not the temperature."),
+    (TEMPERATURE_WINS, "temperature", "The temperature does the recovery: no recipe here recovers as much."),
+])
+def test_the_headline_leads_with_the_dominant_lever(tiny_env, tmp_path, views, dominant, said):
+    written, _ = synthetic.document(views)
+    (tmp_path / "synthetic.json").write_text(json.dumps(written.to_dict(), allow_nan=False))
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "synthetic.json")
+    at, _ = open_page()
+    assert_clean(at)
+    verdict = context_verdict(written)
+    decomposition = verdict.decomposition
+    assert decomposition.dominant == dominant
+    lever = decomposition.lever(dominant)
+    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)").endswith(plain(said))
+    shown = at.get("metric")
+    assert shown[0].label == plain(f"Brings the loss back: {lever.label}")
+    assert shown[0].value == plain(f"{lever.saved:+.3f} nats/token")
+    assert [m.label for m in shown] == [plain(h.label) for h in verdict.headline()]
+
+
+def test_with_a_corpus_its_answer_comes_first_held_out_over_documents_and_its_numbers_lead(tiny_env, summary_file,
+                                                                                           document):
+    from model_utils.verdicts.corpus import corpus_verdict
+
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
+    at, _ = open_page()
+    assert_clean(at)
+    corpus = corpus_verdict(TuneSummary.from_dict(json.loads(summary_file.read_text())))
+    order = opening(at)
+    assert order[3].startswith("markdown:**The corpus") and order[4] == "plotly_chart:context_corpus_decomposition"
+    assert order[5].startswith("markdown:**One text, the committed")
+    assert order[6] == "plotly_chart:context_decomposition"
+    assert answer_line(at, "The corpus (held out over documents)") == plain(corpus.answer())
+    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(
+        context_verdict(document).answer())
+    assert bars(chart(at, "context_corpus_decomposition")) == pytest.approx(
+        {lever.label: lever.saved for lever in corpus.decomposition.levers if lever.saved is not None})
+    # the headline numbers are the corpus's
+    assert [m.label for m in at.get("metric")] == [plain(h.label) for h in corpus.headline()]
+    assert any("held out over documents" in m.label for m in at.get("metric"))
+
+
+def test_the_sweep_request_is_a_frozen_keyword_only_record_and_the_cache_key():
+    request = SweepRequest(model="tiny-random", text="some text", source="your text", temperatures=(0.8, 1.0),
+                           schedules=(Schedule("logn", 1024.0),), rope=Rope("yarn-rope", 2.0), max_tokens=1280,
+                           bucket_size=256, window=32, beyond_trained=True)
+    with pytest.raises(FrozenInstanceError):
+        request.max_tokens = 4096
+    with pytest.raises(TypeError):
+        SweepRequest("tiny-random", "some text")  # keyword-only: no positional request
+    assert request.specs == [0.8, 1.0, Schedule("logn", 1024.0), View(0.8, Rope("yarn-rope", 2.0)),
+                             View(1.0, Rope("yarn-rope", 2.0))]
+    assert request == replace(request) and hash(request) == hash(replace(request))
+    # st.cache_data keys on the request's fields: an equal request is the same entry, another recipe another one
+    keys = [cache_key(r) for r in (request, replace(request), replace(request, rope=Rope("yarn-rope", 4.0)))]
+    assert keys[0] == keys[1] != keys[2]
+
+
+def cache_key(request: SweepRequest) -> str:
+    """The key st.cache_data makes of cached_sweep's argument (its own hashing of a dataclass: by its fields)."""
+    from streamlit.runtime.caching.cache_type import CacheType
+    from streamlit.runtime.caching.hashing import update_hash
+
+    hasher = hashlib.new("md5", usedforsecurity=False)
+    update_hash(request, hasher=hasher, cache_type=CacheType.DATA)
+    return hasher.hexdigest()
+
+
+def test_no_page_passes_a_long_tuple_or_splats_one():
+    """A request travels as a record: no page splats a sequence into a call or passes a tuple of more than 3 items
+    to one or keeps one in the session."""
+    for spec in PAGES:
+        tree = ast.parse(Path(spec.path).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                assert not any(isinstance(arg, ast.Starred) for arg in node.args), (spec.script, ast.unparse(node))
+                values = [*node.args, *(keyword.value for keyword in node.keywords)]
+                assert not any(isinstance(v, ast.Tuple) and len(v.elts) > 3 for v in values), ast.unparse(node)
+            if isinstance(node, ast.Assign) and "session_state" in ast.unparse(node.targets[0]):
+                assert not (isinstance(node.value, ast.Tuple) and len(node.value.elts) > 3), ast.unparse(node)
 
 
 def test_the_headline_numbers_are_the_verdicts_and_come_before_the_loss_chart(recipe_env, recipe_document):

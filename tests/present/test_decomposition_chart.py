@@ -1,14 +1,18 @@
 """The decomposition chart: one bar per lever with a saving, its interval as error bars, the rise as a line."""
 
 from components.present.decomposition import decomposition_chart
+from model_utils.verdicts.decomposition import Lever
+
+
+def lever(label: str, kind: str, saved: float | None, interval: list[float] | None, share: float | None) -> Lever:
+    return Lever(label=label, kind=kind, what="", saved=saved, interval=interval, share_of_rise=share, against="T=1")
+
 
 LEVERS = [
-    {"label": "yarn-rope (s=2) + T=1", "kind": "recipe", "saved": 2.07, "interval": [1.99, 2.16],
-     "share_of_rise": 1.06},
-    {"label": "best T per bucket (cross-fit on one text)", "kind": "temperature", "saved": 0.17,
-     "interval": [0.16, 0.22], "share_of_rise": 0.09},
-    {"label": "<b>ssmax</b>", "kind": "schedule", "saved": 0.14, "interval": None, "share_of_rise": 0.07},
-    {"label": "no number", "kind": "recipe", "saved": None, "interval": None, "share_of_rise": None},
+    lever("yarn-rope (s=2) + T=1", "recipe", 2.07, [1.99, 2.16], 1.06),
+    lever("best T per bucket (cross-fit on one text)", "temperature", 0.17, [0.16, 0.22], 0.09),
+    lever("<b>ssmax</b>", "schedule", 0.14, None, 0.07),
+    lever("no number", "recipe", None, None, None),
 ]
 
 
@@ -28,3 +32,19 @@ def test_the_rise_is_a_dashed_line_only_when_the_loss_rises():
     lines = [shape for shape in decomposition_chart(LEVERS, rise=1.95).layout.shapes if shape.line.dash == "dash"]
     assert len(lines) == 1 and lines[0].x0 == 1.95
     assert not [s for s in decomposition_chart(LEVERS, rise=-0.1).layout.shapes if s.line.dash == "dash"]
+
+
+def test_each_bar_says_its_saving_and_share_right_of_its_interval_inside_the_plot():
+    figure = decomposition_chart(LEVERS, rise=1.95)
+    notes = {note.y: note for note in figure.layout.annotations if isinstance(note.y, str)}  # not the rise line's
+    assert notes["yarn-rope (s=2) + T=1"].text == "+2.070 (106% of the rise)"
+    assert notes["yarn-rope (s=2) + T=1"].x == 2.16 and notes["yarn-rope (s=2) + T=1"].xanchor == "left"
+    assert notes["&lt;b&gt;ssmax&lt;/b&gt;"].x == 0.14  # no interval: right of the bar itself
+    assert set(notes) == {"yarn-rope (s=2) + T=1", "best T per bucket (cross-fit on one text)",
+                          "&lt;b&gt;ssmax&lt;/b&gt;"}
+    low, high = figure.layout.xaxis.range
+    assert low < 0 and high > 2.16 + 0.3  # room right of the highest interval for its note
+    negative = decomposition_chart([LEVERS[0], lever("yarn (scale=2)", "schedule", -0.15, [-0.17, -0.13], -0.08)],
+                                   rise=1.95)
+    note = next(n for n in negative.layout.annotations if n.y == "yarn (scale=2)")
+    assert note.x == 0.0 and note.text == "-0.150 (-8% of the rise)"  # right of 0, clear of the axis labels

@@ -1,0 +1,206 @@
+"""The Context length page's sections that are not charts by position: what is shown (the committed sweep or your
+run, and the committed corpus summary), the answer first (each verdict's sentence and its decomposition chart, then
+the headline numbers), the decomposition table, what was measured and how, the committed fits, and the downloads.
+Each section draws nothing when what it needs is absent."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import streamlit as st
+
+from components.present import captions, figures
+from components.present.decomposition import decomposition_chart
+from components.present.sweep_data import corpus_trained_length, line_groups, past_bucket_without_loss
+from components.present.text import plain
+from components.serving import settings
+from components.serving.cache import read_committed, read_committed_sweep
+from components.widgets.context_form import COMMITTED, YOURS
+from components.widgets.downloads import sweep_downloads_ui
+from model_utils.core.records.fit import FitSummary
+from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.tune import TuneSummary
+from model_utils.verdicts.context import ContextVerdict, context_verdict
+from model_utils.verdicts.corpus import corpus_verdict
+from model_utils.verdicts.fit import FitVerdict, fit_verdicts
+
+# st.metric cuts a value or label that does not fit its column: four in a row leave 225 px each at 1,400 px, where
+# "+0.174 nats/token" (36 px type) and "Held-out gain past the trained length" do not fit; two do
+HEADLINES_PER_ROW = 2
+METHOD = (
+    "How it was measured: one long text runs through the model once per temperature, published schedule and RoPE "
+    "recipe, each an in-model pass with the temperature in every layer; the loss and the attention statistics are "
+    "averaged over buckets of query positions (causality makes one pass hold every shorter context: the query at "
+    "position p sees the same p + 1 tokens whatever follows). The dashed line on every chart is the trained length. "
+    "Past the length they are anchored to (here the trained length), the published schedules all **multiply the "
+    "logits by m > 1: they sharpen**. A RoPE recipe changes the rotary positions instead (see the Length schedules "
+    "page); YaRN adds its own attention factor, which yarn-rope leaves out. The verdict is computed from the numbers "
+    "and may contradict popular explanations: it says what was measured, on one model and one text."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shown:
+    """What the page draws: the sweep shown (the committed one or your run) with its verdict, and the committed
+    corpus summary with its verdict and the trained length its charts mark (None where the page does not know it)."""
+
+    view: str | None  # COMMITTED or YOURS; None without a sweep to show
+    document: SweepDocument | None
+    verdict: ContextVerdict | None  # None: no bucket past the trained length with a loss
+    summary: TuneSummary | None
+    corpus: ContextVerdict | None
+    corpus_trained: int | None
+
+    @property
+    def groups(self) -> list[str]:
+        """The shown sweep's groups of lines (sweep_data.line_groups)."""
+        return [] if self.document is None else list(line_groups(self.document))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Answer:
+    """One verdict's answer as the page opens on it: where it was measured and what "held out" means there."""
+
+    title: str
+    verdict: ContextVerdict
+    key: str  # of its decomposition chart
+
+
+def shown_ui(yours: SweepDocument | None) -> Shown:
+    """The committed sweep and corpus summary, and the choice between the committed sweep and your run when there
+    is a run; a note where the committed sweep would be when there is none."""
+    committed = read_committed_sweep(settings.CONTEXT_SWEEP)
+    summary = read_committed(settings.CORPUS_SUMMARY, TuneSummary)
+    views = [view for view, document in ((COMMITTED, committed), (YOURS, yours)) if document is not None]
+    if len(views) > 1:
+        forget_stale("context_view", views)
+        view = st.radio("Show", views, key="context_view", horizontal=True)
+    else:
+        view = views[0] if views else None
+    document = yours if view == YOURS else committed
+    if document is None:
+        st.info(f"There is no committed sweep at {plain(settings.CONTEXT_SWEEP)}: `make sweep` writes it. Run one "
+                "with the form above.")
+    # a bucket holding only the last token, which has no loss, is left out of the verdict
+    return Shown(view=view, document=document, verdict=None if document is None else context_verdict(document),
+                 summary=summary, corpus=None if summary is None else corpus_verdict(summary),
+                 corpus_trained=None if summary is None else corpus_trained_length(summary, (committed, yours)))
+
+
+def forget_stale(key: str, options: list) -> None:
+    """Drop a widget's value that the shown document no longer offers (another model, another sweep)."""
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+def answers(shown: Shown) -> list[Answer]:
+    """The verdicts the page opens on, the lead first: your run when it is shown, else the corpus (held out over
+    documents) before the committed sweep (one text)."""
+    run = "your run" if shown.view == YOURS else "the committed sweep"
+    sweep = [] if shown.verdict is None else [Answer(title=f"One text, {run}{_scored(shown.verdict)}",
+                                                     verdict=shown.verdict, key="context_decomposition")]
+    corpus = [] if shown.corpus is None else [Answer(title=f"The corpus{_scored(shown.corpus)}", verdict=shown.corpus,
+                                                     key="context_corpus_decomposition")]
+    return sweep + corpus if shown.view == YOURS else corpus + sweep
+
+
+def _scored(verdict: ContextVerdict) -> str:
+    """What the temperature's saving was scored on, in the verdict's own words ("held out over documents",
+    "cross-fit on one text"), or nothing where it could not be scored apart from its choice."""
+    return "" if verdict.gain_held_out is None else f" ({verdict.gain_held_out['short']})"
+
+
+def answer_ui(shown: Shown) -> None:
+    """The answer first: each verdict's sentence (which lever brings the loss back, and the temperature's share)
+    and its decomposition chart, then the lead's headline numbers."""
+    said = answers(shown)
+    for answer in said:
+        decomposition = answer.verdict.decomposition
+        st.markdown(f"**{plain(answer.title)}.** {plain(answer.verdict.answer())}")
+        st.plotly_chart(decomposition_chart(decomposition.levers, decomposition.rise), key=answer.key)
+    if said:
+        headline_ui(said[0].verdict)
+
+
+def headline_ui(verdict: ContextVerdict) -> None:
+    """The verdict's few big numbers, led by the dominant lever, two to a row, each with how it was measured in its
+    tooltip."""
+    said = verdict.headline()
+    for row in range(0, len(said), HEADLINES_PER_ROW):
+        for column, item in zip(st.columns(HEADLINES_PER_ROW), said[row : row + HEADLINES_PER_ROW], strict=False):
+            number, qualifier = captions.metric_parts(item.value)
+            # the qualifier (an interval, a ratio) as a grey note under the number: no arrow, no colour, no judgement
+            column.metric(plain(item.label), plain(number), None if qualifier is None else plain(qualifier),
+                          delta_color="off", delta_arrow="off", help=plain(item.help))
+
+
+def decomposition_table_ui(shown: Shown) -> None:
+    """The shown sweep's decomposition as the verdict's table (with where each view leaves the untrained-distance
+    mass); absent without a RoPE recipe."""
+    rows = [] if shown.verdict is None else shown.verdict.decomposition_rows()
+    if rows:
+        st.subheader("What brings the loss back past the trained length")
+        st.table(rows, hide_index=True)  # a table: its cells wrap
+        st.caption(plain(captions.decomposition_caption()))
+
+
+def method_ui(shown: Shown) -> None:
+    """The verdicts in full (or why the shown sweep has none), the sweep's settings and the method, folded."""
+    document = shown.document
+    if document is None:
+        return
+    with st.expander("What this sweep measured, and how"):
+        if shown.verdict is not None:
+            st.markdown("**What this sweep measured past the trained length** (computed from its numbers):\n"
+                        + _bullets(shown.verdict))
+        elif (blocked := past_bucket_without_loss(document)) is not None:
+            st.info(captions.no_verdict_without_loss(blocked))
+        else:
+            st.info(captions.no_context_verdict(document))
+        if shown.corpus is not None:
+            st.markdown("**What the corpus measured past the trained length**:\n" + _bullets(shown.corpus))
+        st.caption(plain(captions.sweep_caption(document)))
+        st.markdown(METHOD)
+
+
+def _bullets(verdict: ContextVerdict) -> str:
+    return "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences())
+
+
+def fits_ui() -> None:
+    """The committed fits (FIT_DIR/*/fit.json), when there are any."""
+    fits = [fit for path in sorted(settings.FIT_DIR.glob("*/fit.json"))
+            if (fit := read_committed(path, FitSummary)) is not None]
+    if fits:
+        _fits(fit_verdicts(fits))
+
+
+def _fits(verdicts: list[FitVerdict]) -> None:
+    """One table row per fit (held-out gains with intervals), the fitted logit multipliers on YaRN's
+    interpolation against YaRN's law, and each fit's verdict."""
+    st.subheader("Fitted temperature, held out, against YaRN's law")
+    st.table([verdict.row() for verdict in verdicts], hide_index=True)  # a table: its cells wrap
+    points = [{"scale": m.scale, "multiplier": m.fitted, "range": list(m.interval),
+               "label": f"{verdict.name}, {verdict.summary.settings.max_tokens:,} tokens"}
+              for verdict in verdicts if (m := verdict.law) is not None]
+    if points:
+        st.plotly_chart(figures.fitted_against_law(points), key="context_fit_law")
+    st.caption(plain(captions.fit_caption()))
+    with st.expander("What the fits measured"):
+        for verdict in verdicts:
+            st.markdown(f"**{plain(verdict.name)}, {verdict.summary.settings.max_tokens:,} tokens**\n"
+                        + "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences()))
+
+
+def downloads_section_ui(shown: Shown) -> None:
+    """The shown sweep as JSON (the committed file as it is, your run as it was made) and as CSV."""
+    document = shown.document
+    if document is None:
+        return
+    st.subheader("Downloads")
+    if shown.view == COMMITTED:
+        path = settings.CONTEXT_SWEEP
+        sweep_downloads_ui(document, lambda: path.read_text(encoding="utf-8"), "context-sweep")
+    else:
+        sweep_downloads_ui(document, lambda: json.dumps(document.to_dict(), allow_nan=False), "context-sweep-run")
