@@ -62,9 +62,14 @@ class Decomposition:
                    scope=field(data, "scope", KIND), levers=levers, rows=field(data, "rows", KIND))
 
     def lever(self, family: str) -> Lever | None:
-        """The dominant family's best lever ("recipe" or "temperature"), None for "neither" and "no_rise"."""
-        return self.best(("recipe",) if family == "recipe" else ("temperature", "schedule")) \
-            if family in ("recipe", "temperature") else None
+        """The lever that stands for a family, as the sentence names it: for "recipe" the best interpolation
+        alone (a recipe without a temperature of its own) where one ran, else the best recipe; for "temperature"
+        the best temperature or schedule; None for "neither" and "no_rise"."""
+        if family == "recipe":
+            alone = [lever for lever in self.levers if lever.kind == "recipe" and not lever.own_temperature
+                     and lever.saved is not None]
+            return max(alone, key=lambda lever: lever.saved, default=None) or self.best(("recipe",))
+        return self.best(("temperature", "schedule")) if family == "temperature" else None
 
     def best(self, kinds: Sequence[str]) -> Lever | None:
         """The lever of these kinds that saves the most (point value), None if there is none."""
@@ -76,9 +81,7 @@ class Decomposition:
         if self.dominant == "no_rise":
             return (f"The loss does not rise past the trained length ({self.rise:+.2f} nats per token against the "
                     f"second half of the trained context; {self.scope}): there is nothing for a lever to bring back.")
-        alone = [lever for lever in self.levers if lever.kind == "recipe" and not lever.own_temperature]
-        recipe = max(alone, key=lambda lever: lever.saved, default=None) or self.best(("recipe",))
-        temperature = self.best(("temperature",))
+        recipe, temperature = self.lever("recipe"), self.best(("temperature",))
         parts = [_share(lever) for lever in (recipe, temperature) if lever is not None]
         said = f"Past the trained length the loss rises {self.rise:.2f} nats per token ({self.scope}); " \
                + ", ".join(parts)

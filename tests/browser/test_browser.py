@@ -189,8 +189,9 @@ def test_page_draws_its_charts_without_an_exception(app_url, browser, path):
         page.wait_for_timeout(1500)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-        if path == "context":  # the README's main figure: the page's first chart, loss by position
-            page.locator(".js-plotly-plot").first.screenshot(path=str(SCREENSHOTS / f"{name}-loss.png"))
+        if path == "context":  # a README figure: the loss by position (after the decomposition, which comes first)
+            loss = page.locator(".js-plotly-plot").filter(has_text="Loss by position").first
+            loss.screenshot(path=str(SCREENSHOTS / f"{name}-loss.png"))
         assert page.locator('[data-testid="stException"]').count() == 0, "a Streamlit exception box is shown"
         assert page.locator('[data-testid="stAlertContentError"]').count() == 0, page.inner_text("body")[:2000]
         assert page.locator(".js-plotly-plot").count() >= charts
@@ -273,8 +274,8 @@ FIRST_SCREEN = """() => {
 
 
 def test_the_context_length_page_shows_its_answer_and_first_chart_within_the_first_screen(app_url, browser):
-    """Charts before words: at 1,400 x 900 the headline numbers and then the loss by position start on the first
-    screen, before any scrolling."""
+    """The answer first: at 1,400 x 900 the first chart (the decomposition, under its sentence) starts on the first
+    screen, before any scrolling; the headline numbers follow it."""
     with drawn_page(app_url, browser, "context", 1400, 900) as page:
         where = page.evaluate(FIRST_SCREEN)
         print(f"context-length page at 1,400 x 900: first chart at {where['chart']:.0f} px, headline numbers at "
@@ -282,7 +283,7 @@ def test_the_context_length_page_shows_its_answer_and_first_chart_within_the_fir
         assert where["scrolled"] == 0
         assert 0 < where["chart"] < 900, f"the first chart starts at {where['chart']:.0f} px, below the first screen"
         assert where["metrics"], "no headline numbers"
-        assert all(0 < top < where["chart"] for top in where["metrics"]), where
+        assert all(top > where["chart"] for top in where["metrics"]), where
 
 
 TOKEN_VIEW = 'div[style*="line-height: 1.9"]'  # one text of the token view (components/present/token_view.py)

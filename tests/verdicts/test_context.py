@@ -267,9 +267,10 @@ def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
     assert words["yarn-rope (s=2) + T=1"] == "goes away"  # 0.02 against 0.5: a tenth or less
     assert words["dynamic (s=2) + T=1"] == "falls"  # below the 0.48-0.52 every constant T leaves
     assert words["linear (s=2) + T=1"] == "stays"
-    assert verdict.decomposition.dominant == "recipe"  # the big numbers lead with it
+    assert verdict.decomposition.dominant == "recipe"  # the big numbers lead with it, named as the sentence names it:
+    assert "yarn-rope (s=2) + T=1 saves" in verdict.answer()  # the interpolation alone, not YaRN with its own T
     assert [item.label for item in verdict.headline()] == [
-        "Brings the loss back: yarn (s=2) + T=1", "Best temperature alone (cross-fit on one text)",
+        "Brings the loss back: yarn-rope (s=2) + T=1", "Best temperature alone (cross-fit on one text)",
         "Loss at T = 1 breaks at"]
     assert "[0.020, goes away]" in text(verdict) and "yarn (s=2) + T=1 vs yarn-rope (s=2) + T=1 +0.050" in text(verdict)
     # the JSON keeps the best temperatures per bucket as before, next to the verdict
