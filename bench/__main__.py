@@ -8,6 +8,7 @@ are noisy, so the results are ratios of cases measured in the same run, and the 
 
     python -m bench [--sizes 512 2048 8192 16384] [--before c0d61d2]
     python -m bench --ratios-only [--sizes 8192]  # engine and floor alone, and the kernel's first use -> FLOOR.md
+    python -m bench --only startup  # a short analyze, the Collapse inspector, each against a baseline -> STARTUP.md
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ REPEATS = {512: 3, 2048: 3, 8192: 2, 16384: 1}  # long cases take minutes each; 
 BEFORE = "c0d61d2"  # the last commit before the fused kernel
 FLOOR_TARGET = 1.25  # the engine's time at most this many times the floor's, at every length (issue 25)
 HALF_TOKENS = 512
+STARTUP_REPEATS = 5  # whole-process runs of the short analyze, its baseline and its one-thread twin, alternating
 
 
 def run_case(case: str, n_tokens: int, repeats: int, cwd: Path = ROOT, env: dict | None = None) -> dict:
@@ -91,6 +93,23 @@ def profile_before(commit: str, n_tokens: int) -> dict:
         return run_case("profile", n_tokens, 1, cwd=Path(folder), env={"BENCH_TEXT": str(text)})
 
 
+def collapse_case() -> dict:
+    """bench/pages.collapse_after_warm_up in its own process, as a start-up row: the later openings of the Collapse
+    inspector (times), its first (first_times), and the floor page's (baseline_times, floor_first_times)."""
+    print("  running the Collapse inspector after the warm-up, against the floor page ...", file=sys.stderr,
+          flush=True)
+    done = subprocess.run([sys.executable, "-m", "bench.pages", "--collapse-only"], cwd=ROOT, capture_output=True,
+                          text=True, env=os.environ | {"PYTHONPATH": str(ROOT)})
+    if done.returncode != 0:
+        return {"error": " / ".join(done.stderr.strip().splitlines()[-3:]) or f"exit {done.returncode}"}
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    later, floor = found["collapse"][1:], found["floor"][1:]
+    return {"times": later, "median": statistics.median(later), "first_times": found["collapse"][:1],
+            "baseline_times": floor, "baseline_median": statistics.median(floor),
+            "floor_first_times": found["floor"][:1], "passes": found["passes"], "clean": found["clean"],
+            "warm_up_s": found["warm_up_s"]}
+
+
 def ray_startup() -> str:
     """bench/ray_startup.py's table: what Ray adds to a corpus tune before its first document."""
     print("  running Ray start-up ...", file=sys.stderr, flush=True)
@@ -109,9 +128,16 @@ def main() -> None:
                         help="measure only the engine and the floor at --sizes and the kernel's first use, and print "
                              "them (to rerun a length that a busy machine disturbed); writes only --ratios-out")
     parser.add_argument("--ratios-out", default=str(HERE / "FLOOR.md"), help="where --ratios-only writes its table")
+    parser.add_argument("--only", choices=["startup"],
+                        help="startup: only a short analyze as a whole process and the Collapse inspector after the "
+                             "warm-up, each against its baseline in the same run; writes only --startup-out")
+    parser.add_argument("--startup-out", default=str(HERE / "STARTUP.md"), help="where --only startup writes")
     args = parser.parse_args()
     if args.ratios_only:
         ratios_only(args.sizes, Path(args.ratios_out))
+        return
+    if args.only == "startup":
+        startup_only(Path(args.startup_out))
         return
 
     print("checking that engine and peer agree before timing ...", file=sys.stderr)
@@ -130,6 +156,7 @@ def main() -> None:
     buckets = [run_case("buckets", n, 15 if n <= 2048 else 5) for n in (2048, 16384) if n in args.sizes]
     profiles = {"before": profile_before(args.before, 2048), "after": run_case("profile", 2048, 1)}
     startup = {case: run_case(case, 0, 3) for case in ("cold", "warm", "redraw", "cli", "build")}
+    startup["collapse"] = collapse_case()
     half = run_case("half", HALF_TOKENS, 1)
     ray = ray_startup()
 
@@ -165,6 +192,62 @@ def ratios_only(sizes: list[int], out: Path) -> None:
     table = "\n".join(lines) + "\n"
     print(table)
     out.write_text("# The engine against the floor\n\n" + table)
+
+
+def startup_only(out: Path) -> None:
+    """The two start-up targets alone (issue 32), each against its baseline in the same run, printed and written to
+    `out` with the command that made them."""
+    startup = {"cli": run_case("cli", 0, STARTUP_REPEATS), "collapse": collapse_case()}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    lines = ["# Start-up against its baselines", "",
+             f"Machine: {machine()}. Commit {commit.stdout.strip() or '?'}, "
+             f"{datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}. Written by `python -m bench --only startup` "
+             "(`make bench` measures the same rows with the rest). Each row's baseline is measured in the same "
+             "minutes, taking turns with it: on a machine that other work keeps busy the seconds grow, and the "
+             "ratios are what compares.", "", *startup_rows(startup)]
+    lines += ["", "Targets (on a quiet 2-core machine):", "", *target_lines([], [], startup)]
+    table = "\n".join(lines) + "\n"
+    print(table)
+    out.write_text(table)
+    print(f"written to {out}", file=sys.stderr)
+
+
+STARTUP_LABELS = {
+    "cold": "cold start (dequantize the GGUF, write the cache)", "warm": "warm start (from the cache)",
+    "redraw": "Attention maps re-draw, layer/head changed (AppTest)",
+    "cli": "`python -m model_utils analyze` on 64 tokens, whole process (warm cache)",
+    "build": "the fused kernel's first use on a machine: build, self-test in a child, checks at load",
+    "collapse": "the Collapse inspector after the warm-up, to its last chart: a new browser session (later openings)"}
+STARTUP_PARTS = {  # a case's parts, each as measured in its own runs
+    "cli": (("import", "of which `import model_utils.__main__` (python -X importtime)"),
+            ("baseline", "its baseline: a process that only imports torch and transformers' LlamaForCausalLM and "
+                         "tokenizer, alternating with it"),
+            ("one_thread", "the same analyze with torch on one thread (OMP_NUM_THREADS=1), alternating with it")),
+    "build": (("compile", "of the first use: compiling and linking"),
+              ("self_test", "of the first use: the self-test, a child process")),
+    "collapse": (("first", "its first opening: the first page the server draws after its warm-up"),
+                 ("baseline", "its baseline: the floor page (a bare Streamlit page with three plotly charts) on a "
+                              "server of its own, a new session, alternating with it"),
+                 ("floor_first", "the floor page's first opening on its server"))}
+
+
+def startup_rows(startup: dict) -> list[str]:
+    """The start-up table: a row per case (median and runs), then a row per part of it."""
+    lines = ["| start-up | median s | runs |", "|---|---:|---|"]
+    for case, result in startup.items():
+        runs = ", ".join(f"{t:.2f}" for t in result.get("times", [])) or result.get("error", "")
+        lines.append(f"| {STARTUP_LABELS[case]} | {fmt(median(result))} | {runs} |")
+        for part, label in STARTUP_PARTS.get(case, ()):
+            times = result.get(f"{part}_times", result.get(part))
+            if times:
+                lines.append(f"| {label} | {statistics.median(times):.2f} | "
+                             + ", ".join(f"{t:.2f}" for t in times) + " |")
+    collapse = startup.get("collapse", {})
+    if "passes" in collapse:
+        lines += ["", f"The Collapse inspector's server finished its warm-up {collapse['warm_up_s']:.0f} s after its "
+                      f"first answer; the openings ran {collapse['passes']} model pass(es) of their own and "
+                      f"{'all came up clean' if collapse['clean'] else 'SOME SHOWED AN ERROR'}."]
+    return lines
 
 
 def render(rows, buckets, profiles, startup, agreement, notes, before: str) -> str:
@@ -213,24 +296,7 @@ def render(rows, buckets, profiles, startup, agreement, notes, before: str) -> s
     for part in ("attention and statistics", "rest of the transformer", "output layer and loss", "total"):
         lines.append(f"| {part} | {fmt(profiles['before'].get(part))} | {fmt(profiles['after'].get(part))} |")
     notes += [f"profile {side} failed: {result['error']}" for side, result in profiles.items() if "error" in result]
-    lines += ["", "| start-up | median s | runs |", "|---|---:|---|"]
-    labels = {"cold": "cold start (dequantize the GGUF, write the cache)", "warm": "warm start (from the cache)",
-              "redraw": "Attention maps re-draw, layer/head changed (AppTest)",
-              "cli": "`python -m model_utils analyze` on 64 tokens, whole process (warm cache)",
-              "build": "the fused kernel's first use on a machine: build, self-test in a child, checks at load"}
-    parts = {"cli": (("import", "of which `import model_utils.__main__` (python -X importtime)"),
-                     ("baseline", "its baseline: a process that only imports torch and transformers' "
-                                  "LlamaForCausalLM and tokenizer, alternating with it")),
-             "build": (("compile", "of the first use: compiling and linking"),
-                       ("self_test", "of the first use: the self-test, a child process"))}
-    for case, result in startup.items():
-        runs = ", ".join(f"{t:.2f}" for t in result.get("times", [])) or result.get("error", "")
-        lines.append(f"| {labels[case]} | {fmt(median(result))} | {runs} |")
-        for part, label in parts.get(case, ()):  # the case's parts, each as measured in its own runs
-            times = result.get(f"{part}_times", result.get(part))
-            if times:
-                lines.append(f"| {label} | {statistics.median(times):.2f} | "
-                             + ", ".join(f"{t:.2f}" for t in times) + " |")
+    lines += ["", *startup_rows(startup)]
     lines += ["", "Agreement before timing (max abs difference, engine vs usual way, all layers, heads, "
               "temperatures):", ""]
     for result in agreement:
@@ -271,16 +337,33 @@ def target_lines(rows, buckets, startup) -> list[str]:
             checks.append((result["ratio"] <= 1.05, f"{result['n_tokens']:,} tokens: the buckets add "
                                                     f"{(result['ratio'] - 1) * 100:+.1f}% to the statistics pass "
                                                     "(target <= 5%)"))
-    limits = {"warm": (3.0, "warm start"), "redraw": (0.5, "layer/head re-draw, no model run"),
-              "cli": (4.0, "short analyze as a whole process"),
-              "build": (30.0, "the fused kernel's first use (build and self-test, once per machine)")}
-    for case, (limit, text) in limits.items():
-        value = median(startup.get(case))
-        if value is not None:
-            baseline = startup[case].get("baseline_median")
-            against = f"; {value / baseline:.2f}x the import-only baseline, {baseline:.2f} s" if baseline else ""
-            checks.append((value < limit, f"{text}: {value:.2f} s (target < {limit:g} s{against})"))
-    return [f"- {'met' if ok else 'MISSED'}: {text}" for ok, text in checks]
+    return [f"- {'met' if ok else 'MISSED'}: {text}" for ok, text in checks + startup_checks(startup)]
+
+
+def startup_checks(startup: dict) -> list[tuple[bool, str]]:
+    """(met, sentence) per start-up target, each with its ratio to the baseline measured in the same run."""
+    limits = {"warm": (3.0, "warm start", ""), "redraw": (0.5, "layer/head re-draw, no model run", ""),
+              "cli": (4.0, "short analyze as a whole process", "the import-only baseline"),
+              "build": (30.0, "the fused kernel's first use (build and self-test, once per machine)", ""),
+              "collapse": (3.0, "the Collapse inspector's charts after the warm-up, a new session", "the floor page")}
+    checks = []
+    for case, (limit, text, baseline_name) in limits.items():
+        result = startup.get(case, {})
+        value, baseline = median(result), result.get("baseline_median")
+        if value is None:
+            continue
+        against = f"; {value / baseline:.2f}x {baseline_name}, {baseline:.2f} s" if baseline else ""
+        if result.get("one_thread_times"):
+            one_thread = statistics.median(result["one_thread_times"])
+            against += f"; on one torch thread {one_thread / baseline:.2f}x" if baseline else ""
+        checks.append((value < limit, f"{text}: {value:.2f} s (target < {limit:g} s{against})"))
+    collapse = startup.get("collapse", {})
+    if collapse.get("first_times") and collapse.get("floor_first_times"):
+        first, floor = collapse["first_times"][0], collapse["floor_first_times"][0]
+        checks.append((first < 3.0, f"the Collapse inspector as the first page after the warm-up: {first:.2f} s "
+                                    f"(target < 3 s; {first / floor:.2f}x the floor page's first opening, "
+                                    f"{floor:.2f} s)"))
+    return checks
 
 
 def half_table(result: dict) -> str:
@@ -320,8 +403,12 @@ def update_readme(rows, startup) -> None:
     first_use = (f" The fused kernel's first use on a machine {fmt(median(build))} s: compiling "
                  f"{fmt(statistics.median(build['compile']))} s, its self-test in a child process "
                  f"{fmt(statistics.median(build['self_test']))} s." if "compile" in build else "")
+    collapse = startup.get("collapse", {})
+    page = (f" The Collapse inspector after the warm-up draws its charts in {fmt(median(collapse))} s in a new browser "
+            f"session (a bare Streamlit page with three charts {fmt(collapse['baseline_median'])} s)."
+            if "baseline_median" in collapse else "")
     lines += ["", f"Warm start {fmt(warm)} s, a layer/head re-draw {fmt(redraw)} s, a short `analyze` as a whole "
-              f"process {fmt(cli)} s{against}.{first_use} bench/RESULTS.md has the rest."]
+              f"process {fmt(cli)} s{against}.{first_use}{page} bench/RESULTS.md has the rest."]
     replace_block("bench", lines)
 
 

@@ -163,18 +163,23 @@ def cli_times(repeats: int) -> dict:
     """A short analyze on the warm bundled model as a whole process, and `import model_utils` inside it; its
     baseline, measured alternately in the same run: a process that only imports torch and the transformers classes
     that run the model (LlamaForCausalLM, its tokenizer), which any Python tool running this model pays: most of
-    the time, and the part that varies from machine to machine."""
+    the time, and the part that varies from machine to machine. Also alternating: the same analyze with torch on one
+    thread (OMP_NUM_THREADS=1), which shows what waiting for a second thread on busy cores costs."""
     command = [sys.executable, "-m", "model_utils", "analyze", "--model", "bundled", "--max-tokens", "64",
                "--text", "The first token often collects a large share of the weight.", "--json", "-"]
     baseline = [sys.executable, "-c", "import torch; from transformers import LlamaForCausalLM, AutoTokenizer"]
     env = os.environ | {"PYTHONPATH": str(ROOT)}
     subprocess.run(command, capture_output=True, check=True, env=env, cwd=ROOT)  # warm the cache
-    wall, floor = [], []
+
+    def run(arguments: list[str], **extra: str) -> list[float]:
+        return timed(lambda: subprocess.run(arguments, capture_output=True, check=True, env=env | extra, cwd=ROOT),
+                     1, warm_up=False)
+
+    wall, floor, one_thread = [], [], []
     for _ in range(repeats):
-        wall += timed(lambda: subprocess.run(command, capture_output=True, check=True, env=env, cwd=ROOT), 1,
-                      warm_up=False)
-        floor += timed(lambda: subprocess.run(baseline, capture_output=True, check=True, env=env, cwd=ROOT), 1,
-                       warm_up=False)
+        wall += run(command)
+        floor += run(baseline)
+        one_thread += run(command, OMP_NUM_THREADS="1")
     imports = []
     for _ in range(repeats):
         done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import model_utils.__main__"],
@@ -183,7 +188,7 @@ def cli_times(repeats: int) -> dict:
                    if line.startswith("import time:") and line.split("|")[-1].strip() == "model_utils.__main__")
         imports.append(int(top.split("|")[1]) / 1e6)  # cumulative microseconds of the top-level import
     return {"times": wall, "import_times": imports, "import_median": statistics.median(imports),
-            "baseline_times": floor, "baseline_median": statistics.median(floor)}
+            "baseline_times": floor, "baseline_median": statistics.median(floor), "one_thread_times": one_thread}
 
 
 def first_use(repeats: int) -> dict:

@@ -3,12 +3,14 @@ bench/PAGES.md: the code before the warm-up (commit b16a54a), the server as `mak
 at once and after its warm-up, new browser sessions alternated with a server that serves Streamlit's page unchanged,
 and a floor (a bare Streamlit page with three plotly charts). The server logs count the model passes.
 
-    make bench-pages        # .venv/bin/python -m bench.pages [--before b16a54a] [--out bench/PAGES.md]"""
+    make bench-pages        # .venv/bin/python -m bench.pages [--before b16a54a] [--out bench/PAGES.md]
+    python -m bench.pages --collapse-only  # the Collapse inspector after the warm-up only (python -m bench uses it)"""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import statistics
@@ -173,6 +175,31 @@ def floor_times(browser) -> list[float]:
         return [new_session(browser, server, "floor")[0] for _ in range(FLOOR_RUNS)]
 
 
+def collapse_after_warm_up(rounds: int = SESSION_ROUNDS) -> dict:
+    """The Collapse inspector on a server as `make run` starts it, once its warm-up is done, each opening in a new
+    browser session: the first page that server draws (a visitor who follows a link to it), then `rounds` more; and
+    the floor page on a server of its own in the same minutes, its first opening, then taking turns with the
+    collapse page. Seconds to the last chart; `passes`: the model passes the openings ran (0: all from the warm-up's
+    cache); `clean`: whether every opening came up without an error."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        with (serving(ROOT, ["-m", "streamlit", "run", "bench/floor_app.py"]) as floor,
+              serving(ROOT, ["-m", "components.serving.serve"]) as server):
+            warm_up = server.wait_for("warm-up done")
+            warm_up_passes = server.passes()
+            openings = {"collapse": [new_session(browser, server, "collapse")],
+                        "floor": [new_session(browser, floor, "floor")]}
+            for _ in range(rounds):
+                for name, where in (("collapse", server), ("floor", floor)):
+                    openings[name].append(new_session(browser, where, name))
+            passes = server.passes() - warm_up_passes
+        browser.close()
+    return {"warm_up_s": warm_up, "passes": passes, "clean": all(ok for runs in openings.values() for _, ok in runs),
+            **{name: [seconds for seconds, _ in runs] for name, runs in openings.items()}}
+
+
 def before_tree(commit: str) -> Path:
     """The app as it was at `commit`, unpacked from git into a temporary folder."""
     folder = Path(tempfile.mkdtemp(prefix=f"bench-before-{commit[:7]}-"))
@@ -286,7 +313,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", default="b16a54a", help="the commit to measure as 'before'")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "PAGES.md")
+    parser.add_argument("--collapse-only", action="store_true",
+                        help="only the Collapse inspector after the warm-up against the floor page "
+                             "(collapse_after_warm_up): one JSON line on stdout, nothing written")
     args = parser.parse_args()
+    if args.collapse_only:
+        print(json.dumps(collapse_after_warm_up()))
+        return
     results = measure(args.before)
     args.out.write_text(markdown(results, args.before))
     print(f"wrote {args.out}")

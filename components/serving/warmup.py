@@ -1,8 +1,8 @@
-"""The server's warm-up: once the server is up, read the committed results the Context length page draws, then
-compute each model page's default view in the background (one thread named WARM_UP, through the visitors' admission
-gate), so the pages open on ready charts; then look every REFRESH_SECONDS for a view that expired. It calls the
-pages' own cached functions with their arguments (serving/defaults.py), so it fills exactly the entries the pages
-read. $ATTN_WARMUP=0 leaves it out."""
+"""The server's warm-up: once the server is up, import the pages' drawing code and read the committed results the
+Context length page draws, then compute each model page's default view in the background (one thread named WARM_UP,
+through the visitors' admission gate), so the pages open on ready charts; then look every REFRESH_SECONDS for a view
+that expired. It calls the pages' own cached functions with their arguments (serving/defaults.py), so it fills exactly
+the entries the pages read. $ATTN_WARMUP=0 leaves it out."""
 
 from __future__ import annotations
 
@@ -47,11 +47,23 @@ def read_committed_results() -> None:
             log.info("warm-up: %s read", path.name)
 
 
+def import_drawing() -> None:
+    """Import what the pages draw with: the figure functions, with plotly's figure classes and pandas (which also
+    imports pyarrow, for Streamlit's tables). Here in the background they cost the first page a visitor opens after
+    the warm-up nothing; there they were most of its script run (bench/STARTUP.md)."""
+    started = time.perf_counter()
+    from components.present import captions, figures  # noqa: F401  (imported for their import's sake)
+
+    log.info("warm-up: the pages' drawing code imported in %.1f s", time.perf_counter() - started)
+
+
 def warm_up(model: str | None = None) -> int:
-    """Read the committed results, load the default model and compute every model page's default view; returns how
-    many views are ready. A view that fails is logged and skipped (its page will show the error itself)."""
+    """Import the pages' drawing code, read the committed results, load the default model and compute every model
+    page's default view; returns how many views are ready. A view that fails is logged and skipped (its page will
+    show the error itself)."""
     model = model or available_models()[0]
     started = time.perf_counter()
+    import_drawing()
     read_committed_results()
     log.info("warm-up: loading %s, then %d default views", model, len(DEFAULT_VIEWS))
     try:

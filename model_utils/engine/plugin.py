@@ -6,7 +6,9 @@ fused kernel or the torch path, in-model or isolated) is in docs/ARCHITECTURE.md
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 
 import torch
 from transformers import AttentionInterface, AttentionMaskInterface
@@ -112,22 +114,38 @@ def attach(loaded: LoadedModel) -> LoadedModel:
     return loaded
 
 
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Torch at one thread in the calling thread for the block, then back at its count (OpenMP keeps it per
+    calling thread, as analyze.set_threads does)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def self_check(loaded: LoadedModel) -> None:
     """Run three tokens through the model once, before any user text: every layer's attention must pass through
     the probe, and the engine's way to the next-token logits (base model, then `next_token_logits`) must give the
-    model's own logits. Raises ModelLoadError naming what differs."""
+    model's own logits. Raises ModelLoadError naming what differs.
+
+    On one thread: three tokens give a second thread nothing to share, and on a machine whose cores are busy each of
+    the passes' few hundred small operations would wait for it to be scheduled (bench/STARTUP.md)."""
     ids = torch.tensor([[1, 2, 3]], device=loaded.device) % loaded.text_config.vocab_size
     probe = Probe(view_multipliers=torch.ones(1, 3), window=1, q_start=1)
-    with torch.inference_mode():  # both through the same attention, so only the way to the logits differs
+    with one_thread(), torch.inference_mode():  # both through the same attention: only the way to the logits differs
         hidden = loaded.model.base_model(input_ids=ids, use_cache=False, attention_probe=probe).last_hidden_state
         own = loaded.model(input_ids=ids, use_cache=False,
                            attention_probe=Probe(view_multipliers=torch.ones(1, 3), window=1,
                                                  q_start=1)).logits
+        engines = loaded.next_token_logits(hidden)
     kind = f"model {loaded.name!r} ({loaded.text_config.model_type})"
     if len(probe.sums) != loaded.n_layers:
         raise ModelLoadError(f"{kind} sends {len(probe.sums)} of its {loaded.n_layers} layers' attention through "
                              "transformers' attention interface; the explorer needs all of them")
-    if not torch.allclose(loaded.next_token_logits(hidden), own, atol=1e-4, rtol=1e-4):
+    if not torch.allclose(engines, own, atol=1e-4, rtol=1e-4):
         raise ModelLoadError(f"{kind} turns its hidden states into logits in a way the explorer does not "
                              "reproduce, so its loss would be wrong")
 

@@ -10,9 +10,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import PropertyMock, patch
 
 import pytest
+import torch
 
+from model_utils import ModelLoadError
+from model_utils.engine.plugin import self_check
+from model_utils.models import LoadedModel
 from tests.support import ROOT
 
 SAMPLER = r'''
@@ -75,3 +80,23 @@ def test_a_pass_runs_no_more_compute_threads_than_torchs_setting(long_text, thre
         assert seen["most_running"] <= threads, (path, seen)
     # the count can show parallel work: with 2 threads, 2 were seen running at once
     assert max(seen["most_running"] for seen in found.values()) == threads, found
+
+
+def test_the_load_check_runs_on_one_thread_and_gives_the_count_back(tiny):
+    """The self-check's three tokens run on one torch thread (a second has nothing to share and, on busy cores,
+    each small operation waits for it); the calling thread's own count is back afterwards, also after a refusal."""
+    seen = []
+    hook = tiny.model.base_model.layers[0].register_forward_pre_hook(
+        lambda module, args: seen.append(torch.get_num_threads()))
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        self_check(tiny)
+        assert (seen, torch.get_num_threads()) == ([1, 1], 2)  # the base model's pass, then the whole model's
+        more_layers = patch.object(LoadedModel, "n_layers", new_callable=PropertyMock, return_value=99)
+        with pytest.raises(ModelLoadError, match="sends 3 of its 99 layers"), more_layers:
+            self_check(tiny)
+        assert torch.get_num_threads() == 2
+    finally:
+        hook.remove()
+        torch.set_num_threads(before)

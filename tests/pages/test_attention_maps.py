@@ -9,6 +9,7 @@ import pytest
 
 import components.serving.cache
 from components.serving.cache import cached_report, cached_report_with_maps
+from components.widgets import downloads
 from model_utils import analyze
 from tests.support import SHORT_TEXT
 from tests.support.apptest import array, assert_clean, chart, open_app, panel_titles, texts, traces
@@ -158,6 +159,17 @@ def test_downloads_explain_the_csv_columns(tiny_env):
     columns = next(caption.value for caption in at.caption if caption.value.startswith("JSON: "))
     assert "`top_ratio`: top / runner-up weight ratio (geometric mean over queries)" in columns
     assert "queries at positions 32 to 1,023" in columns  # the tiny model's 1,024 tokens, from the recent window on
+
+
+def test_downloads_are_made_when_clicked_not_on_every_run(tiny_env):
+    made = []
+    tiny_env.setattr(downloads, "report_json", lambda report: made.append("json") or "{}")
+    tiny_env.setattr(downloads, "head_csv", lambda report: made.append("csv") or "")
+    at = open_app("collapse_inspector")
+    assert_clean(at)
+    at.selectbox(key="collapse_distance_layer").set_value(1).run()
+    assert_clean(at)
+    assert len(at.get("download_button")) == 2 and made == []
 
 
 def test_a_sliding_window_model_shows_its_band_and_says_what_the_masses_mean(tiny_env, architecture_folder):

@@ -2,6 +2,9 @@
 keys: after it, opening every model page runs no model pass (AppTest shares the process's caches with it)."""
 
 import contextlib
+import os
+import subprocess
+import sys
 import threading
 
 import components.serving.cache
@@ -10,6 +13,7 @@ from components.serving import warmup
 from components.serving.admission import WARM_UP
 from components.serving.cache import cached_report, cached_report_with_maps
 from components.serving.defaults import DEFAULT_VIEWS
+from tests.support import ROOT
 from tests.support.apptest import assert_clean, open_app
 
 
@@ -100,3 +104,32 @@ def test_the_warm_up_reads_the_committed_results_the_context_page_draws(tiny_env
     at = open_app("context_length")
     assert_clean(at)
     assert {"context_nll", "context_corpus_nll"} <= {e.proto.id.rsplit("-", 1)[-1] for e in at.get("plotly_chart")}
+
+
+# A fresh interpreter: the warm-up as the server runs it, then a visitor's first page (the collapse page, reached
+# from the default page); prints the drawing modules that page had to import itself.
+FIRST_PAGE_AFTER_WARM_UP = f"""
+import sys
+from streamlit.testing.v1 import AppTest
+from components.serving import warmup
+
+assert warmup.warm_up("tiny-random") == 3
+before = set(sys.modules)
+at = AppTest.from_file({str(ROOT / "app.py")!r}, default_timeout=120)
+at.run()
+at.switch_page("components/pages/collapse_inspector.py")
+at.run()
+assert not at.exception and at.get("plotly_chart"), [e.value for e in at.exception]
+drawing = ("pandas", "pyarrow", "plotly.graph_objects", "components.present.figures", "components.present.captions")
+print(" ".join(sorted(name for name in set(sys.modules) - before if name in drawing)) or "none")
+"""
+
+
+def test_the_first_page_after_the_warm_up_imports_no_drawing_code(tmp_path):
+    """pandas (with pyarrow) and plotly took most of the first page's script run after the warm-up; the warm-up
+    imports them in the background instead."""
+    result = subprocess.run([sys.executable, "-c", FIRST_PAGE_AFTER_WARM_UP], cwd=ROOT, capture_output=True,
+                            text=True, timeout=300, env=os.environ | {"ATTN_MODEL": "tiny-random",
+                                                                      "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split()[-1:] == ["none"], f"the first page imported {result.stdout.strip()}"
