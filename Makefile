@@ -34,9 +34,11 @@ lint: setup
 	$(BIN)/lint-imports
 
 # The engine against plain SDPA passes (the floor) and the usual way at 512 to 16,384 tokens, the fused kernel's first
-# use, half precision, start-up -> bench/RESULTS.md and the README's table. About an hour on 2 cores.
+# use, half precision, start-up -> bench/RESULTS.md and the README's table; a continuation per token against
+# transformers' generate -> bench/GENERATE.md. About an hour on 2 cores.
 bench: setup
 	$(BIN)/python -m bench
+	$(BIN)/python -m bench.generate
 	$(BIN)/python -m bench.readme figures
 
 # The engine on a CUDA GPU against the CPU engine, tiny and bundled models, float32 / bfloat16 / float16; prints a

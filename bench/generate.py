@@ -1,7 +1,8 @@
 """What a continuation costs per token: the explorer's generation (a temperature inside every layer at every step,
 one batch row per temperature, through the model's key-value cache) against transformers' own
-`generate(do_sample=False)` on the same bundled model, prompt and number of new tokens, measured in one run
-(interleaved repeats, medians) and printed as ratios. Writes bench/GENERATE.md.
+`generate(do_sample=False)` on the same bundled model, prompt (256 and 2,048 tokens) and number of new tokens,
+measured in one run (interleaved repeats, medians) and printed as ratios. `make bench` runs it. Writes
+bench/GENERATE.md.
 
     .venv/bin/python -m bench.generate [--repeats 3] [--new-tokens 32]
 """
@@ -25,7 +26,7 @@ from model_utils.models.load import load_plain_model
 
 OUT = Path(__file__).with_name("GENERATE.md")
 TARGET = 1.5  # the explorer's generation at most 1.5x transformers' per token
-PROMPT_TOKENS = 200
+PROMPTS = (256, 2048)  # tokens of prompt: a sentence's worth of context and a long one
 
 
 def hf_seconds(plain, ids: list[int], rows: int, new_tokens: int) -> float:
@@ -37,8 +38,8 @@ def hf_seconds(plain, ids: list[int], rows: int, new_tokens: int) -> float:
     return time.perf_counter() - started
 
 
-def engine_seconds(loaded, text: str, temperatures: list[float], new_tokens: int) -> float:
-    request = GenerationRequest(temperatures=temperatures, max_new_tokens=new_tokens, max_tokens=PROMPT_TOKENS)
+def engine_seconds(loaded, text: str, temperatures: list[float], new_tokens: int, prompt: int) -> float:
+    request = GenerationRequest(temperatures=temperatures, max_new_tokens=new_tokens, max_tokens=prompt)
     started = time.perf_counter()
     generate_continuations(loaded, text, request)
     return time.perf_counter() - started
@@ -50,34 +51,36 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=32)
     args = parser.parse_args()
     loaded, plain = load_model("bundled"), load_plain_model("bundled")
-    text = builtin_text("long")
-    ids = loaded.tokenizer(text)["input_ids"][:PROMPT_TOKENS]
-    text = loaded.tokenizer.decode(ids)  # the same prompt for both, cut where the engine cuts it
-    ids = loaded.tokenizer(text)["input_ids"][:PROMPT_TOKENS]
-    cases = {1: [1.0], 3: [0.5, 1.0, 2.0]}
-    times: dict[tuple[str, int], list[float]] = {}
+    ids = loaded.tokenizer(builtin_text("long"))["input_ids"]
+    cases = [(prompt, [1.0]) for prompt in PROMPTS] + [(PROMPTS[0], [0.5, 1.0, 2.0])]
+    times: dict[tuple[str, int, int], list[float]] = {}
     for _ in range(args.repeats):  # interleaved, so a slow minute on a shared machine hits both sides
-        for rows, temperatures in cases.items():
-            times.setdefault(("transformers", rows), []).append(hf_seconds(plain, ids, rows, args.new_tokens))
-            times.setdefault(("explorer", rows), []).append(engine_seconds(loaded, text, temperatures,
-                                                                           args.new_tokens))
+        for prompt, temperatures in cases:
+            text = loaded.tokenizer.decode(ids[:prompt])  # the same prompt for both
+            prompt_ids = loaded.tokenizer(text)["input_ids"][:prompt]
+            rows = len(temperatures)
+            times.setdefault(("transformers", prompt, rows), []).append(
+                hf_seconds(plain, prompt_ids, rows, args.new_tokens))
+            times.setdefault(("explorer", prompt, rows), []).append(
+                engine_seconds(loaded, text, temperatures, args.new_tokens, prompt))
     lines = ["# A continuation per token: the explorer against transformers' generate", "",
              f"Machine: {usable_cores()} cores, Python {platform.python_version()}, torch {torch.__version__}, "
              f"1-minute load average {os.getloadavg()[0]:.1f} at the end (other work on it inflates the absolute "
              "times; the ratios are the measure). "
              f"Written by `python -m bench.generate --repeats {args.repeats} --new-tokens {args.new_tokens}`: the "
-             f"bundled model, a prompt of {len(ids)} tokens of the built-in text, {args.new_tokens} greedy tokens, "
-             f"medians of {args.repeats} interleaved runs (prompt included, as a page pays it). Target: the "
-             f"explorer at most {TARGET}x transformers per token.", "",
-             "| temperatures (batch rows) | transformers ms/token | explorer ms/token | explorer / transformers "
-             "| target |", "|---|---:|---:|---:|---|"]
-    for rows, temperatures in cases.items():
-        hf = statistics.median(times[("transformers", rows)]) / args.new_tokens * 1000
-        ours = statistics.median(times[("explorer", rows)]) / args.new_tokens * 1000
+             f"bundled model, prompts of the built-in text, {args.new_tokens} greedy tokens, medians of "
+             f"{args.repeats} interleaved runs (prompt included, as a page pays it). Target: the explorer at most "
+             f"{TARGET}x transformers per token.", "",
+             "| prompt tokens | temperatures (batch rows) | transformers ms/token | explorer ms/token | "
+             "explorer / transformers | target |", "|---:|---|---:|---:|---:|---|"]
+    for prompt, temperatures in cases:
+        rows = len(temperatures)
+        hf = statistics.median(times[("transformers", prompt, rows)]) / args.new_tokens * 1000
+        ours = statistics.median(times[("explorer", prompt, rows)]) / args.new_tokens * 1000
         ratio = ours / hf
         met = "met" if ratio <= TARGET else "missed"
-        lines.append(f"| {', '.join(f'{t:g}' for t in temperatures)} ({rows}) | {hf:.1f} | {ours:.1f} | "
-                     f"{ratio:.2f}x | {met} (<= {TARGET}x) |")
+        lines.append(f"| {prompt:,} | {', '.join(f'{t:g}' for t in temperatures)} ({rows}) | {hf:.1f} | "
+                     f"{ours:.1f} | {ratio:.2f}x | {met} (<= {TARGET}x) |")
     OUT.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
