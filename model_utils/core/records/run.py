@@ -3,15 +3,15 @@ memory and the machine."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from model_utils.core.records import field
+from model_utils.core.records.base import Record, read
 
 KIND = "run record"
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunInfo:
+class RunInfo(Record):
     command: str
     date: str  # ISO 8601, to the second
     wall_seconds: float
@@ -20,7 +20,4 @@ class RunInfo:
 
     @classmethod
     def from_dict(cls, data: dict) -> RunInfo:
-        return cls(**{item.name: field(data, item.name, KIND) for item in fields(cls)})
-
-    def to_dict(self) -> dict:
-        return {item.name: getattr(self, item.name) for item in fields(self)}
+        return read(cls, data, KIND)

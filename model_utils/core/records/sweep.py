@@ -6,11 +6,12 @@ label) is read by matching each label to a result's recipe."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from model_utils.core.records import RecordError, check_format, field
+from model_utils.core.records.base import Record, read
 from model_utils.core.records.run import RunInfo
 from model_utils.core.rope import Rope
 
@@ -19,20 +20,12 @@ KIND = "sweep document"
 PASS = "sweep pass"
 
 
-def _pair(value) -> tuple | None:
-    return None if value is None else tuple(value)
-
-
-def _list(pair: tuple | None) -> list | None:
-    return None if pair is None else list(pair)
-
-
 def _array(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Multipliers:
+class Multipliers(Record):
     """The smallest and largest logit multiplier of a pass's temperature or schedule over the measured queries
     inside the trained context and past it; None where the text has no such query."""
 
@@ -41,10 +34,7 @@ class Multipliers:
 
     @classmethod
     def from_dict(cls, data: dict) -> Multipliers:
-        return cls(trained_context=_pair(field(data, "trained_context", KIND)), past=_pair(field(data, "past", KIND)))
-
-    def to_dict(self) -> dict:
-        return {"trained_context": _list(self.trained_context), "past": _list(self.past)}
+        return read(cls, data, KIND, trained_context=tuple, past=tuple)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -137,7 +127,7 @@ def _rope(applied: dict, kind: str) -> Rope:
 
 
 @dataclass(frozen=True, kw_only=True)
-class BestEntry:
+class BestEntry(Record):
     """The constant temperature with the lowest mean NLL over one bucket's positions, what it saves against T = 1
     (positive = better), and the 95% bootstrap intervals of both."""
 
@@ -152,13 +142,7 @@ class BestEntry:
 
     @classmethod
     def from_dict(cls, data: dict) -> BestEntry:
-        values = {item.name: field(data, item.name, KIND) for item in fields(cls)}
-        return cls(**values | {name: tuple(values[name]) for name in ("bucket", "temperature_interval",
-                                                                       "saved_interval")})
-
-    def to_dict(self) -> dict:
-        data = {item.name: getattr(self, item.name) for item in fields(self)}
-        return data | {name: list(data[name]) for name in ("bucket", "temperature_interval", "saved_interval")}
+        return read(cls, data, KIND, bucket=tuple, temperature_interval=tuple, saved_interval=tuple)
 
 
 def _best(entries: list) -> tuple[BestEntry, ...]:
@@ -166,7 +150,7 @@ def _best(entries: list) -> tuple[BestEntry, ...]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Bootstrap:
+class Bootstrap(Record):
     """How the intervals of the best temperatures were resampled."""
 
     resamples: int
@@ -176,10 +160,7 @@ class Bootstrap:
 
     @classmethod
     def from_dict(cls, data: dict) -> Bootstrap:
-        return cls(**{item.name: field(data, item.name, KIND) for item in fields(cls)})
-
-    def to_dict(self) -> dict:
-        return {item.name: getattr(self, item.name) for item in fields(self)}
+        return read(cls, data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)
