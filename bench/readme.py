@@ -1,18 +1,7 @@
-"""Write the README's result blocks and figures from the committed result files, so the README never drifts from
-them.
-
-    python -m bench.readme sweep     # docs/FINDINGS.md's one-text block, from assets/sweeps/bundled-16k.json
-    python -m bench.readme tune      # its corpus block, from assets/tune/bundled-builtin/summary.json
-    python -m bench.readme fit       # its fitted temperatures, from assets/fit/*/fit.json
-    python -m bench.readme found     # the README's "What we found" (each of the three above rewrites it too)
-    python -m bench.readme figures   # the timings quoted in the text, from bench/RESULTS.md and bench/PAGES.md
-
-Each block sits between `<!-- NAME:start -->` and `<!-- NAME:end -->` in docs/FINDINGS.md ("found" in README.md),
-each figure between
-`<!-- figure:NAME -->` and `<!-- /figure -->` (HTML comments: invisible on the rendered page). `make sweep` and
-`make tune` run this after writing their result; `make bench` writes its own block (bench/__main__.py) the same way.
-Every saving is "saves" = NLL at T = 1 minus NLL (positive = better).
-"""
+"""Write docs/FINDINGS.md's result blocks, the README's "What we found" and the figures its text quotes from the
+committed result files (`python -m bench.readme sweep|tune|fit|found|figures`), between `<!-- NAME:start -->` /
+`<!-- NAME:end -->` and `<!-- figure:NAME -->` / `<!-- /figure -->` markers, so neither file drifts from the data;
+docs/ARCHITECTURE.md ("The verdicts") says which file feeds which block."""
 
 from __future__ import annotations
 
