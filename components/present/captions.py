@@ -373,11 +373,12 @@ def metric_parts(value: str) -> tuple[str, str | None]:
 
 def fit_caption() -> str:
     return ("Each fold fits one value on its training documents (scipy's bounded Brent search on the loss past the "
-            "trained length) and scores it on the other documents, so the gains are held out; the range is over "
-            "the folds' fits, the intervals a bootstrap over the held-out documents. YaRN's law, (0.1 ln s + 1)^2 on "
-            "the logits, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are what this model "
-            "wants on YaRN's interpolation alone (yarn-rope). Above 1 the logits are sharpened; make fit writes "
-            "them.")
+            "trained length) and scores it on the other documents, so the gains are held out, with a bootstrap "
+            "interval over the held-out documents. The fitted value is the minimum over every document, its "
+            "interval a bootstrap over documents of each document's loss curve near the minimum. YaRN's law, "
+            "(0.1 ln s + 1)^2 on the logits, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are "
+            "what this model wants on YaRN's interpolation alone (yarn-rope). Above 1 the logits are sharpened; "
+            "make fit writes them.")
 
 
 def decomposition_caption() -> str:

@@ -1,5 +1,5 @@
 """The verdict of a fit (fit.json's FitSummary record, model_utils/experiments/fit/summary.py): the fitted value and
-its range over the folds, the logit multiplier set against YaRN's published law, and the held-out gains in words,
+its interval over documents, the logit multiplier set against YaRN's published law, and the held-out gains in words,
 each judged by its bootstrap interval (a gain whose interval holds 0 is "no measurable difference"). Numpy-free:
 plain arithmetic."""
 
@@ -75,12 +75,11 @@ class FitVerdict:
 
     def headline(self) -> str:
         s, law = self.summary, self.law
-        width = s.interval[1] - s.interval[0]
-        resolved = "" if width > 2 * s.tolerance else (
-            f"; the search stops at a tolerance of {s.tolerance:g}, so the folds' values are not told apart "
-            "finer than that")
-        text = (f"Fitted on training folds, {self.name}: {s.knob} = {s.parameter:.3f} "
-                f"(range over {len(s.folds)} folds {s.interval[0]:.3f}-{s.interval[1]:.3f}{resolved})")
+        low, high = s.interval
+        resolved = "" if high - low > 2 * s.tolerance else (
+            f"; the search stops at a tolerance of {s.tolerance:g}, so values are not told apart finer than that")
+        text = (f"Fitted on {len(s.documents)} documents, {self.name}: {s.knob} = {s.parameter:.3f} "
+                f"({low:.3f}-{high:.3f} over documents{resolved})")
         if law is not None:
             text += (f", a logit multiplier of {law.fitted:.3f} against {law.yarn_law:.3f} from "
                      f"YaRN's law at s = {law.scale:g}")
@@ -96,12 +95,12 @@ class FitVerdict:
             low, high = multiplier.interval
             law = multiplier.yarn_law
             if low <= law <= high:
-                where = "lies within the range of the folds' fits"
+                where = "lies within the fitted multiplier's interval over documents"
             else:
-                where = ("is below every fold's fit (the fit sharpens more than the law)" if law < low
-                         else "is above every fold's fit (the law sharpens more than the fit)")
-            said.append(f"YaRN's law, (0.1 ln s + 1)^2 = {law:.3f}, {where}; a range over {len(s.folds)} folds is "
-                        "not a confidence interval.")
+                where = ("is below the fitted multiplier's interval over documents (the fit sharpens more than "
+                         "the law)" if law < low else "is above the fitted multiplier's interval over documents "
+                         "(the law sharpens more than the fit)")
+            said.append(f"YaRN's law, (0.1 ln s + 1)^2 = {law:.3f}, {where}.")
         for name, against in REFERENCES.items():
             entry = gains.get(name)
             if entry is None:

@@ -21,6 +21,7 @@ from components.present.text import plain
 from components.serving import settings
 from components.serving.cache import SweepRequest, cached_sweep
 from model_utils import Schedule
+from model_utils.core.records.fit import FORMAT as FIT_FORMAT
 from model_utils.core.records.sweep import SweepDocument, SweepResult
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
@@ -347,7 +348,7 @@ def test_a_summary_or_fit_of_another_format_is_an_error_line_naming_the_fix(tiny
     errors = [error.value for error in at.error]
     assert len(errors) == 2, errors
     assert plain("this corpus-tune summary has format None") in errors[0] and "regenerate it" in errors[0]
-    assert plain("this fit has format 1; this version reads format 2") in errors[1]
+    assert plain(f"this fit has format 1; this version reads format {FIT_FORMAT}") in errors[1]
     assert not any("context_corpus_nll" in key or "context_fit_law" in key for key in charts(at))
 
 
@@ -368,7 +369,7 @@ def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts
     law, point = traces(chart(at, "context_fit_law"), "scatter")
     assert law["name"].startswith("YaRN's law") and array(point["y"])[0] == pytest.approx(1 / 0.88)
     said = next(m.value for m in at.markdown if m.value.startswith("**constant T on yarn\\-rope"))
-    assert "lies within the range of the folds" in said and "do not differ measurably" in said
+    assert "lies within the fitted multiplier's interval" in said and "do not differ measurably" in said
 
 
 def test_without_fits_the_page_shows_no_fit_section(tiny_env, runs):

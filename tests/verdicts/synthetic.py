@@ -117,13 +117,15 @@ YARN_ROPE = Rope("yarn-rope", 2.0)
 
 def fit_summary(*, values=(0.9, 0.92), law=1.143, rope=YARN_ROPE, gains=None, at_bound=False,
                 tokens=16384) -> FitSummary:
-    """A fit of a constant T with these fold values and held-out gains (saved, low, high) per reference."""
+    """A fit of a constant T with these fold values (their mean the value, their range its interval over documents)
+    and held-out gains (saved, low, high) per reference."""
     gains = gains if gains is not None else {"plain": (2.0, 1.9, 2.1), "recipe_at_1": (0.03, 0.01, 0.05),
                                              "recipe": (0.0, -0.01, 0.01)}
     fitted = sum(values) / len(values)
     return FitSummary(
         model="m", rope=rope, family="constant", family_description="one temperature", knob="T", parameter=fitted,
-        interval=(min(values), max(values)), interval_method="range", at_bound=at_bound, trained_length=TRAINED,
+        interval=(min(values), max(values)), interval_method="bootstrap over documents", at_bound=at_bound,
+        trained_length=TRAINED,
         bounds=(0.6, 1.6), tolerance=0.02, optimizer="Brent",
         folds=tuple(Fold(fold=i, training=(), parameter=v, nll_past=2.0, converged=True, at_bound=at_bound,
                          evaluations=(), held_out=(), label=f"T={v:g}") for i, v in enumerate(values)),

@@ -7,14 +7,15 @@ from model_utils.verdicts.fit import COLUMNS, FitVerdict, fit_verdicts
 from tests.verdicts.synthetic import fit_summary as summary
 
 
-def test_yarn_law_inside_the_folds_range_is_said_to_lie_within_it():
+def test_yarn_law_inside_the_interval_is_said_to_lie_within_it():
     said = " ".join(FitVerdict(summary(values=(0.86, 0.9), law=1.143)).sentences())
-    assert "lies within the range of the folds' fits" in said and "not a confidence interval" in said
+    assert "lies within the fitted multiplier's interval over documents" in said
+    assert "0.880 (0.860-0.900 over documents)" in said
 
 
 @pytest.mark.parametrize("values, word", [((0.95, 0.97), "the law sharpens more than the fit"),
                                           ((0.7, 0.75), "the fit sharpens more than the law")])
-def test_yarn_law_outside_the_range_names_which_sharpens_more(values, word):
+def test_yarn_law_outside_the_interval_names_which_sharpens_more(values, word):
     assert word in " ".join(FitVerdict(summary(values=values)).sentences())
 
 

@@ -1,7 +1,7 @@
 """A fit (fit.json, written by experiments/fit/summary.py and the `fit` command) as a record: the fitted parameter
-per fold and its range, every evaluation, the held-out gains past the trained length against each reference with
-bootstrap intervals, and for a constant temperature the logit multiplier (read by verdicts.fit). The recipe is a
-Rope (its to_dict in the JSON)."""
+over every document with its interval over documents, the value per fold, every evaluation, the held-out gains
+past the trained length against each reference with bootstrap intervals, and for a constant temperature the logit
+multiplier (read by verdicts.fit). The recipe is a Rope (its to_dict in the JSON)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from model_utils.core.records.base import DocumentEntry, Record, read, records, 
 from model_utils.core.records.run import RunInfo
 from model_utils.core.rope import Rope
 
-FORMAT = 2  # 1 was the same content without a format number, a label for the recipe and flat gain_vs_* keys
+FORMAT = 3  # 2 gave the mean and range of the folds as the value and interval; 1 had no format number
 KIND = "fit"
 
 
@@ -97,7 +97,7 @@ class HeldOut(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class Multiplier(Record):
-    """A constant temperature's logit multiplier 1 / T and its range over the folds; on yarn-rope, YaRN's law at
+    """A constant temperature's logit multiplier 1 / T and its interval over documents; on yarn-rope, YaRN's law at
     the recipe's scale."""
 
     fitted: float
@@ -134,8 +134,8 @@ class FitSummary(Record):
     family: str
     family_description: str
     knob: str  # the fitted parameter's name ("T")
-    parameter: float  # the mean of the folds' values
-    interval: tuple[float, float]  # their range
+    parameter: float  # the minimum over every document (experiments/fit/spread.py)
+    interval: tuple[float, float]  # a bootstrap over documents of it
     interval_method: str
     at_bound: bool
     trained_length: int

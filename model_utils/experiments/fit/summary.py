@@ -1,4 +1,5 @@
-"""fit.json, as a FitSummary record: the fitted parameter per fold and its range, every evaluation, and the held-out
+"""fit.json, as a FitSummary record: the fitted parameter over every document with its bootstrap interval over
+documents (fit/spread.py), the value per fold, every evaluation, and the held-out
 gains past the trained length (each document scored with the value fitted without it) against the model as
 trained, the recipe's own default, the best published schedule and the best constant temperature (both chosen on
 the training documents), with bootstrap intervals over the held-out documents; for a constant temperature on a
@@ -16,6 +17,7 @@ from model_utils.core.records.fit import Choice, FitSettings, FitSummary, Fold, 
 from model_utils.core.schedules import yarn_multiplier
 from model_utils.core.views import View
 from model_utils.experiments.corpus import Corpus
+from model_utils.experiments.fit.spread import document_curves, spread
 from model_utils.experiments.fit.store import Store
 from model_utils.experiments.sweep import SweepSettings
 from model_utils.models import LoadedModel
@@ -72,7 +74,7 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
                               best_constant=chosen["best_constant"].label))
     fitted = np.concatenate(fitted_rows)
     plain = np.concatenate(references["plain"])
-    values = [fold.parameter for fold in folds]
+    fitted_value = _spread(store, folds, request, trained_length, rng)
     held_out = HeldOut(
         gains={name: _gain(np.concatenate(rows), fitted, rng) for name, rows in references.items() if rows},
         nll_past_plain=_pooled_past(plain), nll_past_fitted=_pooled_past(fitted),
@@ -84,8 +86,7 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
     return FitSummary(
         model=loaded.name, rope=request.rope, family=request.family.name,
         family_description=request.family.description, knob=request.family.knob,
-        parameter=float(np.mean(values)), interval=(float(min(values)), float(max(values))),
-        interval_method=f"range of the values fitted on the {len(folds)} folds",
+        parameter=fitted_value.parameter, interval=fitted_value.interval, interval_method=fitted_value.method,
         at_bound=any(fold.at_bound for fold in folds),  # the minimum may lie beyond the searched interval
         trained_length=trained_length, bounds=tuple(request.search), tolerance=request.xatol,
         optimizer="scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the pooled next-token NLL of "
@@ -95,15 +96,24 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
                         for d, n in zip(corpus.documents, tokens, strict=True)),
         corpus=corpus.source, settings=FitSettings(max_tokens=settings.max_tokens, bucket_size=settings.bucket_size,
                                                    window=settings.window, q_start=settings.q_start),
-        multiplier=_multiplier(request, values))
+        multiplier=_multiplier(request, fitted_value.parameter, fitted_value.interval))
 
 
-def _multiplier(request, values: list[float]) -> Multiplier | None:
-    """A constant temperature's logit multiplier 1 / T over the folds, against YaRN's law on yarn-rope."""
+def _spread(store: Store, folds: list[Fold], request, trained_length: int, rng: np.random.Generator):
+    """The value over every document and its interval over documents, from the folds' evaluations (no pass)."""
+    def nll(document: str, value: float) -> tuple[float, int]:
+        row = store.get(document, request.view(value, trained_length).label)
+        return row["past_sum"] / row["past_count"], row["past_count"]
+
+    return spread(document_curves(folds, nll), request.search, rng)
+
+
+def _multiplier(request, value: float, bounds: tuple[float, float]) -> Multiplier | None:
+    """A constant temperature's logit multiplier 1 / T and its interval, against YaRN's law on yarn-rope."""
     if request.family.name != "constant":
         return None
     law = request.rope is not None and request.rope.kind == "yarn-rope"
-    return Multiplier(fitted=1.0 / float(np.mean(values)), interval=(1.0 / max(values), 1.0 / min(values)),
+    return Multiplier(fitted=1.0 / value, interval=(1.0 / bounds[1], 1.0 / bounds[0]),
                       yarn_law=float(yarn_multiplier(request.rope.factor)) if law else None,
                       scale=request.rope.factor if law else None)
 
@@ -113,8 +123,8 @@ def fit_table(summary: FitSummary) -> str:
     knob, multiplier = summary.knob, summary.multiplier
     on = f" on {summary.rope.label}" if summary.rope else ""
     lines = [f"{summary.model}: {summary.family} family{on}, {summary.evaluations} evaluations over "
-             f"{len(summary.folds)} folds; {knob} = {summary.parameter:.4f} (range over folds "
-             f"{summary.interval[0]:.4f}-{summary.interval[1]:.4f})"
+             f"{len(summary.folds)} folds; {knob} = {summary.parameter:.4f} ({CONFIDENCE:.0%} interval over "
+             f"documents {summary.interval[0]:.4f}-{summary.interval[1]:.4f})"
              + (f"; at the edge of the searched interval {list(summary.bounds)}: the minimum may lie beyond it"
                 if summary.at_bound else "")]
     if multiplier is not None and multiplier.yarn_law is not None:
