@@ -108,10 +108,25 @@ def sweep_lines(document: SweepDocument) -> list[str]:
     lines = [facts, "", *said, "", f"Per bucket of positions ({SAVES}):", "",
              *bucket_table(document.buckets, document.trained_length, document.reference().nll, document.best,
                            [(other.label, other.nll) for other in compared(results)])]
-    if verdict and verdict.decomposition_rows():
-        lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
-                  *decomposition_table(verdict)]
-    return lines
+    return lines + decomposition_lines(verdict)
+
+
+def decomposition_lines(verdict) -> list[str]:
+    """The decomposition table past the trained length, under its heading; none without one."""
+    if not (verdict and verdict.decomposition_rows()):
+        return []
+    return ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
+            *decomposition_table(verdict)]
+
+
+def domain_lines(summary: TuneSummary) -> list[str]:
+    """The per-domain table (verdicts.domains) under its caption; none without domains."""
+    from model_utils.verdicts.domains import CAPTION, domain_rows
+
+    rows = domain_rows(summary)
+    if not rows:
+        return []
+    return ["", CAPTION, "", *table(list(rows[0]), [list(row.values()) for row in rows])]
 
 
 def tune_lines(summary: TuneSummary) -> list[str]:
@@ -138,10 +153,7 @@ def tune_lines(summary: TuneSummary) -> list[str]:
     verdict = corpus_verdict(summary)
     lines = [facts, "", *(bullets(verdict) if verdict else []), "", f"Per bucket of positions ({SAVES}):", "",
              *bucket_table(summary.buckets, summary.trained_length, reference, summary.best, others)]
-    if verdict and verdict.decomposition_rows():
-        lines += ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
-                  *decomposition_table(verdict)]
-    return lines
+    return lines + decomposition_lines(verdict) + domain_lines(summary)
 
 
 def fit_lines(summaries: list[FitSummary]) -> list[str]:

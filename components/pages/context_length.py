@@ -11,6 +11,7 @@ from components.widgets.context_positions import attention_ui, best_ui, loss_ui
 from components.widgets.context_sections import (
     answer_ui,
     decomposition_table_ui,
+    domains_ui,
     downloads_section_ui,
     fits_ui,
     method_ui,
@@ -28,6 +29,7 @@ shown = shown_ui(your_run_ui())
 answer_ui(shown)
 loss_ui(shown)
 decomposition_table_ui(shown)
+domains_ui(shown)
 method_ui(shown)
 best_ui(shown)
 fits_ui()

@@ -1,7 +1,7 @@
 """The Context length page's sections that are not charts by position: what is shown (the committed sweep or your
 run, and the committed corpus summary), the answer first (each verdict's sentence and its decomposition chart, then
-the headline numbers), the decomposition table, what was measured and how, the committed fits, and the downloads.
-Each section draws nothing when what it needs is absent."""
+the headline numbers), the decomposition table, the corpus per domain, what was measured and how, the committed
+fits, and the downloads. Each section draws nothing when what it needs is absent."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.verdicts.context import ContextVerdict, context_verdict
 from model_utils.verdicts.corpus import corpus_verdict
+from model_utils.verdicts.domains import CAPTION as DOMAINS_CAPTION
+from model_utils.verdicts.domains import domain_rows
 from model_utils.verdicts.fit import FitVerdict, fit_verdicts
 
 # st.metric cuts a value or label that does not fit its column: four in a row leave 225 px each at 1,400 px, where
@@ -143,6 +145,15 @@ def decomposition_table_ui(shown: Shown) -> None:
         st.subheader("What brings the loss back past the trained length")
         st.table(rows, hide_index=True)  # a table: its cells wrap
         st.caption(plain(captions.decomposition_caption()))
+
+
+def domains_ui(shown: Shown) -> None:
+    """The committed corpus's savings per domain past the trained length; absent without a corpus or domains."""
+    rows = [] if shown.summary is None else domain_rows(shown.summary)
+    if rows:
+        st.subheader("Per domain of the corpus")
+        st.table(rows, hide_index=True)  # a table: its cells wrap
+        st.caption(plain(DOMAINS_CAPTION))
 
 
 def method_ui(shown: Shown) -> None:

@@ -322,6 +322,13 @@ def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summa
     assert "2 documents \\(2,048 tokens each, 4,096 in all\\)" in caption and "documents resampled" in caption
     names = ", ".join(f"builtin {name}" for name, _ in builtin_corpus()[:2])  # the documents the tuner ran
     assert plain(f"({names})") in caption
+    # per domain: the two documents share one, and the table holds the summary's savings past the trained length
+    assert [entry.domain for entry in summary.domains] == ["reference documentation"]
+    assert any(header.value == "Per domain of the corpus" for header in at.subheader)
+    domains = next(table.value for table in at.table if "domain" in table.value.columns)
+    lever = summary.domains[0].levers[0]
+    assert list(domains["domain"]) == ["reference documentation"]
+    assert domains[lever.label].iloc[0].startswith(f"{lever.saved:+.3f} (")
 
 
 def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny_env, tmp_path, summary_file):

@@ -173,6 +173,34 @@ class ComputingRun(RunInfo):
 
 
 @dataclass(frozen=True, kw_only=True)
+class DomainLever(Record):
+    """What one view saves past the trained length against T = 1 on one domain's documents (positive = better)."""
+
+    label: str
+    saved: float  # pooled over the domain's positions past the trained length
+    per_document: tuple[float, ...]  # each document's own, in the order of DomainSavings.documents
+
+    @classmethod
+    def from_dict(cls, data: dict) -> DomainLever:
+        return read(cls, data, KIND, per_document=tuple)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DomainSavings(Record):
+    """One domain of the corpus past the trained length: its documents, T = 1's NLL there, and every other view's
+    saving; too few documents for an interval, so each document's value is given instead."""
+
+    domain: str
+    documents: tuple[str, ...]  # sha256
+    nll_past_at_1: float
+    levers: tuple[DomainLever, ...]  # one per view but T = 1, in the order they ran
+
+    @classmethod
+    def from_dict(cls, data: dict) -> DomainSavings:
+        return read(cls, data, KIND, documents=tuple, levers=records(DomainLever.from_dict))
+
+
+@dataclass(frozen=True, kw_only=True)
 class TuneSummary(Record):
     """summary.json. summarize_tune fills the numbers; `tune` adds how this run went (workers .. peak_rss_gb) and
     the command line the record of the runs (run, runs): None or empty until then."""
@@ -200,19 +228,23 @@ class TuneSummary(Record):
     peak_rss_gb: PeakMemory | None = None
     run: RunInfo | None = None  # this run
     runs: tuple[ComputingRun, ...] = ()  # every run that computed documents, oldest first
+    domains: tuple[DomainSavings, ...] = ()  # per domain of a corpus whose documents carry one
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, **super().to_dict()}
 
     @classmethod
     def from_dict(cls, data: dict) -> TuneSummary:
-        """The summary of a summary.json; RecordError for another format or a missing key."""
+        """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
+        before domains were summarized read with none."""
         check_format(data, KIND, FORMAT)
+        data = {"domains": []} | data if isinstance(data, dict) else data
         return read(cls, data, KIND, settings=RowSettings.from_dict, corpus=CorpusEntry.from_dict, buckets=numbers,
                     results=records(TuneResult.from_dict), best=records(CorpusBest.from_dict),
                     schedules=records(Compared.from_dict), recipes=records(Compared.from_dict),
                     bootstrap=CorpusBootstrap.from_dict, peak_rss_gb=PeakMemory.from_dict,
-                    run=RunInfo.from_dict, runs=records(ComputingRun.from_dict))
+                    run=RunInfo.from_dict, runs=records(ComputingRun.from_dict),
+                    domains=records(DomainSavings.from_dict))
 
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:

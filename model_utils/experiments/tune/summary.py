@@ -1,7 +1,7 @@
 """The tuner's summary: per bucket and view, the NLL pooled over documents with a bootstrap interval over
 documents, the best constant temperature per bucket on the plain model, each schedule's and each recipe's saving
-against T = 1, and the corpus verdict's numbers (verdicts.corpus: chosen on some documents, scored on the one left
-out), as a TuneSummary record; and its table."""
+against T = 1, the same past the trained length per domain (tune/domains.py), and the corpus verdict's numbers
+(verdicts.corpus: chosen on some documents, scored on the one left out), as a TuneSummary record; and its table."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus
 from model_utils.experiments.runs.errors import RunError
 from model_utils.experiments.sweep import multiplier_ranges
+from model_utils.experiments.tune.domains import domain_savings
 from model_utils.experiments.tune.rows import ROWS, TuneSettings, read_rows
 from model_utils.verdicts.corpus import corpus_numbers
 from model_utils.verdicts.past import ViewInfo
@@ -133,7 +134,16 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         bootstrap=CorpusBootstrap(resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=seed,
                             method="documents resampled with replacement; the NLL of a bucket is pooled over the "
                                    "positions of the documents drawn (sum / count)"),
-        compute_seconds=round(sum(seconds), 1), rows=str(out / ROWS), verdict=verdict)
+        compute_seconds=round(sum(seconds), 1), rows=str(out / ROWS), verdict=verdict,
+        domains=_domains(corpus, hashes, labels, sums[:, :, reached], counts[:, reference, reached],
+                         reference, [i for i, b in enumerate(reached) if bounds[b][0] >= trained_length]))
+
+
+def _domains(corpus: Corpus, hashes: list[str], labels: list[str], sums: np.ndarray, counts: np.ndarray,
+             reference: int, past: list[int]):
+    domain_of = {document.sha256: document.domain for document in corpus.documents}
+    return domain_savings(sums=sums, counts=counts, labels=labels, domains=[domain_of[sha] for sha in hashes],
+                          hashes=hashes, reference=reference, past=past)
 
 
 def _best_entry(where: dict, best: dict) -> CorpusBest:
