@@ -1,6 +1,6 @@
 """The corpus summary's per-domain savings past the trained length as table rows, one per domain, shared by the
 Context length page and docs/FINDINGS.md: each view's saving against T = 1 pooled over the domain's documents, each
-document's own in brackets (a domain of two documents has no interval). In-sample: nothing is chosen here."""
+document's own in brackets (one to four documents per domain give no interval). In-sample: nothing is chosen here."""
 
 from __future__ import annotations
 

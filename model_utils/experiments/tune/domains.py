@@ -1,6 +1,6 @@
 """Per domain of the corpus (a built-in document's kind of text), what every view saves past the trained length
-against T = 1: does the corpus's answer hold on each kind of text, or does one domain carry it? Two documents per
-domain give no interval, so each document's own saving is listed beside the domain's pooled one."""
+against T = 1: does the corpus's answer hold on each kind of text, or does one domain carry it? One to four
+documents per domain give no interval, so each document's own saving is listed beside the domain's pooled one."""
 
 from __future__ import annotations
 
