@@ -57,6 +57,7 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     settings = {"softcap": softcap, "q_start": probe.q_start, "window": probe.window, "sliding": sliding,
                 "edges": edges, "untrained_bin": probe.untrained_from}
     kernel = probe.layer_kernel(query)
+    remap = None if probe.remap is None else probe.remap.layer(query, key)  # the far block of q and k
     if kernel is not None:
         output, sums = kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
                                         bucket_size=probe.bucket_size, **settings)
@@ -65,12 +66,12 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
                                          bucket_size=probe.bucket_size, **settings)
     else:  # on the queries' device; Probe.move_to_host copies the sums once the pass is done
         rows = torch_row_statistics(query, key, scaling, multipliers, chunk_elements=probe.chunk_elements,
-                                    **settings)
+                                    remap=remap, **settings)
         sums = bucket_sums(rows, probe.q_start, probe.bucket_size)
         output = torch_output(module, query, key, value, attention_mask, scaling, propagated, sliding, softcap,
-                              probe.chunk_elements, kwargs)
+                              probe.chunk_elements, kwargs, remap)
     probe.sums[layer] = sums
-    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap)
+    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap, remap)
     probe.sliding[layer] = sliding
     if layer in probe.keep_layers:
         probe.kept[layer] = LayerInputs(query=query.float().cpu().numpy(), key=key.float().cpu().numpy(),

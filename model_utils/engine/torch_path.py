@@ -2,7 +2,8 @@
 PyTorch's SDPA (or chunked softmax for soft-capped logits). Used where the fused kernel is not: a GPU, no C
 compiler, a kernel that failed its checks, ATTN_KERNEL=torch; tests hold the two paths together. Everything stays on
 the queries' device (nothing is copied to the host here), and the statistics are computed in float32 whatever the
-model's dtype."""
+model's dtype. Under a distance remapping (engine.remap) every block of logits is taken from two: the near one and
+the far one."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import torch
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds
+from model_utils.engine.remap import LayerRemap
 from model_utils.engine.row_statistics import row_statistics
 
 # Elements in one chunk of logits [view, head, query, key] on the torch path: 4M floats = 16 MB per temporary.
@@ -46,6 +48,20 @@ def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, so
     return logits
 
 
+def remapped_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None,
+                    remap: LayerRemap | None = None) -> torch.Tensor:
+    """chunk_logits, under a distance remapping: each pair's logit from the near block (q, k at their own
+    positions) or, at distance >= W, from the far block (q, k at their far positions), and no weight where the
+    recipe hides a key. Without a remapping, chunk_logits itself."""
+    logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
+    if remap is None:
+        return logits
+    far = chunk_logits(remap.query, remap.key, scaling, multipliers, start, stop, sliding, softcap)
+    block = remap.remap.block(start, stop, sliding)
+    logits = torch.where(block.far.to(logits.device), far, logits)  # [V, H, c, k]
+    return logits.masked_fill_(block.hidden.to(logits.device), torch.finfo(logits.dtype).min)
+
+
 def chunk_rows(n_views: int, heads: int, n_tokens: int, budget: int) -> int:
     """Queries per chunk so that one [V, H, rows, n] block stays within `budget` elements."""
     return max(1, min(n_tokens, budget // max(1, n_views * heads * n_tokens)))
@@ -53,9 +69,10 @@ def chunk_rows(n_views: int, heads: int, n_tokens: int, budget: int) -> int:
 
 def torch_row_statistics(query, key, scaling, multipliers, *, q_start: int, window: int, edges: torch.Tensor,
                          untrained_bin: int | None = None, sliding: int | None = None, softcap: float | None = None,
-                         chunk_elements: int = DEFAULT_CHUNK_ELEMENTS) -> torch.Tensor:
+                         chunk_elements: int = DEFAULT_CHUNK_ELEMENTS, remap: LayerRemap | None = None) -> torch.Tensor:
     """[V, H, n - q_start, fields + bins] row statistics (float64, on the queries' device) of queries q_start..n-1,
-    from float32 logits of query chunks; the arguments as FusedKernel.attention's."""
+    from float32 logits of query chunks; the arguments as FusedKernel.attention's, and a layer's distance
+    remapping."""
     query, key = query.float(), key.float()
     multipliers = multipliers.to(query.device, torch.float32)
     edges = edges.to(query.device)
@@ -65,18 +82,20 @@ def torch_row_statistics(query, key, scaling, multipliers, *, q_start: int, wind
     step = chunk_rows(n_views, heads, n, chunk_elements)
     for start in range(q_start, n, step):
         stop = min(n, start + step)
-        logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
-        stats, _ = row_statistics(logits, start, window, edges, sliding, untrained_bin)
+        logits = remapped_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, remap)
+        remapped = None if remap is None else remap.remap.block(start, stop, sliding)
+        stats, _ = row_statistics(logits, start, window, edges, sliding, untrained_bin, remapped)
         rows[:, :, start - q_start : stop - q_start] = stats
     return rows
 
 
 def torch_output(module, query, key, value, attention_mask, scaling, multipliers, sliding, softcap, chunk_elements,
-                 sdpa_kwargs: dict) -> torch.Tensor:
+                 sdpa_kwargs: dict, remap: LayerRemap | None = None) -> torch.Tensor:
     """The propagated output [B, n, H, dv] at `multipliers` [B, n], without the kernel, in the queries' dtype:
     PyTorch's SDPA (causality and any sliding window from `attention_mask`, as the model passes it), or, for
-    soft-capped logits (which SDPA cannot apply), softmax(logits) @ value in float32 query chunks."""
-    if not softcap:  # logits * m == logits / T; the product in float32, rounded once to the model's dtype
+    soft-capped logits or a distance remapping (which SDPA cannot apply), softmax(logits) @ value in float32 query
+    chunks."""
+    if not softcap and remap is None:  # logits * m == logits / T; in float32, rounded once to the model's dtype
         scaled = (query.float() * multipliers[:, None, :, None].to(query.device, torch.float32)).to(query.dtype)
         return sdpa_attention_forward(module, scaled, key, value, attention_mask, scaling=scaling, **sdpa_kwargs)[0]
     heads, n = query.shape[1], query.shape[2]
@@ -86,7 +105,7 @@ def torch_output(module, query, key, value, attention_mask, scaling, multipliers
     step = chunk_rows(query.shape[0], heads, n, chunk_elements)
     for start in range(0, n, step):
         stop = min(n, start + step)
-        logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
+        logits = remapped_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, remap)
         output[:, :, start:stop] = torch.matmul(torch.softmax(logits, -1), values[:, :, :stop])
     return output.transpose(1, 2).contiguous()
 
@@ -116,8 +135,8 @@ def bucket_sums(rows: torch.Tensor, q_start: int, bucket_size: int | None) -> to
     return torch.stack([rows[:, :, start - q_start : stop - q_start].sum(dim=2) for start, stop in bounds], dim=2)
 
 
-def last_row(query, key, scaling, multipliers, sliding, softcap) -> torch.Tensor:
+def last_row(query, key, scaling, multipliers, sliding, softcap, remap: LayerRemap | None = None) -> torch.Tensor:
     """[V, H, n] attention weights of the last query (float32)."""
     n = query.shape[2]
-    logits = chunk_logits(query.float(), key.float(), scaling, multipliers, n - 1, n, sliding, softcap)
+    logits = remapped_logits(query.float(), key.float(), scaling, multipliers, n - 1, n, sliding, softcap, remap)
     return torch.softmax(logits[:, :, 0], dim=-1)

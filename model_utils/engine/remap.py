@@ -1,0 +1,132 @@
+"""Distance remappings (core.rope.REMAPS: Self-Extend, ReRoPE, a sink + window) on the torch path. A RoPE score
+depends on the distance alone, so a far pair's remapped score is that of q and k rotated by the model's own rotary
+embedding to their far positions (Rope.far_positions): a `Remap`, built once per pass, holds the cos and sin that
+turn each query and key from its own position to its far one (a rotation by the difference, which composes with
+the model's rotation), and the attention function scores a layer twice, near and far, and takes each pair's score
+from the block its distance picks (engine.torch_path.remapped_logits). docs/ARCHITECTURE.md has the design."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from model_utils.core.errors import AnalysisError
+from model_utils.core.rope import Rope
+from model_utils.engine.rope import check_recipe, own_parameters, rotary_modules
+from model_utils.models import LoadedModel
+
+ROTATION_NAME = "apply_rotary_pos_emb"  # the function every transformers decoder's modeling file rotates q, k with
+
+
+@dataclass(frozen=True, kw_only=True)
+class RemappedBlock:
+    """Which keys each query of a block [rows, keys] sees under a remapping, and where its score comes from."""
+
+    far: torch.Tensor  # [rows, keys] bool: the pair's distance is remapped (d >= W)
+    hidden: torch.Tensor  # [rows, keys] bool: no weight (a later key, outside a sliding window, or the recipe's)
+    untrained: torch.Tensor  # [rows, keys] bool: a visible key other than key 0 at remapped distance >= L
+    visible: torch.Tensor  # [rows] how many keys each query sees
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerRemap:
+    """One layer's far block: its queries [B, H, n, d] and keys [B, KV, n, d] rotated to their far positions."""
+
+    remap: Remap
+    query: torch.Tensor
+    key: torch.Tensor
+
+
+@dataclass(frozen=True, kw_only=True)
+class Remap:
+    """One pass's distance remapping on an n-token text: the recipe, the trained length L the effective untrained
+    mass is measured against, the model's rotation function, the cos and sin [1, n, r] that carry each query and
+    each key from its own position to its far one, and those far positions [n] (float64)."""
+
+    rope: Rope
+    trained_length: int
+    rotate: Callable
+    query_turn: tuple[torch.Tensor, torch.Tensor]
+    key_turn: tuple[torch.Tensor, torch.Tensor]
+    query_far: torch.Tensor
+    key_far: torch.Tensor
+
+    def layer(self, query: torch.Tensor, key: torch.Tensor) -> LayerRemap:
+        """The far block of a layer whose q and k the model rotated at their own positions (float32)."""
+        query, key = query.float(), key.float()
+        return LayerRemap(remap=self, query=self.rotate(query, key, *self.query_turn)[0],
+                          key=self.rotate(query, key, *self.key_turn)[1])
+
+    def block(self, start: int, stop: int, sliding: int | None = None) -> RemappedBlock:
+        """Queries start..stop-1 against keys 0..stop-1 (on the far positions' device)."""
+        device = self.query_far.device
+        queries = torch.arange(start, stop, device=device)[:, None]
+        keys = torch.arange(stop, device=device)[None, :]
+        distance = queries - keys
+        far = distance >= self.rope.window
+        hidden = distance < 0
+        if sliding:
+            hidden |= distance >= sliding
+        if self.rope.hides is not None:
+            hidden |= far & (keys >= self.rope.hides)
+        remapped = self.query_far[start:stop, None] - self.key_far[None, :stop]
+        effective = torch.where(far, remapped, distance.to(torch.float64))
+        untrained = (effective >= self.trained_length) & (keys >= 1) & ~hidden
+        return RemappedBlock(far=far, hidden=hidden, untrained=untrained, visible=(~hidden).sum(dim=-1))
+
+
+def model_rotation(loaded: LoadedModel) -> Callable:
+    """The model's own apply_rotary_pos_emb(q, k, cos, sin), from its modeling module; AnalysisError without one."""
+    rotate = getattr(sys.modules.get(type(loaded.model).__module__), ROTATION_NAME, None)
+    if rotate is None:
+        raise AnalysisError(f"model {loaded.name!r} ({loaded.text_config.model_type}) has no {ROTATION_NAME} in its "
+                            "modeling code, so the explorer cannot rotate q and k to remapped positions; leave the "
+                            "distance remapping out")
+    return rotate
+
+
+def _turn(module: torch.nn.Module, by: torch.Tensor, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos, sin [1, n, r] of the model's rotary module at positions `by` [n]: a rotation by that many positions."""
+    probe = torch.ones(1, dtype=torch.float32, device=device)
+    with torch.inference_mode():
+        return module(probe, by.to(device, torch.float32)[None])
+
+
+def check_remap(loaded: LoadedModel, rope: Rope, trained_length: int) -> None:
+    """Refuse a remapping the model cannot take, naming why: no RoPE or a scaled one (check_recipe), a RoPE per layer
+    type, a window past the trained length (Rope.check_window), or a rotation that does not compose (turning q
+    rotated at p by t must equal q rotated at p + t, which the far block relies on)."""
+    check_recipe(loaded, rope)
+    kind = f"model {loaded.name!r} ({loaded.text_config.model_type})"
+    if own_parameters(loaded)[1] is not None:
+        raise AnalysisError(f"{kind} has a RoPE per layer type; the distance remapping {rope.label} is not "
+                            "applied to such models yet; leave it out")
+    try:
+        rope.check_window(trained_length)
+    except ValueError as error:
+        raise AnalysisError(str(error)) from None
+    rotate, (module,) = model_rotation(loaded), rotary_modules(loaded.model)[:1]
+    config = loaded.text_config
+    dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    vector = torch.linspace(-1.0, 1.0, dim, device=loaded.device).expand(1, 1, 3, dim)  # [1, 1, 3, d]
+    at, by = torch.tensor([0.0, 5.0, 40.0]), torch.tensor([7.0, -3.0, -33.5])
+    turned = rotate(rotate(vector, vector, *_turn(module, at, loaded.device))[0], vector,
+                    *_turn(module, by, loaded.device))[0]
+    direct = rotate(vector, vector, *_turn(module, at + by, loaded.device))[0]
+    if not torch.allclose(turned, direct, atol=1e-4):
+        raise AnalysisError(f"{kind}'s rotary embedding does not compose as rotations do, so the distance "
+                            f"remapping {rope.label} cannot be computed from it; leave it out")
+
+
+def build_remap(loaded: LoadedModel, rope: Rope, n_tokens: int, trained_length: int) -> Remap:
+    """The Remap of one pass of `n_tokens` on `loaded` (checked by check_remap)."""
+    check_remap(loaded, rope, trained_length)
+    (module,) = rotary_modules(loaded.model)[:1]
+    query_far, key_far = (torch.from_numpy(positions).to(loaded.device) for positions in rope.far_positions(n_tokens))
+    own = torch.arange(n_tokens, dtype=torch.float64, device=loaded.device)
+    return Remap(rope=rope, trained_length=trained_length, rotate=model_rotation(loaded),
+                 query_turn=_turn(module, query_far - own, loaded.device),
+                 key_turn=_turn(module, key_far - own, loaded.device), query_far=query_far, key_far=key_far)
