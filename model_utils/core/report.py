@@ -22,6 +22,8 @@ class LayerInputs:
     scaling: float
     sliding: int | None  # the layer's sliding window, None for full attention
     softcap: float | None  # the layer's attention logit soft cap
+    far_query: np.ndarray | None = None  # [B, H, n, d] under a distance remapping: q and k at their far positions
+    far_key: np.ndarray | None = None  # [B, KV, n, d]
 
 
 @dataclass(kw_only=True)

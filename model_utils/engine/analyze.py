@@ -222,7 +222,7 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
     if len(probe.sums) != n_layers:
         raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
                             "interface, so the explorer cannot apply a temperature inside it")
-    record = remap.rope.applied() if remap is not None else None if applied is None else applied.as_dict()
+    record = remap.layout.rope.applied() if remap is not None else None if applied is None else applied.as_dict()
     return Pass(views=chosen, probe=probe, nll=nll, last=last, rope=record)
 
 
@@ -263,12 +263,22 @@ def _result(loaded, view: View, index: int, row: int, done: Pass, bounds) -> Tem
 
 
 def _kept(passes: list[Pass]) -> dict[int, LayerInputs]:
-    """The kept queries and keys of every pass, stacked along the batch axis in pass order."""
-    layers = passes[0].probe.kept
-    return {layer: LayerInputs(query=np.concatenate([done.probe.kept[layer].query for done in passes]),
-                               key=np.concatenate([done.probe.kept[layer].key for done in passes]),
-                               scaling=inputs.scaling, sliding=inputs.sliding, softcap=inputs.softcap)
-            for layer, inputs in layers.items()}
+    """The kept queries and keys of every pass, stacked along the batch axis in pass order; where a pass remapped
+    distances, the far block's too (a pass without one stands in with its own, which no map of it reads)."""
+    kept = {}
+    for layer, inputs in passes[0].probe.kept.items():
+        layers = [done.probe.kept[layer] for done in passes]
+        remapped = any(each.far_query is not None for each in layers)
+        kept[layer] = LayerInputs(
+            query=np.concatenate([each.query for each in layers]), key=np.concatenate([each.key for each in layers]),
+            scaling=inputs.scaling, sliding=inputs.sliding, softcap=inputs.softcap,
+            far_query=np.concatenate([_far(each.far_query, each.query) for each in layers]) if remapped else None,
+            far_key=np.concatenate([_far(each.far_key, each.key) for each in layers]) if remapped else None)
+    return kept
+
+
+def _far(far: np.ndarray | None, own: np.ndarray) -> np.ndarray:
+    return own if far is None else far
 
 
 def set_threads(count: int) -> None:

@@ -75,7 +75,9 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     probe.sliding[layer] = sliding
     if layer in probe.keep_layers:
         probe.kept[layer] = LayerInputs(query=query.float().cpu().numpy(), key=key.float().cpu().numpy(),
-                                        scaling=scaling, sliding=sliding, softcap=softcap)
+                                        scaling=scaling, sliding=sliding, softcap=softcap,
+                                        far_query=None if remap is None else remap.query.cpu().numpy(),
+                                        far_key=None if remap is None else remap.key.cpu().numpy())
     if probe.on_layer is not None:
         probe.on_layer(layer)
     return output.to(query.dtype), None

@@ -32,33 +32,19 @@ class RemappedBlock:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LayerRemap:
-    """One layer's far block: its queries [B, H, n, d] and keys [B, KV, n, d] rotated to their far positions."""
-
-    remap: Remap
-    query: torch.Tensor
-    key: torch.Tensor
-
-
-@dataclass(frozen=True, kw_only=True)
-class Remap:
-    """One pass's distance remapping on an n-token text: the recipe, the trained length L the effective untrained
-    mass is measured against, the model's rotation function, the cos and sin [1, n, r] that carry each query and
-    each key from its own position to its far one, and those far positions [n] (float64)."""
+class Layout:
+    """Where a remapping puts the pairs of an n-token pass: the recipe, the trained length L the effective untrained
+    mass is measured against, and each query's and key's far position [n] (float64, Rope.far_positions)."""
 
     rope: Rope
     trained_length: int
-    rotate: Callable
-    query_turn: tuple[torch.Tensor, torch.Tensor]
-    key_turn: tuple[torch.Tensor, torch.Tensor]
     query_far: torch.Tensor
     key_far: torch.Tensor
 
-    def layer(self, query: torch.Tensor, key: torch.Tensor) -> LayerRemap:
-        """The far block of a layer whose q and k the model rotated at their own positions (float32)."""
-        query, key = query.float(), key.float()
-        return LayerRemap(remap=self, query=self.rotate(query, key, *self.query_turn)[0],
-                          key=self.rotate(query, key, *self.key_turn)[1])
+    @classmethod
+    def of(cls, rope: Rope, n_tokens: int, trained_length: int, device=None) -> Layout:
+        query_far, key_far = (torch.from_numpy(far).to(device) for far in rope.far_positions(n_tokens))
+        return cls(rope=rope, trained_length=trained_length, query_far=query_far, key_far=key_far)
 
     def block(self, start: int, stop: int, sliding: int | None = None) -> RemappedBlock:
         """Queries start..stop-1 against keys 0..stop-1 (on the far positions' device)."""
@@ -76,6 +62,32 @@ class Remap:
         effective = torch.where(far, remapped, distance.to(torch.float64))
         untrained = (effective >= self.trained_length) & (keys >= 1) & ~hidden
         return RemappedBlock(far=far, hidden=hidden, untrained=untrained, visible=(~hidden).sum(dim=-1))
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerRemap:
+    """One layer's far block: its queries [B, H, n, d] and keys [B, KV, n, d] rotated to their far positions."""
+
+    layout: Layout
+    query: torch.Tensor
+    key: torch.Tensor
+
+
+@dataclass(frozen=True, kw_only=True)
+class Remap:
+    """One pass's distance remapping: its layout, the model's rotation function, and the cos and sin [1, n, r] that
+    carry each query and each key from its own position to its far one."""
+
+    layout: Layout
+    rotate: Callable
+    query_turn: tuple[torch.Tensor, torch.Tensor]
+    key_turn: tuple[torch.Tensor, torch.Tensor]
+
+    def layer(self, query: torch.Tensor, key: torch.Tensor) -> LayerRemap:
+        """The far block of a layer whose q and k the model rotated at their own positions (float32)."""
+        query, key = query.float(), key.float()
+        return LayerRemap(layout=self.layout, query=self.rotate(query, key, *self.query_turn)[0],
+                          key=self.rotate(query, key, *self.key_turn)[1])
 
 
 def model_rotation(loaded: LoadedModel) -> Callable:
@@ -125,8 +137,8 @@ def build_remap(loaded: LoadedModel, rope: Rope, n_tokens: int, trained_length: 
     """The Remap of one pass of `n_tokens` on `loaded` (checked by check_remap)."""
     check_remap(loaded, rope, trained_length)
     (module,) = rotary_modules(loaded.model)[:1]
-    query_far, key_far = (torch.from_numpy(positions).to(loaded.device) for positions in rope.far_positions(n_tokens))
+    layout = Layout.of(rope, n_tokens, trained_length, loaded.device)
     own = torch.arange(n_tokens, dtype=torch.float64, device=loaded.device)
-    return Remap(rope=rope, trained_length=trained_length, rotate=model_rotation(loaded),
-                 query_turn=_turn(module, query_far - own, loaded.device),
-                 key_turn=_turn(module, key_far - own, loaded.device), query_far=query_far, key_far=key_far)
+    return Remap(layout=layout, rotate=model_rotation(loaded),
+                 query_turn=_turn(module, layout.query_far - own, loaded.device),
+                 key_turn=_turn(module, layout.key_far - own, loaded.device))

@@ -57,7 +57,7 @@ def remapped_logits(query, key, scaling, multipliers, start, stop, sliding=None,
     if remap is None:
         return logits
     far = chunk_logits(remap.query, remap.key, scaling, multipliers, start, stop, sliding, softcap)
-    block = remap.remap.block(start, stop, sliding)
+    block = remap.layout.block(start, stop, sliding)
     logits = torch.where(block.far.to(logits.device), far, logits)  # [V, H, c, k]
     return logits.masked_fill_(block.hidden.to(logits.device), torch.finfo(logits.dtype).min)
 
@@ -83,7 +83,7 @@ def torch_row_statistics(query, key, scaling, multipliers, *, q_start: int, wind
     for start in range(q_start, n, step):
         stop = min(n, start + step)
         logits = remapped_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, remap)
-        remapped = None if remap is None else remap.remap.block(start, stop, sliding)
+        remapped = None if remap is None else remap.layout.block(start, stop, sliding)
         stats, _ = row_statistics(logits, start, window, edges, sliding, untrained_bin, remapped)
         rows[:, :, start - q_start : stop - q_start] = stats
     return rows

@@ -16,9 +16,10 @@ import pytest
 import torch
 from transformers import AttentionInterface
 
-from model_utils import AnalysisError, analyze
+from model_utils import AnalysisError, analyze, attention_map
 from model_utils.core.rope import Rope, parse_rope
 from model_utils.core.statistics import REPORTED_STATISTICS
+from model_utils.core.views import View
 from tests.support.models import reference_copy
 from tests.support.reference import reference_row
 
@@ -149,16 +150,18 @@ def test_the_engine_equals_an_explicit_rotation_reference(architecture_model, na
     loaded = architecture_model(name)
     rope = parse_rope(text)
     report = analyze(loaded, TEXT, temperatures=TEMPERATURES, rope=rope, max_tokens=len(TEXT), window=WINDOW,
-                     trained_length=TRAINED, bucket_size=BUCKET)
+                     trained_length=TRAINED, bucket_size=BUCKET, keep_maps="all")
     assert report.kernel == "torch" and report.n_tokens == len(TEXT)
     edges = report.distance_edges
-    for result, temperature in zip(report.results, TEMPERATURES, strict=True):
+    for view, (result, temperature) in enumerate(zip(report.results, TEMPERATURES, strict=True)):
         assert result.rope == rope.applied() and result.label == f"{rope.label} + T={temperature:g}"
         loss, nll, run = reference(loaded, report.token_ids, rope, temperature)
         assert result.loss == pytest.approx(loss, abs=LOSS_ATOL)
         np.testing.assert_allclose(result.position_nll, nll, atol=NLL_ATOL)
         for layer in range(report.n_layers):
             np.testing.assert_allclose(result.last_rows[layer], run.weights[layer][:, -1], atol=WEIGHT_ATOL)
+            np.testing.assert_allclose(attention_map(report, layer, view, head=None), run.weights[layer].mean(0),
+                                       atol=WEIGHT_ATOL)  # the map a page draws, rebuilt from the kept q and k
             for head in range(report.n_heads):
                 expected = reference_statistics(run.weights[layer][head], run, report.q_start)
                 for statistic in REPORTED_STATISTICS:
@@ -169,6 +172,25 @@ def test_the_engine_equals_an_explicit_rotation_reference(architecture_model, na
     plain = analyze(loaded, TEXT, temperatures=[1.0], max_tokens=len(TEXT), window=WINDOW, trained_length=TRAINED,
                     beyond_trained=True)
     assert abs(plain.results[0].loss - report.results[0].loss) > 1e-4  # the recipe really remapped something
+
+
+def test_a_report_of_several_passes_rebuilds_each_views_map_from_its_own(architecture_model):
+    loaded = architecture_model("llama")
+    rope = Rope("sink-window", sinks=4, window=64)
+    report = analyze(loaded, TEXT, temperatures=[1.0, View(1.0, rope), View(1.0, Rope("yarn", 2))],
+                     max_tokens=len(TEXT), trained_length=TRAINED, keep_maps=[(2, 1)])
+    alone = {None: analyze(loaded, TEXT, temperatures=[1.0], max_tokens=len(TEXT), trained_length=TRAINED,
+                           beyond_trained=True, keep_maps=[(2, 1)]),
+             "yarn": analyze(loaded, TEXT, temperatures=[1.0], rope=Rope("yarn", 2), max_tokens=len(TEXT),
+                             trained_length=TRAINED, keep_maps=[(2, 1)])}
+    np.testing.assert_allclose(attention_map(report, 2, 0, head=1), attention_map(alone[None], 2, 0, head=1),
+                               atol=1e-6)
+    np.testing.assert_allclose(attention_map(report, 2, 2, head=1), attention_map(alone["yarn"], 2, 0, head=1),
+                               atol=1e-6)
+    _, _, run = reference(loaded, report.token_ids, rope, 1.0)
+    remapped = attention_map(report, 2, 1, head=1)
+    np.testing.assert_allclose(remapped, run.weights[2][1], atol=WEIGHT_ATOL)
+    assert remapped[-1, 5:300].max() == 0.0  # keys past the sinks and outside the window: no weight
 
 
 def test_the_reference_is_the_models_own_attention_without_a_recipe(architecture_model):
