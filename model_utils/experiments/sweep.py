@@ -235,7 +235,7 @@ def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequ
                       for p, spec in zip(passes, specs, strict=True)),
         best=best_per_bucket(passes, first.buckets), best_by_rope=best_by_recipe(passes, first.buckets),
         bootstrap=BOOTSTRAP, seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
-        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=first.result.kernel, verdict=None)
+        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=None)
     position_nll = {p.result.label: p.position_nll for p in passes}
     return replace(document, verdict=sweep_verdict(document, position_nll))
 
@@ -248,3 +248,9 @@ def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: Sweep
     check_sweep(loaded, text, specs, settings)
     records = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
     return sweep_document(loaded, [SweepPass.from_dict(record) for record in records], specs, settings, text, source)
+
+
+def _path(passes) -> str:
+    """Which path the sweep ran: "fused" when every pass ran the fused kernel, else "torch" (as a report says it;
+    a distance remapping always runs the torch path), each pass's own in its result."""
+    return "fused" if all(p.result.kernel == "fused" for p in passes) else "torch"

@@ -340,3 +340,23 @@ def test_a_bad_remapping_on_the_command_line_is_one_line_and_exit_2(architecture
     error = capsys.readouterr().err
     assert status == 2 and message in error and error.count("\n") == 1, error
 
+
+
+def test_a_sweep_with_a_remapping_records_and_reads_it(tmp_path):
+    """The sweep's document names each pass's recipe and path, reads back as it was written, and its verdict is
+    made (the tiny model's trained length is 1,024)."""
+    from model_utils.__main__ import main
+    from model_utils.core.records.sweep import SweepDocument
+
+    path = tmp_path / "sweep.json"
+    status = main(["sweep", "--model", "tiny-random", "--builtin", "long", "--max-tokens", "1280", "--beyond-trained",
+                   "--bucket-size", "256", "--temperatures", "1", "--rope", "rerope:256@1", "--json", str(path),
+                   "--cache-dir", str(tmp_path / "passes")])
+    assert status == 0
+    document = SweepDocument.from_dict(json.loads(path.read_text()))
+    assert SweepDocument.from_dict(document.to_dict()) == document
+    plain, remapped = document.results
+    assert remapped.rope == Rope("rerope", window=256) and remapped.label == "rerope (W=256) + T=1"
+    assert (plain.kernel, remapped.kernel, document.kernel) == ("fused", "torch", "torch")
+    assert remapped.loss != pytest.approx(plain.loss, abs=1e-4)
+    assert document.verdict is not None
