@@ -24,6 +24,7 @@ from model_utils.engine.torch_path import (
     DEFAULT_CHUNK_ELEMENTS,
     bucket_sums,
     last_row,
+    remapped_attention,
     torch_output,
     torch_row_statistics,
 )
@@ -64,6 +65,10 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
         if output is None:  # isolated: statistics of every view, output at T = 1
             output, _ = kernel.attention(query, key, value, propagated, scaling, with_output=True,
                                          bucket_size=probe.bucket_size, **settings)
+    elif remap is not None and probe.propagate:  # in-model: one scoring gives the output and the statistics
+        output, rows = remapped_attention(query, key, value, scaling, multipliers, remap=remap,
+                                          chunk_elements=probe.chunk_elements, **settings)
+        sums = bucket_sums(rows, probe.q_start, probe.bucket_size)
     else:  # on the queries' device; Probe.move_to_host copies the sums once the pass is done
         rows = torch_row_statistics(query, key, scaling, multipliers, chunk_elements=probe.chunk_elements,
                                     remap=remap, **settings)

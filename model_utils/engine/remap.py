@@ -30,6 +30,11 @@ class RemappedBlock:
     untrained: torch.Tensor  # [rows, keys] bool: a visible key other than key 0 at remapped distance >= L
     visible: torch.Tensor  # [rows] how many keys each query sees
 
+    def rows(self, first: int) -> RemappedBlock:
+        """The block from its row `first` on."""
+        return RemappedBlock(far=self.far[first:], hidden=self.hidden[first:], untrained=self.untrained[first:],
+                             visible=self.visible[first:])
+
 
 @dataclass(frozen=True, kw_only=True)
 class Layout:

@@ -13,7 +13,7 @@ import torch
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds
-from model_utils.engine.remap import LayerRemap
+from model_utils.engine.remap import LayerRemap, RemappedBlock
 from model_utils.engine.row_statistics import row_statistics
 
 # Elements in one chunk of logits [view, head, query, key] on the torch path: 4M floats = 16 MB per temporary.
@@ -49,15 +49,15 @@ def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, so
 
 
 def remapped_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None,
-                    remap: LayerRemap | None = None) -> torch.Tensor:
+                    remap: LayerRemap | None = None, block: RemappedBlock | None = None) -> torch.Tensor:
     """chunk_logits, under a distance remapping: each pair's logit from the near block (q, k at their own
     positions) or, at distance >= W, from the far block (q, k at their far positions), and no weight where the
-    recipe hides a key. Without a remapping, chunk_logits itself."""
+    recipe hides a key (`block`: the chunk's, if already made). Without a remapping, chunk_logits itself."""
     logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
     if remap is None:
         return logits
     far = chunk_logits(remap.query, remap.key, scaling, multipliers, start, stop, sliding, softcap)
-    block = remap.layout.block(start, stop, sliding)
+    block = remap.layout.block(start, stop, sliding) if block is None else block
     logits = torch.where(block.far.to(logits.device), far, logits)  # [V, H, c, k]
     return logits.masked_fill_(block.hidden.to(logits.device), torch.finfo(logits.dtype).min)
 
@@ -82,11 +82,40 @@ def torch_row_statistics(query, key, scaling, multipliers, *, q_start: int, wind
     step = chunk_rows(n_views, heads, n, chunk_elements)
     for start in range(q_start, n, step):
         stop = min(n, start + step)
-        logits = remapped_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, remap)
         remapped = None if remap is None else remap.layout.block(start, stop, sliding)
+        logits = remapped_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, remap, remapped)
         stats, _ = row_statistics(logits, start, window, edges, sliding, untrained_bin, remapped)
         rows[:, :, start - q_start : stop - q_start] = stats
     return rows
+
+
+def remapped_attention(query, key, value, scaling, multipliers, *, remap: LayerRemap, q_start: int, window: int,
+                       edges: torch.Tensor, untrained_bin: int | None = None, sliding: int | None = None,
+                       softcap: float | None = None, chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
+    """In-model mode under a distance remapping: each chunk's logits give both the layer's output [B, n, H, dv]
+    (float32 softmax @ V) and its rows' statistics (as torch_row_statistics), so no pair is scored again for the
+    output (SDPA cannot take two blocks)."""
+    query, key = query.float(), key.float()
+    multipliers = multipliers.to(query.device, torch.float32)
+    edges = edges.to(query.device)
+    n_views, heads, n = multipliers.shape[0], query.shape[1], query.shape[2]
+    rows = torch.empty(n_views, heads, n - q_start, len(ROW_FIELDS) + len(edges) - 1, dtype=torch.float64,
+                       device=query.device)
+    output = torch.empty(n_views, heads, n, value.shape[-1], dtype=torch.float32, device=query.device)
+    values = value.float().repeat_interleave(heads // value.shape[1], dim=1)  # [B, H, n, dv]
+    step = chunk_rows(n_views, heads, n, chunk_elements)
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        block = remap.layout.block(start, stop, sliding)
+        logits = remapped_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, remap, block)
+        output[:, :, start:stop] = torch.matmul(torch.softmax(logits, -1), values[:, :, :stop])
+        first = max(start, q_start)  # the chunk's first query whose statistics are measured
+        if first < stop:
+            stats, _ = row_statistics(logits[..., first - start :, :], first, window, edges, sliding, untrained_bin,
+                                      block.rows(first - start))
+            rows[:, :, first - q_start : stop - q_start] = stats
+    return output.transpose(1, 2).contiguous(), rows
 
 
 def torch_output(module, query, key, value, attention_mask, scaling, multipliers, sliding, softcap, chunk_elements,
