@@ -1,11 +1,11 @@
 """Distance remappings in the engine (Self-Extend, ReRoPE, leaky ReRoPE, a sink + window) against an independent
-reference: each layer's q and k come from the model's own projections, q is rotated to the pair's remapped
-distance d'(i, j) and k to position 0 by a float64 RoPE written here (a RoPE score depends on the difference of the
-two positions alone), and the weights are an eager float64 softmax; the remapped distances are issue 36's
-definitions, written out again here. The engine's loss, attention rows, statistics (the effective untrained mass
-included) and distance profile equal the reference's; a window as long as the text changes nothing; no remapped
-distance exceeds the largest the recipe states; threads with different recipes get the serial results; and bad
-requests are refused in one line."""
+reference on tiny llama, qwen2 and mistral models (and qwen2 with sliding-window layers): each layer's q and k come
+from the model's own projections, q is rotated to the pair's remapped distance d'(i, j) and k to position 0 by a
+float64 RoPE written here (a RoPE score depends on the difference of the two positions alone), and the weights are
+an eager float64 softmax; the remapped distances are issue 36's definitions, written out again here. The engine's
+loss, attention rows and maps, statistics (the effective untrained mass included) and distance profile equal the
+reference's; a window as long as the text changes nothing; no remapped distance exceeds the largest the recipe
+states; threads with different recipes get the serial results; and bad requests are refused in one line."""
 
 import itertools
 import json
@@ -20,6 +20,7 @@ from model_utils import AnalysisError, analyze, attention_map
 from model_utils.core.rope import Rope, parse_rope
 from model_utils.core.statistics import REPORTED_STATISTICS
 from model_utils.core.views import View
+from tests.support.architectures import layer_windows
 from tests.support.models import reference_copy
 from tests.support.reference import reference_row
 
@@ -69,12 +70,14 @@ def rotated(x: torch.Tensor, positions: torch.Tensor, theta: float) -> torch.Ten
 class ReferenceRun:
     """One reference forward pass: the recipe's distances, the logit multiplier, and the weights of every layer."""
 
-    def __init__(self, rope: Rope | None, n: int, multiplier: float, theta: float):
+    def __init__(self, rope: Rope | None, n: int, multiplier: float, theta: float, windows: list[int | None]):
         distances, visible = remapped_distances(rope, n) if rope else (None, None)
         if rope is None:
             distances = np.subtract.outer(np.arange(n), np.arange(n)).astype(np.float64)
             visible = distances >= 0
-        self.distances, self.visible = torch.from_numpy(distances), torch.from_numpy(visible)
+        in_text = np.subtract.outer(np.arange(n), np.arange(n))
+        self.distances = torch.from_numpy(distances)
+        self.visible = [torch.from_numpy(visible & (in_text < (window or n))) for window in windows]  # per layer
         self.multiplier, self.theta = multiplier, theta
         self.hidden: dict[int, torch.Tensor] = {}
         self.weights: dict[int, np.ndarray] = {}  # layer -> [H, n, n]
@@ -91,7 +94,7 @@ def reference_attention(module, query, key, value, attention_mask, scaling=None,
     k = k.repeat_interleave(groups, dim=0)
     scores = torch.stack([(rotated(q[h][:, None, :].expand(n, n, -1), run.distances, run.theta) *
                            k[h][None, :, :]).sum(-1) for h in range(q.shape[0])])  # [H, n, n]
-    logits = (scores * module.scaling * run.multiplier).masked_fill(~run.visible, -torch.inf)
+    logits = (scores * module.scaling * run.multiplier).masked_fill(~run.visible[module.layer_idx], -torch.inf)
     weights = torch.softmax(logits, dim=-1)
     run.weights[module.layer_idx] = weights.numpy()
     values = value.double()[0].repeat_interleave(groups, dim=0)  # [H, n, dv]
@@ -104,7 +107,8 @@ def reference(loaded, ids: list[int], rope: Rope | None, temperature: float):
     AttentionInterface.register(REFERENCE, reference_attention)
     model = reference_copy(loaded, "eager")
     model.set_attn_implementation(REFERENCE)
-    run = ReferenceRun(rope, len(ids), 1 / temperature, loaded.text_config.rope_parameters["rope_theta"])
+    run = ReferenceRun(rope, len(ids), 1 / temperature, loaded.text_config.rope_parameters["rope_theta"],
+                       layer_windows(loaded.config))
 
     def keep_hidden(module, args, kwargs):  # the layer's input, from which q and k are projected again
         run.hidden[module.layer_idx] = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
@@ -118,12 +122,13 @@ def reference(loaded, ids: list[int], rope: Rope | None, temperature: float):
     return out.loss.item(), nll.numpy(), run
 
 
-def reference_statistics(weights: np.ndarray, run: ReferenceRun, q_start: int) -> dict[str, float]:
+def reference_statistics(run: ReferenceRun, layer: int, head: int, q_start: int) -> dict[str, float]:
     """Means over queries q_start..n-1 of reference_row on one head's weights [n, n], with the remapped distances and
-    the visible keys of each row."""
+    the keys each row sees in that layer."""
+    weights = run.weights[layer][head]
     n = weights.shape[0]
     rows = [reference_row(weights[q], q, WINDOW, trained_length=TRAINED,
-                          distances=run.distances[q, : q + 1].numpy(), visible=int(run.visible[q].sum()))
+                          distances=run.distances[q, : q + 1].numpy(), visible=int(run.visible[layer][q].sum()))
             for q in range(q_start, n)]
     means = {name: float(np.mean([row[name] for row in rows])) for name in rows[0]}
     means["top_ratio"] = float(np.exp(means.pop("gap")))
@@ -144,7 +149,7 @@ def reference_profile(run: ReferenceRun, edges: np.ndarray, bounds) -> np.ndarra
     return profile
 
 
-@pytest.mark.parametrize("name", ["llama", "qwen2", "mistral"])
+@pytest.mark.parametrize("name", ["llama", "qwen2", "mistral", "qwen2_sliding"])
 @pytest.mark.parametrize("text", REMAPPINGS)
 def test_the_engine_equals_an_explicit_rotation_reference(architecture_model, name, text):
     loaded = architecture_model(name)
@@ -163,7 +168,7 @@ def test_the_engine_equals_an_explicit_rotation_reference(architecture_model, na
             np.testing.assert_allclose(attention_map(report, layer, view, head=None), run.weights[layer].mean(0),
                                        atol=WEIGHT_ATOL)  # the map a page draws, rebuilt from the kept q and k
             for head in range(report.n_heads):
-                expected = reference_statistics(run.weights[layer][head], run, report.q_start)
+                expected = reference_statistics(run, layer, head, report.q_start)
                 for statistic in REPORTED_STATISTICS:
                     assert result.heads[statistic][layer, head] == pytest.approx(
                         expected[statistic], rel=STAT_RTOL, abs=STAT_ATOL), f"{statistic} layer {layer} head {head}"
