@@ -20,12 +20,13 @@ from model_utils.engine.row_statistics import row_statistics
 DEFAULT_CHUNK_ELEMENTS = 1 << 22
 
 
-def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None) -> torch.Tensor:
-    """Masked attention logits of queries start..stop-1 against keys 0..stop-1, for every view.
+def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None, low: int = 0
+                 ) -> torch.Tensor:
+    """Masked attention logits of queries start..stop-1 against keys low..stop-1, for every view.
 
     query [B, H, n, d], key [B, KV, n, d] (grouped-query: head h reads kv head h // (H / KV)), multipliers [V, n]
-    with B == V or B == 1. Returns [V, H, stop - start, stop] in the queries' dtype; a key a query cannot see (a
-    later one, or one outside a sliding window) holds the dtype's min.
+    with B == V or B == 1. Returns [V, H, stop - start, stop - low] in the queries' dtype; a key a query cannot see
+    (a later one, or one outside a sliding window) holds the dtype's min.
     """
     heads, dim = query.shape[1], query.shape[3]
     kv_heads = key.shape[1]
@@ -34,13 +35,13 @@ def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, so
     pre = scaling if not softcap else scaling / softcap
     q = (query[:, :, start:stop] * (factors * pre if not softcap else pre)).reshape(
         -1, kv_heads, heads // kv_heads * rows, dim)  # [V or 1, KV, g*c, d]
-    logits = torch.matmul(q, key[:, :, :stop].transpose(-1, -2))  # [V or 1, KV, g*c, k]
-    logits = logits.view(-1, heads, rows, stop)  # [V or 1, H, c, k]
+    logits = torch.matmul(q, key[:, :, low:stop].transpose(-1, -2))  # [V or 1, KV, g*c, k]
+    logits = logits.view(-1, heads, rows, stop - low)  # [V or 1, H, c, k]
     if softcap:  # the temperature divides the capped score
         logits = torch.tanh(logits) * (factors * softcap)
     lowest = torch.finfo(logits.dtype).min
     queries = torch.arange(start, stop, device=query.device)[:, None]
-    keys = torch.arange(stop, device=query.device)[None, :]
+    keys = torch.arange(low, stop, device=query.device)[None, :]
     hidden = keys > queries
     if sliding:
         hidden |= keys <= queries - sliding
@@ -52,13 +53,16 @@ def remapped_logits(query, key, scaling, multipliers, start, stop, sliding=None,
                     remap: LayerRemap | None = None, block: RemappedBlock | None = None) -> torch.Tensor:
     """chunk_logits, under a distance remapping: each pair's logit from the near block (q, k at their own
     positions) or, at distance >= W, from the far block (q, k at their far positions), and no weight where the
-    recipe hides a key (`block`: the chunk's, if already made). Without a remapping, chunk_logits itself."""
-    logits = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
+    recipe hides a key (`block`: the chunk's, if already made). Without a remapping, chunk_logits itself. The far
+    block is scored against every key, the near one only against the keys within W of some query of the chunk."""
     if remap is None:
-        return logits
-    far = chunk_logits(remap.query, remap.key, scaling, multipliers, start, stop, sliding, softcap)
+        return chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
+    logits = chunk_logits(remap.query, remap.key, scaling, multipliers, start, stop, sliding, softcap)
     block = remap.layout.block(start, stop, sliding) if block is None else block
-    logits = torch.where(block.far.to(logits.device), far, logits)  # [V, H, c, k]
+    low = max(0, start - remap.layout.rope.window + 1)  # every key before it is W or more from every query
+    near = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, low)
+    band = logits[..., low:]  # [V, H, c, stop - low], a view
+    band.copy_(torch.where(block.far[:, low:].to(logits.device), band, near))
     return logits.masked_fill_(block.hidden.to(logits.device), torch.finfo(logits.dtype).min)
 
 

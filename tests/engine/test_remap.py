@@ -365,3 +365,46 @@ def test_a_sweep_with_a_remapping_records_and_reads_it(tmp_path):
     assert (plain.kernel, remapped.kernel, document.kernel) == ("fused", "torch", "torch")
     assert remapped.loss != pytest.approx(plain.loss, abs=1e-4)
     assert document.verdict is not None
+
+
+@pytest.mark.parametrize("text", REMAPPINGS)
+@pytest.mark.parametrize("sliding", [None, 80])
+def test_chunks_of_a_few_queries_give_the_whole_blocks_scores(text, sliding):
+    """Long texts are scored a few queries at a time, the near block only against the keys within W of a chunk's
+    queries: small chunks give the statistics and the output of one chunk holding every query, which equal the
+    plain two-block definition (each pair's logit from the far q and k at distance >= W)."""
+    from model_utils.core.statistics import distance_bins, untrained_bin
+    from model_utils.engine.remap import LayerRemap, Layout
+    from model_utils.engine.torch_path import remapped_attention, remapped_logits, torch_row_statistics
+
+    rope, n = parse_rope(text), 300
+    generator = torch.Generator().manual_seed(3)
+    query, far_query = (torch.randn(2, 4, n, 16, generator=generator) for _ in range(2))
+    key, far_key, value = (torch.randn(2, 2, n, 16, generator=generator) for _ in range(3))
+    remap = LayerRemap(layout=Layout.of(rope, n, TRAINED), query=far_query, key=far_key)
+    multipliers = torch.stack([torch.full((n,), 1.0), torch.linspace(0.5, 2.0, n)])
+    edges = torch.from_numpy(distance_bins(n, TRAINED))
+    settings = {"q_start": 5, "window": WINDOW, "edges": edges, "untrained_bin": untrained_bin(edges.numpy(), TRAINED),
+                "sliding": sliding}
+    whole = remapped_attention(query, key, value, 0.25, multipliers, remap=remap, chunk_elements=1 << 30, **settings)
+    for chunk in (2 * 4 * n * 7, 2 * 4 * n * 64):  # 7 and 64 queries per chunk
+        output, rows = remapped_attention(query, key, value, 0.25, multipliers, remap=remap, chunk_elements=chunk,
+                                          **settings)
+        torch.testing.assert_close(output, whole[0], atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(rows, whole[1], atol=1e-6, rtol=1e-5)
+        torch.testing.assert_close(torch_row_statistics(query, key, 0.25, multipliers, remap=remap,
+                                                        chunk_elements=chunk, **settings), whole[1], atol=1e-6,
+                                   rtol=1e-5)
+    d = torch.arange(n)[:, None] - torch.arange(n)[None, :]
+
+    def scores(q, k):  # [V, H, n, n]: query head h reads key head h // 2
+        return ((q * multipliers[:, None, :, None] * 0.25).unflatten(1, (2, 2)) @ k[:, :, None].mT).flatten(1, 2)
+
+    expected = torch.where(d >= rope.window, scores(far_query, far_key), scores(query, key))
+    hidden = (d < 0) | ((d >= sliding) if sliding else False)
+    if rope.hides is not None:
+        hidden |= (d >= rope.window) & (torch.arange(n)[None, :] >= rope.hides)
+    got = remapped_logits(query, key, 0.25, multipliers, 40, 47, sliding, None, remap)
+    visible = ~hidden[40:47, :47]
+    torch.testing.assert_close(got[..., visible], expected[:, :, 40:47, :47][..., visible], atol=1e-5, rtol=1e-5)
+    assert (got[..., ~visible] == torch.finfo(got.dtype).min).all()
