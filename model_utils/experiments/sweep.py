@@ -40,7 +40,7 @@ from model_utils.core.records.sweep import (
 from model_utils.core.report import Report
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
-from model_utils.core.statistics import STATISTICS
+from model_utils.core.statistics import REPORTED_STATISTICS
 from model_utils.core.views import View, as_view
 from model_utils.engine.analyze import AnalysisRequest, CheckedRequest, analyze, check_length, tokenize, validate
 from model_utils.experiments.fingerprint import model_fingerprint
@@ -49,6 +49,8 @@ from model_utils.models import LoadedModel
 from model_utils.verdicts.context import sweep_verdict
 
 FORMAT = 4  # bump when a cached pass would come out different (4: the untrained mass and the RoPE recipe)
+# A pass cached before the distance remappings lacks effective_untrained_mass: it remapped nothing, so its effective
+# untrained mass is its untrained mass, and FORMAT stays (the remapped passes are new labels, never cached before).
 Spec = float | Schedule | View  # what a sweep runs: a temperature or schedule on the plain model, or a View
 
 
@@ -83,7 +85,7 @@ def pass_record(report: Report) -> SweepPass:
         result=SweepResult(
             label=result.label, temperature=result.temperature, schedule=result.schedule, **rope_fields(result.rope),
             loss=result.loss, nll=tuple(None if math.isnan(v) else float(v) for v in result.bucket_nll),
-            heads={name: np.round(result.bucket_heads[name], 5) for name in STATISTICS},
+            heads={name: np.round(result.bucket_heads[name], 5) for name in REPORTED_STATISTICS},
             distance_profile=np.round(result.distance_profile.mean(axis=1), 6),  # [bucket, bin]
             distance_profile_layers=np.round(result.distance_profile, 6),  # [bucket, layer, bin]
             distance_bins=tuple(int(edge) for edge in report.distance_edges), seconds=report.seconds,

@@ -365,6 +365,11 @@ def test_a_sweep_with_a_remapping_records_and_reads_it(tmp_path):
     assert (plain.kernel, remapped.kernel, document.kernel) == ("fused", "torch", "torch")
     assert remapped.loss != pytest.approx(plain.loss, abs=1e-4)
     assert document.verdict is not None
+    # past the trained length attention still reaches back 1,024 tokens, but never to an untrained distance (W = 256)
+    past = [i for i, (start, _) in enumerate(document.buckets) if start >= document.trained_length]
+    assert remapped.heads["untrained_mass"][past].min() > 0.0
+    assert np.all(remapped.heads["effective_untrained_mass"] == 0.0)
+    np.testing.assert_array_equal(plain.heads["effective_untrained_mass"], plain.heads["untrained_mass"])
 
 
 @pytest.mark.parametrize("text", REMAPPINGS)
