@@ -107,41 +107,45 @@ def model_rotation(loaded: LoadedModel) -> Callable:
 
 def _turn(module: torch.nn.Module, by: torch.Tensor, device) -> tuple[torch.Tensor, torch.Tensor]:
     """cos, sin [1, n, r] of the model's rotary module at positions `by` [n]: a rotation by that many positions."""
-    probe = torch.ones(1, dtype=torch.float32, device=device)
+    like = torch.ones(1, dtype=torch.float32, device=device)  # the dtype and device cos and sin come in
     with torch.inference_mode():
-        return module(probe, by.to(device, torch.float32)[None])
+        return module(like, by.to(device, torch.float32)[None])
 
 
 def check_remap(loaded: LoadedModel, rope: Rope, trained_length: int) -> None:
     """Refuse a remapping the model cannot take, naming why: no RoPE or a scaled one (check_recipe), a RoPE per layer
-    type, a window past the trained length (Rope.check_window), or a rotation that does not compose (turning q
-    rotated at p by t must equal q rotated at p + t, which the far block relies on)."""
+    type, a window past the trained length (Rope.check_window), or a rotation that does not compose."""
     check_recipe(loaded, rope)
-    kind = f"model {loaded.name!r} ({loaded.text_config.model_type})"
     if own_parameters(loaded)[1] is not None:
-        raise AnalysisError(f"{kind} has a RoPE per layer type; the distance remapping {rope.label} is not "
-                            "applied to such models yet; leave it out")
+        raise AnalysisError(f"model {loaded.name!r} ({loaded.text_config.model_type}) has a RoPE per layer type; the "
+                            f"distance remapping {rope.label} is not applied to such models yet; leave it out")
     try:
         rope.check_window(trained_length)
     except ValueError as error:
         raise AnalysisError(str(error)) from None
-    rotate, (module,) = model_rotation(loaded), rotary_modules(loaded.model)[:1]
+    check_composition(loaded, rope)
+
+
+def check_composition(loaded: LoadedModel, rope: Rope) -> None:
+    """The far block turns q and k already rotated at their own positions: q rotated at p and then turned by t must
+    be q rotated at p + t. Checked on one vector at three positions; AnalysisError where it is not so."""
+    rotate, module = model_rotation(loaded), rotary_modules(loaded.model)[0]
     config = loaded.text_config
     dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     vector = torch.linspace(-1.0, 1.0, dim, device=loaded.device).expand(1, 1, 3, dim)  # [1, 1, 3, d]
     at, by = torch.tensor([0.0, 5.0, 40.0]), torch.tensor([7.0, -3.0, -33.5])
-    turned = rotate(rotate(vector, vector, *_turn(module, at, loaded.device))[0], vector,
-                    *_turn(module, by, loaded.device))[0]
+    rotated = rotate(vector, vector, *_turn(module, at, loaded.device))[0]
+    turned = rotate(rotated, rotated, *_turn(module, by, loaded.device))[0]
     direct = rotate(vector, vector, *_turn(module, at + by, loaded.device))[0]
     if not torch.allclose(turned, direct, atol=1e-4):
-        raise AnalysisError(f"{kind}'s rotary embedding does not compose as rotations do, so the distance "
-                            f"remapping {rope.label} cannot be computed from it; leave it out")
+        raise AnalysisError(f"model {loaded.name!r}'s rotary embedding does not compose as rotations do, so the "
+                            f"distance remapping {rope.label} cannot be computed from it; leave it out")
 
 
 def build_remap(loaded: LoadedModel, rope: Rope, n_tokens: int, trained_length: int) -> Remap:
     """The Remap of one pass of `n_tokens` on `loaded` (checked by check_remap)."""
     check_remap(loaded, rope, trained_length)
-    (module,) = rotary_modules(loaded.model)[:1]
+    module = rotary_modules(loaded.model)[0]
     layout = Layout.of(rope, n_tokens, trained_length, loaded.device)
     own = torch.arange(n_tokens, dtype=torch.float64, device=loaded.device)
     return Remap(layout=layout, rotate=model_rotation(loaded),

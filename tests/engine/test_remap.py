@@ -413,3 +413,21 @@ def test_chunks_of_a_few_queries_give_the_whole_blocks_scores(text, sliding):
     visible = ~hidden[40:47, :47]
     torch.testing.assert_close(got[..., visible], expected[:, :, 40:47, :47][..., visible], atol=1e-5, rtol=1e-5)
     assert (got[..., ~visible] == torch.finfo(got.dtype).min).all()
+
+
+def test_a_rotation_that_does_not_compose_or_is_missing_is_refused(architecture_model, monkeypatch):
+    """The far block turns q and k the model already rotated; a rotation function for which that is not the same
+    as rotating once (here one that only scales), or none at all, is refused by name before any pass."""
+    import sys
+
+    from model_utils.engine import remap
+
+    loaded = architecture_model("llama")
+    rope = Rope("rerope", window=16)
+    monkeypatch.setattr(remap, "model_rotation", lambda loaded: lambda q, k, cos, sin: (q * cos, k * cos))
+    with pytest.raises(AnalysisError, match="does not compose as rotations do"):
+        analyze(loaded, TEXT, temperatures=[1.0], rope=rope, trained_length=TRAINED)
+    monkeypatch.undo()
+    monkeypatch.delattr(sys.modules[type(loaded.model).__module__], "apply_rotary_pos_emb")
+    with pytest.raises(AnalysisError, match="has no apply_rotary_pos_emb in its modeling code"):
+        analyze(loaded, TEXT, temperatures=[1.0], rope=rope, trained_length=TRAINED)
