@@ -70,7 +70,7 @@ def rotated(x: torch.Tensor, positions: torch.Tensor, theta: float) -> torch.Ten
 class ReferenceRun:
     """One reference forward pass: the recipe's distances, the logit multiplier, and the weights of every layer."""
 
-    def __init__(self, rope: Rope | None, n: int, multiplier: float, theta: float, windows: list[int | None]):
+    def __init__(self, rope: Rope | None, n: int, multipliers: np.ndarray, theta: float, windows: list[int | None]):
         distances, visible = remapped_distances(rope, n) if rope else (None, None)
         if rope is None:
             distances = np.subtract.outer(np.arange(n), np.arange(n)).astype(np.float64)
@@ -78,7 +78,7 @@ class ReferenceRun:
         in_text = np.subtract.outer(np.arange(n), np.arange(n))
         self.distances = torch.from_numpy(distances)
         self.visible = [torch.from_numpy(visible & (in_text < (window or n))) for window in windows]  # per layer
-        self.multiplier, self.theta = multiplier, theta
+        self.multipliers, self.theta = torch.from_numpy(np.asarray(multipliers, dtype=np.float64)), theta  # [n]
         self.hidden: dict[int, torch.Tensor] = {}
         self.weights: dict[int, np.ndarray] = {}  # layer -> [H, n, n]
 
@@ -94,7 +94,8 @@ def reference_attention(module, query, key, value, attention_mask, scaling=None,
     k = k.repeat_interleave(groups, dim=0)
     scores = torch.stack([(rotated(q[h][:, None, :].expand(n, n, -1), run.distances, run.theta) *
                            k[h][None, :, :]).sum(-1) for h in range(q.shape[0])])  # [H, n, n]
-    logits = (scores * module.scaling * run.multiplier).masked_fill(~run.visible[module.layer_idx], -torch.inf)
+    logits = (scores * module.scaling * run.multipliers[:, None]).masked_fill(~run.visible[module.layer_idx],
+                                                                            -torch.inf)
     weights = torch.softmax(logits, dim=-1)
     run.weights[module.layer_idx] = weights.numpy()
     values = value.double()[0].repeat_interleave(groups, dim=0)  # [H, n, dv]
@@ -102,12 +103,14 @@ def reference_attention(module, query, key, value, attention_mask, scaling=None,
     return output.to(query.dtype), None
 
 
-def reference(loaded, ids: list[int], rope: Rope | None, temperature: float):
-    """The reference model's loss, per-position NLL [n - 1] and run (its weights) at one constant temperature."""
+def reference(loaded, ids: list[int], rope: Rope | None, temperature: float | np.ndarray):
+    """The reference model's loss, per-position NLL [n - 1] and run (its weights) at one constant temperature, or
+    at a logit multiplier per query position [n] (a schedule's)."""
+    multipliers = np.full(len(ids), 1 / temperature) if np.isscalar(temperature) else temperature
     AttentionInterface.register(REFERENCE, reference_attention)
     model = reference_copy(loaded, "eager")
     model.set_attn_implementation(REFERENCE)
-    run = ReferenceRun(rope, len(ids), 1 / temperature, loaded.text_config.rope_parameters["rope_theta"],
+    run = ReferenceRun(rope, len(ids), multipliers, loaded.text_config.rope_parameters["rope_theta"],
                        layer_windows(loaded.config))
 
     def keep_hidden(module, args, kwargs):  # the layer's input, from which q and k are projected again
@@ -196,6 +199,25 @@ def test_a_report_of_several_passes_rebuilds_each_views_map_from_its_own(archite
     remapped = attention_map(report, 2, 1, head=1)
     np.testing.assert_allclose(remapped, run.weights[2][1], atol=WEIGHT_ATOL)
     assert remapped[-1, 5:300].max() == 0.0  # keys past the sinks and outside the window: no weight
+
+
+def test_a_schedule_on_a_remapping_equals_the_reference(architecture_model):
+    """A published schedule's logit multiplier per query position goes on top of a remapping as on the model's own
+    positions: both blocks carry it."""
+    from model_utils.core.schedules import Schedule
+
+    loaded = architecture_model("qwen2")
+    rope = Rope("leaky-rerope", window=48, slope=8.0)
+    report = analyze(loaded, TEXT, temperatures=[Schedule("qwen-logn", 64.0)], rope=rope, max_tokens=len(TEXT),
+                     window=WINDOW, trained_length=TRAINED)
+    assert report.multipliers[0].max() > 1.2  # the schedule sharpens the far queries
+    loss, nll, run = reference(loaded, report.token_ids, rope, report.multipliers[0].astype(np.float64))
+    result = report.results[0]
+    assert result.label == "leaky-rerope (W=48, K=8) + qwen-logn (train_length=64)"
+    assert result.loss == pytest.approx(loss, abs=LOSS_ATOL)
+    np.testing.assert_allclose(result.position_nll, nll, atol=NLL_ATOL)
+    for layer in range(report.n_layers):
+        np.testing.assert_allclose(result.last_rows[layer], run.weights[layer][:, -1], atol=WEIGHT_ATOL)
 
 
 def test_the_reference_is_the_models_own_attention_without_a_recipe(architecture_model):
