@@ -89,6 +89,8 @@ REMAPS = {
 }
 LETTERS = {"factor": "s", "group": "G", "window": "W", "slope": "K", "sinks": "S"}  # as labels and --rope write them
 WHOLE = {"group": 1, "window": 1, "sinks": 0}  # whole-number parameters and their least value
+EXAMPLES = {"self-extend": "self-extend:2,1024", "rerope": "rerope:1024", "leaky-rerope": "leaky-rerope:1024,16",
+            "sink-window": "sink-window:4,1024"}  # what a message suggests
 
 
 def recipe_info(kind: str) -> RecipeInfo:
@@ -244,10 +246,6 @@ def parse_rope(text: str) -> Rope:
         raise ValueError(f"RoPE recipe {kind!r} needs {len(info.parameters)} number(s): {usage(kind)}, e.g. "
                          f"{EXAMPLES[kind]}")
     return Rope(kind, **{name: _number(kind, name, part) for name, part in zip(info.parameters, parts, strict=True)})
-
-
-EXAMPLES = {"self-extend": "self-extend:2,1024", "rerope": "rerope:1024", "leaky-rerope": "leaky-rerope:1024,16",
-            "sink-window": "sink-window:4,1024"}
 
 
 def _number(kind: str, name: str, text: str) -> int | float:
