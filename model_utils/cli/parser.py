@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from model_utils.core.limits import MODES
 from model_utils.core.names import BUNDLED
-from model_utils.core.rope import RECIPES, Rope, parse_rope
+from model_utils.core.rope import RECIPES, REMAPS, Rope, parse_rope, usage
 from model_utils.core.schedules import SCHEDULES, Schedule, ScheduleRequest
 from model_utils.core.softmax import TEMPERATURE_RANGE, check_temperature
 from model_utils.experiments.texts import BUILTIN_TEXTS, SOURCE
@@ -79,12 +79,15 @@ def rope_arg(text: str) -> RopeRequest:
     return RopeRequest(rope, tuple(temperature_arg(part) for part in temperatures.split(",") if part.strip()) or None)
 
 
-ROPE_HELP = (f"a RoPE length-extension recipe TYPE:S, S > 1 the scale factor ({', '.join(RECIPES)}: yarn is YaRN "
-             "with its own attention factor, yarn-rope the same interpolation without it, dynamic NTK-aware "
-             "scaling, linear position interpolation), as transformers implements it. Each recipe runs with every "
-             "temperature and schedule asked for, or only with those after @ (yarn-rope:2@0.9,1,1.1); the model's "
-             "own positions run them all as well. Repeat for several recipes. A recipe allows a text past the "
-             "trained length (as --beyond-trained).")
+ROPE_HELP = (f"a RoPE length-extension recipe. TYPE:S changes the rotary frequencies, S > 1 the scale factor "
+             f"({', '.join(RECIPES)}: yarn is YaRN with its own attention factor, yarn-rope the same interpolation "
+             "without it, dynamic NTK-aware scaling, linear position interpolation), as transformers implements it. "
+             f"{', '.join(usage(kind) for kind in REMAPS)} remap the distance of a query and a key W or more apart "
+             "(Self-Extend with groups of G, ReRoPE clipping at W or growing 1 / K as fast past it, attention sinks "
+             "plus a window of W keys), W at most the trained length. Each recipe runs with every temperature and "
+             "schedule asked for, or only with those after @ (yarn-rope:2@0.9,1,1.1); the model's own positions run "
+             "them all as well. Repeat for several recipes. A recipe allows a text past the trained length (as "
+             "--beyond-trained).")
 
 
 def schedules_help() -> str:
@@ -112,7 +115,7 @@ def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: 
                          help="bundled (default), tiny-random, or a Hugging Face model folder")
     command.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
                          help=schedules_help())
-    command.add_argument("--rope", action="append", type=rope_arg, default=[], metavar="TYPE:S[@T,...]",
+    command.add_argument("--rope", action="append", type=rope_arg, default=[], metavar="TYPE:S|TYPE:G,W...[@T,...]",
                          help=ROPE_HELP)
     command.add_argument("--window", type=int, default=32, help="recent window in tokens (default 32)")
     command.add_argument("--max-tokens", type=int, default=max_tokens,

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from model_utils.core.statistics import MASS_PARTS, STATISTICS, mass_by_distance
+from model_utils.core.statistics import MASS_PARTS, REPORTED_STATISTICS, STATISTICS, mass_by_distance
 
 
 @dataclass(kw_only=True)
@@ -22,6 +22,8 @@ class LayerInputs:
     scaling: float
     sliding: int | None  # the layer's sliding window, None for full attention
     softcap: float | None  # the layer's attention logit soft cap
+    far_query: np.ndarray | None = None  # [B, H, n, d] under a distance remapping: q and k at their far positions
+    far_key: np.ndarray | None = None  # [B, KV, n, d]
 
 
 @dataclass(kw_only=True)
@@ -62,15 +64,15 @@ class TemperatureResult:
         return mass_by_distance(rows.mean(axis=(0, 1)), edges)
 
     def to_dict(self, with_buckets: bool = False) -> dict:
-        values = {name: self.heads[name].tolist() for name in STATISTICS}  # [layer][head] Python floats at once
-        heads = [[{name: values[name][layer][head] for name in STATISTICS} for head in range(len(by_head))]
+        values = {name: self.heads[name].tolist() for name in REPORTED_STATISTICS}  # [layer][head] floats at once
+        heads = [[{name: values[name][layer][head] for name in REPORTED_STATISTICS} for head in range(len(by_head))]
                  for layer, by_head in enumerate(values["entropy"])]
         document = {"temperature": self.temperature, "label": self.label, "schedule": self.schedule,
                     "rope": self.rope, "loss": self.loss, "next_token": self.next_token, "heads": heads}
         if with_buckets:
             document["buckets"] = {
                 "nll": [None if math.isnan(v) else float(v) for v in self.bucket_nll],
-                "heads": {name: self.bucket_heads[name].tolist() for name in STATISTICS},
+                "heads": {name: self.bucket_heads[name].tolist() for name in REPORTED_STATISTICS},
                 "distance_profile": self.distance_profile.mean(axis=1).tolist(),  # [bucket][bin] over all layers
             }
         return document

@@ -5,8 +5,10 @@ For the query at position q with weights p over the keys it can see: entropy H =
 entropy H / ln(visible keys); sink mass p of key 0; recent mass p of keys max(1, q - window + 1)..q; distant mass the
 rest (sink + recent + distant = 1); top_ratio exp(mean top-2 logit gap), the geometric mean over queries of the top
 key's weight over the runner-up's; untrained mass p of the keys at distance q - k >= L (the trained length), key 0
-left out (the sink is reported on its own), so 0 inside the trained context; distance bin j = p of the keys at
-distance edges[j] <= q - k < edges[j + 1].
+left out (the sink is reported on its own), so 0 inside the trained context; effective untrained mass the same on the
+distance a remapping (core.rope.REMAPS) gives the pair, d' instead of q - k (without one, the untrained mass);
+distance bin j = p of the keys at distance edges[j] <= q - k < edges[j + 1] (the distance in the text, remapped or
+not).
 """
 
 from __future__ import annotations
@@ -17,11 +19,15 @@ import math
 import numpy as np
 
 # Order of the per-row quantities in the torch path's and the fused kernel's last axis; distance bins follow.
-ROW_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_gap", "untrained_mass")
+ROW_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_gap", "untrained_mass",
+              "effective_untrained_mass")
 # The per-head statistics a report carries, by name: the one list every module, page and test imports.
 STATISTICS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio",
               "untrained_mass")
 MASS_PARTS = ("sink_mass", "recent_mass", "distant_mass")  # they add up to 1
+# What a report carries (and its JSON writes): STATISTICS, and the untrained mass on remapped distances, which the
+# tune's rows and the pages' lists do not hold (yet): on the model's own positions it is untrained_mass.
+REPORTED_STATISTICS = (*STATISTICS, "effective_untrained_mass")
 STATISTIC_LABELS = {
     "entropy": "entropy (nats)",
     "normalized_entropy": "normalized entropy H / ln(visible keys)",
@@ -30,6 +36,8 @@ STATISTIC_LABELS = {
     "distant_mass": "distant mass",
     "top_ratio": "top / runner-up weight ratio (geometric mean over queries)",
     "untrained_mass": "untrained-distance mass (keys farther back than the trained length, sink excluded)",
+    "effective_untrained_mass": ("untrained-distance mass on the distances a remapping gives (keys whose remapped "
+                                 "distance is at least the trained length, sink excluded)"),
 }
 
 # exp() of anything above this overflows a float64; top_ratio saturates there instead of becoming inf.

@@ -24,6 +24,7 @@ from model_utils.core.rope import Rope
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, first_stat_query, named_statistics
 from model_utils.core.views import View, passes_of
 from model_utils.engine.probe import Probe
+from model_utils.engine.remap import build_remap, check_remap
 from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel
 
@@ -87,8 +88,12 @@ def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
 def validate(loaded: LoadedModel, request: AnalysisRequest) -> CheckedRequest:
     """Check every field of `request` before any work; raise AnalysisError naming the fix."""
     views = resolve_views(request.temperatures, request.rope)
+    trained = (loaded.max_positions if request.trained_length is None
+               else check_int("trained_length", request.trained_length, 2))
     for rope, _ in passes_of(views):
-        if rope is not None:
+        if rope is not None and rope.remaps:
+            check_remap(loaded, rope, trained)
+        elif rope is not None:
             check_recipe(loaded, rope)
     if request.mode not in MODES:
         raise AnalysisError(f"mode must be one of {', '.join(MODES)}, got {request.mode!r}")
@@ -97,8 +102,6 @@ def validate(loaded: LoadedModel, request: AnalysisRequest) -> CheckedRequest:
                                                  for layer in layers})
     if chosen is not None and not chosen:
         raise AnalysisError("layers is empty; give at least one layer, or None for all")
-    trained = (loaded.max_positions if request.trained_length is None
-               else check_int("trained_length", request.trained_length, 2))
     return CheckedRequest(
         views=views, mode=request.mode, window=check_int("window", request.window, 1), layers=chosen,
         keep=_keep_layers(request.keep_maps, loaded.n_layers, loaded.n_heads),
@@ -204,20 +207,23 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
                                            steps=n_layers, part=done_before + 1, parts=passes, seconds_left=left,
                                            detail=detail))
 
+    remap = build_remap(loaded, rope, n, request.trained_length) if rope is not None and rope.remaps else None
     probe = Probe(view_multipliers=_view_multipliers([request.views[i] for i in chosen], n), window=request.window,
                   q_start=q_start, propagate=in_model, trained_length=request.trained_length,
                   layers=None if request.layers is None else frozenset(request.layers),
-                  keep_layers=request.keep, bucket_size=request.bucket_size, on_layer=on_layer)
+                  keep_layers=request.keep, bucket_size=request.bucket_size, on_layer=on_layer, remap=remap)
     input_ids = torch.tensor(ids, device=loaded.device)
     batch = input_ids[None].expand(n_views if in_model else 1, -1)
-    with torch.inference_mode(), recipe_positions(loaded, rope, request.trained_length) as applied:
+    positions = None if remap is not None else rope  # a remapping keeps the model's rotary positions
+    with torch.inference_mode(), recipe_positions(loaded, positions, request.trained_length) as applied:
         hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
         nll, last = position_nll(loaded, hidden, input_ids)
         probe.move_to_host()  # the statistics stayed on the model's device during the pass
     if len(probe.sums) != n_layers:
         raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
                             "interface, so the explorer cannot apply a temperature inside it")
-    return Pass(views=chosen, probe=probe, nll=nll, last=last, rope=None if applied is None else applied.as_dict())
+    record = remap.layout.rope.applied() if remap is not None else None if applied is None else applied.as_dict()
+    return Pass(views=chosen, probe=probe, nll=nll, last=last, rope=record)
 
 
 def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
@@ -257,12 +263,22 @@ def _result(loaded, view: View, index: int, row: int, done: Pass, bounds) -> Tem
 
 
 def _kept(passes: list[Pass]) -> dict[int, LayerInputs]:
-    """The kept queries and keys of every pass, stacked along the batch axis in pass order."""
-    layers = passes[0].probe.kept
-    return {layer: LayerInputs(query=np.concatenate([done.probe.kept[layer].query for done in passes]),
-                               key=np.concatenate([done.probe.kept[layer].key for done in passes]),
-                               scaling=inputs.scaling, sliding=inputs.sliding, softcap=inputs.softcap)
-            for layer, inputs in layers.items()}
+    """The kept queries and keys of every pass, stacked along the batch axis in pass order; where a pass remapped
+    distances, the far block's too (a pass without one stands in with its own, which no map of it reads)."""
+    kept = {}
+    for layer, inputs in passes[0].probe.kept.items():
+        layers = [done.probe.kept[layer] for done in passes]
+        remapped = any(each.far_query is not None for each in layers)
+        kept[layer] = LayerInputs(
+            query=np.concatenate([each.query for each in layers]), key=np.concatenate([each.key for each in layers]),
+            scaling=inputs.scaling, sliding=inputs.sliding, softcap=inputs.softcap,
+            far_query=np.concatenate([_far(each.far_query, each.query) for each in layers]) if remapped else None,
+            far_key=np.concatenate([_far(each.far_key, each.key) for each in layers]) if remapped else None)
+    return kept
+
+
+def _far(far: np.ndarray | None, own: np.ndarray) -> np.ndarray:
+    return own if far is None else far
 
 
 def set_threads(count: int) -> None:

@@ -1,5 +1,6 @@
 """Attention maps rebuilt from a report: the kept queries and keys of a layer through the engine's own logits
-function, at one view's multipliers, so a page draws any kept layer's n x n map without running the model again.
+function, at one view's multipliers (and, under a distance remapping, from its near and far blocks), so a page draws
+any kept layer's n x n map without running the model again.
 The report is numpy data on the lowest floor; rebuilding takes torch, so it lives here."""
 
 import numpy as np
@@ -7,9 +8,11 @@ import torch
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import check_int
-from model_utils.core.report import Report
+from model_utils.core.report import LayerInputs, Report
+from model_utils.core.rope import Rope
 from model_utils.engine.probe import multipliers_for
-from model_utils.engine.torch_path import chunk_logits
+from model_utils.engine.remap import LayerRemap, Layout
+from model_utils.engine.torch_path import remapped_logits
 
 
 def attention_map(report: Report, layer: int, view: int, *, head: int | None = None) -> np.ndarray:
@@ -24,8 +27,18 @@ def attention_map(report: Report, layer: int, view: int, *, head: int | None = N
     row = report.map_rows[view] if report.map_rows else 0
     multipliers = multipliers_for(torch.from_numpy(report.multipliers), report.layers, layer)[view : view + 1]
     query, key = (torch.from_numpy(array[row : row + 1]) for array in (inputs.query, inputs.key))
-    logits = chunk_logits(query, key, inputs.scaling, multipliers, 0, report.n_tokens, inputs.sliding,
-                          inputs.softcap)
+    logits = remapped_logits(query, key, inputs.scaling, multipliers, 0, report.n_tokens, inputs.sliding,
+                             inputs.softcap, _remap(report, inputs, view, row))
     probs = torch.softmax(logits[0], dim=-1)  # [H, n, n]
     chosen = probs.mean(dim=0) if head is None else probs[head]
     return chosen.numpy()
+
+
+def _remap(report: Report, inputs: LayerInputs, view: int, row: int) -> LayerRemap | None:
+    """The far block of view `view`'s map, where its recipe remaps distances (else None)."""
+    applied = report.results[view].rope
+    rope = None if applied is None else Rope.from_dict(applied)
+    if rope is None or not rope.remaps:
+        return None
+    far = [torch.from_numpy(array[row : row + 1]) for array in (inputs.far_query, inputs.far_key)]
+    return LayerRemap(layout=Layout.of(rope, report.n_tokens, report.trained_length), query=far[0], key=far[1])

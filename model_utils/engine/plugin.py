@@ -24,6 +24,7 @@ from model_utils.engine.torch_path import (
     DEFAULT_CHUNK_ELEMENTS,
     bucket_sums,
     last_row,
+    remapped_attention,
     torch_output,
     torch_row_statistics,
 )
@@ -57,24 +58,31 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     settings = {"softcap": softcap, "q_start": probe.q_start, "window": probe.window, "sliding": sliding,
                 "edges": edges, "untrained_bin": probe.untrained_from}
     kernel = probe.layer_kernel(query)
+    remap = None if probe.remap is None else probe.remap.layer(query, key)  # the far block of q and k
     if kernel is not None:
         output, sums = kernel.attention(query, key, value, multipliers, scaling, with_output=probe.propagate,
                                         bucket_size=probe.bucket_size, **settings)
         if output is None:  # isolated: statistics of every view, output at T = 1
             output, _ = kernel.attention(query, key, value, propagated, scaling, with_output=True,
                                          bucket_size=probe.bucket_size, **settings)
+    elif remap is not None and probe.propagate:  # in-model: one scoring gives the output and the statistics
+        output, rows = remapped_attention(query, key, value, scaling, multipliers, remap=remap,
+                                          chunk_elements=probe.chunk_elements, **settings)
+        sums = bucket_sums(rows, probe.q_start, probe.bucket_size)
     else:  # on the queries' device; Probe.move_to_host copies the sums once the pass is done
         rows = torch_row_statistics(query, key, scaling, multipliers, chunk_elements=probe.chunk_elements,
-                                    **settings)
+                                    remap=remap, **settings)
         sums = bucket_sums(rows, probe.q_start, probe.bucket_size)
         output = torch_output(module, query, key, value, attention_mask, scaling, propagated, sliding, softcap,
-                              probe.chunk_elements, kwargs)
+                              probe.chunk_elements, kwargs, remap)
     probe.sums[layer] = sums
-    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap)
+    probe.last_rows[layer] = last_row(query, key, scaling, multipliers, sliding, softcap, remap)
     probe.sliding[layer] = sliding
     if layer in probe.keep_layers:
         probe.kept[layer] = LayerInputs(query=query.float().cpu().numpy(), key=key.float().cpu().numpy(),
-                                        scaling=scaling, sliding=sliding, softcap=softcap)
+                                        scaling=scaling, sliding=sliding, softcap=softcap,
+                                        far_query=None if remap is None else remap.query.cpu().numpy(),
+                                        far_key=None if remap is None else remap.key.cpu().numpy())
     if probe.on_layer is not None:
         probe.on_layer(layer)
     return output.to(query.dtype), None

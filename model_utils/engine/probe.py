@@ -12,6 +12,7 @@ import torch
 from model_utils.core.report import LayerInputs
 from model_utils.core.statistics import distance_bins, untrained_bin
 from model_utils.engine.kernel import FusedKernel, load_kernel
+from model_utils.engine.remap import Remap
 from model_utils.engine.torch_path import DEFAULT_CHUNK_ELEMENTS
 
 AUTO = "auto"  # Probe.kernel: the fused kernel where it can run, chosen at the pass's first layer
@@ -32,6 +33,8 @@ class Probe:
         (None: no untrained mass).
     kernel: AUTO (the fused kernel when the pass runs on the CPU and the kernel can be had; for a pass on any other
         device it is never built or loaded), a FusedKernel, or None for the torch path. `path` says which ran.
+    remap: the pass's distance remapping (engine.remap), None for none; the fused kernel does not remap distances,
+        so a pass with one takes the torch path.
     """
 
     view_multipliers: torch.Tensor
@@ -46,6 +49,7 @@ class Probe:
     bucket_size: int | None = None
     chunk_elements: int = DEFAULT_CHUNK_ELEMENTS
     on_layer: Callable[[int], None] | None = None
+    remap: Remap | None = None
     # filled in by the forward pass, keyed by layer index
     sums: dict[int, torch.Tensor] = field(default_factory=dict)  # [V, H, buckets, fields + bins] float64
     last_rows: dict[int, torch.Tensor] = field(default_factory=dict)  # [V, H, n] the last query's weights
@@ -66,8 +70,9 @@ class Probe:
 
     def layer_kernel(self, query: torch.Tensor) -> FusedKernel | None:
         """The fused kernel for a layer whose queries are `query`, or None for the torch path (recorded in `path`).
-        The kernel is CPU code: for queries on any other device it is neither built nor loaded."""
-        if query.device.type != "cpu":
+        The kernel is CPU code: for queries on any other device it is neither built nor loaded; nor for a distance
+        remapping, which it does not compute."""
+        if query.device.type != "cpu" or self.remap is not None:
             kernel = None
         else:
             if self.kernel == AUTO:

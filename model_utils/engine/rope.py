@@ -53,8 +53,7 @@ class Applied:
         factor = getattr(module, "attention_scaling", None)
         if factor is None:
             factor = getattr(module, f"{FULL_ATTENTION}_attention_scaling", 1.0)
-        applied = {"recipe": self.rope.kind, "rope_type": self.rope.rope_type, "factor": self.rope.factor,
-                   "attention_factor": float(factor)}
+        applied = self.rope.applied(float(factor))
         return applied | ({"layer_types": self.layer_types} if self.layer_types else {})
 
 
@@ -81,7 +80,7 @@ def _replace_output(module, args, kwargs, output):
     return replacement.module(*args, **kwargs)
 
 
-def _own_parameters(loaded: LoadedModel) -> tuple[dict, str | None]:
+def own_parameters(loaded: LoadedModel) -> tuple[dict, str | None]:
     """The model's rope_parameters the recipe replaces, and the layer type they belong to where each layer type
     has its own (Gemma 3: the recipe goes to the global layers, as Gemma 3's own long-context release scales
     them; the local sliding-window layers keep theirs)."""
@@ -106,7 +105,7 @@ def check_recipe(loaded: LoadedModel, rope: Rope) -> None:
     if not rotary_modules(loaded.model):
         raise AnalysisError(f"{kind} has no rotary position embedding module ({ROTARY_NAME}): the RoPE recipe "
                             f"{rope.label} does not apply to it; leave --rope out")
-    own, _ = _own_parameters(loaded)
+    own, _ = own_parameters(loaded)
     own_type = own.get("rope_type", own.get("type", "default"))
     if own_type != "default":
         raise AnalysisError(f"{kind} already scales its rotary positions (rope_type {own_type!r}); the explorer "
@@ -116,7 +115,7 @@ def check_recipe(loaded: LoadedModel, rope: Rope) -> None:
 def recipe_config(loaded: LoadedModel, rope: Rope, trained_length: int):
     """A copy of the model's config whose rope_parameters are the recipe's (the model's own config is untouched)."""
     config = copy.deepcopy(loaded.text_config)
-    own, layer_type = _own_parameters(loaded)
+    own, layer_type = own_parameters(loaded)
     recipe = rope.parameters(own, trained_length)
     if layer_type is None:
         config.rope_parameters = recipe
@@ -138,7 +137,7 @@ def recipe_positions(loaded: LoadedModel, rope: Rope | None, trained_length: int
     check_recipe(loaded, rope)
     install(loaded)
     config = recipe_config(loaded, rope, trained_length)
-    _, layer_type = _own_parameters(loaded)
+    _, layer_type = own_parameters(loaded)
     applied = Applied(rope=rope, layer_types=layer_type)
     replacements = {}
     for module in rotary_modules(loaded.model):

@@ -10,6 +10,7 @@ import torch
 
 from model_utils.core.statistics import first_stat_query
 from model_utils.core.statistics import named_statistics as summarize
+from model_utils.engine.remap import RemappedBlock
 
 
 def band_masks(start: int, stop: int, low: int, window: int, device=None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -43,7 +44,8 @@ def top_two(logits: torch.Tensor, block: int = 128) -> tuple[torch.Tensor, torch
 
 
 def row_statistics(logits: torch.Tensor, start: int, window: int, edges: torch.Tensor | None = None,
-                   sliding: int | None = None, untrained_from: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                   sliding: int | None = None, untrained_from: int | None = None,
+                   remapped: RemappedBlock | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-row attention statistics of a block of logits, for queries start..start+rows-1 against keys
     0..start+rows-1 (so the block's last row is its last key's own query).
 
@@ -51,6 +53,8 @@ def row_statistics(logits: torch.Tensor, start: int, window: int, edges: torch.T
     at keys a query cannot see (later keys; with a `sliding` window, keys before q - sliding + 1). Every row must
     see at least one key. `edges`: distance-bin edges (distance_bins), whose masses follow the ROW_FIELDS; the
     bins from `untrained_from` on (core.statistics.untrained_bin) make the untrained mass, 0 without them.
+    `remapped`: under a distance remapping (engine.remap), how many keys each row sees and which lie at a remapped
+    distance >= the trained length (the effective untrained mass; without a remapping it is the untrained mass).
     The block is CONSUMED (shifted in place), and so is its softmax, to save passes over memory.
     Returns stats [..., rows, len(ROW_FIELDS) + bins] and the attention weights of the block's last row [..., keys].
     """
@@ -69,13 +73,18 @@ def row_statistics(logits: torch.Tensor, start: int, window: int, edges: torch.T
     distant = probs[..., 1:low].sum(dim=-1) + (band * distant_mask).sum(dim=-1)
     last_row = probs[..., -1, :].clone()
     top_prob = probs.amax(dim=-1)  # = e^0 / sum(e^z) = 1 / sum(e^z)
+    effective = None if remapped is None else (probs * remapped.untrained).sum(dim=-1)  # before probs is consumed
     # H = ln(sum e^z) - sum p z, both terms >= 0 and free of the logits' magnitude (T may be tiny)
     entropy_nats = (-top_prob.log() - probs.mul_(shifted).sum(dim=-1)).clamp_min(0.0)
     positions = torch.arange(start, stop, dtype=torch.float64, device=logits.device)
     visible = positions + 1.0 if not sliding else torch.clamp(positions + 1.0, max=float(sliding))
+    if remapped is not None:
+        visible = remapped.visible.to(torch.float64)
     normalized = torch.where(visible > 1, entropy_nats / visible.log().clamp_min(1e-300).to(logits.dtype), 0.0)
     untrained = untrained_mass(bins[0] if bins else None, sink, positions, edges, untrained_from)
-    stats = torch.stack((entropy_nats, normalized, sink, recent, distant, first - second, untrained), dim=-1)
+    effective = untrained if effective is None else effective
+    stats = torch.stack((entropy_nats, normalized, sink, recent, distant, first - second, untrained, effective),
+                        dim=-1)
     return torch.cat([stats, *bins], dim=-1), last_row
 
 

@@ -40,7 +40,7 @@ from model_utils.core.records.sweep import (
 from model_utils.core.report import Report
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
-from model_utils.core.statistics import STATISTICS
+from model_utils.core.statistics import REPORTED_STATISTICS
 from model_utils.core.views import View, as_view
 from model_utils.engine.analyze import AnalysisRequest, CheckedRequest, analyze, check_length, tokenize, validate
 from model_utils.experiments.fingerprint import model_fingerprint
@@ -49,6 +49,8 @@ from model_utils.models import LoadedModel
 from model_utils.verdicts.context import sweep_verdict
 
 FORMAT = 4  # bump when a cached pass would come out different (4: the untrained mass and the RoPE recipe)
+# A pass cached before the distance remappings lacks effective_untrained_mass: it remapped nothing, so its effective
+# untrained mass is its untrained mass, and FORMAT stays (the remapped passes are new labels, never cached before).
 Spec = float | Schedule | View  # what a sweep runs: a temperature or schedule on the plain model, or a View
 
 
@@ -83,7 +85,7 @@ def pass_record(report: Report) -> SweepPass:
         result=SweepResult(
             label=result.label, temperature=result.temperature, schedule=result.schedule, **rope_fields(result.rope),
             loss=result.loss, nll=tuple(None if math.isnan(v) else float(v) for v in result.bucket_nll),
-            heads={name: np.round(result.bucket_heads[name], 5) for name in STATISTICS},
+            heads={name: np.round(result.bucket_heads[name], 5) for name in REPORTED_STATISTICS},
             distance_profile=np.round(result.distance_profile.mean(axis=1), 6),  # [bucket, bin]
             distance_profile_layers=np.round(result.distance_profile, 6),  # [bucket, layer, bin]
             distance_bins=tuple(int(edge) for edge in report.distance_edges), seconds=report.seconds,
@@ -235,7 +237,7 @@ def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequ
                       for p, spec in zip(passes, specs, strict=True)),
         best=best_per_bucket(passes, first.buckets), best_by_rope=best_by_recipe(passes, first.buckets),
         bootstrap=BOOTSTRAP, seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
-        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=first.result.kernel, verdict=None)
+        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=None)
     position_nll = {p.result.label: p.position_nll for p in passes}
     return replace(document, verdict=sweep_verdict(document, position_nll))
 
@@ -248,3 +250,9 @@ def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: Sweep
     check_sweep(loaded, text, specs, settings)
     records = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
     return sweep_document(loaded, [SweepPass.from_dict(record) for record in records], specs, settings, text, source)
+
+
+def _path(passes) -> str:
+    """Which path the sweep ran: "fused" when every pass ran the fused kernel, else "torch" (as a report says it;
+    a distance remapping always runs the torch path), each pass's own in its result."""
+    return "fused" if all(p.result.kernel == "fused" for p in passes) else "torch"

@@ -12,7 +12,7 @@ from typing import Protocol
 import numpy as np
 
 from model_utils.core.bootstrap import cross_fit, interval
-from model_utils.core.rope import RECIPES, Rope
+from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import yarn_multiplier
 from model_utils.verdicts.decomposition import decompose
 
@@ -371,7 +371,7 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
         if recipe is not None and one is not None:
             rows.append(row("recipe", data.views[one].label, _recipe_words(data.views[one].rope),
                             _fixed(sums, counts, reference, one), mass(one), recipe)
-                        | {"own_temperature": RECIPES[data.views[one].rope.kind].temperature})
+                        | {"own_temperature": recipe_info(data.views[one].rope.kind).temperature})
         if len(views) > 1:
             prefix, alone = ("", "alone") if recipe is None else (f"{recipe} + ", f"on {recipe}")
             choices = [views[int(np.argmin(sums[0, views, column]))] for column in range(len(past))]
@@ -399,7 +399,7 @@ def on_top_row(data: PastData, one: int, views: list[int]) -> dict:
 
 
 def _recipe_words(rope: Rope) -> str:
-    info = RECIPES[rope.kind]
+    info = recipe_info(rope.kind)
     if info.temperature:
         return f"{info.name}: its interpolation and its own temperature (logits x {yarn_multiplier(rope.factor):.3g})"
     return info.name
@@ -411,15 +411,15 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
     at_one = {view.rope: i for i, view in enumerate(data.views) if view.rope is not None and view.temperature == 1.0}
     rows = []
     for rope, index in at_one.items():
-        if not RECIPES[rope.kind].temperature:
+        if not recipe_info(rope.kind).temperature:
             continue
         for partner, other in at_one.items():
-            info = RECIPES[partner.kind]
-            same = partner.factor == rope.factor and info.rope_type == RECIPES[rope.kind].rope_type
+            info = recipe_info(partner.kind)
+            same = partner.factor == rope.factor and info.rope_type == recipe_info(rope.kind).rope_type
             if same and not info.temperature:
                 rows.append({"label": f"{data.views[index].label} vs {data.views[other].label}",
                              "kind": "own_temperature",
-                             "what": f"{RECIPES[rope.kind].name}'s own temperature on top of its interpolation "
+                             "what": f"{recipe_info(rope.kind).name}'s own temperature on top of its interpolation "
                                      f"(logits x {yarn_multiplier(rope.factor):.3g})",
                              **_estimate(_fixed(sums, counts, other, index)), "against": data.views[other].label,
                              "untrained_mass_past": None, "recipe": data.views[index].recipe})

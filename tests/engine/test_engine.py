@@ -211,7 +211,7 @@ def test_report_dict_has_the_documented_fields(tiny):
     assert {"temperature", "loss", "next_token", "heads"} <= set(result)
     assert len(result["next_token"]) == 5 and {"token", "prob"} == set(result["next_token"][0])
     assert len(result["heads"]) == 3 and len(result["heads"][0]) == 4
-    assert set(result["heads"][0][0]) == set(STAT_FIELDS)
+    assert set(result["heads"][0][0]) == {*STAT_FIELDS, "effective_untrained_mass"}  # on remapped distances
     masses = result["heads"][1][2]
     assert masses["sink_mass"] + masses["recent_mass"] + masses["distant_mass"] == pytest.approx(1.0, abs=1e-5)
 

@@ -20,7 +20,7 @@ from tests.support import SAMPLE_TEXT
 
 # Largest difference from float64 of any row's statistic, of both paths (both compute in float32).
 ATOL = {"entropy": 2e-4, "normalized_entropy": 3e-5, "sink_mass": 2e-5, "recent_mass": 2e-5, "distant_mass": 2e-5,
-        "top_gap": 2e-4, "untrained_mass": 2e-5}
+        "top_gap": 2e-4, "untrained_mass": 2e-5, "effective_untrained_mass": 2e-5}
 # ... and of an output element (plus rtol 1e-4). The torch path's output is PyTorch's float32 SDPA, whose error at
 # T = 0.05 reaches 3.0e-5 in these cases (the kernel's 2.0e-5): the model's own attention is no closer there.
 OUTPUT_ATOL = {"fused": 2e-5, "torch": 4e-5}
@@ -76,6 +76,7 @@ def reference(query, key, value, multipliers, scaling, q_start, window, sliding,
               (rows * recent).sum(-1), (rows * ((keys >= 1) & (keys <= queries - window))).sum(-1),
               top[..., 0] - top[..., 1],
               (rows * ((keys >= 1) & (distance[q_start:] >= (trained or n)))).sum(-1)]
+    fields.append(fields[-1])  # the effective untrained mass: no distance is remapped here
     bins = [(rows * ((distance[q_start:] >= low) & (distance[q_start:] < high))).sum(-1)
             for low, high in itertools.pairwise(edges)]
     return output, torch.stack(fields + bins, dim=-1)

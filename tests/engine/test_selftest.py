@@ -114,9 +114,9 @@ def test_a_kernel_that_passes_is_installed_and_found_by_the_next_process(fresh, 
     ("    int64_t q_start; /* statistics for queries q_start..n-1 */\n    int64_t window;",
      "    int64_t window;\n    int64_t q_start; /* statistics for queries q_start..n-1 */", "field 25"),
     ("    int64_t threads;\n} Job;", "    int64_t threads;\n    int64_t spare;\n} Job;", "296 against 288 bytes"),
-    ("enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, F_UNTRAINED, N_FIELDS };",
-     "enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, N_FIELDS, F_UNTRAINED };",
-     "6 row fields"),
+    ("enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, F_UNTRAINED, F_EFFECTIVE, N_FIELDS };",
+     "enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, F_UNTRAINED, N_FIELDS, F_EFFECTIVE };",
+     "7 row fields"),
 ])
 def test_a_library_whose_struct_is_not_the_mirrors_is_refused_before_any_call(tmp_path, old, new, shown):
     """The C side reports sizeof(Job) and every field's offset and size (offsetof, so the truth of the build);

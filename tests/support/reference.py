@@ -7,19 +7,27 @@ import numpy as np
 
 
 def reference_row(p: np.ndarray, q: int, window: int, sliding_window: int | None = None,
-                  trained_length: int | None = None) -> dict:
+                  trained_length: int | None = None, distances: np.ndarray | None = None,
+                  visible: int | None = None) -> dict:
     """Statistics of the attention row `p` (length >= q + 1, zeros after q) of the query at position q.
 
     In a sliding-window layer (keys q - sliding_window < k <= q visible) the normalized entropy divides by the log of
-    the number of keys the query can see, min(q + 1, sliding_window), instead of ln(q + 1). The untrained mass is
-    that of keys 1..q - trained_length (at distance >= trained_length), 0 without a trained length."""
+    the number of keys the query can see, min(q + 1, sliding_window), instead of ln(q + 1) (`visible`, if given,
+    says how many). The untrained mass is that of keys 1..q - trained_length (at distance >= trained_length), 0
+    without a trained length; the effective untrained mass the same on `distances` [q + 1] (each key's distance as
+    a remapping gives it; default q - k)."""
     row = np.asarray(p[: q + 1], dtype=np.float64)
+    distances = np.arange(q, -1, -1) if distances is None else np.asarray(distances)[: q + 1]
+    far = np.arange(q + 1) >= 1
+    if trained_length is not None:
+        far &= distances >= trained_length
     nonzero = row[row > 0]
     entropy = float(-(nonzero * np.log(nonzero)).sum())
     first_recent = max(1, q - window + 1)
     logs = np.sort(np.log(nonzero))
     gap = logs[-1] - logs[-2] if len(logs) >= 2 else math.inf
-    visible = q + 1 if sliding_window is None else min(q + 1, sliding_window)
+    if visible is None:
+        visible = q + 1 if sliding_window is None else min(q + 1, sliding_window)
     return {
         "entropy": entropy,
         "normalized_entropy": entropy / math.log(visible),
@@ -28,6 +36,7 @@ def reference_row(p: np.ndarray, q: int, window: int, sliding_window: int | None
         "distant_mass": float(row[1:first_recent].sum()),
         "gap": float(gap),
         "untrained_mass": 0.0 if trained_length is None else float(row[1 : max(1, q - trained_length + 1)].sum()),
+        "effective_untrained_mass": 0.0 if trained_length is None else float(row[far].sum()),
     }
 
 

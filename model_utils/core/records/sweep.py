@@ -85,8 +85,7 @@ class SweepResult:
         """The recipe as the engine applied it (Rope.to_dict's fields with rope_type and the attention factor)."""
         if self.rope is None:
             return None
-        applied = {"recipe": self.rope.kind, "rope_type": self.rope.rope_type, "factor": self.rope.factor,
-                   "attention_factor": self.attention_factor}
+        applied = self.rope.applied(self.attention_factor)
         return applied | ({"layer_types": self.rope_layer_types} if self.rope_layer_types else {})
 
     def to_dict(self) -> dict:

@@ -17,6 +17,7 @@
  *   normalized entropy H / ln(visible keys); sink = p of key 0 (0 when a sliding window hides it);
  *   recent = p of keys max(1, q - window + 1)..q; distant = the rest; top gap = largest l - second largest l;
  *   untrained = p of the keys in bins untrained_bin.. (distance >= the trained length), key 0 left out;
+ *   effective untrained = the same here (the kernel remaps no distance; the torch path does, core/rope.py REMAPS);
  *   bin j = p of the keys at distance edges[j] <= q - k < edges[j + 1].
  */
 #include <float.h>
@@ -31,7 +32,7 @@ typedef void (*sgemm_fn)(const char *transa, const char *transb, const int *m, c
                          const float *alpha, const float *a, const int *lda, const float *b, const int *ldb,
                          const float *beta, float *c, const int *ldc);
 
-enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, F_UNTRAINED, N_FIELDS };
+enum { F_ENTROPY, F_NORMALIZED, F_SINK, F_RECENT, F_DISTANT, F_GAP, F_UNTRAINED, F_EFFECTIVE, N_FIELDS };
 #define MAX_BINS 48
 #define BQ 256 /* queries per task: large enough for efficient sgemm, 4 x BQ x BK bytes of tile stay in L2 */
 #define BK 512 /* keys per tile */
@@ -262,6 +263,7 @@ static void finish_row(const Job *job, const RowState *st, int64_t q, double *o,
     /* key 0 sits at distance q: inside the untrained bins once q reaches their first edge, and it is the sink */
     if (job->untrained_bin < n_bins && q >= job->edges[job->untrained_bin]) untrained -= o[F_SINK];
     o[F_UNTRAINED] = untrained > 0.0 ? untrained : 0.0;
+    o[F_EFFECTIVE] = o[F_UNTRAINED];
 }
 
 /* One task: query block i0..i0+BQ-1 of (batch row b, head h). Its rows' statistics are summed into `segments`

@@ -16,7 +16,7 @@ from pathlib import Path
 from model_utils.core.errors import AnalysisError
 from model_utils.core.progress import EVALUATION, OnProgress, Progress, report_progress
 from model_utils.core.records.fit import Evaluation, FitSummary, Fold
-from model_utils.core.rope import RECIPES, Rope
+from model_utils.core.rope import RECIPES, REMAPS, Rope
 from model_utils.core.schedules import PositionSchedule
 from model_utils.core.views import View, as_view
 from model_utils.experiments.corpus import Corpus, Document
@@ -62,8 +62,7 @@ class FitRequest:
         """The recipe as published: YaRN with its own attention factor for yarn-rope, else the recipe at T = 1."""
         if self.rope is None:
             return None
-        kind = "yarn" if self.rope.kind == "yarn-rope" else self.rope.kind
-        return View(1.0, Rope(kind, self.rope.factor))
+        return View(1.0, Rope("yarn", self.rope.factor) if self.rope.kind == "yarn-rope" else self.rope)
 
 
 def folds_of(documents: list[Document], folds: int) -> list[tuple[list[Document], list[Document]]]:
@@ -160,7 +159,7 @@ def check_fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings
     low, high = request.search
     if not (math.isfinite(low) and math.isfinite(high) and low < high):
         raise AnalysisError(f"--bounds must be two finite numbers, the lower first; got {low:g} {high:g}")
-    if request.rope is not None and request.rope.kind not in RECIPES:
+    if request.rope is not None and request.rope.kind not in {**RECIPES, **REMAPS}:
         raise AnalysisError(f"unknown RoPE recipe {request.rope.kind!r}")
     trained = settings.trained_length or loaded.max_positions
     edges = [request.view(low, trained), request.view(high, trained)]
