@@ -223,12 +223,22 @@ def found_lines(document: SweepDocument, summary: TuneSummary | None) -> list[st
              f"({CHART})", ""]
     if corpus is not None:
         lines.append(f"- **On {corpus.scope.removeprefix('one model, ')}, held out over documents:** {corpus.answer()}")
+        lines += domain_line(summary, corpus)
     if one is not None:
         lines.append(f"- **On one text, cross-fit:** {one.answer()}")
         lines += schedule_line(one)
     lines.append("- One small model (SmolLM2-135M) and texts that ship with Python: not a law. The verdicts in full, "
                  "the per-bucket tables and the fits: [docs/FINDINGS.md](docs/FINDINGS.md).")
     return lines
+
+
+def domain_line(summary: TuneSummary, verdict) -> list[str]:
+    """The corpus's dominant recipe and the best constant T per domain (verdicts.domains), when there are domains."""
+    from model_utils.verdicts.domains import domain_sentence
+
+    lever = verdict.decomposition.lever("recipe") if verdict.decomposition else None
+    said = None if lever is None else domain_sentence(summary, lever.label)
+    return [] if said is None else [f"- {said}"]
 
 
 def schedule_line(verdict) -> list[str]:
