@@ -23,6 +23,7 @@ from model_utils.core.report import LayerInputs, Report, TemperatureResult
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, first_stat_query, named_statistics
 from model_utils.core.views import View, passes_of
+from model_utils.engine.plugin import mask_free
 from model_utils.engine.probe import Probe
 from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel
@@ -219,7 +220,7 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
                   keep_layers=request.keep, bucket_size=request.bucket_size, on_layer=on_layer)
     input_ids = torch.tensor(ids, device=loaded.device)
     batch = input_ids[None].expand(n_views if in_model else 1, -1)
-    with torch.inference_mode(), recipe_positions(loaded, rope, request.trained_length) as applied:
+    with torch.inference_mode(), mask_free(), recipe_positions(loaded, rope, request.trained_length) as applied:
         hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
         nll, last = position_nll(loaded, hidden, input_ids)
         probe.move_to_host()  # the statistics stayed on the model's device during the pass
