@@ -85,7 +85,7 @@ def torch_output(module, query, key, value, attention_mask, scaling, multipliers
     passes none, and a sliding window's band is built here), or, for soft-capped logits (which SDPA cannot apply),
     softmax(logits) @ value in float32 query chunks."""
     if not softcap:  # logits * m == logits / T; the product in float32, rounded once to the model's dtype
-        if attention_mask is None and sliding and query.shape[2] > 1:
+        if attention_mask is None and sliding and query.shape[2] > sliding:  # a mask-free pass; shorter: causal
             attention_mask = band_mask(query.shape[2], sliding, query.device)
         scaled = (query.float() * multipliers[:, None, :, None].to(query.device, torch.float32)).to(query.dtype)
         return sdpa_attention_forward(module, scaled, key, value, attention_mask, scaling=scaling, **sdpa_kwargs)[0]

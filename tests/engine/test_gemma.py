@@ -24,9 +24,10 @@ PROMPT = "The capital of France is"
 WINDOW = 32  # the statistics' recent window
 TEMPERATURES = [0.5, 1.0, 2.0]
 LONG_TOKENS = 640  # past the 512-key sliding window, so the local layers' band shows in every statistic
-# At T = 1 the engine's logits against transformers' own (eager attention, float32, weights dequantized from the same
-# GGUF): the fused kernel does its own float32 arithmetic, so float32 noise through 18 layers, on logits of size ~30.
-LOGIT_TOLERANCE = 2e-3
+# At T = 1 the engine's logits against transformers' own (eager attention, float32, the same weights dequantized from
+# the same GGUF), on logits up to ~30: float32 noise through 18 layers. Measured on 6 and 74 tokens: engine - eager
+# at most 2.5e-5 and 3.1e-5, as SDPA - eager (1.8e-5, 3.1e-5); each of the three against float64 2.2e-5 - 3.1e-5.
+LOGIT_TOLERANCE = 1e-4
 
 
 @pytest.fixture(scope="module")
