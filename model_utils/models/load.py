@@ -1,6 +1,6 @@
-"""`load_plain_model`: a model by name ("bundled", "tiny-random", a folder or a hub id) in eval mode on a device,
-checked to be a causal decoder, without the temperature probe. It knows no engine: model_utils.engine.plugin's
-`load_model` attaches the probe to what this returns."""
+"""`load_plain_model`: a model by name ("bundled", "tiny-random", "gemma3-270m", a folder or a hub id) in eval mode
+on a device, checked to be a causal decoder, without the temperature probe. It knows no engine:
+model_utils.engine.plugin's `load_model` attaches the probe to what this returns."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import torch
 import transformers
 
 from model_utils.core.errors import ModelLoadError
-from model_utils.core.names import BUNDLED, TINY_RANDOM
+from model_utils.core.names import BUNDLED, GEMMA, TINY_RANDOM
 from model_utils.models.bundled import load_bundled
+from model_utils.models.gemma import load_gemma
 from model_utils.models.loaded import LoadedModel, OnProgress, report_loading
 from model_utils.models.pretrained import load_pretrained
 from model_utils.models.tiny import build_tiny_random
@@ -50,6 +51,8 @@ def load_plain_model(name: str = BUNDLED, progress: OnProgress | None = None,
             model, tokenizer, source = load_bundled(progress)
         elif name == TINY_RANDOM:
             model, tokenizer, source = build_tiny_random()
+        elif name == GEMMA:
+            model, tokenizer, source = load_gemma(progress)
         else:
             model, tokenizer, source = load_pretrained(name)
     if device is not None:

@@ -196,3 +196,19 @@ def test_the_model_facts_name_its_windows_and_positions(architecture_model, name
     else:
         assert "sliding window" not in facts
     assert (facts["positions"] == "learned table") == (name == "gpt2")
+
+
+def test_an_analysis_builds_no_attention_mask(architecture_model, monkeypatch):
+    """The kernel and the torch path apply causality and the window themselves, so an analysis asks transformers for
+    no mask (a sliding window's is [n, n]: 2.3 GB at 49,152 tokens); the model's own forward still gets its masks."""
+    from model_utils.engine import plugin
+
+    loaded = architecture_model("gemma3_text")  # loaded first: the load's self-check runs the model's own forward
+    built = []
+    real = plugin.sdpa_mask
+    monkeypatch.setattr(plugin, "sdpa_mask", lambda *args, **kwargs: built.append(1) or real(*args, **kwargs))
+    analyze(loaded, TEXT, temperatures=[1.0, 2.0], window=WINDOW)
+    assert built == []
+    with torch.inference_mode():
+        loaded.model(torch.tensor(loaded.tokenizer(TEXT)["input_ids"])[None])
+    assert len(built) == 2  # outside an analysis: the full and the sliding-window layers' masks

@@ -288,3 +288,19 @@ def test_progress_is_one_event_per_layer_of_each_pass_as_data(tiny):
     assert fractions == sorted(fractions) and fractions[-1] == 1.0 and fractions[layers - 1] == 0.5
     assert all(event.seconds_left is not None and event.seconds_left >= 0 for event in events)
     assert "2 temperature(s) at once" in events[0].detail and "yarn" in events[-1].detail
+
+
+def test_the_loss_is_the_same_in_chunks_of_any_size(tiny, monkeypatch):
+    """The lm_head runs a chunk of positions at a time (a 262k vocabulary would not fit at once); chunks of one
+    position and of every position give the same NLL, and the chunk shrinks as rows x vocabulary grow."""
+    from model_utils.engine import analyze as analysis
+
+    assert analysis.loss_chunk(4, 262_144) == 16 and analysis.loss_chunk(1, 49_152) == 341
+    assert analysis.loss_chunk(64, 1 << 30) == 1
+    vocab = tiny.config.vocab_size
+    reports = []
+    for elements in (2 * vocab, 1 << 30):  # one position per chunk of the 2 rows, then all at once
+        monkeypatch.setattr(analysis, "LOSS_CHUNK_ELEMENTS", elements)
+        reports.append(analyze(tiny, SAMPLE_TEXT, temperatures=[1.0, 2.0], window=8))
+    for one, whole in zip(reports[0].results, reports[1].results, strict=True):
+        assert np.allclose(one.position_nll, whole.position_nll, rtol=0, atol=1e-6) and len(one.position_nll) > 100
