@@ -71,18 +71,25 @@ def chunk_rows(n_views: int, heads: int, n_tokens: int, budget: int) -> int:
     return max(1, min(n_tokens, budget // max(1, n_views * heads * n_tokens)))
 
 
+def _prepared(query, key, multipliers, edges, q_start: int):
+    """Float32 queries, keys and multipliers, the distance edges on the queries' device, and an empty float64
+    [V, H, n - q_start, fields + bins] buffer for the rows' statistics."""
+    query, key = query.float(), key.float()
+    multipliers = multipliers.to(query.device, torch.float32)
+    edges = edges.to(query.device)
+    rows = torch.empty(multipliers.shape[0], query.shape[1], query.shape[2] - q_start,
+                       len(ROW_FIELDS) + len(edges) - 1, dtype=torch.float64, device=query.device)
+    return query, key, multipliers, edges, rows
+
+
 def torch_row_statistics(query, key, scaling, multipliers, *, q_start: int, window: int, edges: torch.Tensor,
                          untrained_bin: int | None = None, sliding: int | None = None, softcap: float | None = None,
                          chunk_elements: int = DEFAULT_CHUNK_ELEMENTS, remap: LayerRemap | None = None) -> torch.Tensor:
     """[V, H, n - q_start, fields + bins] row statistics (float64, on the queries' device) of queries q_start..n-1,
     from float32 logits of query chunks; the arguments as FusedKernel.attention's, and a layer's distance
     remapping."""
-    query, key = query.float(), key.float()
-    multipliers = multipliers.to(query.device, torch.float32)
-    edges = edges.to(query.device)
+    query, key, multipliers, edges, rows = _prepared(query, key, multipliers, edges, q_start)
     n_views, heads, n = multipliers.shape[0], query.shape[1], query.shape[2]
-    rows = torch.empty(n_views, heads, n - q_start, len(ROW_FIELDS) + len(edges) - 1, dtype=torch.float64,
-                       device=query.device)
     step = chunk_rows(n_views, heads, n, chunk_elements)
     for start in range(q_start, n, step):
         stop = min(n, start + step)
@@ -100,12 +107,8 @@ def remapped_attention(query, key, value, scaling, multipliers, *, remap: LayerR
     """In-model mode under a distance remapping: each chunk's logits give both the layer's output [B, n, H, dv]
     (float32 softmax @ V) and its rows' statistics (as torch_row_statistics), so no pair is scored again for the
     output (SDPA cannot take two blocks)."""
-    query, key = query.float(), key.float()
-    multipliers = multipliers.to(query.device, torch.float32)
-    edges = edges.to(query.device)
+    query, key, multipliers, edges, rows = _prepared(query, key, multipliers, edges, q_start)
     n_views, heads, n = multipliers.shape[0], query.shape[1], query.shape[2]
-    rows = torch.empty(n_views, heads, n - q_start, len(ROW_FIELDS) + len(edges) - 1, dtype=torch.float64,
-                       device=query.device)
     output = torch.empty(n_views, heads, n, value.shape[-1], dtype=torch.float32, device=query.device)
     values = value.float().repeat_interleave(heads // value.shape[1], dim=1)  # [B, H, n, dv]
     step = chunk_rows(n_views, heads, n, chunk_elements)

@@ -14,13 +14,12 @@ import torch
 from transformers import AutoModelForCausalLM
 
 from model_utils import AnalysisError, ModelLoadError, analyze, attention_map, load_model
-from model_utils.core.statistics import STATISTICS
 from model_utils.engine.probe import Probe
 from model_utils.models.tiny import byte_tokenizer
 from tests.support import ROOT
 from tests.support.architectures import CONFIGS, build_model, layer_windows, save_model_folder
 from tests.support.models import reference_copy
-from tests.support.reference import reference_head, resoftmax
+from tests.support.reference import assert_statistics_match_maps
 
 NAMES = list(CONFIGS)
 WINDOWED = [name for name in NAMES if any(layer_windows(CONFIGS[name]()))]
@@ -65,13 +64,7 @@ def test_isolated_statistics_equal_ones_recomputed_from_output_attentions(archit
     _, _, maps = eager(name)
     windows = layer_windows(loaded.config)
     report = analyze(loaded, TEXT, temperatures=TEMPERATURES, mode="isolated", window=WINDOW)
-    for result, temperature in zip(report.results, TEMPERATURES, strict=True):
-        for layer, layer_maps in enumerate(maps):
-            for head, head_map in enumerate(layer_maps):
-                expected = reference_head(resoftmax(head_map, temperature), WINDOW, windows[layer])
-                for field in STATISTICS:
-                    assert result.heads[field][layer, head] == pytest.approx(expected[field], rel=2e-4, abs=1e-5), (
-                        f"T={temperature} layer {layer} (window {windows[layer]}) head {head} {field}")
+    assert_statistics_match_maps(report, maps, windows, TEMPERATURES, WINDOW)
 
 
 @pytest.mark.parametrize("name", NAMES)

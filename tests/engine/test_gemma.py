@@ -13,11 +13,10 @@ from transformers import AutoTokenizer, Gemma3ForCausalLM
 
 from model_utils import analyze, load_model
 from model_utils.core.names import GEMMA, GEMMA_PACKAGE
-from model_utils.core.statistics import STATISTICS
 from model_utils.engine.probe import Probe
 from model_utils.experiments.texts import builtin_text
 from tests.support import ROOT
-from tests.support.reference import reference_head, resoftmax
+from tests.support.reference import assert_statistics_match_maps
 
 pytestmark = pytest.mark.models
 PROMPT = "The capital of France is"
@@ -110,10 +109,4 @@ def test_statistics_equal_those_from_its_eager_maps_past_the_window(gemma, refer
     report = analyze(gemma, text, temperatures=TEMPERATURES, mode="isolated", window=WINDOW, max_tokens=LONG_TOKENS)
     assert report.n_tokens == ids.shape[1]
     assert report.results[TEMPERATURES.index(1.0)].loss == pytest.approx(output.loss.item(), abs=1e-4)
-    for result, temperature in zip(report.results, TEMPERATURES, strict=True):
-        for layer, layer_maps in enumerate(maps):
-            for head, head_map in enumerate(layer_maps):
-                expected = reference_head(resoftmax(head_map, temperature), WINDOW, windows[layer])
-                for field in STATISTICS:
-                    assert result.heads[field][layer, head] == pytest.approx(expected[field], rel=2e-4, abs=1e-5), (
-                        f"T={temperature} layer {layer} (window {windows[layer]}) head {head} {field}")
+    assert_statistics_match_maps(report, maps, windows, TEMPERATURES, WINDOW)

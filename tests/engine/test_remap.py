@@ -9,7 +9,6 @@ states; threads with different recipes get the serial results; and bad requests 
 
 import itertools
 import json
-import threading
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ from model_utils.core.views import View
 from tests.support.architectures import layer_windows
 from tests.support.models import reference_copy
 from tests.support.reference import reference_row
+from tests.support.threads import run_together
 
 TEXT = ("Grouped and clipped distances past the window: the far keys are seen nearer than they are. " * 5)[:400]
 TRAINED = 128  # the trained length the requests name: shorter than the text, so the untrained masses are measured
@@ -291,18 +291,7 @@ def test_eight_threads_with_different_recipes_get_the_serial_results(architectur
                        trained_length=TRAINED, beyond_trained=True)
 
     serial = [run(rope) for rope in recipes]
-    threaded: list = [None] * len(recipes)
-    start = threading.Barrier(len(recipes))
-
-    def worker(index: int) -> None:
-        start.wait()
-        threaded[index] = run(recipes[index])
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(recipes))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    threaded = run_together(run, recipes)
     for alone, together in zip(serial, threaded, strict=True):
         assert alone.kernel == together.kernel
         for a, b in zip(alone.results, together.results, strict=True):

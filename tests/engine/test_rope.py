@@ -4,7 +4,6 @@ threads with different recipes get their own results; models that cannot take a 
 untrained-distance mass equals one recomputed from transformers' own attention maps."""
 
 import copy
-import threading
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ from model_utils.core.views import View
 from model_utils.engine.rope import rotary_modules
 from tests.support.architectures import SIZES
 from tests.support.reference import reference_head
+from tests.support.threads import run_together
 
 TRAINED = SIZES["max_position_embeddings"]  # 256 for every tiny architecture
 TEXT = ("Rotary positions past the trained length: the model meets distances it never saw. " * 6)[:400]  # 400 bytes
@@ -130,18 +130,7 @@ def test_eight_threads_with_different_recipes_get_the_serial_results(architectur
         return analyze(loaded, TEXT, temperatures=[1.0, 1.5], rope=rope, max_tokens=len(TEXT), beyond_trained=True)
 
     serial = [run(rope) for rope in recipes]
-    threaded: list = [None] * len(recipes)
-    start = threading.Barrier(len(recipes))
-
-    def worker(index: int) -> None:
-        start.wait()
-        threaded[index] = run(recipes[index])
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(recipes))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    threaded = run_together(run, recipes)
     for alone, together in zip(serial, threaded, strict=True):
         for a, b in zip(alone.results, together.results, strict=True):
             assert a.label == b.label and a.rope == b.rope

@@ -59,3 +59,19 @@ def resoftmax(probs: np.ndarray, temperature: float) -> np.ndarray:
     logits -= logits.max(axis=-1, keepdims=True)
     weights = np.exp(logits)
     return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def assert_statistics_match_maps(report, maps, windows, temperatures, window: int) -> None:
+    """Every statistic of an isolated-mode report equals the one recomputed from the model's own eager attention
+    maps ([layer][head] of [n, n] probabilities at T = 1), re-softmaxed at each temperature."""
+    import pytest
+
+    from model_utils.core.statistics import STATISTICS
+
+    for result, temperature in zip(report.results, temperatures, strict=True):
+        for layer, layer_maps in enumerate(maps):
+            for head, head_map in enumerate(layer_maps):
+                expected = reference_head(resoftmax(head_map, temperature), window, windows[layer])
+                for field in STATISTICS:
+                    assert result.heads[field][layer, head] == pytest.approx(expected[field], rel=2e-4, abs=1e-5), (
+                        f"T={temperature} layer {layer} (window {windows[layer]}) head {head} {field}")
