@@ -277,6 +277,9 @@ def test_the_context_length_page_shows_its_answer_and_first_chart_within_the_fir
     """The answer first: at 1,400 x 900 the first chart (the decomposition, under its sentence) starts on the first
     screen, before any scrolling; the headline numbers follow it."""
     with drawn_page(app_url, browser, "context", 1400, 900) as page:
+        # the charts can be drawn while the script still runs (its status widget shows only after a delay): on a
+        # loaded machine the numbers under them may not be there yet, so wait for them before measuring
+        page.locator('[data-testid="stMetric"]').first.wait_for(timeout=PAGE_TIMEOUT_MS)
         where = page.evaluate(FIRST_SCREEN)
         print(f"context-length page at 1,400 x 900: first chart at {where['chart']:.0f} px, headline numbers at "
               f"{[round(top) for top in where['metrics']]} px")
