@@ -119,6 +119,17 @@ def sweep_settings(args):
                          window=args.window, trained_length=args.trained_length, beyond_trained=args.beyond_trained)
 
 
+def placement(args):
+    """--workers, --ray-address and --threads as a Placement (sweep, tune and fit take the same three), checked."""
+    from model_utils.experiments.runs.errors import RunUsageError
+    from model_utils.experiments.runs.pool import Placement
+
+    try:
+        return Placement(workers=args.workers, ray_address=args.ray_address, threads=args.threads)
+    except RunUsageError as error:
+        raise UsageError(str(error)) from None
+
+
 def run_sweep(args) -> None:
     from tqdm import tqdm
 
@@ -160,9 +171,7 @@ def run_tune(args) -> None:
     from model_utils.experiments.tune.run import SUMMARY, tune
     from model_utils.experiments.tune.summary import summary_table as tune_table
 
-    for name in ("workers", "threads"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    placed = placement(args)
     try:
         corpus = read_corpus(args.corpus, args.documents)  # before the model: a bad corpus fails at once
     except CorpusError as error:
@@ -184,8 +193,8 @@ def run_tune(args) -> None:
 
     started = time.perf_counter()
     try:
-        summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=args.workers,
-                       ray_address=args.ray_address, threads=args.threads, on_document=on_document, on_pass=on_pass,
+        summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=placed.workers,
+                       ray_address=placed.ray_address, threads=placed.threads, on_document=on_document, on_pass=on_pass,
                        cache_dir=Path(args.cache_dir) if args.cache_dir else None)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
@@ -202,16 +211,16 @@ def run_fit(args) -> None:
     from model_utils.core.schedules import ScheduleRequest
     from model_utils.experiments.corpus import BUILTIN, CorpusError, read_corpus
     from model_utils.experiments.fit.families import FAMILIES
-    from model_utils.experiments.fit.run import FIT, FitRequest, check_workers, fit
+    from model_utils.experiments.fit.run import FIT, FitRequest, fit
     from model_utils.experiments.fit.summary import fit_table
     from model_utils.experiments.runs.errors import RunUsageError
 
     if len(args.rope) > 1 or any(request.temperatures is not None for request in args.rope):
         raise UsageError("fit takes one --rope TYPE:S (the temperature is what it fits), e.g. --rope yarn-rope:2")
+    placed = placement(args)
     try:
-        check_workers(args.workers, args.threads)
         corpus = read_corpus(BUILTIN if args.builtin_corpus else args.corpus, args.documents)
-    except (CorpusError, RunUsageError) as error:
+    except CorpusError as error:
         raise UsageError(str(error)) from None
     loaded = load_model(args.model, progress=progress_line, device=args.device)
     args.schedule = args.schedule or [ScheduleRequest("all", "trained")]
@@ -223,8 +232,8 @@ def run_fit(args) -> None:
     started = time.perf_counter()
     out = Path(args.out)
     try:
-        summary = fit(loaded, corpus, request, sweep_settings(args), out, workers=args.workers,
-                      ray_address=args.ray_address, threads=args.threads,
+        summary = fit(loaded, corpus, request, sweep_settings(args), out, workers=placed.workers,
+                      ray_address=placed.ray_address, threads=placed.threads,
                       cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines)
     except RunUsageError as error:
         raise UsageError(str(error)) from None

@@ -15,7 +15,7 @@ from model_utils.core.machine import usable_cores
 from model_utils.experiments.corpus import Document
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.runs.cluster import start_ray
-from model_utils.experiments.runs.errors import RunError
+from model_utils.experiments.runs.errors import RunError, RunUsageError
 from model_utils.experiments.runs.worker import DocumentWorker, WorkerSettings
 from model_utils.models import LoadedModel
 
@@ -31,6 +31,11 @@ class Placement:
     workers: int = 1
     ray_address: str | None = None
     threads: int | None = None  # torch threads per worker; None: see threads_each
+
+    def __post_init__(self):
+        for name, value in (("workers", self.workers), ("threads", self.threads)):
+            if value is not None and value < 1:
+                raise RunUsageError(f"--{name} must be at least 1, got {value}")
 
     @property
     def on_ray(self) -> bool:
