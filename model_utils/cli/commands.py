@@ -131,15 +131,31 @@ def placement(args):
 
 
 def run_sweep(args) -> None:
+    from model_utils.experiments.runs.errors import RunUsageError
+
+    text, source = read_text(args)
+    placed = placement(args)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    specs = requested_views(args, loaded, text)
+    cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    started = time.perf_counter()
+    try:
+        runner = sweep_on_ray if placed.on_ray else sweep_here
+        document = runner(loaded, text, specs, sweep_settings(args), placed, source=source, cache_dir=cache_dir)
+    except RunUsageError as error:
+        raise UsageError(str(error)) from None
+    run = run_record(argv_of(args), time.perf_counter() - started)
+    write_json(replace(document, run=run).to_dict(), args.json)
+
+
+def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir):
+    """The sweep in this process, with a bar of layers over all its passes (drawn once a pass starts: a sweep refused
+    by its checks, or all cached, draws none)."""
     from tqdm import tqdm
 
     from model_utils.experiments.sweep import sweep
 
-    text, source = read_text(args)
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = requested_views(args, loaded, text)
-    settings = sweep_settings(args)
-    bars = []  # made when the first pass starts: a sweep refused by its checks, or all cached, draws none
+    bars = []
 
     def on_start(label: str, index: int) -> None:
         if not bars:
@@ -151,16 +167,40 @@ def run_sweep(args) -> None:
         bars[0].set_postfix_str(f"Layer {event.step} of {event.steps}")
         bars[0].update(1)
 
-    started = time.perf_counter()
     try:
-        document = sweep(loaded, text, specs, settings, source=source,
-                         cache_dir=Path(args.cache_dir) if args.cache_dir else None, on_start=on_start,
-                         progress=on_layer)
+        return sweep(loaded, text, specs, settings, source=source, cache_dir=cache_dir, on_start=on_start,
+                     progress=on_layer)
     finally:
         for bar in bars:
             bar.close()
-    run = run_record(argv_of(args), time.perf_counter() - started)
-    write_json(replace(document, run=run).to_dict(), args.json)
+
+
+def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir):
+    """The sweep's missing passes on Ray workers, one pass per worker at a time: a bar of passes, and a line as each
+    starts or finishes on its worker (drawn once the workers are ready)."""
+    from tqdm import tqdm
+
+    from model_utils.experiments.sweep_workers import PassEvent, sweep_on_workers
+
+    bars = []
+
+    def on_pass(event: PassEvent) -> None:
+        if not bars:
+            bars.append(tqdm(total=event.total, initial=event.done, unit="pass", desc="passes", file=sys.stderr,
+                             dynamic_ncols=True))
+        where = f"worker {event.worker + 1} of {placed.workers}"
+        if event.seconds is None:
+            tqdm.write(f"{event.label}: started on {where}", file=sys.stderr)
+            return
+        tqdm.write(f"{event.label}: finished on {where} in {event.seconds:.1f} s", file=sys.stderr)
+        bars[0].update(event.done - bars[0].n)
+
+    try:
+        return sweep_on_workers(loaded, text, specs, settings, placed, source=source, cache_dir=cache_dir,
+                                on_pass=on_pass)
+    finally:
+        for bar in bars:
+            bar.close()
 
 
 def run_tune(args) -> None:
