@@ -24,13 +24,13 @@ from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
 from model_utils.engine.analyze import analyze, tokenize
 from model_utils.engine.plugin import load_model
-from model_utils.experiments.texts import SOURCE, builtin_text
+from model_utils.experiments.texts import builtin_source, builtin_text
 
 
 def read_text(args) -> tuple[str, str]:
     """(text, where it came from)."""
     if getattr(args, "builtin", None):
-        return builtin_text(args.builtin), f"{SOURCE}, built-in text {args.builtin!r}"
+        return builtin_text(args.builtin), f"{builtin_source(args.builtin)}, built-in text {args.builtin!r}"
     if args.text is not None:
         return args.text, "--text"
     if args.file == "-":
