@@ -22,8 +22,8 @@ from model_utils.experiments.runs.worker import DocumentWorker, WorkerSettings
 from model_utils.experiments.sweep import Spec
 from model_utils.models import LoadedModel
 
-MAX_RESTARTS = 2  # a worker that dies is restarted this often (then its document fails, the run ends, rows stay)
-MAX_TASK_RETRIES = 2  # a document whose worker died is re-run on the restarted worker this often
+MAX_RESTARTS = 2  # a worker that dies is restarted this often (then its job fails, the run ends, results stay)
+MAX_TASK_RETRIES = 2  # a job (a document, a pass) whose worker died is re-run on the restarted worker this often
 WORKER_START_SECONDS = 900  # actors that cannot start (a cluster without free CPUs) fail instead of waiting
 
 
