@@ -7,7 +7,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: setup models run test test-fast test-models lint bench bench-gpu bench-pages loadtest sweep tune fit clean
+.PHONY: setup models run test test-fast test-models lint bench bench-gpu bench-pages loadtest sweep sweep-gemma tune \
+	fit clean
 
 setup: $(STAMP)
 
@@ -82,6 +83,19 @@ sweep: setup
 		--bucket-size 1024 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 --schedule all:trained \
 		$(SWEEP_RECIPES) --json $(SWEEP_OUT)
 	$(BIN)/python -m bench.readme sweep
+
+# The same sweep of Gemma 3 270M (installed by `make models`): 49,152 tokens (1.5x its trained length of 32,768) of
+# Python's decimal module (--builtin decimal-source, which shares no text with the built-in corpus), buckets of 2,048,
+# the same temperatures, the five schedules anchored at its trained length and the same RoPE recipes (on its global
+# layers: its sliding-window layers keep their own RoPE), each pass a job on 2 Ray workers (each holds its own copy
+# of the model). Hours on 2 cores; finished passes are cached, so an interrupted run resumes and a repeated one
+# returns at once.
+GEMMA_SWEEP_OUT ?= assets/sweeps/gemma3-270m-49k.json
+sweep-gemma: models
+	mkdir -p $(dir $(GEMMA_SWEEP_OUT))
+	$(BIN)/python -m model_utils sweep --model gemma3-270m --builtin decimal-source --max-tokens 49152 \
+		--beyond-trained --bucket-size 2048 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 \
+		--schedule all:trained $(SWEEP_RECIPES) --workers 2 --json $(GEMMA_SWEEP_OUT)
 
 # Finished passes of the tune and the fits are kept here (the sweep's pass cache), so a fit reuses the tune's.
 PASSES ?= $(or $(ATTN_CACHE_DIR),$(HOME)/.cache/attention-temperature-explorer)/sweeps

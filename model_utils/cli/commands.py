@@ -24,13 +24,13 @@ from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
 from model_utils.engine.analyze import analyze, tokenize
 from model_utils.engine.plugin import load_model
-from model_utils.experiments.texts import SOURCE, builtin_text
+from model_utils.experiments.texts import builtin_source, builtin_text
 
 
 def read_text(args) -> tuple[str, str]:
     """(text, where it came from)."""
     if getattr(args, "builtin", None):
-        return builtin_text(args.builtin), f"{SOURCE}, built-in text {args.builtin!r}"
+        return builtin_text(args.builtin), f"{builtin_source(args.builtin)}, built-in text {args.builtin!r}"
     if args.text is not None:
         return args.text, "--text"
     if args.file == "-":
@@ -119,16 +119,43 @@ def sweep_settings(args):
                          window=args.window, trained_length=args.trained_length, beyond_trained=args.beyond_trained)
 
 
+def placement(args):
+    """--workers, --ray-address and --threads as a Placement (sweep, tune and fit take the same three), checked."""
+    from model_utils.experiments.runs.errors import RunUsageError
+    from model_utils.experiments.runs.pool import Placement
+
+    try:
+        return Placement(workers=args.workers, ray_address=args.ray_address, threads=args.threads)
+    except RunUsageError as error:
+        raise UsageError(str(error)) from None
+
+
 def run_sweep(args) -> None:
+    from model_utils.experiments.runs.errors import RunUsageError
+
+    text, source = read_text(args)
+    placed = placement(args)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    specs = requested_views(args, loaded, text)
+    cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    started = time.perf_counter()
+    try:
+        runner = sweep_on_ray if placed.on_ray else sweep_here
+        document = runner(loaded, text, specs, sweep_settings(args), placed, source=source, cache_dir=cache_dir)
+    except RunUsageError as error:
+        raise UsageError(str(error)) from None
+    run = run_record(argv_of(args), time.perf_counter() - started)
+    write_json(replace(document, run=run).to_dict(), args.json)
+
+
+def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir):
+    """The sweep in this process, with a bar of layers over all its passes (drawn once a pass starts: a sweep refused
+    by its checks, or all cached, draws none)."""
     from tqdm import tqdm
 
     from model_utils.experiments.sweep import sweep
 
-    text, source = read_text(args)
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = requested_views(args, loaded, text)
-    settings = sweep_settings(args)
-    bars = []  # made when the first pass starts: a sweep refused by its checks, or all cached, draws none
+    bars = []
 
     def on_start(label: str, index: int) -> None:
         if not bars:
@@ -140,16 +167,40 @@ def run_sweep(args) -> None:
         bars[0].set_postfix_str(f"Layer {event.step} of {event.steps}")
         bars[0].update(1)
 
-    started = time.perf_counter()
     try:
-        document = sweep(loaded, text, specs, settings, source=source,
-                         cache_dir=Path(args.cache_dir) if args.cache_dir else None, on_start=on_start,
-                         progress=on_layer)
+        return sweep(loaded, text, specs, settings, source=source, cache_dir=cache_dir, on_start=on_start,
+                     progress=on_layer)
     finally:
         for bar in bars:
             bar.close()
-    run = run_record(argv_of(args), time.perf_counter() - started)
-    write_json(replace(document, run=run).to_dict(), args.json)
+
+
+def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir):
+    """The sweep's missing passes on Ray workers, one pass per worker at a time: a bar of passes, and a line as each
+    starts or finishes on its worker (drawn once the workers are ready)."""
+    from tqdm import tqdm
+
+    from model_utils.experiments.sweep_workers import PassEvent, sweep_on_workers
+
+    bars = []
+
+    def on_pass(event: PassEvent) -> None:
+        if not bars:
+            bars.append(tqdm(total=event.total, initial=event.done, unit="pass", desc="passes", file=sys.stderr,
+                             dynamic_ncols=True))
+        where = f"worker {event.worker + 1} of {placed.workers}"
+        if event.seconds is None:
+            tqdm.write(f"{event.label}: started on {where}", file=sys.stderr)
+            return
+        tqdm.write(f"{event.label}: finished on {where} in {event.seconds:.1f} s", file=sys.stderr)
+        bars[0].update(event.done - bars[0].n)
+
+    try:
+        return sweep_on_workers(loaded, text, specs, settings, placed, source=source, cache_dir=cache_dir,
+                                on_pass=on_pass)
+    finally:
+        for bar in bars:
+            bar.close()
 
 
 def run_tune(args) -> None:
@@ -160,9 +211,7 @@ def run_tune(args) -> None:
     from model_utils.experiments.tune.run import SUMMARY, tune
     from model_utils.experiments.tune.summary import summary_table as tune_table
 
-    for name in ("workers", "threads"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    placed = placement(args)
     try:
         corpus = read_corpus(args.corpus, args.documents)  # before the model: a bad corpus fails at once
     except CorpusError as error:
@@ -184,8 +233,8 @@ def run_tune(args) -> None:
 
     started = time.perf_counter()
     try:
-        summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=args.workers,
-                       ray_address=args.ray_address, threads=args.threads, on_document=on_document, on_pass=on_pass,
+        summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=placed.workers,
+                       ray_address=placed.ray_address, threads=placed.threads, on_document=on_document, on_pass=on_pass,
                        cache_dir=Path(args.cache_dir) if args.cache_dir else None)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
@@ -202,16 +251,16 @@ def run_fit(args) -> None:
     from model_utils.core.schedules import ScheduleRequest
     from model_utils.experiments.corpus import BUILTIN, CorpusError, read_corpus
     from model_utils.experiments.fit.families import FAMILIES
-    from model_utils.experiments.fit.run import FIT, FitRequest, check_workers, fit
+    from model_utils.experiments.fit.run import FIT, FitRequest, fit
     from model_utils.experiments.fit.summary import fit_table
     from model_utils.experiments.runs.errors import RunUsageError
 
     if len(args.rope) > 1 or any(request.temperatures is not None for request in args.rope):
         raise UsageError("fit takes one --rope TYPE:S (the temperature is what it fits), e.g. --rope yarn-rope:2")
+    placed = placement(args)
     try:
-        check_workers(args.workers, args.threads)
         corpus = read_corpus(BUILTIN if args.builtin_corpus else args.corpus, args.documents)
-    except (CorpusError, RunUsageError) as error:
+    except CorpusError as error:
         raise UsageError(str(error)) from None
     loaded = load_model(args.model, progress=progress_line, device=args.device)
     args.schedule = args.schedule or [ScheduleRequest("all", "trained")]
@@ -223,8 +272,8 @@ def run_fit(args) -> None:
     started = time.perf_counter()
     out = Path(args.out)
     try:
-        summary = fit(loaded, corpus, request, sweep_settings(args), out, workers=args.workers,
-                      ray_address=args.ray_address, threads=args.threads,
+        summary = fit(loaded, corpus, request, sweep_settings(args), out, workers=placed.workers,
+                      ray_address=placed.ray_address, threads=placed.threads,
                       cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines)
     except RunUsageError as error:
         raise UsageError(str(error)) from None

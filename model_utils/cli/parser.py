@@ -11,7 +11,7 @@ from model_utils.core.names import BUNDLED, MODEL_HELP
 from model_utils.core.rope import RECIPES, REMAPS, Rope, parse_rope, usage
 from model_utils.core.schedules import SCHEDULES, Schedule, ScheduleRequest
 from model_utils.core.softmax import TEMPERATURE_RANGE, check_temperature
-from model_utils.experiments.texts import BUILTIN_TEXTS, SOURCE
+from model_utils.experiments.texts import BUILTIN_TEXTS, SOURCE, builtin_source
 
 DESCRIPTION = "The Attention Temperature Explorer's command line: the same reports the pages plot, as JSON or a table."
 EXAMPLES = """examples:
@@ -107,8 +107,10 @@ def add_common(command: argparse.ArgumentParser, max_tokens: int, with_builtin: 
         source.add_argument("--text", help="the text to analyse")
         source.add_argument("--file", help="a UTF-8 text file to analyse (- reads standard input)")
         if with_builtin:
-            source.add_argument("--builtin", choices=BUILTIN_TEXTS,
-                                help=f"a long text that ships with Python: {SOURCE}")
+            source.add_argument("--builtin", choices=BUILTIN_TEXTS, help=f"a long text that ships with Python. "
+                                f"long: {SOURCE}, about 17,000 tokens of the bundled model. decimal-source: "
+                                f"{builtin_source('decimal-source')}, the code of its decimal module, about 52,000 "
+                                "tokens of the bundled model and 55,000 of Gemma 3 270M")
     command.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU, with the fused "
                                           "kernel; elsewhere the engine takes its torch path)")
     command.add_argument("--model", default=BUNDLED, help=MODEL_HELP)
@@ -143,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                                               "best temperature per position bucket")
     add_common(swept, max_tokens=16384, with_builtin=True)
     add_sweep_options(swept)
+    add_placement(swept, unit="pass")
     swept.add_argument("--json", metavar="OUT", required=True, help="write the sweep as JSON to OUT (- for stdout)")
     tuned = commands.add_parser("tune", help="the sweep over a corpus of documents, in this process or on Ray "
                                              "workers: the best temperature per position bucket, with intervals")
@@ -155,13 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     tuned.add_argument("--out", required=True, metavar="DIR",
                        help="results folder: rows/ (Parquet, one file per document) and summary.json; a rerun "
                             "skips the documents already there")
-    tuned.add_argument("--workers", type=int, default=1, metavar="W",
-                       help="1 (default): in this process, no Ray; W > 1: W Ray actors on this machine")
-    tuned.add_argument("--ray-address", metavar="HOST:PORT",
-                       help="run the W workers on the Ray cluster at this address (`ray start --head` prints it)")
-    tuned.add_argument("--threads", type=int, metavar="T",
-                       help="torch threads per Ray worker (default: this machine's cores // W); on a cluster each "
-                            "worker reserves T CPUs")
+    add_placement(tuned, unit="document")
     add_fit(commands)
     add_generate(commands)
     return parser
@@ -219,9 +216,20 @@ def add_fit(commands) -> None:
     fitted.add_argument("--out", required=True, metavar="DIR",
                         help="results folder: rows/ (Parquet, one file per evaluation) and fit.json; a rerun "
                              "replays the search from the rows")
-    fitted.add_argument("--workers", type=int, default=1, metavar="W", help="as tune")
-    fitted.add_argument("--ray-address", metavar="HOST:PORT", help="as tune")
-    fitted.add_argument("--threads", type=int, metavar="T", help="as tune")
+    add_placement(fitted, unit="document's passes")
+
+
+def add_placement(command: argparse.ArgumentParser, unit: str) -> None:
+    """Where a long run's work goes (sweep, tune and fit alike): this process, W Ray actors on this machine, or a
+    Ray cluster; each worker takes one `unit` at a time."""
+    command.add_argument("--workers", type=int, default=1, metavar="W",
+                         help=f"1 (default): in this process, no Ray; W > 1: W Ray actors on this machine, each "
+                              f"running one {unit} at a time")
+    command.add_argument("--ray-address", metavar="HOST:PORT",
+                         help="run the W workers on the Ray cluster at this address (`ray start --head` prints it)")
+    command.add_argument("--threads", type=int, metavar="T",
+                         help="torch threads per Ray worker (default: this machine's cores // W); on a cluster each "
+                              "worker reserves T CPUs")
 
 
 def add_sweep_options(command: argparse.ArgumentParser) -> None:

@@ -1,8 +1,9 @@
 """Long texts that ship with Python itself or with our pinned packages, for the sweep and the tuner: the sweep's long
 text and four corpus documents from `pydoc_data.topics` (the language reference topics every CPython carries for
-`help()`), and corpus documents of other kinds (IDLE's release notes, stdlib source code, numpy's docstrings, IDLE's
-HTML help), each with a domain and its licence. Files can differ between versions, so every result records the
-sha256 of the text it ran on."""
+`help()`), corpus documents of other kinds (IDLE's release notes, stdlib source code, numpy's docstrings), each with
+a domain and its licence, and a longer sweep text (the pure-Python decimal module) for a model whose sweep runs past
+what the long text holds. Files can differ between versions, so every result records the sha256 of the text it ran
+on."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-BUILTIN_TEXTS = ("long",)
+BUILTIN_TEXTS = ("long", "decimal-source")  # the sweep's texts: `--builtin NAME`
 SOURCE = "Python's pydoc_data.topics (Python documentation, PSF License)"
 # The topics in sorted order, their paragraphs (blank-line separated) one after another, are cut in two by characters
 # (so the cut does not depend on a tokenizer): the long text is the first LONG_CHARS characters' worth of paragraphs
@@ -64,13 +65,6 @@ def _split() -> tuple[str, list[tuple[str, str]]]:
         if size >= LONG_CHARS:
             return "\n\n".join(p for _, p in paragraphs[: index + 1]), paragraphs[index + 1 :]
     return "\n\n".join(p for _, p in paragraphs), []
-
-
-def builtin_text(name: str) -> str:
-    """'long': the first LONG_CHARS characters' worth of the topics' paragraphs, separated by blank lines."""
-    if name not in BUILTIN_TEXTS:
-        raise ValueError(f"unknown built-in text {name!r}; choose one of {', '.join(BUILTIN_TEXTS)}")
-    return _split()[0]
 
 
 def builtin_corpus(min_chars: int = CORPUS_CHARS) -> list[tuple[str, str]]:
@@ -132,6 +126,27 @@ FILE_SOURCES = (
     FileSource(name="numpy-docstrings", domain="API docstrings", package="numpy", paths=("_core/_add_newdocs.py",),
                licence="BSD-3-Clause"),
 )
+
+
+# The sweep text for a model whose sweep runs past the long text (Gemma 3 270M: 49,152 tokens, 1.5x its trained
+# length): the start of the standard library's decimal module in pure Python, a file no corpus document is cut from,
+# about 55,000 tokens of Gemma 3's tokenizer and 52,000 of the bundled model's (tests/experiments/test_texts.py checks
+# 49,152, and that it shares no text with the long text or any corpus document).
+DECIMAL_SOURCE = FileSource(name="decimal-source", domain="Python source code", package=None,
+                            paths=("_pydecimal.py",), licence="PSF License", chars=200_000)
+
+
+def builtin_text(name: str) -> str:
+    """'long': the first LONG_CHARS characters' worth of the topics' paragraphs, separated by blank lines;
+    'decimal-source': the first 200,000 characters of Lib/_pydecimal.py, ended at a line break."""
+    if name not in BUILTIN_TEXTS:
+        raise ValueError(f"unknown built-in text {name!r}; choose one of {', '.join(BUILTIN_TEXTS)}")
+    return _split()[0] if name == "long" else DECIMAL_SOURCE.read().text
+
+
+def builtin_source(name: str) -> str:
+    """Where the built-in text `name` comes from, with its licence, in words."""
+    return SOURCE if name == "long" else DECIMAL_SOURCE.where
 
 
 def builtin_documents() -> list[BuiltinDocument]:

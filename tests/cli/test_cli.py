@@ -230,3 +230,13 @@ def test_heavy_imports_end_with_the_collector_on_and_their_objects_frozen(module
     probe = f"import gc, {module}; print(gc.isenabled(), gc.get_freeze_count() > 100_000)"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["True", "True"]
+
+
+def test_sweep_names_the_builtin_text_it_ran_on(capsys, tmp_path):
+    code, _, err = run(capsys, "sweep", "--model", "tiny-random", "--builtin", "decimal-source", "--max-tokens",
+                       "300", "--bucket-size", "128", "--temperatures", "1", "1.1", "--json",
+                       str(tmp_path / "sweep.json"), "--cache-dir", str(tmp_path / "cache"))
+    assert code == 0, err
+    written = json.loads((tmp_path / "sweep.json").read_text())
+    assert written["text_source"] == "Lib/_pydecimal.py (PSF License), built-in text 'decimal-source'"
+    assert written["n_tokens"] == 300

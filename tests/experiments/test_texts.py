@@ -1,10 +1,16 @@
 """The built-in long text and the built-in corpus: cut from Python's pydoc_data.topics so that they share no text
 (the topics repeat one another), no paragraph appears twice, and (bundled tokenizer) every corpus document reaches
-the 16,384 tokens the committed tune runs."""
+the 16,384 tokens the committed tune runs. The longer sweep text (decimal-source) shares no text with either and
+reaches the 49,152 tokens of Gemma 3 270M's sweep."""
+
+import sysconfig
+from pathlib import Path
 
 import pytest
 
-from model_utils.experiments.texts import builtin_corpus, builtin_documents, builtin_text
+from model_utils.experiments.texts import builtin_corpus, builtin_documents, builtin_source, builtin_text
+
+GEMMA_SWEEP_TOKENS = 49_152  # 1.5x Gemma 3 270M's trained length of 32,768: `make sweep-gemma`
 
 
 def paragraphs(text: str) -> list[str]:
@@ -48,3 +54,28 @@ def test_every_corpus_document_reaches_16384_tokens_and_the_long_text_too(bundle
 
     assert tokens(builtin_text("long")) >= 16_384
     assert min(tokens(document.text) for document in builtin_documents()) >= 16_384
+
+
+def test_the_longer_sweep_text_is_the_start_of_the_decimal_module_and_shares_no_text():
+    """No 200-character window of it (every 97 characters) is in the long text or in any corpus document."""
+    text = builtin_text("decimal-source")
+    whole = (Path(sysconfig.get_paths()["stdlib"]) / "_pydecimal.py").read_text(encoding="utf-8")
+    assert 190_000 < len(text) <= 200_000 and whole.startswith(text) and whole[len(text)] == "\n"
+    assert builtin_source("decimal-source") == "Lib/_pydecimal.py (PSF License)"
+    elsewhere = "\n".join([builtin_text("long"), *(document.text for document in builtin_documents())])
+    windows = {text[start : start + 200] for start in range(0, len(text) - 200, 97)}
+    assert not [window for window in windows if window in elsewhere]
+
+
+@pytest.mark.slow
+def test_the_longer_sweep_text_reaches_49152_tokens_of_the_bundled_model(bundled):
+    assert len(bundled.tokenizer(builtin_text("decimal-source"))["input_ids"]) >= GEMMA_SWEEP_TOKENS
+
+
+@pytest.mark.models
+def test_the_longer_sweep_text_reaches_gemmas_sweep_length():
+    from model_utils import load_model
+    from model_utils.core.names import GEMMA
+
+    gemma = load_model(GEMMA)
+    assert len(gemma.tokenizer(builtin_text("decimal-source"))["input_ids"]) >= GEMMA_SWEEP_TOKENS

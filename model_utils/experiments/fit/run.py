@@ -22,7 +22,6 @@ from model_utils.core.views import View, as_view
 from model_utils.experiments.corpus import Corpus, Document
 from model_utils.experiments.fit.families import Family
 from model_utils.experiments.fit.store import Store
-from model_utils.experiments.runs.errors import RunUsageError
 from model_utils.experiments.runs.pool import Placement, Pool, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
 from model_utils.experiments.sweep import SweepSettings, check_specs, check_text
@@ -227,9 +226,3 @@ def comparison_views(request: FitRequest, trained_length: int) -> list[View]:
     views += [View(schedule) for schedule in request.schedules]
     views += [View(float(t)) for t in request.grid if t != 1.0]
     return list(dict.fromkeys(as_view(view) for view in views))
-
-
-def check_workers(workers: int, threads: int | None) -> None:
-    for name, value in (("workers", workers), ("threads", threads)):
-        if value is not None and value < 1:
-            raise RunUsageError(f"--{name} must be at least 1, got {value}")

@@ -1,7 +1,7 @@
 """The worker of a long run: the same class runs in the driver's process (with the driver's model) and as a Ray
 actor, where it loads its own copy of the model and sets its own torch threads. It runs a document's passes (the
-sweep's, from the pass cache where they are) and returns what the run asked for: a tune's rows as columns, or a
-fit's NLL sums inside and past the trained length."""
+sweep's, from the pass cache where they are) and returns what the run asked for: a tune's rows as columns, a fit's
+NLL sums inside and past the trained length, or a sweep's pass records whole."""
 
 from __future__ import annotations
 
@@ -59,6 +59,12 @@ class DocumentWorker:
 
         return {"pid": os.getpid(), "host": socket.gethostname(), "threads": torch.get_num_threads(),
                 "fingerprint": self.portable_fingerprint}  # as the driver's, wherever the model is kept
+
+    def passes(self, document: Document, specs: Sequence[Spec]) -> list[dict]:
+        """A distributed sweep's unit of work: each spec's pass on `document` as the pass cache holds it
+        (SweepPass.to_dict()'s form), from this worker's pass cache where it is, else computed and saved there."""
+        return run_passes(self.loaded, document.text, list(specs), self.settings.sweep, self.pass_dir,
+                          fingerprint=self.fingerprint)
 
     def evaluate(self, document: Document, specs: Sequence[Spec]) -> list[dict]:
         """The fitter's unit of work: each spec's pass on `document` (from the pass cache where it is), as its NLL
