@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS
+from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.report import Report
@@ -333,14 +333,20 @@ def lines_caption(group: str, groups: Sequence[str]) -> str:
             "colour: its T = 1 solid, sharper temperatures darker and dotted, softer ones lighter and dashed.")
 
 
-def untrained_caption(layer: int | None, trained_length: int) -> str:
-    """What the untrained-distance chart shows: one row per pass."""
+def untrained_caption(layer: int | None, trained_length: int, remapped: bool = False) -> str:
+    """What the untrained-distance chart shows: one row per pass (`remapped`: some rows are a distance remapping's,
+    measured on the distances it gives)."""
     over = "every layer and head" if layer is None else f"the heads of layer {layer}"
-    return (f"Each row is one pass of the sweep; each cell the share of attention on keys at least {trained_length:,} "
+    said = (f"Each row is one pass of the sweep; each cell the share of attention on keys at least {trained_length:,} "
             f"tokens back (the trained length: relative distances the model never saw in training), the first token "
             f"(the sink) left out, mean over {over} and the bucket's queries. Left of the dashed line it is 0 by "
             "definition: no key there is that far back. A RoPE recipe does not move the keys; it changes the rotation "
             "the model sees at each distance, so compare how much attention still reaches that far.")
+    if not remapped:
+        return said
+    return said + (f" A row marked ({REMAPPED}) is a distance remapping's, measured on the distance it gives each "
+                   "key (its effective untrained mass): in the text its far keys are as far back as ever, so this row "
+                   "says how much attention lands on a distance the model never saw, not how far back it reaches.")
 
 
 def recipe_applied(kind: str) -> str:

@@ -14,6 +14,8 @@ from model_utils.core.records.tune import TuneSummary
 from model_utils.core.statistics import STATISTICS, statistic_mean
 
 OWN_POSITIONS = "the model's own positions"  # what the pages call the passes without a RoPE recipe
+EFFECTIVE = "effective_untrained_mass"
+REMAPPED = "remapped distances"  # how a chart marks a row measured on the distances a remapping gives
 
 
 
@@ -79,9 +81,30 @@ def best_nll_by_bucket(document, recipe: str | None = None) -> np.ndarray:
 
 
 def statistics_of(document: SweepDocument) -> list[str]:
-    """The statistics a sweep holds, in STATISTICS' order (a sweep written before a statistic existed lacks it)."""
+    """The statistics a sweep holds, in STATISTICS' order (a sweep written before a statistic existed lacks it),
+    and the effective untrained mass where a pass remaps distances (elsewhere it is the untrained mass)."""
     held = document.results[0].heads
-    return [name for name in STATISTICS if name in held]
+    effective = [EFFECTIVE] if remaps(document) and all(EFFECTIVE in result.heads for result in document.results) \
+        else []
+    return [name for name in STATISTICS if name in held] + effective
+
+
+
+def remaps(document) -> bool:
+    """Whether a pass of the sweep or summary remaps distances (core.rope.REMAPS)."""
+    return any(result.rope is not None and result.rope.remaps for result in document.results)
+
+
+def untrained_rows(document: SweepDocument, layer: int | None = None) -> tuple[np.ndarray, list[str]]:
+    """[result, bucket] the untrained-distance mass of every pass on the distances the model is given, and each
+    row's label: a distance remapping's effective mass, marked (REMAPPED), since in the text its far keys are as far
+    back as ever; the untrained mass otherwise, where the two are equal."""
+    values, labels = [], []
+    for result in document.results:
+        remapped = result.rope is not None and result.rope.remaps and EFFECTIVE in result.heads
+        values.append(statistic_by_bucket(result, EFFECTIVE if remapped else "untrained_mass", layer))
+        labels.append(f"{result.label} ({REMAPPED})" if remapped else result.label)
+    return np.array(values), labels
 
 
 def nll_by_bucket(result) -> np.ndarray:

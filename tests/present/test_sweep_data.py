@@ -215,3 +215,24 @@ def test_the_recipes_table_says_what_each_changes_and_what_is_applied():
         assert f"--rope {kind}:S" in row["applied here"]
     assert "is the yarn schedule above" in rows[0]["applied here"]
     assert sum("schedule above" in row["applied here"] for row in rows) == 1  # only YaRN has a temperature of its own
+
+
+def test_a_remapped_pass_shows_its_untrained_mass_on_the_distances_it_gives(remap_document):
+    """A distance remapping keeps its far keys far back in the text: its heatmap row is its effective mass (on the
+    remapped distances), marked so; every other row is the untrained mass, where the two are equal."""
+    values, labels = sweep_data.untrained_rows(remap_document)
+    results = remap_document.results
+    for row, label, result in zip(values, labels, results, strict=True):
+        if result.rope is not None and result.rope.remaps:
+            assert label == f"{result.label} (remapped distances)"
+            np.testing.assert_allclose(row, result.heads["effective_untrained_mass"].mean(axis=(1, 2)))
+        else:
+            assert label == result.label
+            np.testing.assert_allclose(row, result.heads["untrained_mass"].mean(axis=(1, 2)))
+    grouped = next(i for i, result in enumerate(results) if result.label == "self-extend (G=2, W=256) + T=1")
+    raw = sweep_data.statistic_by_bucket(results[grouped], "untrained_mass")
+    assert raw[-1] > 0.01 and values[grouped][-1] < raw[-1]  # far back in the text, nearer once remapped
+    assert sweep_data.statistics_of(remap_document)[-1] == "effective_untrained_mass"
+    assert "effective_untrained_mass" in sweep_data.sweep_rows(remap_document)[0]
+    said = captions.untrained_caption(None, 1024, remapped=True)
+    assert "marked (remapped distances)" in said and "(remapped" not in captions.untrained_caption(None, 1024)
