@@ -70,11 +70,18 @@ def tiny_recipe_sweep_file(sweep_folder, tiny_sweep_file) -> Path:
 
 
 @pytest.fixture(scope="session")
-def remap_document(sweep_folder, tiny_sweep_file) -> SweepDocument:
-    """The same sweep with distance remappings on top (the torch path): Self-Extend (G = 2, W = 256) at T = 0.9
-    and 1, and 4 sinks + a window of 512 at T = 1, as its record."""
-    path = write_tiny_sweep(sweep_folder, "tiny-2k-remaps.json", "self-extend:2,256@0.9,1", "sink-window:4,512@1")
-    return SweepDocument.from_dict(json.loads(path.read_text()))
+def tiny_remap_sweep_file(sweep_folder, tiny_sweep_file) -> Path:
+    """The same sweep with a recipe of each family on top: YaRN's interpolation alone (s = 2) at T = 1, and the
+    distance remappings (the torch path) Self-Extend (G = 2, W = 256) at T = 0.9 and 1 and 4 sinks + a window of
+    512 at T = 1."""
+    return write_tiny_sweep(sweep_folder, "tiny-2k-remaps.json", "yarn-rope:2@1", "self-extend:2,256@0.9,1",
+                            "sink-window:4,512@1")
+
+
+@pytest.fixture(scope="session")
+def remap_document(tiny_remap_sweep_file) -> SweepDocument:
+    """The sweep with remappings as its record (SweepDocument)."""
+    return SweepDocument.from_dict(json.loads(tiny_remap_sweep_file.read_text()))
 
 
 @pytest.fixture(scope="session")

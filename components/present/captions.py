@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED
+from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.report import Report
@@ -18,6 +18,7 @@ from model_utils.core.rope import RECIPES
 from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
+from model_utils.verdicts.decomposition import FAMILIES
 from model_utils.verdicts.findings import direction_of
 
 NORMALIZED_ENTROPY = "H / ln(visible keys)"
@@ -329,6 +330,10 @@ def lines_caption(group: str, groups: Sequence[str]) -> str:
         return ("Lines: T = 1 on the model's own positions (thick); the best constant temperature of each bucket "
                 "(black, dotted), chosen on the very positions it is scored on, so no one temperature does better "
                 "there; and each RoPE recipe at T = 1 (solid, one colour per recipe).")
+    family = next((name for name in FAMILIES if group == family_group(name)), None)
+    if family is not None:
+        return (f"Lines: T = 1 on the model's own positions (thick), and each {FAMILIES[family]} at T = 1 (solid, one "
+                "colour per recipe): the recipes of one family, to compare them per bucket.")
     return (f"Lines: T = 1 on the model's own positions, and every pass on the RoPE recipe {group} in the recipe's "
             "colour: its T = 1 solid, sharper temperatures darker and dotted, softer ones lighter and dashed.")
 
@@ -387,8 +392,15 @@ def fit_caption() -> str:
             "make fit writes them.")
 
 
-def decomposition_caption() -> str:
-    return ("Each row against T = 1 on the model's own positions, past the trained length, in nats per token (saves "
+def decomposition_caption(remapped: bool = False) -> str:
+    """What the decomposition table holds (`remapped`: some rows are distance remappings')."""
+    said = ("Each row against T = 1 on the model's own positions, past the trained length, in nats per token (saves "
             "= NLL at T = 1 minus NLL; positive = better), with a 95% bootstrap interval over blocks of positions. "
             "A recipe changes the rotary positions; a temperature on top of it is that recipe's row with a best T. "
             "The untrained-distance mass is the attention on keys farther back than the trained length.")
+    if not remapped:
+        return said
+    return said + (" A distance remapping (Self-Extend, ReRoPE) keeps the rotary frequencies and gives a far key "
+                   "another distance; a sink + window hides every key but the first few and the last W. Their mass "
+                   "is given twice: on the remapped distances (what the model meets: judged against T = 1's) and in "
+                   "the text (how far back attention reaches, which a remapping does not change).")

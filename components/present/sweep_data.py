@@ -12,6 +12,7 @@ import numpy as np
 from model_utils.core.records.sweep import BestEntry, SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.statistics import STATISTICS, statistic_mean
+from model_utils.verdicts.decomposition import FAMILIES, family_of
 
 OWN_POSITIONS = "the model's own positions"  # what the pages call the passes without a RoPE recipe
 EFFECTIVE = "effective_untrained_mass"
@@ -54,7 +55,8 @@ MAIN_LINES = "T = 1, the best T per bucket and each recipe at T = 1"
 
 def line_groups(document) -> dict[str, list[int]]:
     """The sets of results a chart by position can draw, by name, as indices into the results: with recipes, the
-    main comparison first (T = 1 and each recipe's T = 1, or its first result if it ran without T = 1), then the
+    main comparison first (T = 1 and each recipe's T = 1, or its first result if it ran without T = 1), then, where
+    more than one family of recipes ran, the main comparison's lines of each family (family_groups), then the
     model's own positions, then each recipe with T = 1 on the model's own positions; without, only the model's own
     positions."""
     results = list(document.results)
@@ -67,10 +69,27 @@ def line_groups(document) -> dict[str, list[int]]:
         groups[MAIN_LINES] = [reference] + [
             next((index for index in indices if results[index].temperature == 1.0), indices[0])
             for indices in by_recipe.values()]
+        groups |= family_groups(results, groups[MAIN_LINES])
     groups[OWN_POSITIONS] = own
     for recipe, indices in by_recipe.items():
         groups[recipe] = [reference, *indices]
     return groups
+
+
+def family_group(family: str) -> str:
+    """The name of a line group: T = 1 and the recipes of one family (verdicts.decomposition.FAMILIES)."""
+    return f"T = 1 and each {FAMILIES[family]} at T = 1"
+
+
+def family_groups(results: Sequence, main: list[int]) -> dict[str, list[int]]:
+    """Where more than one family of recipes ran, one group per family: T = 1 and that family's lines of the main
+    comparison (`main`, indices into results, T = 1 first); none with the frequency changes alone."""
+    by_family: dict[str, list[int]] = {}
+    for index in main[1:]:
+        by_family.setdefault(family_of(results[index].rope), []).append(index)
+    if list(by_family) in ([], ["frequency"]):
+        return {}
+    return {family_group(family): [main[0], *by_family[family]] for family in FAMILIES if family in by_family}
 
 
 def best_nll_by_bucket(document, recipe: str | None = None) -> np.ndarray:

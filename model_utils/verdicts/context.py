@@ -103,6 +103,11 @@ class ContextVerdict:
             said.append(self._recipe_headline())
         return [item for item in said if item is not None][:4]
 
+    @property
+    def remaps(self) -> bool:
+        """Whether a view of the decomposition remaps distances (its untrained mass is then given twice)."""
+        return any(row.get("remaps") for row in self.decomposition.rows)
+
     def decomposition_rows(self) -> list[dict[str, str]]:
         """The decomposition past the trained length as table rows, each view with what it is, what it saves
         against T = 1 on the model's own positions (95% interval) and where it leaves the untrained-distance mass;
@@ -117,10 +122,12 @@ class ContextVerdict:
         def mass(row: dict) -> str:
             raw, effective = row["untrained_mass_past"], _effective_mass(row)
             moved = f" ({row['untrained']})" if row.get("untrained") and row["kind"] != "reference" else ""
+            if raw is None:
+                return "-"
             if not row.get("remaps"):
-                return "-" if raw is None else f"{raw:.3f}{moved}"
-            said = "-" if effective is None else f"{effective:.3f}{moved}"
-            return said + " on the remapped distances" + ("" if raw is None else f"; {raw:.3f} in the text")
+                return f"{raw:.3f}{moved}"
+            said = "not measured" if effective is None else f"{effective:.3f}{moved}"
+            return f"{said} on the remapped distances; {raw:.3f} in the text"
 
         return [{"view": row["label"], "what it is": row["what"],
                  "saves past the trained length (95% interval)": saved(row),

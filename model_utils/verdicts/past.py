@@ -14,7 +14,7 @@ import numpy as np
 from model_utils.core.bootstrap import cross_fit, interval
 from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import yarn_multiplier
-from model_utils.verdicts.decomposition import decompose
+from model_utils.verdicts.decomposition import decompose, family_of
 
 FORMAT = 2  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
 GONE = 0.1  # untrained-distance mass at a tenth of plain T = 1's or less: an order of magnitude down, "goes away"
@@ -361,7 +361,7 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
         raw, effective = masses(chosen)
         return {"label": label, "kind": kind, "what": what, **_estimate(samples), "against": "T=1",
                 "untrained_mass_past": raw, "effective_untrained_mass_past": effective, "recipe": recipe,
-                "remaps": _remaps(ropes[recipe])}
+                "remaps": _remaps(ropes[recipe]), "family": family_of(ropes[recipe])}
 
     rows = [row("reference", "T=1", "the model as trained", None, None, [reference] * len(past)) | {"saved": 0.0}]
     for recipe in _recipes(data.views, with_none=True):
@@ -429,11 +429,13 @@ def on_top_row(data: PastData, one: int, views: list[int]) -> dict:
                     f"{data.resamples.method}",
             **_estimate(data.resamples.held_out(one, views, True)), "against": data.views[one].label,
             "untrained_mass_past": None, "effective_untrained_mass_past": None, "recipe": recipe,
-            "remaps": _remaps(data.views[one].rope)}
+            "remaps": _remaps(data.views[one].rope), "family": family_of(data.views[one].rope)}
 
 
 def _recipe_words(rope: Rope) -> str:
     info = recipe_info(rope.kind)
+    if family_of(rope) == "remap":
+        return f"a distance remapping: {info.name}, the rotary frequencies kept"
     if info.temperature:
         return f"{info.name}: its interpolation and its own temperature (logits x {yarn_multiplier(rope.factor):.3g})"
     return info.name
@@ -457,7 +459,7 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
                                      f"(logits x {yarn_multiplier(rope.factor):.3g})",
                              **_estimate(_fixed(sums, counts, other, index)), "against": data.views[other].label,
                              "untrained_mass_past": None, "effective_untrained_mass_past": None,
-                             "recipe": data.views[index].recipe, "remaps": False})
+                             "recipe": data.views[index].recipe, "remaps": False, "family": "frequency"})
     return rows
 
 

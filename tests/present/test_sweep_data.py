@@ -236,3 +236,15 @@ def test_a_remapped_pass_shows_its_untrained_mass_on_the_distances_it_gives(rema
     assert "effective_untrained_mass" in sweep_data.sweep_rows(remap_document)[0]
     said = captions.untrained_caption(None, 1024, remapped=True)
     assert "marked (remapped distances)" in said and "(remapped" not in captions.untrained_caption(None, 1024)
+
+
+def test_each_recipe_family_is_a_group_of_lines_where_more_than_one_ran(remap_document, recipe_document):
+    groups = sweep_data.line_groups(remap_document)
+    labels = [result.label for result in remap_document.results]
+    frequency, remap, sinks = (sweep_data.family_group(family) for family in ("frequency", "remap", "sink_window"))
+    assert list(groups)[:4] == [sweep_data.MAIN_LINES, frequency, remap, sinks]
+    assert [labels[i] for i in groups[remap]] == ["T=1", "self-extend (G=2, W=256) + T=1"]
+    assert [labels[i] for i in groups[sinks]] == ["T=1", "sink-window (S=4, W=512) + T=1"]
+    assert [labels[i] for i in groups[frequency]] == ["T=1", "yarn-rope (s=2) + T=1"]
+    assert "each distance remapping at T = 1" in captions.lines_caption(remap, list(groups))
+    assert not any(name.startswith("T = 1 and each") for name in sweep_data.line_groups(recipe_document))
