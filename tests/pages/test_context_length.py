@@ -92,7 +92,10 @@ def trained_line_positions(figure: dict) -> list[float]:
 
 def submit(at: AppTest, *, builtin: bool = True, text: str = "", tokens: int = 1536, bucket: int = 256,
            schedules: tuple[str, ...] = (), beyond: bool = True, recipe: str = "none",
-           factor: float = 2.0) -> AppTest:
+           factor: float = 2.0, **remap: float) -> AppTest:
+    """Fill in the form and run it; `remap` sets a distance remapping's parameters (group, window, slope, sinks)."""
+    for name, value in remap.items():
+        at.number_input(key=f"context_{name}").set_value(value)
     at.checkbox(key="context_builtin").set_value(builtin)
     at.text_area(key="context_text").set_value(text)
     at.number_input(key="context_tokens").set_value(tokens)
@@ -789,6 +792,38 @@ def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
     np.testing.assert_allclose(drawn["yarn-rope (s=2) + T=1"], by_label(expected)["yarn-rope (s=2) + T=1"].nll)
     said = plain("and 2 passes on RoPE recipes (yarn-rope (s=2) + T=0.8, yarn-rope (s=2) + T=1)")
     assert any(said in caption.value for caption in at.caption)
+
+
+def test_a_run_with_a_distance_remapping_runs_it_with_its_own_parameters(runs, tiny):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("1").run()
+    assert "self-extend: Self-Extend (grouped attention)" in at.selectbox(key="context_recipe").options
+    submit(at, tokens=1280, recipe="self-extend", group=2, window=256)
+    assert_clean(at)
+    assert runs["passes"] == 2  # T = 1 on the model's own positions, and on Self-Extend
+    assert at.selectbox(key="context_compare").options == ["self-extend (G=2, W=256) + T=1"]
+    remapped = View(1.0, Rope("self-extend", group=2, window=256))
+    expected = sweep(tiny, builtin_text("long"), [1.0, remapped],
+                     SweepSettings(max_tokens=1280, bucket_size=256, window=32, beyond_trained=True),
+                     cache_dir=settings.SWEEP_PASSES)
+    drawn = {trace["name"]: array(trace["y"]).astype(float) for trace in traces(chart(at, "context_nll"), "scatter")}
+    np.testing.assert_allclose(drawn["self-extend (G=2, W=256) + T=1"], by_label(expected)[remapped.label].nll)
+    assert by_label(expected)[remapped.label].kernel == "torch"  # the fused kernel remaps nothing
+
+
+@pytest.mark.parametrize(("recipe", "remap", "message"), [
+    ("self-extend", {"group": 0}, "RoPE recipe self-extend: G must be a whole number >= 1 (self-extend:G,W), got 0"),
+    ("leaky-rerope", {"slope": 0.5}, "RoPE recipe leaky-rerope: K must be a number above 1"),
+    ("sink-window", {"sinks": -1}, "RoPE recipe sink-window: S must be a whole number >= 0"),
+    ("rerope", {"window": 2048}, "the window W = 2,048 is longer than the trained length 1,024"),
+])
+def test_a_bad_remapping_parameter_is_the_recipes_own_error_line(runs, recipe, remap, message):
+    at, _ = open_page()
+    submit(at, tokens=1280, recipe=recipe, **remap)
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [error.value for error in at.error]
+    assert len(errors) == 1 and plain(message) in errors[0], errors
+    assert runs["passes"] == 0, "a refused recipe must not run any pass"
 
 
 def scaled_llama_folder(folder: Path) -> Path:
