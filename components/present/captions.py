@@ -14,7 +14,7 @@ from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED, f
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.report import Report
-from model_utils.core.rope import RECIPES
+from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, Rope, parse_rope, usage
 from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
@@ -370,6 +370,36 @@ def recipe_rows() -> list[dict[str, str]]:
     """The RoPE recipes table of the Length schedules page: what each changes, its source, what is applied."""
     return [{"recipe": f"{kind}: {info.name}", "what it changes": info.formula, "source": info.source,
              "applied here": recipe_applied(kind)} for kind, info in RECIPES.items()]
+
+
+# The remappings drawn on the Length schedules page: the form's example of each (core.rope.EXAMPLES) at the bundled
+# model's trained length, for the last query of the committed sweep's 16,384 tokens.
+REMAP_EXAMPLE_TRAINED, REMAP_EXAMPLE_TOKENS = 8192, 16384
+
+
+def remap_rows() -> list[dict[str, str]]:
+    """The distance remappings table of the Length schedules page: what each does, its source, how it is run."""
+    return [{"remapping": f"{kind}: {info.name}", "what it does": info.formula, "source": info.source,
+             "run it": f"--rope {usage(kind)} (e.g. {EXAMPLES[kind]}), or the Context length page's form, on the "
+                       "torch path: the fused kernel scores one block of distances and remaps none"}
+            for kind, info in REMAPS.items()]
+
+
+def remap_examples() -> list[Rope]:
+    """The remappings the distance chart draws, one of each kind (core.rope.EXAMPLES)."""
+    return [parse_rope(EXAMPLES[kind]) for kind in REMAPS]
+
+
+def remapped_caption(examples: Sequence[Rope]) -> str:
+    """What the chart of remapped distances shows, with each example's largest distance (Rope.max_distance)."""
+    largest = "; ".join(f"{rope.label} {rope.max_distance(REMAP_EXAMPLE_TOKENS):,.0f}" for rope in examples)
+    return (f"The distance at which the last query of {REMAP_EXAMPLE_TOKENS:,} tokens meets each key, against how "
+            f"far back the key is in the text, computed by the engine's own rule (the one its torch path scores "
+            f"with), at the form's example parameters; the dotted diagonal keeps every distance, as the model "
+            f"without a remapping does, and the dashed line is a trained length of {REMAP_EXAMPLE_TRAINED:,} (the "
+            f"bundled model's). Every remapping keeps the distances below its window W. A gap is a key the "
+            f"remapping gives no weight: the sink + window sees its first S keys and its last W only. Largest "
+            f"distance given: {largest}.")
 
 
 def metric_parts(value: str) -> tuple[str, str | None]:
