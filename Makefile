@@ -46,10 +46,13 @@ lint: setup
 	$(BIN)/lint-imports
 
 # The engine against plain SDPA passes (the floor) and the usual way at 512 to 16,384 tokens, the fused kernel's first
-# use, half precision, start-up -> bench/RESULTS.md and the README's table; a continuation per token against
-# transformers' generate -> bench/GENERATE.md. About an hour on 2 cores.
+# use, half precision, start-up, a pass with each distance remapping against none (at BENCH_RECIPE_SIZES tokens;
+# BENCH_RECIPE_SIZES="2048 16384" adds the long one, many minutes on the torch path) -> bench/RESULTS.md and the
+# README's table; a continuation per token against transformers' generate -> bench/GENERATE.md. About an hour on 2
+# cores.
+BENCH_RECIPE_SIZES ?= 2048
 bench: setup
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench --recipe-sizes $(BENCH_RECIPE_SIZES)
 	$(BIN)/python -m bench.generate
 	$(BIN)/python -m bench.readme figures
 
