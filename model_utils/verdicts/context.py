@@ -18,7 +18,7 @@ import numpy as np
 from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
 from model_utils.core.records import field
 from model_utils.core.records.sweep import SweepDocument, SweepResult
-from model_utils.verdicts.decomposition import Decomposition, Lever
+from model_utils.verdicts.decomposition import FAMILIES, Decomposition, Lever
 from model_utils.verdicts.past import (
     FORMAT,
     DocumentFolds,
@@ -140,7 +140,7 @@ class ContextVerdict:
         schedules, and the published entropy argument next to what was measured."""
         said = [self.answer(), self._held_out_sentence(), self._break_sentence(), self._in_sample_sentence(),
                 *self._best_sentences(), self._edge_sentence(), *self._attention_sentences(),
-                self._decomposition_sentence(), self._schedules_sentence()]
+                self._decomposition_sentence(), self.families_sentence(), self._schedules_sentence()]
         if self.entropy_trend is not None:
             said += EntropyTrend(**self.entropy_trend).sentences()
         return [sentence for sentence in said if sentence]
@@ -317,6 +317,23 @@ class ContextVerdict:
                  for row in rows if row["saved"] is not None]
         return (f"Decomposition past the trained length ({self.scope}), nats per token saved against T = 1 on the "
                 f"model's own positions ({SAVES}{mass}): " + "; ".join(parts) + ".")
+
+    def families_sentence(self) -> str | None:
+        """The recipe families side by side, where more than the frequency changes ran (None otherwise): each
+        family's recipe that saves the most at T = 1, its share of the rise, and where it leaves the
+        untrained-distance mass (for a remapping on the distances it gives and in the text)."""
+        decomposition = self.decomposition
+        if decomposition.families() in ([], ["frequency"]):
+            return None
+        rows = {row["label"]: row for row in decomposition.rows}
+        parts = []
+        for family in decomposition.families():
+            lever = decomposition.family_lever(family)
+            share = "" if lever.share_of_rise is None else f", {lever.share_of_rise:.0%} of the rise"
+            parts.append(f"{FAMILIES[family]}, {lever.label}: {lever.saved:+.3f}{_bracket(lever.interval)}{share}"
+                         + _mass_bracket(rows.get(lever.label, {})))
+        return (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 "
+                f"({self.scope}; {SAVES}; untrained-distance mass past it in brackets): " + "; ".join(parts) + ".")
 
     def _schedules_sentence(self) -> str | None:
         if not self.schedules:
