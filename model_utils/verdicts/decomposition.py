@@ -81,7 +81,7 @@ class Decomposition:
         optional = ("own_temperature", "family")
         levers = [Lever(**{name: field(lever, name, KIND) for name in LEVER_FIELDS if name not in optional},
                         own_temperature=lever.get("own_temperature", False),
-                        family=lever.get("family", "frequency" if lever["kind"] in ("recipe", "on_top") else None))
+                        family=lever.get("family", "frequency" if lever.get("kind") in ("recipe", "on_top") else None))
                   for lever in field(data, "levers", KIND)]
         return cls(rise=field(data, "rise", KIND), dominant=field(data, "dominant", KIND),
                    scope=field(data, "scope", KIND), levers=levers, rows=field(data, "rows", KIND))
