@@ -47,10 +47,13 @@ lint: setup
 	$(BIN)/lint-imports
 
 # The engine against plain SDPA passes (the floor) and the usual way at 512 to 16,384 tokens, the fused kernel's first
-# use, half precision, start-up -> bench/RESULTS.md and the README's table; a continuation per token against
-# transformers' generate -> bench/GENERATE.md. About an hour on 2 cores.
+# use, half precision, start-up, a pass with each distance remapping against none (at BENCH_RECIPE_SIZES tokens;
+# BENCH_RECIPE_SIZES="2048 16384" adds the long one, many minutes on the torch path) -> bench/RESULTS.md and the
+# README's table; a continuation per token against transformers' generate -> bench/GENERATE.md. About an hour on 2
+# cores.
+BENCH_RECIPE_SIZES ?= 2048
 bench: setup
-	$(BIN)/python -m bench
+	$(BIN)/python -m bench --recipe-sizes $(BENCH_RECIPE_SIZES)
 	$(BIN)/python -m bench.generate
 	$(BIN)/python -m bench.readme figures
 
@@ -71,12 +74,22 @@ loadtest: setup
 	$(BIN)/python -m bench.loadtest --sessions $(LOAD_SESSIONS)
 
 # The context-length sweep the page and README show: 16,384 tokens of Python's own documentation (2x the bundled
-# model's trained length), 10 temperatures and the five schedules anchored at the trained length on the model's own
-# positions, and the RoPE recipes: YaRN (s = 2) with its own attention factor, its interpolation alone at 6
-# temperatures, dynamic NTK and linear interpolation. About 40 minutes on 2 cores; finished passes are cached, so an
-# interrupted run resumes and a repeated one returns at once.
+# model's trained length L = 8,192), 10 temperatures and the five schedules anchored at the trained length on the
+# model's own positions, and the RoPE recipes. Frequency changes: YaRN (s = 2) with its own attention factor, its
+# interpolation alone at 6 temperatures, dynamic NTK and linear interpolation. Distance remappings (the frequencies
+# kept): Self-Extend with G = 2, W = 1,024 (the issue's and llama.cpp's example; at 16,384 tokens it still gives the
+# farthest keys distances up to 8,703, past L) and G = 4, W = 2,048 (at most 5,631, all trained), the latter also at
+# T = 0.9 and 1.1, to measure a temperature on top of a remapping that covers the whole text as yarn-rope's do on top
+# of the interpolation; ReRoPE with W = 4,096 (distances from W on are clipped to W, so the model keeps the exact
+# distances up to half of L and meets no distance past 4,096; W = 8,192 would clip to 8,192, itself one past the
+# longest trained distance); 4 sinks + a window of 8,188 (a rolling cache of S + W = 8,192 slots, the trained length,
+# as StreamingLLM sizes it, so no key is given a distance past 8,191). The 24 passes on the model's own positions and
+# the frequency changes take about 40 minutes on 2 cores; the 6 remapped passes take the torch path (the fused kernel
+# scores one block of distances and remaps none), several times slower per pass: `make bench` measures the ratio
+# (bench/RESULTS.md). Finished passes are cached, so an interrupted run resumes and a repeated one returns at once.
 SWEEP_OUT ?= assets/sweeps/bundled-16k.json
-SWEEP_RECIPES ?= --rope yarn:2@1 --rope yarn-rope:2@0.7,0.8,0.9,1,1.1,1.25 --rope dynamic:2@1 --rope linear:2@1
+SWEEP_RECIPES ?= --rope yarn:2@1 --rope yarn-rope:2@0.7,0.8,0.9,1,1.1,1.25 --rope dynamic:2@1 --rope linear:2@1 \
+	--rope self-extend:2,1024@1 --rope self-extend:4,2048@0.9,1,1.1 --rope rerope:4096@1 --rope sink-window:4,8188@1
 sweep: setup
 	mkdir -p $(dir $(SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model bundled --builtin long --max-tokens 16384 --beyond-trained \

@@ -9,6 +9,7 @@ are noisy, so the results are ratios of cases measured in the same run, and the 
     python -m bench [--sizes 512 2048 8192 16384] [--before c0d61d2]
     python -m bench --ratios-only [--sizes 8192]  # engine and floor alone, and the kernel's first use -> FLOOR.md
     python -m bench --only startup  # a short analyze, the Collapse inspector, each against a baseline -> STARTUP.md
+    python -m bench --only recipes [--recipe-sizes 2048 16384]  # each distance remapping's pass -> RECIPES.md
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ BEFORE = "c0d61d2"  # the last commit before the fused kernel
 FLOOR_TARGET = 1.25  # the engine's time at most this many times the floor's, at every length (issue 25)
 HALF_TOKENS = 512
 STARTUP_REPEATS = 5  # whole-process runs of the short analyze, its baseline and its one-thread twin, alternating
+RECIPE_SIZES = (2048,)  # 16,384 takes long: --recipe-sizes 2048 16384 (make bench BENCH_RECIPE_SIZES="2048 16384")
+RECIPE_REPEATS = {2048: 3}  # rounds of every recipe in turn; 1 at longer lengths
+TWO_BLOCKS = 2.0  # a remapping scores two blocks: at most about twice the plain pass on its path (issue 36)
 
 
 def run_case(case: str, n_tokens: int, repeats: int, cwd: Path = ROOT, env: dict | None = None) -> dict:
@@ -128,16 +132,25 @@ def main() -> None:
                         help="measure only the engine and the floor at --sizes and the kernel's first use, and print "
                              "them (to rerun a length that a busy machine disturbed); writes only --ratios-out")
     parser.add_argument("--ratios-out", default=str(HERE / "FLOOR.md"), help="where --ratios-only writes its table")
-    parser.add_argument("--only", choices=["startup"],
+    parser.add_argument("--only", choices=["startup", "recipes"],
                         help="startup: only a short analyze as a whole process and the Collapse inspector after the "
-                             "warm-up, each against its baseline in the same run; writes only --startup-out")
+                             "warm-up, each against its baseline in the same run; writes only --startup-out. "
+                             "recipes: only a pass with each distance remapping against none, at --recipe-sizes; "
+                             "writes only --recipes-out")
     parser.add_argument("--startup-out", default=str(HERE / "STARTUP.md"), help="where --only startup writes")
+    parser.add_argument("--recipe-sizes", nargs="+", type=int, default=list(RECIPE_SIZES),
+                        help="the lengths of the recipes' section (16384: six passes of 16,384 tokens a round, most "
+                             "on the torch path: long)")
+    parser.add_argument("--recipes-out", default=str(HERE / "RECIPES.md"), help="where --only recipes writes")
     args = parser.parse_args()
     if args.ratios_only:
         ratios_only(args.sizes, Path(args.ratios_out))
         return
     if args.only == "startup":
         startup_only(Path(args.startup_out))
+        return
+    if args.only == "recipes":
+        recipes_only(args.recipe_sizes, Path(args.recipes_out))
         return
 
     print("checking that engine and peer agree before timing ...", file=sys.stderr)
@@ -158,9 +171,10 @@ def main() -> None:
     startup = {case: run_case(case, 0, 3) for case in ("cold", "warm", "redraw", "cli", "build")}
     startup["collapse"] = collapse_case()
     half = run_case("half", HALF_TOKENS, 1)
+    recipes = recipe_table(recipe_runs(args.recipe_sizes))
     ray = ray_startup()
 
-    table = render(rows, buckets, profiles, startup, agreement, notes, args.before) + half_table(half) + ray
+    table = render(rows, buckets, profiles, startup, agreement, notes, args.before) + half_table(half) + recipes + ray
     print(table)
     Path(args.out).write_text(table)
     update_readme(rows, startup)
@@ -210,6 +224,55 @@ def startup_only(out: Path) -> None:
     print(table)
     out.write_text(table)
     print(f"written to {out}", file=sys.stderr)
+
+
+def recipe_runs(sizes: list[int]) -> list[dict]:
+    """bench/cases.recipe_cost at each length, in its own process."""
+    return [run_case("recipes", n, RECIPE_REPEATS.get(n, 1)) for n in sizes]
+
+
+def recipes_only(sizes: list[int], out: Path) -> None:
+    """The recipes' section alone, printed and written to `out` with the machine and the commit."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    table = (f"# What each distance remapping costs\n\nMachine: {machine()}. Commit "
+             f"{commit.stdout.strip() or '?'}, {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}. Written by "
+             f"`python -m bench --only recipes --recipe-sizes {' '.join(map(str, sizes))}` (`make bench` measures "
+             "the same with the rest).\n" + recipe_table(recipe_runs(sizes)))
+    print(table)
+    out.write_text(table)
+    print(f"written to {out}", file=sys.stderr)
+
+
+def recipe_table(results: list[dict]) -> str:
+    """A row per length and recipe (bench/cases.recipe_cost): its median pass and the ratios to no recipe on the
+    fused kernel and on the torch path, measured in the same rounds; a target line per remapping."""
+    from bench.cases import NO_RECIPE, NO_RECIPE_TORCH
+
+    lines = ["", "## What each distance remapping costs per pass (bench/cases.recipe_cost)", "",
+             "One in-model pass at T = 1 on the bundled model, every recipe in turn in each round: no recipe on the "
+             "fused kernel (the baseline), no recipe on the torch path (ATTN_KERNEL=torch), and each distance "
+             "remapping at the form's example parameters, which takes the torch path (the fused kernel scores one "
+             "block of distances and remaps none; a remapping scores two).", "",
+             "| tokens | recipe | path | median s | runs | / no recipe | / no recipe, torch path |",
+             "|---:|---|---|---:|---|---:|---:|"]
+    checks, notes = [], []
+    for result in results:
+        if "error" in result:
+            notes.append(f"- recipes at {result['n_tokens']:,} tokens failed: {result['error']}")
+            continue
+        found = result["recipes"]
+        base, torch_base = (statistics.median(found[label]["times"]) for label in (NO_RECIPE, NO_RECIPE_TORCH))
+        for label, run in found.items():
+            seconds = statistics.median(run["times"])
+            lines.append(f"| {result['n_tokens']:,} | {label} | {run['kernel']} | {seconds:.2f} | "
+                         + ", ".join(f"{t:.2f}" for t in run["times"])
+                         + f" | {seconds / base:.2f}x | {seconds / torch_base:.2f}x |")
+            if label not in (NO_RECIPE, NO_RECIPE_TORCH):
+                ratio = seconds / torch_base
+                checks.append(f"- {'met' if ratio <= TWO_BLOCKS else 'MISSED'}: {result['n_tokens']:,} tokens, "
+                              f"{label}: {ratio:.2f}x the plain pass on the torch path (target about "
+                              f"{TWO_BLOCKS:g}x or less), {seconds / base:.2f}x the fused kernel's")
+    return "\n".join([*lines, "", *checks, *notes]) + "\n"
 
 
 STARTUP_LABELS = {

@@ -1,8 +1,9 @@
 """One benchmark case in its own process: `python -m bench.cases CASE N_TOKENS REPEATS` prints one JSON line. Cases
 (4 temperatures, in-model, every layer and head): engine (`analyze`), peer (the usual way: eager passes with
 output_attentions, one per temperature), floor (plain SDPA passes), agree, buckets, profile, cold / warm loads,
-redraw, cli, build (the fused kernel's first use on a machine), half (the model in float16 and bfloat16); each case's
-function says what it measures. Wall times are medians of REPEATS runs."""
+redraw, cli, build (the fused kernel's first use on a machine), half (the model in float16 and bfloat16), recipes
+(one pass at T = 1 per distance remapping against none); each case's function says what it measures. Wall times are
+medians of REPEATS runs."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import torch
@@ -130,6 +132,39 @@ def bucket_cost(loaded, n_tokens: int, repeats: int) -> dict:
         with_buckets += timed(lambda: run(full, 1024), 1, warm_up=False)
     return {"with": with_buckets, "without": without, "times": with_buckets,
             "ratio": statistics.median(with_buckets) / statistics.median(without)}
+
+
+def recipe_cost(loaded, n_tokens: int, repeats: int) -> dict:
+    """One in-model pass at T = 1 per recipe on n_tokens of the text, the recipes taking turns (so that a drifting
+    machine speed hits all alike): no recipe on the fused kernel, the baseline; no recipe on the torch path
+    (ATTN_KERNEL=torch); each distance remapping at the form's example parameters (core.rope.EXAMPLES), which takes
+    the torch path. Times and the path each pass took (its report's kernel), by recipe."""
+    from model_utils import analyze
+    from model_utils.core.rope import EXAMPLES, REMAPS, parse_rope
+    from model_utils.core.views import View
+
+    cases = {NO_RECIPE: (None, "fused"), NO_RECIPE_TORCH: (None, "torch"),
+             **{EXAMPLES[kind]: (parse_rope(EXAMPLES[kind]), "fused") for kind in REMAPS}}
+    found = {label: {"times": [], "kernel": None} for label in cases}
+
+    def run(label: str) -> None:
+        rope, path = cases[label]
+        os.environ["ATTN_KERNEL"] = path  # read by every pass (kernel.load_kernel)
+        report = analyze(loaded, fixed_text(), temperatures=[1.0 if rope is None else View(1.0, rope)],
+                         window=WINDOW, max_tokens=n_tokens, beyond_trained=n_tokens > loaded.max_positions)
+        found[label]["kernel"] = report.kernel
+
+    with mock.patch.dict(os.environ):  # ATTN_KERNEL as it was, after
+        if n_tokens < WARM_UP_BELOW:
+            for label in cases:
+                run(label)
+        for _ in range(repeats):
+            for label in cases:
+                found[label]["times"] += timed(lambda label=label: run(label), 1, warm_up=False)
+    return {"recipes": found, "times": found[NO_RECIPE]["times"]}
+
+
+NO_RECIPE, NO_RECIPE_TORCH = "no recipe", "no recipe, torch path"  # recipe_cost's two baselines
 
 
 def profile_split(loaded, n_tokens: int) -> dict:
@@ -274,6 +309,8 @@ def run_case(case: str, n_tokens: int, repeats: int) -> dict:
         return {"times": timed(lambda: analyze_bundled(loaded, n_tokens), repeats, warm_up)}
     if case == "buckets":
         return bucket_cost(loaded, n_tokens, repeats)
+    if case == "recipes":
+        return recipe_cost(loaded, n_tokens, repeats)
     if case == "half":
         return {"half": half_precision(loaded, n_tokens)}
     if case == "profile":

@@ -212,8 +212,8 @@ def replace_figures(values: dict[str, str], readme: Path = ROOT / "README.md") -
 
 def found_lines(document: SweepDocument, summary: TuneSummary | None) -> list[str]:
     """The README's "What we found", at most ten lines: the chart, the answer on the corpus (held out over
-    documents) and on one text (cross-fit), what the published schedules do, and the scope; every number from the
-    verdicts."""
+    documents) and on one text (cross-fit), the recipe families side by side where more than the frequency changes
+    ran, what the published schedules do, and the scope; every number from the verdicts."""
     from model_utils.verdicts.context import context_verdict
     from model_utils.verdicts.corpus import corpus_verdict
 
@@ -223,10 +223,10 @@ def found_lines(document: SweepDocument, summary: TuneSummary | None) -> list[st
              f"({CHART})", ""]
     if corpus is not None:
         lines.append(f"- **On {corpus.scope.removeprefix('one model, ')}, held out over documents:** {corpus.answer()}")
-        lines += domain_line(summary, corpus)
+        lines += domain_line(summary, corpus) + family_line(corpus)
     if one is not None:
         lines.append(f"- **On one text, cross-fit:** {one.answer()}")
-        lines += schedule_line(one)
+        lines += family_line(one) + schedule_line(one)
     lines.append("- One small model (SmolLM2-135M) and texts that ship with Python: not a law. The verdicts in full, "
                  "the per-bucket tables and the fits: [docs/FINDINGS.md](docs/FINDINGS.md).")
     return lines
@@ -239,6 +239,13 @@ def domain_line(summary: TuneSummary, verdict) -> list[str]:
     lever = verdict.decomposition.lever("recipe") if verdict.decomposition else None
     said = None if lever is None else domain_sentence(summary, lever.label)
     return [] if said is None else [f"- {said}"]
+
+
+def family_line(verdict) -> list[str]:
+    """The recipe families compared (ContextVerdict.families_sentence), where the results hold more than the
+    frequency changes; nothing otherwise, so no claim is made on what was not measured."""
+    said = verdict.families_sentence()
+    return [] if said is None else [f"- **Frequency changes, distance remappings, sink + window:** {said}"]
 
 
 def schedule_line(verdict) -> list[str]:

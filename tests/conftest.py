@@ -70,6 +70,21 @@ def tiny_recipe_sweep_file(sweep_folder, tiny_sweep_file) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_remap_sweep_file(sweep_folder, tiny_sweep_file) -> Path:
+    """The same sweep with a recipe of each family on top: YaRN's interpolation alone (s = 2) at T = 1, and the
+    distance remappings (the torch path) Self-Extend (G = 2, W = 256) at T = 0.9 and 1 and 4 sinks + a window of
+    512 at T = 1."""
+    return write_tiny_sweep(sweep_folder, "tiny-2k-remaps.json", "yarn-rope:2@1", "self-extend:2,256@0.9,1",
+                            "sink-window:4,512@1")
+
+
+@pytest.fixture(scope="session")
+def remap_document(tiny_remap_sweep_file) -> SweepDocument:
+    """The sweep with remappings as its record (SweepDocument)."""
+    return SweepDocument.from_dict(json.loads(tiny_remap_sweep_file.read_text()))
+
+
+@pytest.fixture(scope="session")
 def recipe_document(tiny_recipe_sweep_file) -> SweepDocument:
     """The recipe sweep's file as its record (SweepDocument)."""
     return SweepDocument.from_dict(json.loads(tiny_recipe_sweep_file.read_text()))

@@ -86,3 +86,30 @@ def test_the_corpus_block_leads_with_the_answer_then_the_gain_held_out_over_docu
                                  "documents and scored on the one left out")
     header = next(line for line in lines if line.startswith("| positions"))
     assert "yarn (scale=2) saves" in header and "logn (base=1024) saves" in header
+
+
+def test_the_recipe_families_are_compared_only_where_the_results_hold_them():
+    """With a distance remapping in the sweep, "What we found" gains one line comparing the families, from the
+    verdict's numbers; the committed results, without one, say nothing about remappings."""
+    from model_utils.core.rope import Rope
+    from model_utils.core.views import View
+    from model_utils.verdicts.context import context_verdict
+    from tests.verdicts.synthetic import document, plain, yarn_rope
+
+    far = {"untrained_mass": [0] * 4 + [0.5] * 4}
+    written, _ = document([(1.0, plain([3.4, 3.6, 3.8, 4.0]), far), (1.25, plain([3.35, 3.55, 3.75, 3.95]), far),
+                           (yarn_rope(1.0), plain([3.0, 3.2, 3.3, 3.4]), {"untrained_mass": [0] * 4 + [0.02] * 4}),
+                           (View(1.0, Rope("self-extend", group=2, window=512)), plain([2.5] * 4),
+                            far | {"effective_untrained_mass": [0.0] * 8})])
+    lines = found_lines(written, None)
+    verdict = context_verdict(written)
+    (line,) = [line for line in lines if line.startswith("- **Frequency changes, distance remappings")]
+    assert line.endswith(verdict.families_sentence())
+    assert lines.index(line) == lines.index(f"- **On one text, cross-fit:** {verdict.answer()}") + 1
+    said = verdict.families_sentence()
+    assert said.index("frequency change (interpolation), yarn-rope (s=2) + T=1: +") < said.index(
+        "distance remapping, self-extend (G=2, W=512) + T=1: +")
+    assert "[0.000 on the remapped distances, goes away; 0.500 on the distances in the text]" in said
+    assert said in verdict.sentences() and len(lines) <= 10
+    committed = found_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())), read_tune())
+    assert not any("remapping" in line or "recipe families" in line for line in committed)

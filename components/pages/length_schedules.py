@@ -13,6 +13,13 @@ from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
 
 
+def remapped(remaps: list) -> dict:
+    """Each remapping's effective distances for the last query of the example length, by the engine's own rule."""
+    from model_utils import effective_distances  # imports the engine: the page runs a model below anyway
+
+    return {rope.label: effective_distances(rope, captions.REMAP_EXAMPLE_TOKENS) for rope in remaps}
+
+
 def entropy_sentences() -> list[str]:
     """The published entropy argument, and next to it what the committed sweep of the Context length page measured
     (model_utils.verdicts); the argument alone when there is no such sweep."""
@@ -68,6 +75,20 @@ st.markdown(
     "without its factor, so that the share of the interpolation and of the temperature can each be measured."
 )
 st.table(captions.recipe_rows(), hide_index=True)
+
+st.subheader("Length extension inside attention: the distance remappings")
+st.markdown(
+    "A second family leaves the rotary frequencies as they are and gives a far query-key pair another distance, "
+    "with no training: a key within the window W of the query keeps its distance, a farther one is seen at a "
+    "distance the model was trained on. RoPE scores depend on the distance alone, so the engine rotates such a "
+    "query and key to positions whose difference is the new distance. A **sink + window** goes further and gives "
+    "the keys between the first few and the last W no weight at all. The Context length page measures each one "
+    "against the frequency changes above."
+)
+remaps = captions.remap_examples()
+st.plotly_chart(figures.remapped_distances(remapped(remaps), captions.REMAP_EXAMPLE_TRAINED), key="remap_distances")
+st.caption(captions.remapped_caption(remaps))
+st.table(captions.remap_rows(), hide_index=True)
 
 st.subheader("Apply a schedule to a prompt")
 st.markdown("The schedule's multiplier for each query position replaces 1 / T (in every layer), next to the "

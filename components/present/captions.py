@@ -10,14 +10,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS
+from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.report import Report
-from model_utils.core.rope import RECIPES
+from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, Rope, parse_rope, usage
 from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
+from model_utils.verdicts.decomposition import FAMILIES
 from model_utils.verdicts.findings import direction_of
 
 NORMALIZED_ENTROPY = "H / ln(visible keys)"
@@ -329,18 +330,28 @@ def lines_caption(group: str, groups: Sequence[str]) -> str:
         return ("Lines: T = 1 on the model's own positions (thick); the best constant temperature of each bucket "
                 "(black, dotted), chosen on the very positions it is scored on, so no one temperature does better "
                 "there; and each RoPE recipe at T = 1 (solid, one colour per recipe).")
+    family = next((name for name in FAMILIES if group == family_group(name)), None)
+    if family is not None:
+        return (f"Lines: T = 1 on the model's own positions (thick), and each {FAMILIES[family]} at T = 1 (solid, one "
+                "colour per recipe): the recipes of one family, to compare them per bucket.")
     return (f"Lines: T = 1 on the model's own positions, and every pass on the RoPE recipe {group} in the recipe's "
             "colour: its T = 1 solid, sharper temperatures darker and dotted, softer ones lighter and dashed.")
 
 
-def untrained_caption(layer: int | None, trained_length: int) -> str:
-    """What the untrained-distance chart shows: one row per pass."""
+def untrained_caption(layer: int | None, trained_length: int, remapped: bool = False) -> str:
+    """What the untrained-distance chart shows: one row per pass (`remapped`: some rows are a distance remapping's,
+    measured on the distances it gives)."""
     over = "every layer and head" if layer is None else f"the heads of layer {layer}"
-    return (f"Each row is one pass of the sweep; each cell the share of attention on keys at least {trained_length:,} "
+    said = (f"Each row is one pass of the sweep; each cell the share of attention on keys at least {trained_length:,} "
             f"tokens back (the trained length: relative distances the model never saw in training), the first token "
             f"(the sink) left out, mean over {over} and the bucket's queries. Left of the dashed line it is 0 by "
             "definition: no key there is that far back. A RoPE recipe does not move the keys; it changes the rotation "
             "the model sees at each distance, so compare how much attention still reaches that far.")
+    if not remapped:
+        return said
+    return said + (f" A row marked ({REMAPPED}) is a distance remapping's, measured on the distance it gives each "
+                   "key (its effective untrained mass): in the text its far keys are as far back as ever, so this row "
+                   "says how much attention lands on a distance the model never saw, not how far back it reaches.")
 
 
 def recipe_applied(kind: str) -> str:
@@ -359,6 +370,36 @@ def recipe_rows() -> list[dict[str, str]]:
     """The RoPE recipes table of the Length schedules page: what each changes, its source, what is applied."""
     return [{"recipe": f"{kind}: {info.name}", "what it changes": info.formula, "source": info.source,
              "applied here": recipe_applied(kind)} for kind, info in RECIPES.items()]
+
+
+# The remappings drawn on the Length schedules page: the form's example of each (core.rope.EXAMPLES) at the bundled
+# model's trained length, for the last query of the committed sweep's 16,384 tokens.
+REMAP_EXAMPLE_TRAINED, REMAP_EXAMPLE_TOKENS = 8192, 16384
+
+
+def remap_rows() -> list[dict[str, str]]:
+    """The distance remappings table of the Length schedules page: what each does, its source, how it is run."""
+    return [{"remapping": f"{kind}: {info.name}", "what it does": info.formula, "source": info.source,
+             "run it": f"--rope {usage(kind)} (e.g. {EXAMPLES[kind]}), or the Context length page's form, on the "
+                       "torch path: the fused kernel scores one block of distances and remaps none"}
+            for kind, info in REMAPS.items()]
+
+
+def remap_examples() -> list[Rope]:
+    """The remappings the distance chart draws, one of each kind (core.rope.EXAMPLES)."""
+    return [parse_rope(EXAMPLES[kind]) for kind in REMAPS]
+
+
+def remapped_caption(examples: Sequence[Rope]) -> str:
+    """What the chart of remapped distances shows, with each example's largest distance (Rope.max_distance)."""
+    largest = "; ".join(f"{rope.label} {rope.max_distance(REMAP_EXAMPLE_TOKENS):,.0f}" for rope in examples)
+    return (f"The distance at which the last query of {REMAP_EXAMPLE_TOKENS:,} tokens meets each key, against how "
+            f"far back the key is in the text, computed by the engine's own rule (the one its torch path scores "
+            f"with), at the form's example parameters; the dotted diagonal keeps every distance, as the model "
+            f"without a remapping does, and the dashed line is a trained length of {REMAP_EXAMPLE_TRAINED:,} (the "
+            f"bundled model's). Every remapping keeps the distances below its window W. A gap is a key the "
+            f"remapping gives no weight: the sink + window sees its first S keys and its last W only. Largest "
+            f"distance given: {largest}.")
 
 
 def metric_parts(value: str) -> tuple[str, str | None]:
@@ -381,8 +422,15 @@ def fit_caption() -> str:
             "make fit writes them.")
 
 
-def decomposition_caption() -> str:
-    return ("Each row against T = 1 on the model's own positions, past the trained length, in nats per token (saves "
+def decomposition_caption(remapped: bool = False) -> str:
+    """What the decomposition table holds (`remapped`: some rows are distance remappings')."""
+    said = ("Each row against T = 1 on the model's own positions, past the trained length, in nats per token (saves "
             "= NLL at T = 1 minus NLL; positive = better), with a 95% bootstrap interval over blocks of positions. "
             "A recipe changes the rotary positions; a temperature on top of it is that recipe's row with a best T. "
             "The untrained-distance mass is the attention on keys farther back than the trained length.")
+    if not remapped:
+        return said
+    return said + (" A distance remapping (Self-Extend, ReRoPE) keeps the rotary frequencies and gives a far key "
+                   "another distance; a sink + window hides every key but the first few and the last W. Their mass "
+                   "is given twice: on the remapped distances (what the model meets: judged against T = 1's) and in "
+                   "the text (how far back attention reaches, which a remapping does not change).")

@@ -1,6 +1,7 @@
 """The decomposition chart: one horizontal bar per lever (what it saves past the trained length, with its 95%
-interval), on the scale of the loss rise, which is drawn as a dashed line: a bar that reaches the line brings the
-whole rise back. Pure: numbers in, a plotly figure out."""
+interval; a recipe coloured by its family where more than one family ran), on the scale of the loss rise, which is
+drawn as a dashed line: a bar that reaches the line brings the whole rise back. Pure: numbers in, a plotly figure
+out."""
 
 from __future__ import annotations
 
@@ -10,28 +11,28 @@ import plotly.graph_objects as go
 
 from components.present.figures import escape
 from components.present.margins import FULL_WIDTH, NARROWEST, SLACK, TICK_PX, WORD_EM, fit, left_margin, text_px
-from model_utils.verdicts.decomposition import Lever
+from model_utils.verdicts.decomposition import FAMILIES, Lever
 
 KIND_COLOURS = {"recipe": "#1f77b4", "temperature": "#d62728", "on_top": "#ff7f0e", "schedule": "#9467bd"}
 KIND_NAMES = {"recipe": "RoPE recipe at T = 1", "temperature": "best constant T alone",
               "on_top": "a temperature on top of a recipe", "schedule": "published schedule"}
+# where a sweep ran more than one family of recipes, each family's recipes get a colour and a legend entry
+FAMILY_COLOURS = {"frequency": KIND_COLOURS["recipe"], "remap": "#2ca02c", "sink_window": "#8c564b"}
 
 
 def decomposition_chart(levers: Sequence[Lever], rise: float, width: int = FULL_WIDTH) -> go.Figure:
-    """`levers` (verdicts.decomposition.Lever: label, kind, saved, interval, share_of_rise); `rise` in nats per
-    token. Bars in the order given, the first at the top; one legend entry per kind. Each bar's saving and share of
-    the rise is written just right of its interval (and of 0), on an x axis long enough to hold it."""
+    """`levers` (verdicts.decomposition.Lever: label, kind, family, saved, interval, share_of_rise); `rise` in nats
+    per token. Bars in the order given, the first at the top; one legend entry per kind, and per recipe family where
+    more than one ran. Each bar's saving and share of the rise is written just right of its interval (and of 0), on
+    an x axis long enough to hold it."""
     figure = go.Figure()
     shown = [lever for lever in levers if lever.saved is not None]
     labels = [escape(lever.label) for lever in shown]
-    for kind, colour in KIND_COLOURS.items():
-        chosen = [lever for lever in shown if lever.kind == kind]
-        if not chosen:
-            continue
+    for name, colour, chosen in _series(shown):
         saved = [lever.saved for lever in chosen]
         low, high = zip(*(_bounds(lever) for lever in chosen), strict=True)
         figure.add_trace(go.Bar(
-            y=[escape(lever.label) for lever in chosen], x=saved, orientation="h", name=KIND_NAMES[kind],
+            y=[escape(lever.label) for lever in chosen], x=saved, orientation="h", name=name,
             marker_color=colour, text=[_share(lever) for lever in chosen], textposition="none",
             error_x={"type": "data", "symmetric": False, "thickness": 1.5,
                      "array": [top - x for top, x in zip(high, saved, strict=True)],
@@ -50,6 +51,22 @@ def decomposition_chart(levers: Sequence[Lever], rise: float, width: int = FULL_
                          legend={"orientation": "h", "y": -0.3})
     figure.update_xaxes(range=_x_range(figure, shown, rise, width))
     return fit(figure, width)
+
+
+def _series(shown: Sequence[Lever]) -> list[tuple[str, str, list[Lever]]]:
+    """(legend name, colour, levers) of each trace: one per kind, the recipes split by family (FAMILIES) where a
+    family besides the frequency changes ran."""
+    families = [family for family in FAMILIES if any(lever.family == family for lever in shown
+                                                     if lever.kind == "recipe")]
+    series = []
+    for kind, colour in KIND_COLOURS.items():
+        chosen = [lever for lever in shown if lever.kind == kind]
+        if kind == "recipe" and families not in ([], ["frequency"]):
+            series += [(f"{FAMILIES[family]} at T = 1", FAMILY_COLOURS[family],
+                        [lever for lever in chosen if lever.family == family]) for family in families]
+        elif chosen:
+            series.append((KIND_NAMES[kind], colour, chosen))
+    return series
 
 
 def _bounds(lever: Lever) -> tuple[float, float]:

@@ -557,3 +557,30 @@ def fitted_against_law(points: Sequence[dict], width: int = FULL_WIDTH) -> go.Fi
     figure.update_yaxes(title_text="logit multiplier m = 1 / T<br>(above 1: sharper)")
     figure.update_layout(height=360, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
     return fit(figure, width)
+
+
+def remapped_distances(effective: dict[str, np.ndarray], trained_length: int, points: int = 600,
+                       width: int = FULL_WIDTH) -> go.Figure:
+    """One line per distance remapping (`effective`: label -> [n] the distance a query meets the key d tokens back
+    at, index d, NaN where the key gets no weight) against the distance in the text, drawn at about `points`
+    distances (every one near the ends, where the sinks and the window lie); the distances kept as they are
+    (dotted) and the trained length (dashed) drawn in."""
+    longest = max(len(values) for values in effective.values())
+    step = max(1, longest // points)
+    chosen = np.unique(np.r_[0:longest:step, 0:min(longest, 64), max(0, longest - 64):longest])
+    figure = go.Figure(go.Scatter(x=[0, longest - 1], y=[0, longest - 1], mode="lines", name="no remapping",
+                                  line={"color": TRAINED_COLOUR, "dash": "dot", "width": 1}, hoverinfo="skip"))
+    for index, (label, values) in enumerate(effective.items()):
+        kept = chosen[chosen < len(values)]
+        figure.add_trace(go.Scatter(
+            x=kept, y=values[kept], mode="lines+markers", marker={"size": 3}, name=escape(label),
+            line={"color": RECIPE_COLOURS[index % len(RECIPE_COLOURS)], "width": 2}, connectgaps=False,
+            hovertemplate="%{x:,} tokens back in the text<br>at distance %{y:,.4~f}<extra>" + escape(label)
+                          + "</extra>"))
+    figure.add_hline(y=trained_length, line_dash="dash", line_color=TRAINED_COLOUR, line_width=1.5,
+                     annotation_text=f"trained length {trained_length:,}", annotation_position="top left",
+                     annotation_font_size=11, annotation_font_color=TRAINED_COLOUR)
+    figure.update_xaxes(title_text="distance in the text (tokens back from the query)")
+    figure.update_yaxes(title_text="distance the model is given")
+    figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
+    return fit(figure, width)

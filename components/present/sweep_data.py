@@ -12,8 +12,11 @@ import numpy as np
 from model_utils.core.records.sweep import BestEntry, SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.statistics import STATISTICS, statistic_mean
+from model_utils.verdicts.decomposition import FAMILIES, family_of
 
 OWN_POSITIONS = "the model's own positions"  # what the pages call the passes without a RoPE recipe
+EFFECTIVE = "effective_untrained_mass"
+REMAPPED = "remapped distances"  # how a chart marks a row measured on the distances a remapping gives
 
 
 
@@ -52,7 +55,8 @@ MAIN_LINES = "T = 1, the best T per bucket and each recipe at T = 1"
 
 def line_groups(document) -> dict[str, list[int]]:
     """The sets of results a chart by position can draw, by name, as indices into the results: with recipes, the
-    main comparison first (T = 1 and each recipe's T = 1, or its first result if it ran without T = 1), then the
+    main comparison first (T = 1 and each recipe's T = 1, or its first result if it ran without T = 1), then, where
+    more than one family of recipes ran, the main comparison's lines of each family (family_groups), then the
     model's own positions, then each recipe with T = 1 on the model's own positions; without, only the model's own
     positions."""
     results = list(document.results)
@@ -65,10 +69,27 @@ def line_groups(document) -> dict[str, list[int]]:
         groups[MAIN_LINES] = [reference] + [
             next((index for index in indices if results[index].temperature == 1.0), indices[0])
             for indices in by_recipe.values()]
+        groups |= family_groups(results, groups[MAIN_LINES])
     groups[OWN_POSITIONS] = own
     for recipe, indices in by_recipe.items():
         groups[recipe] = [reference, *indices]
     return groups
+
+
+def family_group(family: str) -> str:
+    """The name of a line group: T = 1 and the recipes of one family (verdicts.decomposition.FAMILIES)."""
+    return f"T = 1 and each {FAMILIES[family]} at T = 1"
+
+
+def family_groups(results: Sequence, main: list[int]) -> dict[str, list[int]]:
+    """Where more than one family of recipes ran, one group per family: T = 1 and that family's lines of the main
+    comparison (`main`, indices into results, T = 1 first); none with the frequency changes alone."""
+    by_family: dict[str, list[int]] = {}
+    for index in main[1:]:
+        by_family.setdefault(family_of(results[index].rope), []).append(index)
+    if list(by_family) in ([], ["frequency"]):
+        return {}
+    return {family_group(family): [main[0], *by_family[family]] for family in FAMILIES if family in by_family}
 
 
 def best_nll_by_bucket(document, recipe: str | None = None) -> np.ndarray:
@@ -79,9 +100,30 @@ def best_nll_by_bucket(document, recipe: str | None = None) -> np.ndarray:
 
 
 def statistics_of(document: SweepDocument) -> list[str]:
-    """The statistics a sweep holds, in STATISTICS' order (a sweep written before a statistic existed lacks it)."""
+    """The statistics a sweep holds, in STATISTICS' order (a sweep written before a statistic existed lacks it),
+    and the effective untrained mass where a pass remaps distances (elsewhere it is the untrained mass)."""
     held = document.results[0].heads
-    return [name for name in STATISTICS if name in held]
+    effective = [EFFECTIVE] if remaps(document) and all(EFFECTIVE in result.heads for result in document.results) \
+        else []
+    return [name for name in STATISTICS if name in held] + effective
+
+
+
+def remaps(document) -> bool:
+    """Whether a pass of the sweep or summary remaps distances (core.rope.REMAPS)."""
+    return any(result.rope is not None and result.rope.remaps for result in document.results)
+
+
+def untrained_rows(document: SweepDocument, layer: int | None = None) -> tuple[np.ndarray, list[str]]:
+    """[result, bucket] the untrained-distance mass of every pass on the distances the model is given, and each
+    row's label: a distance remapping's effective mass, marked (REMAPPED), since in the text its far keys are as far
+    back as ever; the untrained mass otherwise, where the two are equal."""
+    values, labels = [], []
+    for result in document.results:
+        remapped = result.rope is not None and result.rope.remaps and EFFECTIVE in result.heads
+        values.append(statistic_by_bucket(result, EFFECTIVE if remapped else "untrained_mass", layer))
+        labels.append(f"{result.label} ({REMAPPED})" if remapped else result.label)
+    return np.array(values), labels
 
 
 def nll_by_bucket(result) -> np.ndarray:

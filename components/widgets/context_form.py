@@ -1,6 +1,7 @@
 """The Context length page's form: a sweep of your own text and model, checked by the sweep's own checks
-(model_utils.check_sweep) and the server's work budget before any pass, then run through the cache. The request
-is a frozen record (serving.cache.SweepRequest) kept in the session, so a re-draw reads the run from the cache."""
+(model_utils.check_sweep; a recipe's parameters by core.rope's, as on the command line) and the server's work budget
+before any pass, then run through the cache. The request is a frozen record (serving.cache.SweepRequest) kept in the
+session, so a re-draw reads the run from the cache."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from components.serving.cache import SweepRequest, cached_model, cached_sweep
 from components.widgets.controls import sidebar_choices
 from model_utils import AnalysisError, ModelLoadError
 from model_utils.core.records.sweep import SweepDocument
-from model_utils.core.rope import MAX_FACTOR, RECIPES, Rope
+from model_utils.core.rope import MAX_FACTOR, RECIPES, REMAPS, Rope, recipe_info
 from model_utils.core.schedules import SCHEDULES, ScheduleRequest
 from model_utils.experiments.texts import SOURCE, builtin_text
 
@@ -37,11 +38,34 @@ class SweepForm:
     schedules: tuple[str, ...]
     beyond_trained: bool
     recipe: str
-    factor: float
+    factor: float  # s of a frequency recipe
+    group: int  # G, W, K and S of a distance remapping, each taking its own (core.rope.REMAPS)
+    window: int
+    slope: float
+    sinks: int
+
+    def rope(self) -> Rope | None:
+        """The recipe asked for with the parameters it takes, checked as --rope checks them (ValueError naming the
+        fix); None for none."""
+        if self.recipe == NO_RECIPE:
+            return None
+        return Rope(self.recipe, **{name: getattr(self, name) for name in recipe_info(self.recipe).parameters})
 
 
 def recipe_name(kind: str) -> str:
-    return kind if kind == NO_RECIPE else f"{kind}: {RECIPES[kind].name}"
+    return kind if kind == NO_RECIPE else f"{kind}: {recipe_info(kind).name}"
+
+
+def remap_parameters_ui() -> dict[str, int | float]:
+    """The distance remappings' parameters, each saying which remapping takes it. No bounds here: the recipe's
+    own checks (core.rope) refuse a bad value with a message, as on the command line."""
+    group, window, slope, sinks = st.columns(4)
+    return {"group": group.number_input("Group size G (self-extend)", value=2, step=1, key="context_group"),
+            "window": window.number_input("Window W (the remappings)", value=1024, step=256, key="context_window",
+                                          help="Keys within W of the query keep their distance; at most the "
+                                               "model's trained length."),
+            "slope": slope.number_input("Slope K (leaky-rerope)", value=16.0, step=1.0, key="context_slope"),
+            "sinks": sinks.number_input("Sinks S (sink-window)", value=4, step=1, key="context_sinks")}
 
 
 def form_ui() -> SweepForm | None:
@@ -68,13 +92,15 @@ def form_ui() -> SweepForm | None:
                                key="context_schedules", help="Each published schedule with its knob at the trained "
                                "length (YaRN: the scale tokens / trained length); see the Length schedules page.")
         recipe_column, factor_column = st.columns(2)
-        kind = recipe_column.selectbox("RoPE recipe (every temperature also runs on it)", [NO_RECIPE, *RECIPES],
-                                       key="context_recipe", format_func=recipe_name,
-                                       help="A change of the rotary positions, as transformers implements it; "
-                                            "the Length schedules page says what each one does.")
+        kind = recipe_column.selectbox("RoPE recipe (every temperature also runs on it)",
+                                       [NO_RECIPE, *RECIPES, *REMAPS], key="context_recipe", format_func=recipe_name,
+                                       help="A change of the rotary frequencies, as transformers implements it, or "
+                                            "a distance remapping (the frequencies kept, a far key given another "
+                                            "distance); the Length schedules page says what each one does.")
         factor = factor_column.number_input("Its scale factor s (the length you run at / the trained length)",
                                             min_value=1.01, max_value=MAX_FACTOR, value=2.0, step=0.5,
-                                            key="context_factor")
+                                            key="context_factor", help="For the frequency recipes.")
+        remap = remap_parameters_ui()
         beyond = st.checkbox("Run past the trained length", key="context_beyond",
                              help="The model is refused a text longer than its trained length unless this is "
                                   "ticked: past it, the model runs on positions it was not trained on.")
@@ -82,7 +108,7 @@ def form_ui() -> SweepForm | None:
             return None
     return SweepForm(text=builtin_text("long") if builtin else text, source=BUILTIN_SOURCE if builtin else "your text",
                      max_tokens=int(max_tokens), bucket_size=int(bucket_size), schedules=tuple(names),
-                     beyond_trained=bool(beyond), recipe=kind, factor=float(factor))
+                     beyond_trained=bool(beyond), recipe=kind, factor=float(factor), **remap)
 
 
 def checked_request(form: SweepForm) -> SweepRequest:
@@ -97,7 +123,7 @@ def checked_request(form: SweepForm) -> SweepRequest:
         raise AnalysisError(f"Fix the temperatures in the sidebar: {choices.error}")
     request = SweepRequest(model=choices.model, text=form.text, source=form.source,
                            temperatures=choices.temperatures,
-                           rope=None if form.recipe == NO_RECIPE else Rope(form.recipe, form.factor),
+                           rope=form.rope(),
                            max_tokens=form.max_tokens, bucket_size=form.bucket_size, window=choices.window,
                            beyond_trained=form.beyond_trained)
     loaded = cached_model(request.model)

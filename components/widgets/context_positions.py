@@ -25,9 +25,11 @@ from components.present.sweep_data import (
     n_layers,
     nll_by_bucket,
     reference_result,
+    remaps,
     statistic_by_bucket,
     statistics_of,
     summary_intervals,
+    untrained_rows,
 )
 from components.present.text import plain
 from components.widgets.context_sections import Shown, forget_stale
@@ -184,12 +186,11 @@ def attention_ui(shown: Shown) -> None:
 
 def untrained_ui(document, layer: int | None) -> None:
     """The untrained-distance mass by position of every pass, as a heatmap."""
-    results, trained = document.results, document.trained_length
-    st.plotly_chart(figures.pass_heatmap(
-        document.buckets, np.array([statistic_by_bucket(result, "untrained_mass", layer) for result in results]),
-        [result.label for result in results], trained, "untrained-distance mass",
-        title="Attention on untrained distances, every pass"), key="context_untrained")
-    st.caption(plain(captions.untrained_caption(layer, trained)))
+    trained = document.trained_length
+    values, labels = untrained_rows(document, layer)
+    st.plotly_chart(figures.pass_heatmap(document.buckets, values, labels, trained, "untrained-distance mass",
+                                         title="Attention on untrained distances, every pass"), key="context_untrained")
+    st.caption(plain(captions.untrained_caption(layer, trained, remapped=remaps(document))))
 
 
 def distance_ui(document, layer: int | None) -> None:

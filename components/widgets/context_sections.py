@@ -144,7 +144,7 @@ def decomposition_table_ui(shown: Shown) -> None:
     if rows:
         st.subheader("What brings the loss back past the trained length")
         st.table(rows, hide_index=True)  # a table: its cells wrap
-        st.caption(plain(captions.decomposition_caption()))
+        st.caption(plain(captions.decomposition_caption(remapped=shown.verdict.remaps)))
 
 
 def domains_ui(shown: Shown) -> None:

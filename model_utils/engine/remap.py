@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from model_utils.core.errors import AnalysisError
@@ -51,8 +52,10 @@ class Layout:
         query_far, key_far = (torch.from_numpy(far).to(device) for far in rope.far_positions(n_tokens))
         return cls(rope=rope, trained_length=trained_length, query_far=query_far, key_far=key_far)
 
-    def block(self, start: int, stop: int, sliding: int | None = None) -> RemappedBlock:
-        """Queries start..stop-1 against keys 0..stop-1 (on the far positions' device)."""
+    def pairs(self, start: int, stop: int, sliding: int | None = None) -> tuple[torch.Tensor, ...]:
+        """Queries start..stop-1 against keys 0..stop-1 (on the far positions' device): each pair's effective
+        distance [rows, keys] float64 (its own, or at d >= W its far positions' difference), whether it is far, and
+        whether it gets no weight."""
         device = self.query_far.device
         queries = torch.arange(start, stop, device=device)[:, None]
         keys = torch.arange(stop, device=device)[None, :]
@@ -64,7 +67,12 @@ class Layout:
         if self.rope.hides is not None:
             hidden |= far & (keys >= self.rope.hides)
         remapped = self.query_far[start:stop, None] - self.key_far[None, :stop]
-        effective = torch.where(far, remapped, distance.to(torch.float64))
+        return torch.where(far, remapped, distance.to(torch.float64)), far, hidden
+
+    def block(self, start: int, stop: int, sliding: int | None = None) -> RemappedBlock:
+        """Queries start..stop-1 against keys 0..stop-1 (on the far positions' device)."""
+        effective, far, hidden = self.pairs(start, stop, sliding)
+        keys = torch.arange(stop, device=self.query_far.device)[None, :]
         untrained = (effective >= self.trained_length) & (keys >= 1) & ~hidden
         return RemappedBlock(far=far, hidden=hidden, untrained=untrained, visible=(~hidden).sum(dim=-1))
 
@@ -93,6 +101,15 @@ class Remap:
         query, key = query.float(), key.float()
         return LayerRemap(layout=self.layout, query=self.rotate(query, key, *self.query_turn)[0],
                           key=self.rotate(query, key, *self.key_turn)[1])
+
+
+def effective_distances(rope: Rope, n_tokens: int) -> np.ndarray:
+    """[n] float64: the distance at which the last query of an n-token pass meets the key d tokens back (index d),
+    under a distance remapping, by the rule the torch path scores with (Layout.pairs); NaN where the key gets no
+    weight. What the Length schedules page draws against the distance in the text."""
+    effective, _, hidden = Layout.of(rope, n_tokens, n_tokens).pairs(n_tokens - 1, n_tokens)
+    row = torch.where(hidden, torch.nan, effective)[0]  # [keys], key 0 first
+    return row.flip(0).numpy()
 
 
 def model_rotation(loaded: LoadedModel) -> Callable:

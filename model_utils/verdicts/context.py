@@ -18,7 +18,7 @@ import numpy as np
 from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
 from model_utils.core.records import field
 from model_utils.core.records.sweep import SweepDocument, SweepResult
-from model_utils.verdicts.decomposition import Decomposition, Lever
+from model_utils.verdicts.decomposition import FAMILIES, Decomposition, Lever
 from model_utils.verdicts.past import (
     FORMAT,
     DocumentFolds,
@@ -103,6 +103,11 @@ class ContextVerdict:
             said.append(self._recipe_headline())
         return [item for item in said if item is not None][:4]
 
+    @property
+    def remaps(self) -> bool:
+        """Whether a view of the decomposition remaps distances (its untrained mass is then given twice)."""
+        return any(row.get("remaps") for row in self.decomposition.rows)
+
     def decomposition_rows(self) -> list[dict[str, str]]:
         """The decomposition past the trained length as table rows, each view with what it is, what it saves
         against T = 1 on the model's own positions (95% interval) and where it leaves the untrained-distance mass;
@@ -115,10 +120,14 @@ class ContextVerdict:
             return f"{row['saved']:+.3f}" + ("" if low is None else f" ({low:+.3f} to {high:+.3f})")
 
         def mass(row: dict) -> str:
-            if row["untrained_mass_past"] is None:
-                return "-"
+            raw, effective = row["untrained_mass_past"], _effective_mass(row)
             moved = f" ({row['untrained']})" if row.get("untrained") and row["kind"] != "reference" else ""
-            return f"{row['untrained_mass_past']:.3f}{moved}"
+            if raw is None:
+                return "-"
+            if not row.get("remaps"):
+                return f"{raw:.3f}{moved}"
+            said = "not measured" if effective is None else f"{effective:.3f}{moved}"
+            return f"{said} on the remapped distances; {raw:.3f} in the text"
 
         return [{"view": row["label"], "what it is": row["what"],
                  "saves past the trained length (95% interval)": saved(row),
@@ -131,7 +140,7 @@ class ContextVerdict:
         schedules, and the published entropy argument next to what was measured."""
         said = [self.answer(), self._held_out_sentence(), self._break_sentence(), self._in_sample_sentence(),
                 *self._best_sentences(), self._edge_sentence(), *self._attention_sentences(),
-                self._decomposition_sentence(), self._schedules_sentence()]
+                self._decomposition_sentence(), self.families_sentence(), self._schedules_sentence()]
         if self.entropy_trend is not None:
             said += EntropyTrend(**self.entropy_trend).sentences()
         return [sentence for sentence in said if sentence]
@@ -301,11 +310,30 @@ class ContextVerdict:
             low, high = reference["untrained_constant_range"]
             mass = (f"; untrained-distance mass past it in brackets, {reference['untrained_mass_past']:.3f} at T = 1 "
                     f"and {low:.3f}-{high:.3f} under the constant temperatures")
-        parts = [f"{row['label']} {row['saved']:+.3f}{_bracket(row['interval'])}"
-                 + (f" [{row['untrained_mass_past']:.3f}, {row['untrained']}]" if row.get("untrained") else "")
+        if mass and any(row.get("remaps") for row in rows):
+            mass += (", for a distance remapping on the distances it gives the model (in the text, the keys stay as "
+                     "far back)")
+        parts = [f"{row['label']} {row['saved']:+.3f}{_bracket(row['interval'])}" + _mass_bracket(row)
                  for row in rows if row["saved"] is not None]
         return (f"Decomposition past the trained length ({self.scope}), nats per token saved against T = 1 on the "
                 f"model's own positions ({SAVES}{mass}): " + "; ".join(parts) + ".")
+
+    def families_sentence(self) -> str | None:
+        """The recipe families side by side, where more than the frequency changes ran (None otherwise): each
+        family's recipe that saves the most at T = 1, its share of the rise, and where it leaves the
+        untrained-distance mass (for a remapping on the distances it gives and in the text)."""
+        decomposition = self.decomposition
+        if decomposition.families() in ([], ["frequency"]):
+            return None
+        rows = {row["label"]: row for row in decomposition.rows}
+        parts = []
+        for family in decomposition.families():
+            lever = decomposition.family_lever(family)
+            share = "" if lever.share_of_rise is None else f", {lever.share_of_rise:.0%} of the rise"
+            parts.append(f"{FAMILIES[family]}, {lever.label}: {lever.saved:+.3f}{_bracket(lever.interval)}{share}"
+                         + _mass_bracket(rows.get(lever.label, {})))
+        return (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 "
+                f"({self.scope}; {SAVES}; untrained-distance mass past it in brackets): " + "; ".join(parts) + ".")
 
     def _schedules_sentence(self) -> str | None:
         if not self.schedules:
@@ -313,6 +341,25 @@ class ContextVerdict:
         ranked = sorted(self.schedules, key=lambda entry: -entry["saved"])
         return (f"Published schedules past the trained length ({self.scope}; {SAVES}; m is the logit multiplier "
                 "there, m > 1 sharpens): " + "; ".join(_schedule_text(entry) for entry in ranked) + ".")
+
+
+def _effective_mass(row: dict) -> float | None:
+    """A decomposition row's untrained-distance mass on the distances the model is given (a verdict stored before
+    the remappings has the raw one alone, which is that on the model's own positions)."""
+    return row.get("effective_untrained_mass_past", row["untrained_mass_past"])
+
+
+def _mass_bracket(row: dict) -> str:
+    """' [0.020, goes away]': a row's untrained-distance mass past the trained length and its word; a remapping's
+    on the remapped distances, with the distances in the text's beside it."""
+    if not row.get("untrained"):
+        return ""
+    said = f"{_effective_mass(row):.3f}"
+    if row.get("remaps"):
+        raw = row["untrained_mass_past"]
+        return f" [{said} on the remapped distances, {row['untrained']}" + \
+            ("" if raw is None else f"; {raw:.3f} on the distances in the text") + "]"
+    return f" [{said}, {row['untrained']}]"
 
 
 def _span(bounds: Sequence[int]) -> str:
@@ -450,6 +497,10 @@ def sweep_data(document: SweepDocument, position_nll: Mapping[str, Sequence[floa
     names = [name for name in ("entropy", "normalized_entropy", "sink_mass", "untrained_mass")
              if all(name in result.heads for result in results)]
     statistics = {name: np.array([_bucket_statistic(result, name)[scored] for result in results]) for name in names}
+    if "untrained_mass" in statistics:  # NaN where a pass predates it (it remapped nothing: past.effective_untrained)
+        statistics["effective_untrained_mass"] = np.array([
+            _bucket_statistic(result, "effective_untrained_mass")[scored] if "effective_untrained_mass" in result.heads
+            else np.full(len(scored), np.nan) for result in results])
     past = [i for i, (start, _) in enumerate(buckets) if start >= document.trained_length]
     if position_nll is None:
         resamples = DocumentFolds(sums=(nll * weights)[None][:, :, past], counts=weights[past][None],

@@ -1,8 +1,10 @@
 """The answer first: what brings the loss back past the trained length. From the length verdict's numbers
 (verdicts/past.py: the loss rise and what each lever saves, with its interval), one lever per way of going past the
 trained length, each saving put on the scale of the rise, and the lever that does the recovery, chosen by the
-numbers: a RoPE recipe, a temperature, or neither. Savings in nats per token past the trained length against T = 1
-on the model's own positions (positive = better); the share of the rise divides by the rise's point value."""
+numbers: a RoPE recipe, a temperature, or neither. A recipe belongs to a family (FAMILIES): a change of the rotary
+frequencies, a distance remapping, or a sink + window; where a sweep ran more than the first, the sentence names the
+family that recovers the most. Savings in nats per token past the trained length against T = 1 on the model's own
+positions (positive = better); the share of the rise divides by the rise's point value."""
 
 from __future__ import annotations
 
@@ -11,12 +13,29 @@ from dataclasses import asdict, dataclass, fields
 from dataclasses import field as dataclass_field
 
 from model_utils.core.records import field
+from model_utils.core.rope import Rope
 
 # A lever "does the recovery" when its interval clears 0 and its point value recovers at least this share of the
 # rise: below half, the rise is mostly still there, whatever the lever.
 RECOVERS = 0.5
 TEMPERATURE_KINDS = ("temperature", "on_top", "schedule")  # levers that only multiply the logits
 KIND = "decomposition verdict"
+# The recipe families, in the order the sentence and the chart take them: what each is called as a family, and as
+# the subject of the verdict's last sentence.
+FAMILIES = {"frequency": "frequency change (interpolation)", "remap": "distance remapping",
+            "sink_window": "sink + window"}
+SUBJECTS = {"frequency": "a change of the rotary frequencies (interpolation)", "remap": "a distance remapping",
+            "sink_window": "the sink + window"}
+
+
+def family_of(rope: Rope | None) -> str | None:
+    """A recipe's family: "frequency" (core.rope.RECIPES), "sink_window" (a remapping that hides the far keys),
+    "remap" (the other remappings); None without a recipe."""
+    if rope is None:
+        return None
+    if not rope.remaps:
+        return "frequency"
+    return "sink_window" if rope.hides is not None else "remap"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,6 +50,7 @@ class Lever:
     share_of_rise: float | None  # saved / rise, None where the loss does not rise
     against: str  # "T=1", or the recipe at T = 1 for a temperature on top of it
     own_temperature: bool = False  # a recipe that carries a temperature of its own (YaRN's attention factor)
+    family: str | None = None  # of a recipe and a temperature on top of one (FAMILIES); None for the others
 
     @property
     def clears_zero(self) -> bool:
@@ -56,19 +76,36 @@ class Decomposition:
 
     @classmethod
     def from_dict(cls, data: dict) -> Decomposition:
-        levers = [Lever(**{name: field(lever, name, KIND) for name in LEVER_FIELDS if name != "own_temperature"},
-                        own_temperature=lever.get("own_temperature", False)) for lever in field(data, "levers", KIND)]
+        """The decomposition as to_dict wrote it; a lever written before the families (frequency recipes only)
+        gets its family from its kind."""
+        optional = ("own_temperature", "family")
+        levers = [Lever(**{name: field(lever, name, KIND) for name in LEVER_FIELDS if name not in optional},
+                        own_temperature=lever.get("own_temperature", False),
+                        family=lever.get("family", "frequency" if lever.get("kind") in ("recipe", "on_top") else None))
+                  for lever in field(data, "levers", KIND)]
         return cls(rise=field(data, "rise", KIND), dominant=field(data, "dominant", KIND),
                    scope=field(data, "scope", KIND), levers=levers, rows=field(data, "rows", KIND))
 
+    def families(self) -> list[str]:
+        """The recipe families with a saving here, in FAMILIES' order."""
+        ran = {lever.family for lever in self.levers if lever.kind == "recipe" and lever.saved is not None}
+        return [family for family in FAMILIES if family in ran]
+
+    def family_lever(self, family: str) -> Lever | None:
+        """The lever that stands for a recipe family: its best recipe at T = 1 without a temperature of its own
+        where one ran (the interpolation alone, not YaRN with its attention factor), else its best recipe."""
+        chosen = [lever for lever in self.levers if lever.kind == "recipe" and lever.family == family
+                  and lever.saved is not None]
+        alone = [lever for lever in chosen if not lever.own_temperature]
+        return max(alone or chosen, key=lambda lever: lever.saved, default=None)
+
     def lever(self, family: str) -> Lever | None:
-        """The lever that stands for a family, as the sentence names it: for "recipe" the best interpolation
-        alone (a recipe without a temperature of its own) where one ran, else the best recipe; for "temperature"
-        the best temperature or schedule; None for "neither" and "no_rise"."""
+        """The lever that stands for a family, as the sentence names it: for "recipe" the family_lever of the
+        recipe family that saves the most; for "temperature" the best temperature or schedule; None for "neither"
+        and "no_rise"."""
         if family == "recipe":
-            alone = [lever for lever in self.levers if lever.kind == "recipe" and not lever.own_temperature
-                     and lever.saved is not None]
-            return max(alone, key=lambda lever: lever.saved, default=None) or self.best(("recipe",))
+            chosen = [self.family_lever(name) for name in self.families()]
+            return max(chosen, key=lambda lever: lever.saved, default=None)
         return self.best(("temperature", "schedule")) if family == "temperature" else None
 
     def best(self, kinds: Sequence[str]) -> Lever | None:
@@ -81,19 +118,44 @@ class Decomposition:
         if self.dominant == "no_rise":
             return (f"The loss does not rise past the trained length ({self.rise:+.2f} nats per token against the "
                     f"second half of the trained context; {self.scope}): there is nothing for a lever to bring back.")
+        if self.families() not in ([], ["frequency"]):
+            return self._families_sentence()
         recipe, temperature = self.lever("recipe"), self.best(("temperature",))
         parts = [_share(lever) for lever in (recipe, temperature) if lever is not None]
-        said = f"Past the trained length the loss rises {self.rise:.2f} nats per token ({self.scope}); " \
-               + ", ".join(parts)
-        on_top = [lever for lever in self.levers if lever.kind == "on_top" and lever.saved is not None]
-        if on_top:
-            said += "; a temperature on top of the interpolation: " + ", ".join(
-                f"{lever.label} saves {lever.saved:+.3f} more ({_percent(lever)})" for lever in on_top)
+        said = self._rise() + ", ".join(parts) + self._on_top("the interpolation")
         if self.dominant == "recipe":
             return said + ". The interpolation does the recovery, not the temperature."
         if self.dominant == "temperature":
             return said + ". The temperature does the recovery: no recipe here recovers as much."
         return said + ". No lever recovers half of the rise: most of it remains."
+
+    def _families_sentence(self) -> str:
+        """The sentence where more than one family of recipes ran: each family's lever, the temperature alone,
+        what a temperature adds on top, and the family that recovers the most, all from the numbers."""
+        ranked = sorted((self.family_lever(name) for name in self.families()), key=lambda lever: -lever.saved)
+        parts = [f"{FAMILIES[lever.family]}: {_share(lever)}" for lever in ranked]
+        temperature = self.best(("temperature",))
+        if temperature is not None:
+            parts.append(f"temperature alone: {_share(temperature)}")
+        said = self._rise() + "; ".join(parts) + self._on_top("a recipe")
+        lead = ranked[0]
+        most = f"{SUBJECTS[lead.family]} recovers the most of the recipe families ({lead.label}, {_percent(lead)})"
+        if self.dominant == "recipe":
+            return said + f". {most[0].upper()}{most[1:]}, and a recipe, not the temperature, does the recovery."
+        if self.dominant == "temperature":
+            return said + f". The temperature does the recovery: no recipe here recovers as much; {most}."
+        return said + f". No lever recovers half of the rise: most of it remains; {most}."
+
+    def _rise(self) -> str:
+        return f"Past the trained length the loss rises {self.rise:.2f} nats per token ({self.scope}); "
+
+    def _on_top(self, what: str) -> str:
+        """'; a temperature on top of `what`: ...', every temperature on a recipe against the recipe at T = 1."""
+        on_top = [lever for lever in self.levers if lever.kind == "on_top" and lever.saved is not None]
+        if not on_top:
+            return ""
+        return f"; a temperature on top of {what}: " + ", ".join(
+            f"{lever.label} saves {lever.saved:+.3f} more ({_percent(lever)})" for lever in on_top)
 
 
 def _percent(lever: Lever) -> str:
@@ -115,7 +177,16 @@ def decompose(*, rise: float, scope: str, rows: Sequence[dict], schedules: Seque
             levers.append(_lever(row, kind, rise))
     for entry in schedules:
         levers.append(_lever({**entry, "what": _schedule_words(entry), "against": "T=1"}, "schedule", rise))
-    return Decomposition(rise=rise, levers=levers, dominant=_dominant(levers, rise), scope=scope, rows=list(rows))
+    return Decomposition(rise=rise, levers=sorted(levers, key=_group), dominant=_dominant(levers, rise),
+                         scope=scope, rows=list(rows))
+
+
+def _group(lever: Lever) -> int:
+    """Where a lever goes in the list (a stable sort): the temperature alone, each recipe family with the
+    temperatures on top of its recipes, then the schedules."""
+    if lever.family is not None:
+        return 1 + list(FAMILIES).index(lever.family)
+    return 0 if lever.kind == "temperature" else 1 + len(FAMILIES)
 
 
 def _lever_kind(row: dict) -> str | None:
@@ -129,7 +200,8 @@ def _lever(row: dict, kind: str, rise: float) -> Lever:
     share = None if saved is None or rise <= 0 else saved / rise
     return Lever(label=row["label"], kind=kind, what=row.get("what", ""), saved=saved, interval=row.get("interval"),
                  share_of_rise=share, against=row.get("against", "T=1"),
-                 own_temperature=bool(row.get("own_temperature", False)))
+                 own_temperature=bool(row.get("own_temperature", False)),
+                 family=row.get("family", "frequency") if kind in ("recipe", "on_top") else None)
 
 
 def _schedule_words(entry: dict) -> str:

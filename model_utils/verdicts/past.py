@@ -14,7 +14,7 @@ import numpy as np
 from model_utils.core.bootstrap import cross_fit, interval
 from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import yarn_multiplier
-from model_utils.verdicts.decomposition import decompose
+from model_utils.verdicts.decomposition import decompose, family_of
 
 FORMAT = 2  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
 GONE = 0.1  # untrained-distance mass at a tenth of plain T = 1's or less: an order of magnitude down, "goes away"
@@ -350,41 +350,74 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
                   counts: np.ndarray) -> list[dict]:
     """What each way of going past the trained length saves there against T = 1 on the model's own positions, and
     where it leaves the untrained-distance mass: T = 1 itself; the best constant temperature alone; each recipe at
-    T = 1; the best constant temperature on each recipe; a recipe's own temperature on top of its interpolation."""
-    untrained = data.statistics.get("untrained_mass")
-    weights = data.weights[past]
+    T = 1; the best constant temperature on each recipe; a recipe's own temperature on top of its interpolation.
+    A row's mass is on the distances in the text (untrained_mass_past) and on those the model is given
+    (effective_untrained_mass_past: a distance remapping's own, else the same); `remaps` says which recipe moves
+    the two apart."""
+    masses = _past_masses(data, past)
+    ropes = {view.recipe: view.rope for view in data.views}
 
-    def mass(view: int | None, choices: list[int] | None = None) -> float | None:
-        if untrained is None:
-            return None
-        picked = [untrained[v, i] for v, i in zip(choices or [view] * len(past), past, strict=True)]
-        return float(np.average(picked, weights=weights))
-
-    def row(kind: str, label: str, what: str, samples, mass_past: float | None, recipe: str | None) -> dict:
+    def row(kind: str, label: str, what: str, samples, recipe: str | None, chosen: list[int] | None) -> dict:
+        raw, effective = masses(chosen)
         return {"label": label, "kind": kind, "what": what, **_estimate(samples), "against": "T=1",
-                "untrained_mass_past": mass_past, "recipe": recipe}
+                "untrained_mass_past": raw, "effective_untrained_mass_past": effective, "recipe": recipe,
+                "remaps": _remaps(ropes[recipe]), "family": family_of(ropes[recipe])}
 
-    rows = [row("reference", "T=1", "the model as trained", None, mass(reference), None) | {"saved": 0.0}]
+    rows = [row("reference", "T=1", "the model as trained", None, None, [reference] * len(past)) | {"saved": 0.0}]
     for recipe in _recipes(data.views, with_none=True):
         views = _constant_views(data.views, recipe)
         one = next((i for i in views if data.views[i].temperature == 1.0), None)
         if recipe is not None and one is not None:
             rows.append(row("recipe", data.views[one].label, _recipe_words(data.views[one].rope),
-                            _fixed(sums, counts, reference, one), mass(one), recipe)
+                            _fixed(sums, counts, reference, one), recipe, [one] * len(past))
                         | {"own_temperature": recipe_info(data.views[one].rope.kind).temperature})
         if len(views) > 1:
             prefix, alone = ("", "alone") if recipe is None else (f"{recipe} + ", f"on {recipe}")
             choices = [views[int(np.argmin(sums[0, views, column]))] for column in range(len(past))]
             rows.append(row("oracle", f"{prefix}best T per bucket (oracle, in-sample)",
                             f"the best constant temperature {alone}, chosen and scored on the same positions",
-                            _oracle(sums, counts, reference, views), mass(None, choices), recipe))
+                            _oracle(sums, counts, reference, views), recipe, choices))
             rows.append(row("held_out", f"{prefix}best T per bucket ({data.resamples.short})",
                             f"the best constant temperature {alone}, {data.resamples.method}",
-                            data.resamples.held_out(reference, views, True), None, recipe))
+                            data.resamples.held_out(reference, views, True), recipe, None))
         if recipe is not None and one is not None and len(views) > 1:
             rows.append(on_top_row(data, one, views))
     rows += own_temperature_rows(data, sums, counts)
     return _judge_untrained(rows, data, plain, past)
+
+
+def _remaps(rope: Rope | None) -> bool:
+    return rope is not None and rope.remaps
+
+
+def _past_masses(data: PastData, past: list[int]):
+    """A function of the view chosen in each past bucket (None: no pass of its own) to its untrained-distance mass
+    past the trained length, (raw, effective), each None where it was not measured."""
+    arrays = (data.statistics.get("untrained_mass"), effective_untrained(data))
+    weights = data.weights[past]
+
+    def masses(chosen: list[int] | None) -> tuple[float | None, float | None]:
+        found = []
+        for values in arrays:
+            mean = None if values is None or chosen is None else \
+                float(np.average([values[v, i] for v, i in zip(chosen, past, strict=True)], weights=weights))
+            found.append(mean if mean is None or np.isfinite(mean) else None)  # NaN: an effective mass not measured
+        return found[0], found[1]
+
+    return masses
+
+
+def effective_untrained(data: PastData) -> np.ndarray | None:
+    """[view, bucket] the untrained-distance mass on the distances each view gives the model: a distance
+    remapping's effective mass (on the remapped distance; on the distance in the text a far key stays far, so its
+    raw mass stays large whatever the remapping does), the raw mass otherwise, where the two are equal. NaN for a
+    remapping whose effective mass was not measured (a corpus's rows hold the raw one alone)."""
+    raw = data.statistics.get("untrained_mass")
+    if raw is None:
+        return None
+    measured = data.statistics.get("effective_untrained_mass", np.full_like(raw, np.nan))
+    remapped = np.array([_remaps(view.rope) for view in data.views])[:, None]
+    return np.where(remapped, measured, raw)
 
 
 def on_top_row(data: PastData, one: int, views: list[int]) -> dict:
@@ -395,11 +428,14 @@ def on_top_row(data: PastData, one: int, views: list[int]) -> dict:
             "what": f"the best constant temperature on {recipe} against {recipe} at T = 1, "
                     f"{data.resamples.method}",
             **_estimate(data.resamples.held_out(one, views, True)), "against": data.views[one].label,
-            "untrained_mass_past": None, "recipe": recipe}
+            "untrained_mass_past": None, "effective_untrained_mass_past": None, "recipe": recipe,
+            "remaps": _remaps(data.views[one].rope), "family": family_of(data.views[one].rope)}
 
 
 def _recipe_words(rope: Rope) -> str:
     info = recipe_info(rope.kind)
+    if family_of(rope) == "remap":
+        return f"a distance remapping: {info.name}, the rotary frequencies kept"
     if info.temperature:
         return f"{info.name}: its interpolation and its own temperature (logits x {yarn_multiplier(rope.factor):.3g})"
     return info.name
@@ -422,14 +458,16 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
                              "what": f"{recipe_info(rope.kind).name}'s own temperature on top of its interpolation "
                                      f"(logits x {yarn_multiplier(rope.factor):.3g})",
                              **_estimate(_fixed(sums, counts, other, index)), "against": data.views[other].label,
-                             "untrained_mass_past": None, "recipe": data.views[index].recipe})
+                             "untrained_mass_past": None, "effective_untrained_mass_past": None,
+                             "recipe": data.views[index].recipe, "remaps": False, "family": "frequency"})
     return rows
 
 
 def _judge_untrained(rows: list[dict], data: PastData, plain: list[int], past: list[int]) -> list[dict]:
-    """Each row's untrained-distance mass against plain T = 1's and against the range every constant temperature
-    leaves it in: "goes away" (a tenth of T = 1's or less), "falls" (below every constant temperature's), "rises"
-    (above), or "stays" (within: what a temperature can do to it)."""
+    """Each row's untrained-distance mass on the distances the model is given (effective_untrained) against plain
+    T = 1's and against the range every constant temperature leaves it in: "goes away" (a tenth of T = 1's or
+    less), "falls" (below every constant temperature's), "rises" (above), or "stays" (within: what a temperature
+    can do to it)."""
     untrained = data.statistics.get("untrained_mass")
     if untrained is None or rows[0]["untrained_mass_past"] in (None, 0.0):
         return [row | {"untrained": None} for row in rows]
@@ -444,7 +482,7 @@ def _judge_untrained(rows: list[dict], data: PastData, plain: list[int], past: l
             return "goes away"
         return "falls" if value < low else "rises" if value > high else "stays"
 
-    return [row | {"untrained": word(row["untrained_mass_past"]), "untrained_constant_range": [low, high]}
+    return [row | {"untrained": word(row["effective_untrained_mass_past"]), "untrained_constant_range": [low, high]}
             for row in rows]
 
 

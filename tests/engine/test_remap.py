@@ -442,3 +442,16 @@ def test_a_rotation_that_does_not_compose_or_is_missing_is_refused(architecture_
     monkeypatch.delattr(sys.modules[type(loaded.model).__module__], "apply_rotary_pos_emb")
     with pytest.raises(AnalysisError, match="has no apply_rotary_pos_emb in its modeling code"):
         analyze(loaded, TEXT, temperatures=[1.0], rope=rope, trained_length=TRAINED)
+
+
+@pytest.mark.parametrize("recipe", REMAPPINGS)
+def test_the_effective_distances_of_one_query_are_the_issues(recipe):
+    """engine.remap.effective_distances (what the Length schedules page draws) gives the last query's row of the
+    reference's distances, by distance in the text, NaN where the key gets no weight."""
+    from model_utils import effective_distances
+
+    rope, n = parse_rope(recipe), 300
+    distances, visible = remapped_distances(rope, n)
+    expected = np.where(visible[-1], distances[-1], np.nan)[::-1]  # index d: the key d tokens back
+    np.testing.assert_array_equal(effective_distances(rope, n), expected)
+    assert np.nanmax(expected) == rope.max_distance(n)

@@ -92,7 +92,10 @@ def trained_line_positions(figure: dict) -> list[float]:
 
 def submit(at: AppTest, *, builtin: bool = True, text: str = "", tokens: int = 1536, bucket: int = 256,
            schedules: tuple[str, ...] = (), beyond: bool = True, recipe: str = "none",
-           factor: float = 2.0) -> AppTest:
+           factor: float = 2.0, **remap: float) -> AppTest:
+    """Fill in the form and run it; `remap` sets a distance remapping's parameters (group, window, slope, sinks)."""
+    for name, value in remap.items():
+        at.number_input(key=f"context_{name}").set_value(value)
     at.checkbox(key="context_builtin").set_value(builtin)
     at.text_area(key="context_text").set_value(text)
     at.number_input(key="context_tokens").set_value(tokens)
@@ -616,6 +619,57 @@ def test_the_headline_leads_with_the_dominant_lever(tiny_env, tmp_path, views, d
     assert [m.label for m in shown] == [plain(h.label) for h in verdict.headline()]
 
 
+SELF_EXTEND = View(1.0, Rope("self-extend", group=2, window=512))
+SINKS = View(1.0, Rope("sink-window", sinks=4, window=1024))
+FAR = {"untrained_mass": [0] * 4 + [0.5] * 4}  # as far back in the text as T = 1's, whatever the remapping does
+FAR_PLAIN = [(spec, means, FAR) for spec, means in RECIPE_WINS]
+NEAR = FAR | {"effective_untrained_mass": [0.0] * 8}  # once remapped, no key at an untrained distance
+REMAP_WINS = [*FAR_PLAIN[:3], (synthetic.yarn_rope(), synthetic.plain([3.0, 3.2, 3.3, 3.4])),
+              (SELF_EXTEND, synthetic.plain([2.5] * 4), NEAR),
+              (SINKS, synthetic.plain([2.9] * 4), {"untrained_mass": [0] * 4 + [0.01] * 4,
+                                                   "effective_untrained_mass": [0.0] * 8})]
+REMAP_LOSES = [*FAR_PLAIN, (SELF_EXTEND, synthetic.plain([3.3, 3.5, 3.6, 3.7]), NEAR)]
+
+
+@pytest.mark.parametrize(("views", "said"), [
+    (REMAP_WINS, "A distance remapping recovers the most of the recipe families (self-extend (G=2, W=512) + T=1, "),
+    (REMAP_LOSES, "A change of the rotary frequencies (interpolation) recovers the most of the recipe families "
+                  "(yarn-rope (s=2) + T=1, "),
+])
+def test_the_answer_names_the_recipe_family_that_recovers_the_most(tiny_env, tmp_path, views, said):
+    """A sweep with a distance remapping besides the interpolation: the answer names the family the numbers pick,
+    the chart colours each family, the table gives a remapping's untrained mass on both distances."""
+    written, _ = synthetic.document(views)
+    (tmp_path / "synthetic.json").write_text(json.dumps(written.to_dict(), allow_nan=False))
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "synthetic.json")
+    at, _ = open_page()
+    assert_clean(at)
+    verdict = context_verdict(written)
+    answer = answer_line(at, "One text, the committed sweep (cross-fit on one text)")
+    assert answer == plain(verdict.answer()) and said in verdict.answer()
+    names = {trace["name"] for trace in traces(chart(at, "context_decomposition"), "bar")}
+    assert {"frequency change (interpolation) at T = 1", "distance remapping at T = 1"} <= names
+    table = next(t.value for t in at.table if "view" in t.value.columns)
+    cells = dict(zip(table["view"], table["untrained-distance mass past it"], strict=True))
+    assert cells["self-extend (G=2, W=512) + T=1"] == "0.000 (goes away) on the remapped distances; 0.500 in the text"
+    assert any(plain("on the remapped distances (what the model meets") in c.value for c in at.caption)
+
+
+def test_a_sweep_with_remappings_offers_each_family_and_marks_the_remapped_rows(tiny_env, tiny_remap_sweep_file,
+                                                                                 remap_document):
+    tiny_env.setattr(settings, "CONTEXT_SWEEP", tiny_remap_sweep_file)
+    at, _ = open_page()
+    assert_clean(at)
+    options = at.selectbox(key="context_lines").options
+    assert options[:4] == [MAIN, "T = 1 and each frequency change (interpolation) at T = 1",
+                           "T = 1 and each distance remapping at T = 1", "T = 1 and each sink + window at T = 1"]
+    at.selectbox(key="context_lines").set_value(options[2]).run()
+    assert line_names(chart(at, "context_nll")) == ["T=1", "self-extend (G=2, W=256) + T=1"]
+    rows = list(traces(chart(at, "context_untrained"), "heatmap")[0]["y"])
+    assert "self-extend (G=2, W=256) + T=1 (remapped distances)" in rows and "T=1" in rows
+    assert any(plain("marked (remapped distances)") in c.value for c in at.caption)
+
+
 def test_with_a_corpus_its_answer_comes_first_held_out_over_documents_and_its_numbers_lead(tiny_env, summary_file,
                                                                                            document):
     from model_utils.verdicts.corpus import corpus_verdict
@@ -738,6 +792,38 @@ def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
     np.testing.assert_allclose(drawn["yarn-rope (s=2) + T=1"], by_label(expected)["yarn-rope (s=2) + T=1"].nll)
     said = plain("and 2 passes on RoPE recipes (yarn-rope (s=2) + T=0.8, yarn-rope (s=2) + T=1)")
     assert any(said in caption.value for caption in at.caption)
+
+
+def test_a_run_with_a_distance_remapping_runs_it_with_its_own_parameters(runs, tiny):
+    at, _ = open_page()
+    at.text_input(key="temperatures").set_value("1").run()
+    assert "self-extend: Self-Extend (grouped attention)" in at.selectbox(key="context_recipe").options
+    submit(at, tokens=1280, recipe="self-extend", group=2, window=256)
+    assert_clean(at)
+    assert runs["passes"] == 2  # T = 1 on the model's own positions, and on Self-Extend
+    assert at.selectbox(key="context_compare").options == ["self-extend (G=2, W=256) + T=1"]
+    remapped = View(1.0, Rope("self-extend", group=2, window=256))
+    expected = sweep(tiny, builtin_text("long"), [1.0, remapped],
+                     SweepSettings(max_tokens=1280, bucket_size=256, window=32, beyond_trained=True),
+                     cache_dir=settings.SWEEP_PASSES)
+    drawn = {trace["name"]: array(trace["y"]).astype(float) for trace in traces(chart(at, "context_nll"), "scatter")}
+    np.testing.assert_allclose(drawn["self-extend (G=2, W=256) + T=1"], by_label(expected)[remapped.label].nll)
+    assert by_label(expected)[remapped.label].kernel == "torch"  # the fused kernel remaps nothing
+
+
+@pytest.mark.parametrize(("recipe", "remap", "message"), [
+    ("self-extend", {"group": 0}, "RoPE recipe self-extend: G must be a whole number >= 1 (self-extend:G,W), got 0"),
+    ("leaky-rerope", {"slope": 0.5}, "RoPE recipe leaky-rerope: K must be a number above 1"),
+    ("sink-window", {"sinks": -1}, "RoPE recipe sink-window: S must be a whole number >= 0"),
+    ("rerope", {"window": 2048}, "the window W = 2,048 is longer than the trained length 1,024"),
+])
+def test_a_bad_remapping_parameter_is_the_recipes_own_error_line(runs, recipe, remap, message):
+    at, _ = open_page()
+    submit(at, tokens=1280, recipe=recipe, **remap)
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [error.value for error in at.error]
+    assert len(errors) == 1 and plain(message) in errors[0], errors
+    assert runs["passes"] == 0, "a refused recipe must not run any pass"
 
 
 def scaled_llama_folder(folder: Path) -> Path:

@@ -1,10 +1,11 @@
 """The Length schedules page: it follows its inputs, its texts follow the knobs, and it says what is applied."""
 
 import numpy as np
+import pytest
 
 from components.present.text import plain
 from model_utils import Schedule
-from model_utils.core.rope import RECIPES
+from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, parse_rope, usage
 from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
 from tests.support import SHORT_TEXT
 from tests.support.apptest import array, assert_clean, chart, open_app, texts
@@ -12,7 +13,7 @@ from tests.support.apptest import array, assert_clean, chart, open_app, texts
 
 def test_length_schedules_follow_their_inputs(tiny_env):
     at = open_app("length_schedules")
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 5  # the schedules, the remapped distances, the prompt's three
 
     at.text_input(key="temperatures").set_value("0.25, 1, 4").run()
     assert_clean(at)
@@ -38,7 +39,7 @@ def test_length_schedules_follow_their_inputs(tiny_env):
 
     at.radio(key="mode").set_value("isolated").run()
     assert_clean(at)
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 5  # the schedules, the remapped distances, the prompt's three
 
 
 def schedule_caption(at, start: str) -> str:
@@ -156,3 +157,44 @@ def test_without_a_committed_sweep_the_argument_stands_alone(tiny_env, tmp_path)
     said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
     assert said.splitlines()[1:] == [f"- {plain(PUBLISHED_ENTROPY)}", "- " + plain(
         "No committed sweep to set a measurement next to it (make sweep writes one).")]
+
+
+def published_distance(kind: str, query: int, key: int, *, group=None, window=None, slope=None, sinks=None):
+    """The distance a remapping gives the pair (query, key), as its paper writes it (docs/REFERENCES, the issue);
+    None where the key gets no weight."""
+    d = query - key
+    if d < window:
+        return d
+    if kind == "self-extend":
+        return query // group - key // group + (window - window // group)
+    if kind == "rerope":
+        return window
+    if kind == "leaky-rerope":
+        return window + (d - window) / slope
+    return sinks + window - 1 - key if key < sinks else None  # sink-window: a rolling cache of S + W slots
+
+
+def test_the_distance_remappings_are_explained_with_their_sources_and_drawn_from_the_engine(tiny_env):
+    at = open_app("length_schedules")
+    assert_clean(at)
+    assert "Length extension inside attention: the distance remappings" in [h.value for h in at.subheader]
+    rows = {row["remapping"].split(":")[0]: row for row in at.table[2].value.to_dict("records")}
+    assert list(rows) == list(REMAPS)
+    for kind, info in REMAPS.items():
+        assert rows[kind]["what it does"] == info.formula and rows[kind]["source"] == info.source
+        assert f"--rope {usage(kind)}" in rows[kind]["run it"]
+    figure = chart(at, "remap_distances")
+    lines = {trace["name"]: trace for trace in figure["data"]}
+    assert list(lines) == ["no remapping", *(parse_rope(EXAMPLES[kind]).label for kind in REMAPS)]
+    query = 16383  # the last of 16,384 tokens
+    for kind in REMAPS:
+        rope = parse_rope(EXAMPLES[kind])
+        trace = lines[rope.label]
+        back, given = array(trace["x"]).astype(int), array(trace["y"])
+        assert back[0] == 0 and back[-1] == query and len(back) < 1000  # both ends, not every distance
+        expected = [published_distance(kind, query, query - d, group=rope.group, window=rope.window,
+                                       slope=rope.slope, sinks=rope.sinks) for d in back]
+        for d, shown, wanted in zip(back, given, expected, strict=True):
+            assert (shown is None or np.isnan(shown)) if wanted is None else shown == pytest.approx(wanted), (kind, d)
+    said = next(c.value for c in at.caption if "Largest distance given" in c.value)
+    assert "self-extend (G=2, W=1024) 8,703" in said  # 16,383 // 2 + 1,024 - 512, past the trained 8,192

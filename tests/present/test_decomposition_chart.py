@@ -48,3 +48,24 @@ def test_each_bar_says_its_saving_and_share_right_of_its_interval_inside_the_plo
                                    rise=1.95)
     note = next(n for n in negative.layout.annotations if n.y == "yarn (scale=2)")
     assert note.x == 0.0 and note.text == "-0.150 (-8% of the rise)"  # right of 0, clear of the axis labels
+
+
+def test_with_more_than_one_recipe_family_each_family_has_its_colour_and_legend_entry():
+    def recipe(label, family, saved):
+        return Lever(label=label, kind="recipe", what="", saved=saved, interval=None, share_of_rise=saved / 2,
+                     against="T=1", family=family)
+
+    levers = [LEVERS[1], recipe("yarn-rope (s=2) + T=1", "frequency", 2.07),
+              recipe("self-extend (G=2, W=1024) + T=1", "remap", 1.5), recipe("rerope (W=4096) + T=1", "remap", 1.2),
+              recipe("sink-window (S=4, W=8192) + T=1", "sink_window", -0.4), LEVERS[2]]
+    figure = decomposition_chart(levers, rise=2.0)
+    bars = {trace.name: list(trace.y) for trace in figure.data}
+    assert bars == {"frequency change (interpolation) at T = 1": ["yarn-rope (s=2) + T=1"],
+                    "distance remapping at T = 1": ["self-extend (G=2, W=1024) + T=1", "rerope (W=4096) + T=1"],
+                    "sink + window at T = 1": ["sink-window (S=4, W=8192) + T=1"],
+                    "best constant T alone": [LEVERS[1].label], "published schedule": ["&lt;b&gt;ssmax&lt;/b&gt;"]}
+    assert len({trace.marker.color for trace in figure.data}) == 5
+    assert list(figure.layout.yaxis.categoryarray)[::-1] == [lever.label for lever in levers[:-1]] + [
+        "&lt;b&gt;ssmax&lt;/b&gt;"]  # in the order given, the first on top
+    # one family alone keeps the one legend entry of the recipes
+    assert decomposition_chart(LEVERS, rise=1.95).data[0].name == "RoPE recipe at T = 1"

@@ -215,3 +215,36 @@ def test_the_recipes_table_says_what_each_changes_and_what_is_applied():
         assert f"--rope {kind}:S" in row["applied here"]
     assert "is the yarn schedule above" in rows[0]["applied here"]
     assert sum("schedule above" in row["applied here"] for row in rows) == 1  # only YaRN has a temperature of its own
+
+
+def test_a_remapped_pass_shows_its_untrained_mass_on_the_distances_it_gives(remap_document):
+    """A distance remapping keeps its far keys far back in the text: its heatmap row is its effective mass (on the
+    remapped distances), marked so; every other row is the untrained mass, where the two are equal."""
+    values, labels = sweep_data.untrained_rows(remap_document)
+    results = remap_document.results
+    for row, label, result in zip(values, labels, results, strict=True):
+        if result.rope is not None and result.rope.remaps:
+            assert label == f"{result.label} (remapped distances)"
+            np.testing.assert_allclose(row, result.heads["effective_untrained_mass"].mean(axis=(1, 2)))
+        else:
+            assert label == result.label
+            np.testing.assert_allclose(row, result.heads["untrained_mass"].mean(axis=(1, 2)))
+    grouped = next(i for i, result in enumerate(results) if result.label == "self-extend (G=2, W=256) + T=1")
+    raw = sweep_data.statistic_by_bucket(results[grouped], "untrained_mass")
+    assert raw[-1] > 0.01 and values[grouped][-1] < raw[-1]  # far back in the text, nearer once remapped
+    assert sweep_data.statistics_of(remap_document)[-1] == "effective_untrained_mass"
+    assert "effective_untrained_mass" in sweep_data.sweep_rows(remap_document)[0]
+    said = captions.untrained_caption(None, 1024, remapped=True)
+    assert "marked (remapped distances)" in said and "(remapped" not in captions.untrained_caption(None, 1024)
+
+
+def test_each_recipe_family_is_a_group_of_lines_where_more_than_one_ran(remap_document, recipe_document):
+    groups = sweep_data.line_groups(remap_document)
+    labels = [result.label for result in remap_document.results]
+    frequency, remap, sinks = (sweep_data.family_group(family) for family in ("frequency", "remap", "sink_window"))
+    assert list(groups)[:4] == [sweep_data.MAIN_LINES, frequency, remap, sinks]
+    assert [labels[i] for i in groups[remap]] == ["T=1", "self-extend (G=2, W=256) + T=1"]
+    assert [labels[i] for i in groups[sinks]] == ["T=1", "sink-window (S=4, W=512) + T=1"]
+    assert [labels[i] for i in groups[frequency]] == ["T=1", "yarn-rope (s=2) + T=1"]
+    assert "each distance remapping at T = 1" in captions.lines_caption(remap, list(groups))
+    assert not any(name.startswith("T = 1 and each") for name in sweep_data.line_groups(recipe_document))

@@ -16,7 +16,7 @@ from model_utils.core.records.run import RunInfo
 from model_utils.core.records.sweep import SweepDocument, SweepPass
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule, yarn_multiplier
-from model_utils.core.statistics import STATISTICS
+from model_utils.core.statistics import REPORTED_STATISTICS
 from model_utils.core.views import View, as_view
 from model_utils.experiments.sweep import SweepSettings, sweep_document
 
@@ -47,16 +47,16 @@ def record(spec, means: list[float], seed: int = 0, heads: dict[str, list[float]
     view = as_view(spec)
     position_nll = losses(means, seed, exact=exact)
     stats = DEFAULT_HEADS | (heads or {})
-    rope = None if view.rope is None else {
-        "recipe": view.rope.kind, "rope_type": view.rope.rope_type, "factor": view.rope.factor,
-        "attention_factor": yarn_multiplier(view.rope.factor) ** 0.5 if view.rope.kind == "yarn" else 1.0}
+    stats.setdefault("effective_untrained_mass", stats["untrained_mass"])  # a remapping's own where given
+    rope = None if view.rope is None else view.rope.applied(
+        yarn_multiplier(view.rope.factor) ** 0.5 if view.rope.kind == "yarn" else 1.0)
     return {
         "label": view.label, "temperature": view.temperature,
         "schedule": None if view.schedule is None else view.schedule.label, "rope": rope,
         "loss": float(position_nll.mean()),
         "nll": [float(position_nll[start : min(stop, N_TOKENS - 1)].mean()) for start, stop in BUCKETS],
         "position_nll": position_nll.tolist(),
-        "heads": {name: [[[value]] for value in _per_bucket(stats[name])] for name in STATISTICS},
+        "heads": {name: [[[value]] for value in _per_bucket(stats[name])] for name in REPORTED_STATISTICS},
         "distance_profile": [[1.0]] * len(BUCKETS), "distance_profile_layers": [[[1.0]]] * len(BUCKETS),
         "distance_bins": [0, 1], "n_tokens": N_TOKENS, "trained_length": TRAINED, "q_start": 1,
         "buckets": BUCKETS, "seconds": 1.0, "kernel": "synthetic", "peak_rss_gb": 1.0,

@@ -323,3 +323,46 @@ def test_no_verdict_when_nothing_past_the_trained_length_has_a_loss():
                     results=tuple(replace(result, nll=(*result.nll[:4], None)) for result in written.results))
     assert context.context_verdict(short) is None
     assert context.context_verdict(replace(written, verdict=None)) is None
+
+
+# --- 9. distance remappings: attention on untrained distances is measured on the distance the model is given -----
+
+
+SELF_EXTEND = Rope("self-extend", group=2, window=512)
+REMAP_VIEWS = [
+    *RECIPE_VIEWS[:3],
+    # the far keys stay far back in the text (raw 0.5, as at T = 1) but sit at trained distances once remapped
+    (View(1.0, SELF_EXTEND), plain([2.2, 2.3, 2.45, 2.55]),
+     {"untrained_mass": [0] * 4 + [0.5] * 4, "effective_untrained_mass": [0.0] * 8}),
+    (View(1.0, Rope("rerope", window=512)), plain([2.2, 2.4, 2.6, 2.8]),
+     {"untrained_mass": [0] * 4 + [0.49] * 4, "effective_untrained_mass": [0] * 4 + [0.3] * 4}),
+]
+
+
+def test_a_remapped_row_is_judged_on_the_effective_distance_and_says_which_mass_is_which():
+    verdict, _, _ = verdict_of(REMAP_VIEWS)
+    rows = {row["label"]: row for row in verdict.decomposition.rows}
+    grouped = rows["self-extend (G=2, W=512) + T=1"]
+    assert grouped["remaps"] and grouped["untrained_mass_past"] == pytest.approx(0.5)
+    assert grouped["effective_untrained_mass_past"] == pytest.approx(0.0)
+    assert grouped["untrained"] == "goes away"  # on the raw distance it would "stay", as every temperature leaves it
+    assert rows["rerope (W=512) + T=1"]["untrained"] == "falls"  # 0.3 effective, below the 0.48-0.52 of the Ts
+    assert not rows["T=1"]["remaps"] and rows["T=1"]["effective_untrained_mass_past"] == pytest.approx(0.5)
+    assert "[0.000 on the remapped distances, goes away; 0.500 on the distances in the text]" in text(verdict)
+    assert "for a distance remapping on the distances it gives the model" in text(verdict)
+    table = {row["view"]: row["untrained-distance mass past it"] for row in verdict.decomposition_rows()}
+    assert table["self-extend (G=2, W=512) + T=1"] == "0.000 (goes away) on the remapped distances; 0.500 in the text"
+    assert table["T=1"] == "0.500"
+
+
+def test_without_a_remapping_the_mass_is_said_as_before():
+    """A pass cached before the remappings carries no effective mass: on the model's own positions it is the raw
+    one, and nothing about remapped distances is said."""
+    written, _ = document(RECIPE_VIEWS)
+    older = replace(written, verdict={}, results=tuple(
+        replace(result, heads={name: values for name, values in result.heads.items()
+                               if name != "effective_untrained_mass"}) for result in written.results))
+    verdict = context.context_verdict(older)
+    assert "remapped" not in text(verdict)
+    assert "[0.020, goes away]" in text(verdict)
+    assert {row["label"]: row["untrained"] for row in verdict.decomposition.rows}["dynamic (s=2) + T=1"] == "falls"
