@@ -20,6 +20,7 @@ from model_utils.core.progress import Progress
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.tune import ComputingRun, TuneSummary, previous_runs
 from model_utils.core.report import Report
+from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
 from model_utils.engine.analyze import analyze, tokenize
@@ -60,20 +61,21 @@ def write_json(document: dict, target: str) -> None:
 
 
 def report_table(report: Report) -> str:
-    """A short human-readable table: one line per temperature (or schedule, or recipe)."""
+    """A short human-readable table: one line per temperature (or schedule, or recipe). Under a distance remapping
+    a column `eff untr` adds the untrained mass on the distances the remapping gives (`untrained` is on the text's)."""
     width = max(26, *(len(result.label) for result in report.results))
+    remapped = any(result.rope is not None and Rope.from_dict(result.rope).remaps for result in report.results)
+    columns = ["entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "untrained_mass"]
+    columns += ["effective_untrained_mass"] if remapped else []
     lines = [f"{report.model}: {report.n_tokens} tokens{' (cut)' if report.truncated else ''}, mode {report.mode}, "
              f"window {report.window}, {report.seconds:.1f} s",
              f"{'temperature':>{width}} {'loss':>7} {'entropy':>8} {'norm H':>7} {'sink':>6} {'recent':>7} "
-             f"{'distant':>8} {'untrained':>9}  next token"]
+             f"{'distant':>8} {'untrained':>9}{' eff untr' if remapped else ''}  next token"]
     for result in report.results:
-        means = {name: result.layer_mean(name).mean() for name in
-                 ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "untrained_mass")}
+        means = [result.layer_mean(name).mean() for name in columns]
+        cells = " ".join(f"{value:{size}.3f}" for value, size in zip(means, (8, 7, 6, 7, 8, 9, 9), strict=False))
         guess = result.next_token[0]
-        lines.append(f"{result.label:>{width}} {result.loss:7.3f} {means['entropy']:8.3f} "
-                     f"{means['normalized_entropy']:7.3f} {means['sink_mass']:6.3f} {means['recent_mass']:7.3f} "
-                     f"{means['distant_mass']:8.3f} {means['untrained_mass']:9.3f}  {guess['token']!r} "
-                     f"({guess['prob']:.2f})")
+        lines.append(f"{result.label:>{width}} {result.loss:7.3f} {cells}  {guess['token']!r} ({guess['prob']:.2f})")
     return "\n".join(lines)
 
 

@@ -3,6 +3,7 @@
 import concurrent.futures
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -40,6 +41,22 @@ def test_json_file_schedule_layers_and_table(capsys, tmp_path):
     assert document["layers"] == [1, 2] and document["results"][1]["schedule"] == "qwen-logn (train_length=64)"
     code, out, _ = run(capsys, "analyze", "--model", "tiny-random", "--text", SAMPLE_TEXT, "--mode", "isolated")
     assert code == 0 and "T=0.5" in out and "loss" in out  # no --json: a readable table
+
+
+def test_the_table_adds_the_remapped_untrained_mass_only_under_a_remapping(capsys, tmp_path):
+    text_file = tmp_path / "long.txt"
+    text_file.write_text(SAMPLE_TEXT * 40)
+    argv = ["analyze", "--model", "tiny-random", "--file", str(text_file), "--max-tokens", "300", "--temperatures",
+            "1", "--trained-length", "128", "--beyond-trained"]
+    code, out, err = run(capsys, *argv, "--rope", "self-extend:2,32")
+    assert code == 0, err
+    header, plain, remapped = out.splitlines()[1:4]
+    assert "eff untr" in header
+    numbers = [[float(value) for value in re.findall(r"\d+\.\d{3}\b", line)[:8]] for line in (plain, remapped)]
+    assert numbers[1][6] > 0.05 and numbers[1][7] < numbers[1][6]  # the remapping gives far keys trained distances
+    assert numbers[0][6] == numbers[0][7]  # on the model's own positions both are the same mass
+    code, out, _ = run(capsys, *argv)
+    assert code == 0 and "eff untr" not in out
 
 
 def test_a_json_file_is_replaced_whole_and_a_pipe_is_written_to(capsys, tmp_path):
