@@ -353,6 +353,22 @@ def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_compu
     assert {path.name: path.read_bytes() for path in rows_path.glob("*.parquet")} == new
 
 
+def test_the_long_builtin_corpus_is_tuned_with_each_documents_name_sha256_tokens_and_domain(capsys, tmp_path):
+    """`--corpus builtin-long` (Gemma's tune: texts.long_builtin_documents), here its first two documents at 256
+    tokens on the tiny model: the summary lists each with its sha256, tokens and domain."""
+    from model_utils.experiments.texts import long_builtin_documents, text_digest
+
+    status, _ = run_cli(capsys, "--corpus", "builtin-long", "--documents", "2", "--max-tokens", "256",
+                        "--bucket-size", "64", "--temperatures", "1", "--out", str(tmp_path / "out"))
+    assert status == 0
+    listed = json.loads((tmp_path / "out" / "summary.json").read_text())["corpus"]["listed"]
+    documents = long_builtin_documents()[:2]
+    assert [entry["name"] for entry in listed] == [f"builtin-long {document.name}" for document in documents]
+    assert [entry["sha256"] for entry in listed] == [text_digest(document.text) for document in documents]
+    assert [entry["domain"] for entry in listed] == ["reference documentation", "Python source code"]
+    assert [entry["n_tokens"] for entry in listed] == [256, 256]
+
+
 # --- refusals: one line, exit 2, nothing written lost ------------------------------------------------------------
 
 
