@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 
 .PHONY: setup models run test test-fast test-models lint bench bench-gpu bench-pages loadtest sweep sweep-gemma tune \
-	fit clean
+	tune-gemma fit clean
 
 setup: $(STAMP)
 
@@ -109,6 +109,7 @@ sweep-gemma: models
 	$(BIN)/python -m model_utils sweep --model gemma3-270m --builtin decimal-source --max-tokens 49152 \
 		--beyond-trained --bucket-size 2048 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 \
 		--schedule all:trained $(SWEEP_RECIPES) --workers 2 --json $(GEMMA_SWEEP_OUT)
+	$(BIN)/python -m bench.readme sweep
 
 # Finished passes of the tune and the fits are kept here (the sweep's pass cache), so a fit reuses the tune's.
 PASSES ?= $(or $(ATTN_CACHE_DIR),$(HOME)/.cache/attention-temperature-explorer)/sweeps
@@ -128,6 +129,22 @@ tune: setup
 		--schedule yarn:trained --schedule qwen-logn:trained --schedule ssmax:trained \
 		--rope yarn:2@1 --rope yarn-rope:2@1 --workers 2 --cache-dir $(PASSES) --out $(TUNE_OUT)
 	$(BIN)/python -m bench.readme tune
+
+# The corpus tune of Gemma 3 270M (installed by `make models`), for the decomposition over documents: the 4 documents
+# of the long built-in corpus (--corpus builtin-long: the topics after the long text, Lib/inspect.py + pydoc.py,
+# numpy's docstrings, Lib/turtle.py + tarfile.py; 59,000-74,000 tokens of Gemma 3's tokenizer each, none sharing text
+# with the sweep's decimal-source nor with another) at 49,152 tokens (1.5x its trained length of 32,768), buckets of
+# 2,048. The levers the decomposition needs and no more: T = 1 and the temperatures around it (the bundled tune's;
+# set GEMMA_TUNE_TEMPERATURES around the best T of the committed Gemma sweep once it is there), YaRN (s = 2) and its
+# interpolation alone at T = 1, on the global layers, anchored at the trained length; no schedules. 7 passes per
+# document on 2 Ray workers: many hours on 2 cores (unmeasured). Finished documents are kept and finished passes
+# cached, so an interrupted run resumes.
+GEMMA_TUNE_OUT ?= assets/tune/gemma3-270m-builtin
+GEMMA_TUNE_TEMPERATURES ?= 0.9 1 1.1 1.25 1.5
+tune-gemma: models
+	$(BIN)/python -m model_utils tune --model gemma3-270m --corpus builtin-long --documents 4 --max-tokens 49152 \
+		--beyond-trained --bucket-size 2048 --temperatures $(GEMMA_TUNE_TEMPERATURES) --rope yarn:2@1 \
+		--rope yarn-rope:2@1 --workers 2 --cache-dir $(PASSES) --out $(GEMMA_TUNE_OUT)
 
 # The fitted temperatures the page and README show: a constant T on YaRN's interpolation alone (yarn-rope), fitted
 # on the tune's 8 documents in 2 folds to a tolerance of 0.002 in T, at s = 2 on 16,384 tokens and at s = 1.5 on

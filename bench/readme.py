@@ -1,7 +1,9 @@
 """Write docs/FINDINGS.md's result blocks, the README's "What we found" and the figures its text quotes from the
 committed result files (`python -m bench.readme sweep|tune|fit|found|figures`), between `<!-- NAME:start -->` /
 `<!-- NAME:end -->` and `<!-- figure:NAME -->` / `<!-- /figure -->` markers, so neither file drifts from the data;
-docs/ARCHITECTURE.md ("The verdicts") says which file feeds which block."""
+docs/ARCHITECTURE.md ("The verdicts") says which file feeds which block. The committed sweeps are SWEEP (the bundled
+model's, the first) and every other JSON file in its folder (another model's, such as `make sweep-gemma`'s): each
+function takes the folder, so a test can point it at its own."""
 
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from model_utils.core.names import model_name
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
-SWEEP = ROOT / "assets" / "sweeps" / "bundled-16k.json"
+SWEEPS = ROOT / "assets" / "sweeps"  # the committed sweeps, one per model
+SWEEP = SWEEPS / "bundled-16k.json"  # the first: the FINDINGS sweep block and the README's lines on one text
 TUNE = ROOT / "assets" / "tune" / "bundled-builtin" / "summary.json"
 FITS = ROOT / "assets" / "fit"
 FINDINGS = ROOT / "docs" / "FINDINGS.md"  # the long blocks; the README keeps "What we found"
@@ -210,26 +214,46 @@ def replace_figures(values: dict[str, str], readme: Path = ROOT / "README.md") -
     return [name for name in values if f"<!-- figure:{name} -->" not in text]
 
 
-def found_lines(document: SweepDocument, summary: TuneSummary | None) -> list[str]:
+def found_lines(document: SweepDocument, summary: TuneSummary | None,
+                others: Sequence[SweepDocument] = ()) -> list[str]:
     """The README's "What we found", at most ten lines: the chart, the answer on the corpus (held out over
     documents) and on one text (cross-fit), the recipe families side by side where more than the frequency changes
-    ran, what the published schedules do, and the scope; every number from the verdicts."""
+    ran, what the published schedules do, the answer on each other committed sweep (`others`), and the scope; every
+    number from the verdicts. With sweeps of more than one model each line names the model it was measured on."""
     from model_utils.verdicts.context import context_verdict
     from model_utils.verdicts.corpus import corpus_verdict
 
     one = context_verdict(document)
     corpus = None if summary is None else corpus_verdict(summary)
+    models = list(dict.fromkeys(model_name(sweep.model) for sweep in (document, *others)))
+
+    def on(model: str) -> str:
+        return f"{model_name(model)}, " if len(models) > 1 else ""
+
     lines = [f"![What brings the loss back past the trained length: each lever's saving on the scale of the rise]"
              f"({CHART})", ""]
     if corpus is not None:
-        lines.append(f"- **On {corpus.scope.removeprefix('one model, ')}, held out over documents:** {corpus.answer()}")
+        lines.append(f"- **On {on(summary.model)}{corpus.scope.removeprefix('one model, ')}, held out over "
+                     f"documents:** {corpus.answer()}")
         lines += domain_line(summary, corpus) + family_line(corpus)
     if one is not None:
-        lines.append(f"- **On one text, cross-fit:** {one.answer()}")
-        lines += family_line(one) + schedule_line(one)
-    lines.append("- One small model (SmolLM2-135M) and texts that ship with Python: not a law. The verdicts in full, "
-                 "the per-bucket tables and the fits: [docs/FINDINGS.md](docs/FINDINGS.md).")
+        lines.append(f"- **On {on(document.model)}one text, cross-fit:** {one.answer()}")
+        lines += family_line(one) + schedule_line(one, "here" if len(models) == 1 else f"on {models[0]}")
+    for other in others:
+        verdict = context_verdict(other)
+        if verdict is not None:
+            lines.append(f"- **On {on(other.model)}one text, cross-fit:** {verdict.answer()}")
+    lines.append(f"- {scope_sentence(models)} The verdicts in full, the per-bucket tables and the fits: "
+                 "[docs/FINDINGS.md](docs/FINDINGS.md).")
     return lines
+
+
+def scope_sentence(models: list[str]) -> str:
+    """What the findings rest on: one small model, or each model named, and texts that ship with Python."""
+    if len(models) == 1:
+        return f"One small model ({models[0]}) and texts that ship with Python: not a law."
+    return (f"{len(models)} small models ({', '.join(models)}), each on texts that ship with Python, every line on the "
+            "model it names: not a law.")
 
 
 def domain_line(summary: TuneSummary, verdict) -> list[str]:
@@ -248,22 +272,57 @@ def family_line(verdict) -> list[str]:
     return [] if said is None else [f"- **Frequency changes, distance remappings, sink + window:** {said}"]
 
 
-def schedule_line(verdict) -> list[str]:
-    """The best and the worst published schedule on one text, with what each does to the logits (m)."""
+def schedule_line(verdict, where: str = "here") -> list[str]:
+    """The best and the worst published schedule on one text (`where`: "here", or "on <model>"), with what each
+    does to the logits (m)."""
     schedules = [lever for lever in verdict.decomposition.levers
                  if lever.kind == "schedule" and lever.saved is not None]
     if not schedules:
         return []
     best, worst = max(schedules, key=lambda lever: lever.saved), min(schedules, key=lambda lever: lever.saved)
     return [f"- **Published schedules** multiply the logits by m >= 1 past the trained length (they sharpen). Best "
-            f"here: {best.label}, {best.saved:+.3f} ({best.what}); worst: {worst.label}, {worst.saved:+.3f} "
+            f"{where}: {best.label}, {best.saved:+.3f} ({best.what}); worst: {worst.label}, {worst.saved:+.3f} "
             f"({worst.what})."]
 
 
-def write_found() -> None:
+def read_sweep(path: Path) -> SweepDocument:
+    return SweepDocument.from_dict(json.loads(path.read_text()))
+
+
+def read_sweeps(folder: Path = SWEEPS, first: Path = SWEEP) -> list[SweepDocument]:
+    """The committed sweeps: `first` (when it is there), then every other JSON file of `folder` by name."""
+    paths = [first] if first.is_file() else []
+    paths += sorted(path for path in folder.glob("*.json") if path.resolve() != first.resolve())
+    return [read_sweep(path) for path in paths]
+
+
+def sweeps_lines(documents: Sequence[SweepDocument]) -> list[str]:
+    """The committed sweeps side by side (verdicts.side_by_side): its caption and one table row per sweep."""
+    from model_utils.verdicts.side_by_side import CAPTION, COLUMNS, sweep_rows
+
+    rows = sweep_rows(documents)
+    return [CAPTION, "", *table(list(COLUMNS), [[row[column] for column in COLUMNS] for row in rows], "---")]
+
+
+def other_sweep_lines(documents: Sequence[SweepDocument]) -> list[str]:
+    """docs/FINDINGS.md's block of the sweeps after the first (another model's): each one's facts, verdict and
+    tables as the first one's (sweep_lines), under the model's name; a line saying there is none otherwise."""
+    if not documents:
+        return ["No other model's sweep is committed yet (`make sweep-gemma` writes Gemma 3 270M's)."]
+    lines: list[str] = []
+    for document in documents:
+        lines += ["" if lines else None, f"### {model_name(document.model)}", "", *sweep_lines(document)]
+    return [line for line in lines if line is not None]
+
+
+def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = ROOT / "README.md") -> None:
+    """The README's "What we found" and the committed sweeps side by side (its `sweeps` block)."""
     summary = read_tune() if TUNE.is_file() else None
-    if not replace_block("found", found_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())), summary)):
+    sweeps = read_sweeps(folder, first)
+    if not replace_block("found", found_lines(sweeps[0], summary, sweeps[1:]), readme):
         raise SystemExit("README.md has no <!-- found:start --> block")
+    if not replace_block("sweeps", sweeps_lines(sweeps), readme):
+        raise SystemExit("README.md has no <!-- sweeps:start --> block")
 
 
 def main() -> None:
@@ -277,7 +336,10 @@ def main() -> None:
         write_found()
         return
     if which == "sweep":
-        lines = sweep_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())))
+        sweeps = read_sweeps()
+        lines = sweep_lines(sweeps[0])
+        if not replace_block("other-sweeps", other_sweep_lines(sweeps[1:]), FINDINGS):
+            raise SystemExit("docs/FINDINGS.md has no <!-- other-sweeps:start --> block")
     elif which == "tune":
         lines = tune_lines(read_tune())
     elif which == "fit":

@@ -121,10 +121,43 @@ def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
     monkeypatch.delenv("ATTN_MODELS", raising=False)
     monkeypatch.setattr(settings, "installed_optional_models", list)
     monkeypatch.setattr(settings, "CONTEXT_SWEEP", tiny_sweep_file)
+    monkeypatch.setattr(settings, "SWEEPS_DIR", tmp_path / "no-other-sweeps")
     monkeypatch.setattr(settings, "CORPUS_SUMMARY", tmp_path / "no-summary.json")
     monkeypatch.setattr(settings, "FIT_DIR", tmp_path / "no-fits")
     monkeypatch.setattr(settings, "SWEEP_PASSES", tmp_path / "passes")
     return monkeypatch
+
+
+@pytest.fixture(scope="session")
+def tiny_gemma_sweep_file(architecture_folder, tmp_path_factory) -> Path:
+    """A second model's sweep, written by the command line: the tiny Gemma 3 (layers 0 and 2 slide over 8 keys,
+    layer 1 is global) on 256 tokens past a trained length of 64 (so the global layer meets untrained distances),
+    buckets of 32, T = 1 and 1.25, YaRN's interpolation alone at T = 1 and 1.1 and YaRN in full at T = 1."""
+    from model_utils.__main__ import main
+
+    folder = tmp_path_factory.mktemp("gemma-sweep")
+    path = folder / "tiny-gemma3.json"
+    status = main(["sweep", "--model", str(architecture_folder("gemma3_text")), "--builtin", "long", "--max-tokens",
+                   "256", "--trained-length", "64", "--beyond-trained", "--bucket-size", "32", "--temperatures", "1",
+                   "1.25", "--rope", "yarn-rope:2@1,1.1", "--rope", "yarn:2@1", "--json", str(path), "--cache-dir",
+                   str(folder / "passes")])
+    assert status == 0 and path.is_file()
+    return path
+
+
+@pytest.fixture(scope="session")
+def other_sweeps(tiny_gemma_sweep_file, tmp_path_factory) -> Path:
+    """A folder of committed sweeps of another model, as `make sweep-gemma` leaves assets/sweeps: the tiny Gemma 3's
+    sweep under the name gemma3-270m (changed through its record; every number is the tiny model's)."""
+    from dataclasses import replace
+
+    from model_utils.core.names import GEMMA
+
+    folder = tmp_path_factory.mktemp("other-sweeps")
+    document = SweepDocument.from_dict(json.loads(tiny_gemma_sweep_file.read_text()))
+    (folder / "gemma3-270m-test.json").write_text(json.dumps(replace(document, model=GEMMA).to_dict(),
+                                                             allow_nan=False))
+    return folder
 
 
 @pytest.fixture(scope="session")

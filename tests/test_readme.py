@@ -6,7 +6,21 @@ import re
 from pathlib import Path
 
 from bench import readme
-from bench.readme import FINDINGS, SWEEP, fit_lines, found_lines, read_fits, read_tune, sweep_lines, tune_lines
+from bench.readme import (
+    FINDINGS,
+    SWEEP,
+    SWEEPS,
+    fit_lines,
+    found_lines,
+    other_sweep_lines,
+    read_fits,
+    read_sweeps,
+    read_tune,
+    sweep_lines,
+    sweeps_lines,
+    tune_lines,
+    write_found,
+)
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 
@@ -22,8 +36,8 @@ def block(name: str, text: str | None = None) -> list[str]:
 
 def test_the_readme_opens_its_findings_with_the_answer_in_ten_lines_at_most():
     found = block("found", README)
-    document = SweepDocument.from_dict(json.loads(SWEEP.read_text()))
-    assert found == found_lines(document, read_tune())
+    sweeps = read_sweeps()
+    assert found == found_lines(sweeps[0], read_tune(), sweeps[1:])
     assert len(found) <= 10 and found[0].startswith("![") and "(assets/screenshots/decomposition.png)" in found[0]
     assert README.index("## What we found") < README.index("## What am I looking at")  # near the top
     assert "The interpolation does the recovery, not the temperature." in found[2]  # corpus first, then one text
@@ -31,6 +45,48 @@ def test_the_readme_opens_its_findings_with_the_answer_in_ten_lines_at_most():
 
 def test_the_context_length_block_is_the_committed_sweep():
     assert block("sweep") == sweep_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())))
+
+
+def test_the_readme_sets_every_committed_sweep_side_by_side_one_row_each():
+    sweeps = read_sweeps()
+    assert sweeps[0] == SweepDocument.from_dict(json.loads(SWEEP.read_text()))  # the bundled model's first
+    assert len(sweeps) == len(list(SWEEPS.glob("*.json")))
+    lines = block("sweeps", README)
+    assert lines == sweeps_lines(sweeps)
+    rows = [line for line in lines if line.startswith("| ") and not line.startswith("| model |")]
+    assert [row.split(" | ")[0] for row in rows] == [f"| {readme.model_name(sweep.model)}" for sweep in sweeps]
+    assert README.index("<!-- found:end -->") < README.index("<!-- sweeps:start -->") < README.index(
+        "## What am I looking at")
+
+
+def test_the_findings_give_every_other_models_sweep_in_full():
+    assert block("other-sweeps") == other_sweep_lines(read_sweeps()[1:])
+
+
+def test_with_a_second_model_every_line_names_the_model_it_was_measured_on(other_sweeps, tmp_path):
+    """A second model's sweep in the folder (the tiny Gemma 3's under Gemma 3 270M's name): "What we found" names
+    the model in each line and in its scope, the table gains its row, the rest of the README stays as it is."""
+    from model_utils.verdicts.context import context_verdict
+
+    copy = tmp_path / "README.md"
+    copy.write_text(README)
+    write_found(other_sweeps, SWEEP, copy)
+    written = copy.read_text()
+    found, sweeps = block("found", written), read_sweeps(other_sweeps, SWEEP)
+    assert [sweep.model for sweep in sweeps] == ["bundled", "gemma3-270m"]
+    said = [line for line in found if line.startswith("- **On ")]
+    assert [line.split(",")[0] for line in said] == ["- **On SmolLM2-135M"] * 2 + ["- **On Gemma 3 270M"]
+    assert said[-1] == f"- **On Gemma 3 270M, one text, cross-fit:** {context_verdict(sweeps[1]).answer()}"
+    assert "Best on SmolLM2-135M: " in next(line for line in found if line.startswith("- **Published schedules"))
+    assert found[-1].startswith("- 2 small models (SmolLM2-135M, Gemma 3 270M), each on texts that ship with Python")
+    assert len(found) <= 10 and found[:2] == block("found", README)[:2]
+    table = block("sweeps", written)
+    assert table == sweeps_lines(sweeps) and table[-2].startswith("| SmolLM2-135M | 8,192 |")
+    assert table[-1].startswith("| Gemma 3 270M | 64 |") and "| sliding 8: 0.000; global: 0." in table[-1]
+    outside = re.compile(r"<!-- (found|sweeps):start -->.*?<!-- \1:end -->", re.S)
+    assert outside.sub("", written) == outside.sub("", README)
+    lines = other_sweep_lines(sweeps[1:])
+    assert lines[0] == "### Gemma 3 270M" and lines[2:] == sweep_lines(sweeps[1])
 
 
 def test_the_corpus_block_is_the_committed_tune():

@@ -16,6 +16,7 @@ from components.widgets.context_sections import (
     fits_ui,
     method_ui,
     shown_ui,
+    side_by_side_ui,
 )
 
 st.title("Context length")
@@ -29,6 +30,7 @@ shown = shown_ui(your_run_ui())
 answer_ui(shown)
 loss_ui(shown)
 decomposition_table_ui(shown)
+side_by_side_ui(shown)
 domains_ui(shown)
 method_ui(shown)
 best_ui(shown)

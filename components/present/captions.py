@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 
 from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
+from model_utils.core.names import model_name
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.report import Report
@@ -218,6 +219,11 @@ def sweep_caption(document: SweepDocument) -> str:
     if run is not None:
         said.append(f"Made on {run.date} ({run.machine}) by: {run.command}")
     return " ".join(said)
+
+
+def committed_label(document: SweepDocument) -> str:
+    """A committed sweep in the page's choice of them: its model and length ('Gemma 3 270M, 49,152 tokens')."""
+    return f"{model_name(document.model)}, {document.n_tokens:,} tokens"
 
 
 def no_context_verdict(document: SweepDocument) -> str:

@@ -243,6 +243,13 @@ def _into(record: type | None, data: dict):
     return data if record is None else record.from_dict(data)
 
 
+def committed_sweep_paths(default: Path, folder: Path) -> list[Path]:
+    """The committed sweeps' files: `default` (where it is), then every other JSON file of `folder` by name."""
+    found = [default] if default.is_file() else []
+    others = sorted(path for path in folder.glob("*.json") if not default.is_file() or not path.samefile(default))
+    return found + others
+
+
 def read_committed_sweep(path: Path) -> SweepDocument | None:
     """A committed sweep document, as its record (kept parsed: it is 8 MB of JSON)."""
     return _read_committed(path, cached_sweep_file)

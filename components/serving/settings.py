@@ -46,6 +46,9 @@ def model_description(name: str) -> str:
 # (`make sweep`) and, when there is one, the tuner's corpus summary (`make tune`). An operator can point them
 # elsewhere; the tests point them at results they make on the tiny model.
 CONTEXT_SWEEP = Path(os.environ.get("ATTN_CONTEXT_SWEEP", ASSETS / "sweeps" / "bundled-16k.json"))
+# The other committed sweeps (another model's, `make sweep-gemma`): every SWEEPS_DIR/*.json, offered after
+# CONTEXT_SWEEP in the page's choice of committed sweep and set side by side with it.
+SWEEPS_DIR = Path(os.environ.get("ATTN_SWEEPS_DIR", ASSETS / "sweeps"))
 CORPUS_SUMMARY = Path(os.environ.get("ATTN_CORPUS_SUMMARY", ASSETS / "tune" / "bundled-builtin" / "summary.json"))
 # The fits (`make fit`): every FIT_DIR/*/fit.json is shown against YaRN's law.
 FIT_DIR = Path(os.environ.get("ATTN_FIT_DIR", ASSETS / "fit"))

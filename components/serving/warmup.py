@@ -13,7 +13,14 @@ import time
 from components.present.parsing import parse_temperatures
 from components.serving import settings
 from components.serving.admission import WARM_UP
-from components.serving.cache import GATE, cached_model, computed_once, read_committed, read_committed_sweep
+from components.serving.cache import (
+    GATE,
+    cached_model,
+    committed_sweep_paths,
+    computed_once,
+    read_committed,
+    read_committed_sweep,
+)
 from components.serving.defaults import DEFAULT_VIEWS, DefaultView, example_text, request_args
 from components.serving.settings import DEFAULT_TEMPERATURES, DEFAULT_WINDOW, available_models
 from model_utils.core.limits import MODES
@@ -40,9 +47,10 @@ def _ready(view: DefaultView, model: str) -> bool:
 
 
 def read_committed_results() -> None:
-    """Parse the committed sweep and corpus summary into the cache the Context length page reads (the sweep of 24
-    passes is 8 MB of JSON: a second or more that its first visitor would otherwise wait)."""
-    for path, read in ((settings.CONTEXT_SWEEP, read_committed_sweep), (settings.CORPUS_SUMMARY, read_committed)):
+    """Parse the committed sweeps (one per model) and corpus summary into the cache the Context length page reads
+    (the bundled sweep of 24 passes is 8 MB of JSON: a second or more that its first visitor would otherwise wait)."""
+    sweeps = committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
+    for path, read in [*((path, read_committed_sweep) for path in sweeps), (settings.CORPUS_SUMMARY, read_committed)]:
         if read(path) is not None:
             log.info("warm-up: %s read", path.name)
 

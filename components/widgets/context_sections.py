@@ -1,12 +1,14 @@
-"""The Context length page's sections that are not charts by position: what is shown (the committed sweep or your
-run, and the committed corpus summary), the answer first (each verdict's sentence and its decomposition chart, then
-the headline numbers), the decomposition table, the corpus per domain, what was measured and how, the committed
-fits, and the downloads. Each section draws nothing when what it needs is absent."""
+"""The Context length page's sections that are not charts by position: what is shown (a committed sweep, chosen by
+model where several are committed, or your run, and the committed corpus summary), the answer first (each verdict's
+sentence and its decomposition chart, then the headline numbers), the decomposition table, the committed sweeps side
+by side, the corpus per domain, what was measured and how, the committed fits, and the downloads. Each section draws
+nothing when what it needs is absent."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
@@ -15,9 +17,10 @@ from components.present.decomposition import decomposition_chart
 from components.present.sweep_data import corpus_trained_length, line_groups, past_bucket_without_loss
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import read_committed, read_committed_sweep
+from components.serving.cache import committed_sweep_paths, read_committed, read_committed_sweep
 from components.widgets.context_form import COMMITTED, YOURS
 from components.widgets.downloads import sweep_downloads_ui
+from model_utils.core.names import model_name
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
@@ -26,6 +29,8 @@ from model_utils.verdicts.corpus import corpus_verdict
 from model_utils.verdicts.domains import CAPTION as DOMAINS_CAPTION
 from model_utils.verdicts.domains import domain_rows
 from model_utils.verdicts.fit import FitVerdict, fit_verdicts
+from model_utils.verdicts.side_by_side import CAPTION as SIDE_BY_SIDE_CAPTION
+from model_utils.verdicts.side_by_side import sweep_rows
 
 # st.metric cuts a value or label that does not fit its column: four in a row leave 225 px each at 1,400 px, where
 # "+0.174 nats/token" (36 px type) and "Held-out gain past the trained length" do not fit; two do
@@ -44,11 +49,14 @@ METHOD = (
 
 @dataclass(frozen=True, kw_only=True)
 class Shown:
-    """What the page draws: the sweep shown (the committed one or your run) with its verdict, and the committed
-    corpus summary with its verdict and the trained length its charts mark (None where the page does not know it)."""
+    """What the page draws: the sweep shown (a committed one or your run) with its verdict, every committed sweep,
+    and the committed corpus summary with its verdict and the trained length its charts mark (None where the page
+    does not know it)."""
 
     view: str | None  # COMMITTED or YOURS; None without a sweep to show
     document: SweepDocument | None
+    path: Path | None  # the file of the committed sweep chosen (its download)
+    committed: tuple[SweepDocument, ...]  # every committed sweep, the default first
     verdict: ContextVerdict | None  # None: no bucket past the trained length with a loss
     summary: TuneSummary | None
     corpus: ContextVerdict | None
@@ -70,24 +78,38 @@ class Answer:
 
 
 def shown_ui(yours: SweepDocument | None) -> Shown:
-    """The committed sweep and corpus summary, and the choice between the committed sweep and your run when there
-    is a run; a note where the committed sweep would be when there is none."""
-    committed = read_committed_sweep(settings.CONTEXT_SWEEP)
+    """The committed sweeps and corpus summary, the choice between a committed sweep and your run when there is a
+    run, and the choice of committed sweep by model when there are several; a note where the committed sweep would
+    be when there is none."""
+    sweeps = {path: document for path in committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
+              if (document := read_committed_sweep(path)) is not None}
     summary = read_committed(settings.CORPUS_SUMMARY, TuneSummary)
-    views = [view for view, document in ((COMMITTED, committed), (YOURS, yours)) if document is not None]
+    views = [view for view, ready in ((COMMITTED, sweeps), (YOURS, yours)) if ready]
     if len(views) > 1:
         forget_stale("context_view", views)
         view = st.radio("Show", views, key="context_view", horizontal=True)
     else:
         view = views[0] if views else None
-    document = yours if view == YOURS else committed
+    path = committed_choice_ui(sweeps) if view == COMMITTED else next(iter(sweeps), None)
+    document = yours if view == YOURS else sweeps.get(path)
     if document is None:
         st.info(f"There is no committed sweep at {plain(settings.CONTEXT_SWEEP)}: `make sweep` writes it. Run one "
                 "with the form above.")
     # a bucket holding only the last token, which has no loss, is left out of the verdict
-    return Shown(view=view, document=document, verdict=None if document is None else context_verdict(document),
+    return Shown(view=view, document=document, path=path, committed=tuple(sweeps.values()),
+                 verdict=None if document is None else context_verdict(document),
                  summary=summary, corpus=None if summary is None else corpus_verdict(summary),
-                 corpus_trained=None if summary is None else corpus_trained_length(summary, (committed, yours)))
+                 corpus_trained=None if summary is None else corpus_trained_length(summary,
+                                                                                   (*sweeps.values(), yours)))
+
+
+def committed_choice_ui(sweeps: dict[Path, SweepDocument]) -> Path | None:
+    """The committed sweep to show: the only one, or the one chosen by model where several are committed."""
+    if len(sweeps) < 2:
+        return next(iter(sweeps), None)
+    labels = {captions.committed_label(document): path for path, document in sweeps.items()}
+    forget_stale("context_committed", list(labels))
+    return labels[st.radio("Committed sweep", list(labels), key="context_committed", horizontal=True)]
 
 
 def forget_stale(key: str, options: list) -> None:
@@ -99,11 +121,14 @@ def forget_stale(key: str, options: list) -> None:
 def answers(shown: Shown) -> list[Answer]:
     """The verdicts the page opens on, the lead first: your run when it is shown, else the corpus (held out over
     documents) before the committed sweep (one text)."""
-    run = "your run" if shown.view == YOURS else "the committed sweep"
+    several = len({document.model for document in shown.committed}) > 1  # then each answer names its model
+    run = "your run" if shown.view == YOURS else "the committed sweep" + (
+        f" of {model_name(shown.document.model)}" if several else "")
     sweep = [] if shown.verdict is None else [Answer(title=f"One text, {run}{_scored(shown.verdict)}",
                                                      verdict=shown.verdict, key="context_decomposition")]
-    corpus = [] if shown.corpus is None else [Answer(title=f"The corpus{_scored(shown.corpus)}", verdict=shown.corpus,
-                                                     key="context_corpus_decomposition")]
+    of = f" of {model_name(shown.summary.model)}" if several and shown.summary is not None else ""
+    corpus = [] if shown.corpus is None else [Answer(title=f"The corpus{of}{_scored(shown.corpus)}",
+                                                     verdict=shown.corpus, key="context_corpus_decomposition")]
     return sweep + corpus if shown.view == YOURS else corpus + sweep
 
 
@@ -145,6 +170,14 @@ def decomposition_table_ui(shown: Shown) -> None:
         st.subheader("What brings the loss back past the trained length")
         st.table(rows, hide_index=True)  # a table: its cells wrap
         st.caption(plain(captions.decomposition_caption(remapped=shown.verdict.remaps)))
+
+
+def side_by_side_ui(shown: Shown) -> None:
+    """Every committed sweep's verdict in one row per model (verdicts.side_by_side), as the README's table."""
+    if shown.committed:
+        st.subheader("The committed sweeps side by side")
+        st.table(sweep_rows(shown.committed), hide_index=True)  # a table: its cells wrap
+        st.caption(plain(SIDE_BY_SIDE_CAPTION))
 
 
 def domains_ui(shown: Shown) -> None:
@@ -211,7 +244,7 @@ def downloads_section_ui(shown: Shown) -> None:
         return
     st.subheader("Downloads")
     if shown.view == COMMITTED:
-        path = settings.CONTEXT_SWEEP
+        path = shown.path
         sweep_downloads_ui(document, lambda: path.read_text(encoding="utf-8"), "context-sweep")
     else:
         sweep_downloads_ui(document, lambda: json.dumps(document.to_dict(), allow_nan=False), "context-sweep-run")

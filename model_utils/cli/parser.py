@@ -152,8 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_common(tuned, max_tokens=16384, with_text=False)
     add_sweep_options(tuned)
     tuned.add_argument("--corpus", required=True, metavar="PATH",
-                       help="a folder of .txt files, a .jsonl file with a \"text\" field per line, or builtin "
-                            f"(documents cut from {SOURCE})")
+                       help="a folder of .txt files, a .jsonl file with a \"text\" field per line, builtin "
+                            f"(documents cut from {SOURCE} and other files that ship with Python and numpy), or "
+                            "builtin-long (4 documents of 59,000+ tokens of Gemma 3 270M, for a tune past 32,768)")
     tuned.add_argument("--documents", type=int, metavar="N", help="only the first N documents of the corpus")
     tuned.add_argument("--out", required=True, metavar="DIR",
                        help="results folder: rows/ (Parquet, one file per document) and summary.json; a rerun "
@@ -191,7 +192,8 @@ def add_fit(commands) -> None:
                                              "length-dependent family), held out over documents")
     add_common(fitted, max_tokens=16384, with_text=False)
     corpus = fitted.add_mutually_exclusive_group(required=True)
-    corpus.add_argument("--corpus", metavar="PATH", help="a folder of .txt files, a .jsonl file, or builtin")
+    corpus.add_argument("--corpus", metavar="PATH", help="a folder of .txt files, a .jsonl file, builtin or "
+                                                         "builtin-long")
     corpus.add_argument("--builtin-corpus", action="store_true", help=f"the built-in documents (from {SOURCE})")
     fitted.add_argument("--documents", type=int, metavar="N", help="only the first N documents of the corpus")
     fitted.add_argument("--family", choices=list(FAMILIES), default="constant",

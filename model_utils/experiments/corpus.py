@@ -8,9 +8,20 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from model_utils.experiments.texts import CORPUS_CHARS, FILE_SOURCES, SOURCE, builtin_documents, text_digest
+from model_utils.experiments.texts import (
+    CORPUS_CHARS,
+    FILE_SOURCES,
+    LONG_CORPUS_CHARS,
+    LONG_FILE_SOURCES,
+    SOURCE,
+    BuiltinDocument,
+    builtin_documents,
+    long_builtin_documents,
+    text_digest,
+)
 
 BUILTIN = "builtin"
+LONG_BUILTIN = "builtin-long"  # documents of 49,152 tokens and more of Gemma 3 270M (texts.long_builtin_documents)
 
 
 class CorpusError(ValueError):
@@ -73,22 +84,26 @@ def _jsonl(path: Path) -> list[Document]:
 
 
 def read_corpus(location: str, limit: int | None = None) -> Corpus:
-    """The documents at `location` ('builtin', a folder of .txt files, or a .jsonl file), the first `limit` of
-    them if given, duplicates (same text) skipped. Raises CorpusError."""
+    """The documents at `location` ('builtin', 'builtin-long', a folder of .txt files, or a .jsonl file), the first
+    `limit` of them if given, duplicates (same text) skipped. Raises CorpusError."""
     if limit is not None and limit < 1:
         raise CorpusError(f"--documents must be at least 1, got {limit}")
     if location == BUILTIN:
-        documents = [Document(f"builtin {document.name}", document.text, document.domain)
-                     for document in builtin_documents()]
+        documents = _builtin(location, builtin_documents())
         source = (f"{SOURCE}: texts.builtin_corpus(), the paragraphs after the built-in long text (no text shared with "
                   f"it, none twice), consecutive paragraphs joined into documents of {CORPUS_CHARS:,}+ characters; "
                   f"then the first {CORPUS_CHARS:,} characters of "
                   + "; ".join(source.where for source in FILE_SOURCES))
+    elif location == LONG_BUILTIN:
+        documents = _builtin(location, long_builtin_documents())
+        source = (f"{SOURCE}: texts.long_builtin_documents(), the paragraphs after the built-in long text in one "
+                  f"document (none twice); then the first {LONG_CORPUS_CHARS:,} characters of "
+                  + "; ".join(source.where for source in LONG_FILE_SOURCES))
     else:
         path = Path(location).expanduser()
         if not path.exists():
             raise CorpusError(f"corpus {location!r} does not exist; give a folder of .txt files, a .jsonl file, "
-                              f"or {BUILTIN}")
+                              f"{BUILTIN} or {LONG_BUILTIN}")
         if path.is_dir():
             documents, source = _folder(path), f"folder {location} (.txt files, sorted by path)"
         elif path.suffix == ".jsonl":
@@ -103,3 +118,7 @@ def read_corpus(location: str, limit: int | None = None) -> Corpus:
     if limit is not None and limit > len(unique):
         raise CorpusError(f"--documents {limit} asks for more documents than the corpus holds ({len(unique)})")
     return Corpus(source, unique[:limit], [d.name for d in duplicates])
+
+
+def _builtin(location: str, documents: list[BuiltinDocument]) -> list[Document]:
+    return [Document(f"{location} {document.name}", document.text, document.domain) for document in documents]

@@ -237,7 +237,8 @@ def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequ
                       for p, spec in zip(passes, specs, strict=True)),
         best=best_per_bucket(passes, first.buckets), best_by_rope=best_by_recipe(passes, first.buckets),
         bootstrap=BOOTSTRAP, seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
-        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=None)
+        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=None,
+        layer_windows=tuple(loaded.sliding_windows()))
     position_nll = {p.result.label: p.position_nll for p in passes}
     return replace(document, verdict=sweep_verdict(document, position_nll))
 

@@ -1,9 +1,9 @@
 """Long texts that ship with Python itself or with our pinned packages, for the sweep and the tuner: the sweep's long
 text and four corpus documents from `pydoc_data.topics` (the language reference topics every CPython carries for
 `help()`), corpus documents of other kinds (IDLE's release notes, stdlib source code, numpy's docstrings), each with
-a domain and its licence, and a longer sweep text (the pure-Python decimal module) for a model whose sweep runs past
-what the long text holds. Files can differ between versions, so every result records the sha256 of the text it ran
-on."""
+a domain and its licence, and a longer sweep text (the pure-Python decimal module) and a long corpus (documents of
+49,152 tokens and more) for a model whose sweep and tune run past what the long text and the corpus hold. Files can
+differ between versions, so every result records the sha256 of the text it ran on."""
 
 from __future__ import annotations
 
@@ -159,3 +159,28 @@ def builtin_documents() -> list[BuiltinDocument]:
 
 def text_digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# The long corpus (`tune --corpus builtin-long`), for a model whose tune runs past what the corpus documents hold
+# (Gemma 3 270M: 49,152 tokens, 1.5x its trained length): 4 documents of 3 kinds, the first three of different kinds,
+# each 59,000-74,000 tokens of Gemma 3's tokenizer (tests/experiments/test_texts.py checks 49,152, and that none
+# shares text with decimal-source, Gemma's sweep text, nor with another). Files longer than LONG_CORPUS_CHARS are cut
+# there, at a line break.
+LONG_CORPUS_CHARS = 240_000
+LONG_FILE_SOURCES = (
+    FileSource(name="inspect-pydoc-source", domain="Python source code", package=None,
+               paths=("inspect.py", "pydoc.py"), licence="PSF License", chars=LONG_CORPUS_CHARS),
+    FileSource(name="numpy-docstrings-whole", domain="API docstrings", package="numpy",
+               paths=("_core/_add_newdocs.py",), licence="BSD-3-Clause", chars=LONG_CORPUS_CHARS),
+    FileSource(name="turtle-tarfile-source", domain="Python source code", package=None,
+               paths=("turtle.py", "tarfile.py"), licence="PSF License", chars=LONG_CORPUS_CHARS),
+)
+LONG_TOPICS = "topics-after-long"  # every paragraph of the topics after the long text's, in one document
+
+
+def long_builtin_documents() -> list[BuiltinDocument]:
+    """The long corpus: the topics' paragraphs after the long text in one document (the built-in corpus's topic
+    documents joined), then one document per LONG_FILE_SOURCES."""
+    topics = BuiltinDocument(name=LONG_TOPICS, domain=REFERENCE_DOMAIN, source=SOURCE,
+                             text="\n\n".join(paragraph for _, paragraph in _split()[1]))
+    return [topics] + [source.read() for source in LONG_FILE_SOURCES]

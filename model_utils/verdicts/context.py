@@ -19,8 +19,10 @@ from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
 from model_utils.core.records import field
 from model_utils.core.records.sweep import SweepDocument, SweepResult
 from model_utils.verdicts.decomposition import FAMILIES, Decomposition, Lever
+from model_utils.verdicts.layers import LayerTypeMass, layer_groups
 from model_utils.verdicts.past import (
     FORMAT,
+    OLDER_FORMATS,
     DocumentFolds,
     PastData,
     PositionFolds,
@@ -74,19 +76,27 @@ class ContextVerdict:
     grid_edges: list[dict]  # recipe, bucket (None: the whole past region), temperature, edge
     grid_edge: bool
     attention: dict | None  # untrained (per past bucket: mass, share, uniform_share), beyond_uniform_from, entropy
+    layer_types: tuple[LayerTypeMass, ...] | None  # the untrained mass per layer type, where there are several
     schedules: list[dict]  # label, saved, interval, m_past, m_trained_context
     decomposition: Decomposition  # the levers' shares of the rise, the dominant one, and the table (rows)
     entropy_trend: dict | None  # entropy_with_length's numbers
 
     @classmethod
     def from_dict(cls, numbers: Mapping) -> ContextVerdict:
-        found = {item.name: field(numbers, item.name, "context verdict") for item in fields(cls)}
-        return cls(**found | {"decomposition": Decomposition.from_dict(found["decomposition"])})
+        """The verdict of this format, or of format 2, which had no layer types (read as None)."""
+        older = {"layer_types": None} if numbers.get("format") in OLDER_FORMATS else {}
+        found = {item.name: field(older | dict(numbers), item.name, "context verdict") for item in fields(cls)}
+        layer_types = found["layer_types"]
+        return cls(**found | {"decomposition": Decomposition.from_dict(found["decomposition"]),
+                              "layer_types": None if layer_types is None else
+                              tuple(LayerTypeMass.from_dict(entry) for entry in layer_types)})
 
     def to_dict(self) -> dict:
         """The JSON verdict (a sweep document's and a corpus summary's verdict)."""
         found = {item.name: getattr(self, item.name) for item in fields(self)}
-        return found | {"decomposition": self.decomposition.to_dict()}
+        return found | {"decomposition": self.decomposition.to_dict(),
+                        "layer_types": None if self.layer_types is None else
+                        [entry.to_dict() for entry in self.layer_types]}
 
     def answer(self) -> str:
         """The answer first: which lever brings the loss back past the trained length, and the temperature's share
@@ -129,10 +139,20 @@ class ContextVerdict:
             said = "not measured" if effective is None else f"{effective:.3f}{moved}"
             return f"{said} on the remapped distances; {raw:.3f} in the text"
 
+        by_type = {} if not self.layer_types else {"by layer type": self._by_layer_type}
         return [{"view": row["label"], "what it is": row["what"],
                  "saves past the trained length (95% interval)": saved(row),
                  "untrained-distance mass past it": mass(row)}
+                | {f"untrained-distance mass past it, {name}": cell(row) for name, cell in by_type.items()}
                 for row in self.decomposition.rows if row["saved"] is not None]
+
+    def _by_layer_type(self, row: dict) -> str:
+        """A decomposition row's untrained-distance mass past the trained length per layer type ('sliding 512:
+        0.000; global: 0.312'), '-' where the row has no pass of its own."""
+        masses = row.get("untrained_mass_by_layer_type")
+        if masses is None:
+            return "-"
+        return "; ".join(f"{kind.short}: {mass:.3f}" for kind, mass in zip(self.layer_types, masses, strict=True))
 
     def sentences(self) -> list[str]:
         """The verdict in full, one bullet each: the held-out gain, where the loss breaks, the in-sample numbers,
@@ -140,7 +160,8 @@ class ContextVerdict:
         schedules, and the published entropy argument next to what was measured."""
         said = [self.answer(), self._held_out_sentence(), self._break_sentence(), self._in_sample_sentence(),
                 *self._best_sentences(), self._edge_sentence(), *self._attention_sentences(),
-                self._decomposition_sentence(), self.families_sentence(), self._schedules_sentence()]
+                self._layer_type_sentence(), self._decomposition_sentence(), self.families_sentence(),
+                self._schedules_sentence()]
         if self.entropy_trend is not None:
             said += EntropyTrend(**self.entropy_trend).sentences()
         return [sentence for sentence in said if sentence]
@@ -300,6 +321,22 @@ class ContextVerdict:
         said.append(_entropy_sentence(self.attention["entropy"], self.scope, self.before))
         return said
 
+    def _layer_type_sentence(self) -> str | None:
+        """The untrained-distance mass at T = 1 per layer type, where the model has several, and which layers cannot
+        meet an untrained distance at all (a window no longer than the trained length)."""
+        if not self.layer_types:
+            return None
+        parts = [f"{kind.name} ({_layers(kind.layers)}): {kind.untrained_mass[0]:.3f} -> "
+                 f"{kind.untrained_mass[-1]:.3f}, {kind.untrained_mass_past:.3f} over the past region"
+                 for kind in self.layer_types]
+        said = (f"By layer type ({self.scope}), the untrained-distance mass at T = 1 (sink excluded) goes, over the "
+                "past buckets: " + "; ".join(parts))
+        blind = [kind for kind in self.layer_types if kind.window is not None and kind.window <= self.trained_length]
+        if blind:
+            said += (f"; a sliding-window layer of {', '.join(f'{kind.window:,}' for kind in blind)} keys, no more "
+                     f"than the trained length of {self.trained_length:,}, never sees a key that far back")
+        return said + "."
+
     def _decomposition_sentence(self) -> str | None:
         if not any(row["kind"] in ("recipe", "own_temperature") for row in self.decomposition.rows):
             return None
@@ -341,6 +378,18 @@ class ContextVerdict:
         ranked = sorted(self.schedules, key=lambda entry: -entry["saved"])
         return (f"Published schedules past the trained length ({self.scope}; {SAVES}; m is the logit multiplier "
                 "there, m > 1 sharpens): " + "; ".join(_schedule_text(entry) for entry in ranked) + ".")
+
+
+def _layers(layers: Sequence[int]) -> str:
+    """'3 layers: 5, 11, 17' or '15 layers: 0-4, 6-10, 12-16': runs of consecutive layers as ranges."""
+    runs: list[list[int]] = []
+    for layer in layers:
+        if runs and runs[-1][1] == layer - 1:
+            runs[-1][1] = layer
+        else:
+            runs.append([layer, layer])
+    spans = ", ".join(f"{first}" if first == last else f"{first}-{last}" for first, last in runs)
+    return f"{len(layers)} layer{'s' if len(layers) != 1 else ''}: {spans}"
 
 
 def _effective_mass(row: dict) -> float | None:
@@ -502,6 +551,8 @@ def sweep_data(document: SweepDocument, position_nll: Mapping[str, Sequence[floa
             _bucket_statistic(result, "effective_untrained_mass")[scored] if "effective_untrained_mass" in result.heads
             else np.full(len(scored), np.nan) for result in results])
     past = [i for i, (start, _) in enumerate(buckets) if start >= document.trained_length]
+    layer_types = layer_groups(document.layer_windows, [result.heads["untrained_mass"][scored] for result in results]) \
+        if all("untrained_mass" in result.heads for result in results) else []
     if position_nll is None:
         resamples = DocumentFolds(sums=(nll * weights)[None][:, :, past], counts=weights[past][None],
                                   weights=np.ones((1, 1)), bootstrap="none",
@@ -512,7 +563,7 @@ def sweep_data(document: SweepDocument, position_nll: Mapping[str, Sequence[floa
     return PastData(scope=ONE_TEXT, trained_length=document.trained_length, buckets=buckets,
                     weights=weights, views=[_view_info(result) for result in results], nll=nll,
                     statistics=statistics, reported_best=[entry.to_dict() for entry in document.best],
-                    resamples=resamples)
+                    resamples=resamples, layer_types=layer_types)
 
 
 def position_folds(position_nll: Mapping[str, Sequence[float]], labels: list[str], buckets: list[list[int]],
@@ -546,7 +597,7 @@ def context_verdict(document: SweepDocument) -> ContextVerdict | None:
     stored = document.verdict
     if stored is None:
         return None
-    if stored.get("format") == FORMAT:
+    if stored.get("format") in (FORMAT, *OLDER_FORMATS):
         return ContextVerdict.from_dict(stored)
     numbers = sweep_verdict(document)
     return None if numbers is None else ContextVerdict.from_dict(numbers)

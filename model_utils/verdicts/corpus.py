@@ -11,7 +11,7 @@ from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES
 from model_utils.core.records import check_format
 from model_utils.core.records.tune import TuneSummary
 from model_utils.verdicts.context import SEED, ContextVerdict, corpus_scope
-from model_utils.verdicts.past import FORMAT, DocumentFolds, PastData, ViewInfo, length_numbers
+from model_utils.verdicts.past import FORMAT, OLDER_FORMATS, DocumentFolds, PastData, ViewInfo, length_numbers
 
 
 def document_weights(documents: int, seed: int = SEED, resamples: int = BOOTSTRAP_RESAMPLES) -> np.ndarray:
@@ -46,5 +46,5 @@ def corpus_verdict(summary: TuneSummary) -> ContextVerdict | None:
     summarize_tune stored; None when it stored none (no bucket past the trained length, or none inside it)."""
     if summary.verdict is None:
         return None
-    check_format(summary.verdict, "corpus verdict", FORMAT)
+    check_format(summary.verdict, "corpus verdict", FORMAT, OLDER_FORMATS)
     return ContextVerdict.from_dict(summary.verdict)

@@ -7,6 +7,7 @@ better). Row 0 of every resampled array is the data as they are, the rest bootst
 from __future__ import annotations
 
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Protocol
 
 import numpy as np
@@ -15,8 +16,10 @@ from model_utils.core.bootstrap import cross_fit, interval
 from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import yarn_multiplier
 from model_utils.verdicts.decomposition import decompose, family_of
+from model_utils.verdicts.layers import LayerGroup, chosen_mass, layer_type_masses
 
-FORMAT = 2  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
+FORMAT = 3  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
+OLDER_FORMATS = (2,)  # read as this format: format 2 had no layer_types (None: one layer type, or not known)
 GONE = 0.1  # untrained-distance mass at a tenth of plain T = 1's or less: an order of magnitude down, "goes away"
 
 
@@ -144,6 +147,7 @@ class PastData:
     statistics: dict[str, np.ndarray]  # name -> [view, bucket], means over layers and heads (and documents)
     reported_best: list[dict]  # the producer's best-temperature entries per bucket (their intervals are shown)
     resamples: Resamples  # of the buckets past the trained length, in order
+    layer_types: list[LayerGroup] = dataclass_field(default_factory=list)  # where a model has more than one
 
 
 def length_numbers(data: PastData) -> dict | None:
@@ -168,6 +172,7 @@ def length_numbers(data: PastData) -> dict | None:
     plain = _constant_views(data.views, None)
     numbers |= gains(data, reference, plain, past, sums, counts, nll_past - nll_before)
     numbers["attention"] = attention(data, reference, past, inside)
+    numbers["layer_types"] = layer_type_masses(data.layer_types, reference, past, data.weights)
     numbers["schedules"] = [{"label": view.label, **_estimate(_fixed(sums, counts, reference, i)),
                              "m_past": (view.multipliers or {}).get("past"),
                              "m_trained_context": (view.multipliers or {}).get("trained_context")}
@@ -353,15 +358,20 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
     T = 1; the best constant temperature on each recipe; a recipe's own temperature on top of its interpolation.
     A row's mass is on the distances in the text (untrained_mass_past) and on those the model is given
     (effective_untrained_mass_past: a distance remapping's own, else the same); `remaps` says which recipe moves
-    the two apart."""
+    the two apart; where the model has more than one layer type, the raw mass of each too
+    (untrained_mass_by_layer_type, in the order of the verdict's layer_types)."""
     masses = _past_masses(data, past)
     ropes = {view.recipe: view.rope for view in data.views}
 
     def row(kind: str, label: str, what: str, samples, recipe: str | None, chosen: list[int] | None) -> dict:
         raw, effective = masses(chosen)
-        return {"label": label, "kind": kind, "what": what, **_estimate(samples), "against": "T=1",
-                "untrained_mass_past": raw, "effective_untrained_mass_past": effective, "recipe": recipe,
-                "remaps": _remaps(ropes[recipe]), "family": family_of(ropes[recipe])}
+        found = {"label": label, "kind": kind, "what": what, **_estimate(samples), "against": "T=1",
+                 "untrained_mass_past": raw, "effective_untrained_mass_past": effective, "recipe": recipe,
+                 "remaps": _remaps(ropes[recipe]), "family": family_of(ropes[recipe])}
+        if data.layer_types:
+            found["untrained_mass_by_layer_type"] = None if chosen is None else [
+                chosen_mass(group, chosen, past, data.weights) for group in data.layer_types]
+        return found
 
     rows = [row("reference", "T=1", "the model as trained", None, None, [reference] * len(past)) | {"saved": 0.0}]
     for recipe in _recipes(data.views, with_none=True):

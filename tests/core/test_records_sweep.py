@@ -48,8 +48,10 @@ def test_the_committed_sweep_round_trips_through_its_record(record, written):
 
 
 def test_the_committed_sweep_is_read_as_written(committed, record, written):
-    """The committed file is format 2: every key comes back unchanged."""
-    assert committed["format"] == 2 and written == committed
+    """The committed file is format 2: every key comes back unchanged, and this format's layer windows, which
+    format 2 did not record, are None."""
+    assert committed["format"] == 2 and written == committed | {"format": FORMAT, "layer_windows": None}
+    assert record.layer_windows is None
     assert list(record.best_by_rope) == [Rope("yarn-rope", 2.0)]
 
 
@@ -86,6 +88,7 @@ def test_a_result_differs_from_one_with_other_numbers(record):
 
 
 @pytest.mark.parametrize("path, key, kind", [((), "trained_length", "sweep document"),
+                                             ((), "layer_windows", "sweep document"),
                                              (("results", 0), "heads", "sweep document"),
                                              (("best", 3), "saved_interval", "sweep document"),
                                              (("bootstrap",), "block", "sweep document"),
@@ -98,7 +101,8 @@ def test_a_missing_key_is_refused_by_name(written, path, key, kind):
 
 @pytest.mark.parametrize("found", [1, FORMAT + 1, "2", None])
 def test_another_format_is_refused(written, found):
-    with pytest.raises(RecordError, match=f"sweep document has format {found!r}; this version reads format {FORMAT}"):
+    with pytest.raises(RecordError, match=f"sweep document has format {found!r}; this version reads format 2, "
+                                          f"{FORMAT}"):
         SweepDocument.from_dict(written | {"format": found})
 
 

@@ -309,11 +309,13 @@ def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_
 
 def test_the_committed_rows_give_the_committed_summary():
     """summarize_tune on the committed rows writes the committed summary's numbers, to the last digit (the
-    documents are the built-in corpus's eight)."""
+    documents are the built-in corpus's eight); its verdict is format 2, which this format writes with the layer
+    types added (None: the corpus rows average the layers)."""
     from dataclasses import replace
 
     from model_utils.core.records.tune import TuneSummary
     from model_utils.experiments.corpus import Corpus
+    from model_utils.verdicts.past import FORMAT
 
     committed = TuneSummary.from_dict(json.loads((COMMITTED / "summary.json").read_text()))
     settings, views = committed_settings()
@@ -325,7 +327,9 @@ def test_the_committed_rows_give_the_committed_summary():
                         settings, committed.trained_length)
     made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
                "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
-    assert replace(summary, **{name: getattr(committed, name) for name in made_by}) == committed
+    assert committed.verdict["format"] == 2 and "layer_types" not in committed.verdict
+    upgraded = replace(committed, verdict=committed.verdict | {"format": FORMAT, "layer_types": None})
+    assert replace(summary, **{name: getattr(committed, name) for name in made_by}) == upgraded
 
 
 def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_computing(capsys, tmp_path):
@@ -347,6 +351,22 @@ def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_compu
     assert again["computed_documents"] == 0 and again["runs"] == summary["runs"] and len(summary["runs"]) == 1
     assert {key: again[key] for key in STATISTICAL} == {key: summary[key] for key in STATISTICAL}
     assert {path.name: path.read_bytes() for path in rows_path.glob("*.parquet")} == new
+
+
+def test_the_long_builtin_corpus_is_tuned_with_each_documents_name_sha256_tokens_and_domain(capsys, tmp_path):
+    """`--corpus builtin-long` (Gemma's tune: texts.long_builtin_documents), here its first two documents at 256
+    tokens on the tiny model: the summary lists each with its sha256, tokens and domain."""
+    from model_utils.experiments.texts import long_builtin_documents, text_digest
+
+    status, _ = run_cli(capsys, "--corpus", "builtin-long", "--documents", "2", "--max-tokens", "256",
+                        "--bucket-size", "64", "--temperatures", "1", "--out", str(tmp_path / "out"))
+    assert status == 0
+    listed = json.loads((tmp_path / "out" / "summary.json").read_text())["corpus"]["listed"]
+    documents = long_builtin_documents()[:2]
+    assert [entry["name"] for entry in listed] == [f"builtin-long {document.name}" for document in documents]
+    assert [entry["sha256"] for entry in listed] == [text_digest(document.text) for document in documents]
+    assert [entry["domain"] for entry in listed] == ["reference documentation", "Python source code"]
+    assert [entry["n_tokens"] for entry in listed] == [256, 256]
 
 
 # --- refusals: one line, exit 2, nothing written lost ------------------------------------------------------------

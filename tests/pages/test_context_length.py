@@ -873,3 +873,48 @@ def test_a_recipe_counts_in_the_work_budget(runs):
     assert plain(f"Ask for at most {settings.MAX_WORK // 6:,} tokens, or fewer temperatures or schedules, or no "
                  "recipe.") in errors[0]
     assert runs["passes"] == 0
+
+
+def test_the_committed_sweeps_of_two_models_are_a_choice_and_a_table_side_by_side(tiny_env, runs, other_sweeps,
+                                                                                 tiny_sweep_file):
+    """A second model's committed sweep (conftest.other_sweeps: the tiny Gemma 3's, named gemma3-270m): the page
+    opens on the default one, offers both by model, sets their verdicts side by side in one table, and shows the
+    chosen one's verdict (with its untrained mass per layer type), the answers naming their model; no model runs."""
+    from model_utils.verdicts.side_by_side import sweep_rows
+
+    tiny_env.setattr(settings, "SWEEPS_DIR", other_sweeps)
+    tiny, gemma = (SweepDocument.from_dict(json.loads(path.read_text()))
+                   for path in (tiny_sweep_file, next(other_sweeps.glob("*.json"))))
+    at, _ = open_page()
+    assert_clean(at)
+    choice = at.radio(key="context_committed")
+    assert choice.options == ["tiny-random, 2,048 tokens", "Gemma 3 270M, 256 tokens"]
+    assert choice.value == "tiny-random, 2,048 tokens"
+    assert answer_line(at, "One text, the committed sweep of tiny-random (cross-fit on one text)") == plain(
+        context_verdict(tiny).answer())
+    table = next(t.value for t in at.table if "model" in t.value.columns)
+    assert table.to_dict("records") == sweep_rows([tiny, gemma])
+    assert "The committed sweeps side by side" in [header.value for header in at.subheader]
+    choice.set_value("Gemma 3 270M, 256 tokens").run()
+    assert_clean(at)
+    verdict = context_verdict(gemma)
+    assert answer_line(at, "One text, the committed sweep of Gemma 3 270M (cross-fit on one text)") == plain(
+        verdict.answer())
+    assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+    assert any(line.startswith("By layer type") for line in verdict_lines(at))
+    decomposition = next(t.value for t in at.table if "view" in t.value.columns)
+    assert decomposition["untrained-distance mass past it, by layer type"].iloc[0].startswith("sliding 8: 0.000; ")
+    assert set(trained_line_positions(chart(at, "context_nll"))) == {64}
+    assert runs == {"sweeps": 0, "passes": 0}
+
+
+def test_one_committed_sweep_offers_no_choice_and_a_table_of_one_row(tiny_env, runs, document):
+    from model_utils.verdicts.side_by_side import sweep_rows
+
+    at, _ = open_page()
+    assert_clean(at)
+    assert "context_committed" not in [radio.key for radio in at.radio]
+    table = next(t.value for t in at.table if "model" in t.value.columns)
+    assert table.to_dict("records") == sweep_rows([document])
+    answers = [m.value for m in at.markdown if m.value.startswith("**One text, the committed sweep")]
+    assert len(answers) == 1 and " of " not in answers[0].split(".**")[0]  # one model: its answer names none

@@ -74,7 +74,7 @@ def document(views: list[tuple], exact: bool = True) -> tuple[SweepDocument, lis
     """The sweep document of (spec, means[, heads]) views, written by the real sweep_document, and its passes."""
     passes = [SweepPass.from_dict(record(spec, means, seed, *(rest or [None]), exact=exact))
               for seed, (spec, means, *rest) in enumerate(views)]
-    loaded = types.SimpleNamespace(name="synthetic", facts=lambda: {})
+    loaded = types.SimpleNamespace(name="synthetic", facts=lambda: {}, sliding_windows=lambda: [None])
     settings = SweepSettings(max_tokens=N_TOKENS, bucket_size=SIZE, beyond_trained=True)
     written = sweep_document(loaded, passes, [spec for spec, *_ in views], settings, "synthetic text",
                              "a synthetic text")

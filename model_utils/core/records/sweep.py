@@ -1,8 +1,9 @@
 """The context-length sweep's records: `SweepDocument` (the JSON `python -m model_utils sweep` writes and the pages
 read), its `SweepResult` per pass, `BestEntry` per bucket, and `SweepPass`, what one pass leaves in the pass cache.
-A recipe is a `Rope`; arrays are float64 numpy arrays, written back as lists. Format 2 adds the format number and
-writes the best temperatures per recipe with their recipe; format 1 (no number, best_by_rope keyed by the recipe's
-label) is read by matching each label to a result's recipe."""
+A recipe is a `Rope`; arrays are float64 numpy arrays, written back as lists. Format 3 adds each layer's sliding
+window (`layer_windows`), which formats 2 and 1 read as None; format 2 added the format number and writes the best
+temperatures per recipe with their recipe; format 1 (no number, best_by_rope keyed by the recipe's label) is read by
+matching each label to a result's recipe."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from model_utils.core.records.base import Record, read
 from model_utils.core.records.run import RunInfo
 from model_utils.core.rope import Rope
 
-FORMAT = 2
+FORMAT = 3
+OLDER = (2,)  # numbered formats this reader still reads: without layer_windows
 KIND = "sweep document"
 PASS = "sweep pass"
 
@@ -189,13 +191,16 @@ class SweepDocument:
     kernel: str
     verdict: dict | None
     run: RunInfo | None = None  # how the command line made it; None for a page's own sweep
+    # per layer, the keys a query sees in a sliding-window layer, None for full attention (LoadedModel's
+    # sliding_windows()): which layers can meet a distance past the trained length; None in formats 2 and 1
+    layer_windows: tuple[int | None, ...] | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> SweepDocument:
-        """A document of this format, or of format 1 (written before documents had a number)."""
+        """A document of this format, of format 2, or of format 1 (written before documents had a number)."""
         older = isinstance(data, dict) and "format" not in data
         if not older:
-            check_format(data, KIND, FORMAT)
+            check_format(data, KIND, FORMAT, OLDER)
         results = tuple(SweepResult.from_dict(result) for result in field(data, "results", KIND))
         by_rope = field(data, "best_by_rope", KIND)
         run = data.get("run")
@@ -210,7 +215,7 @@ class SweepDocument:
             best=_best(field(data, "best", KIND)),
             best_by_rope=_labelled_best(by_rope, results) if older else _recipe_best(by_rope),
             bootstrap=Bootstrap.from_dict(field(data, "bootstrap", KIND)),
-            run=None if run is None else RunInfo.from_dict(run))
+            run=None if run is None else RunInfo.from_dict(run), layer_windows=_layer_windows(data))
 
     def to_dict(self) -> dict:
         data = {"format": FORMAT, "model": self.model, "model_facts": self.model_facts,
@@ -223,12 +228,21 @@ class SweepDocument:
                 "best_by_rope": [{"rope": rope.to_dict(), "best": [entry.to_dict() for entry in entries]}
                                  for rope, entries in self.best_by_rope.items()],
                 "bootstrap": self.bootstrap.to_dict(), "seconds": self.seconds, "peak_rss_gb": self.peak_rss_gb,
-                "kernel": self.kernel, "verdict": self.verdict}
+                "kernel": self.kernel, "verdict": self.verdict,
+                "layer_windows": None if self.layer_windows is None else list(self.layer_windows)}
         return data if self.run is None else data | {"run": self.run.to_dict()}
 
     def reference(self) -> SweepResult:
         """T = 1 on the model's own positions, which every other result is compared with (a sweep always runs it)."""
         return next(result for result in self.results if result.temperature == 1.0 and result.rope is None)
+
+
+def _layer_windows(data: dict) -> tuple[int | None, ...] | None:
+    """This format's layer windows (a missing key is refused by name); None from a file of format 2 or 1."""
+    if data.get("format") != FORMAT:
+        return None
+    windows = field(data, "layer_windows", KIND)
+    return None if windows is None else tuple(windows)
 
 
 def _recipe_best(entries: list) -> dict[Rope, tuple[BestEntry, ...]]:
