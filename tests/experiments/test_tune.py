@@ -309,13 +309,11 @@ def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_
 
 def test_the_committed_rows_give_the_committed_summary():
     """summarize_tune on the committed rows writes the committed summary's numbers, to the last digit (the
-    documents are the built-in corpus's eight); its verdict is format 2, which this format writes with the layer
-    types added (None: the corpus rows average the layers)."""
+    documents are the built-in corpus's eight)."""
     from dataclasses import replace
 
     from model_utils.core.records.tune import TuneSummary
     from model_utils.experiments.corpus import Corpus
-    from model_utils.verdicts.past import FORMAT
 
     committed = TuneSummary.from_dict(json.loads((COMMITTED / "summary.json").read_text()))
     settings, views = committed_settings()
@@ -327,9 +325,7 @@ def test_the_committed_rows_give_the_committed_summary():
                         settings, committed.trained_length)
     made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
                "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
-    assert committed.verdict["format"] == 2 and "layer_types" not in committed.verdict
-    upgraded = replace(committed, verdict=committed.verdict | {"format": FORMAT, "layer_types": None})
-    assert replace(summary, **{name: getattr(committed, name) for name in made_by}) == upgraded
+    assert replace(summary, **{name: getattr(committed, name) for name in made_by}) == committed
 
 
 def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_computing(capsys, tmp_path):
