@@ -88,8 +88,10 @@ loadtest: setup
 # scores one block of distances and remaps none), several times slower per pass: `make bench` measures the ratio
 # (bench/RESULTS.md). Finished passes are cached, so an interrupted run resumes and a repeated one returns at once.
 SWEEP_OUT ?= assets/sweeps/bundled-16k.json
-SWEEP_RECIPES ?= --rope yarn:2@1 --rope yarn-rope:2@0.7,0.8,0.9,1,1.1,1.25 --rope dynamic:2@1 --rope linear:2@1 \
-	--rope self-extend:2,1024@1 --rope self-extend:4,2048@0.9,1,1.1 --rope rerope:4096@1 --rope sink-window:4,8188@1
+FREQUENCY_RECIPES ?= --rope yarn:2@1 --rope yarn-rope:2@0.7,0.8,0.9,1,1.1,1.25 --rope dynamic:2@1 --rope linear:2@1
+REMAP_RECIPES ?= --rope self-extend:2,1024@1 --rope self-extend:4,2048@0.9,1,1.1 --rope rerope:4096@1 \
+	--rope sink-window:4,8188@1
+SWEEP_RECIPES ?= $(FREQUENCY_RECIPES) $(REMAP_RECIPES)
 sweep: setup
 	mkdir -p $(dir $(SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model bundled --builtin long --max-tokens 16384 --beyond-trained \
@@ -99,16 +101,17 @@ sweep: setup
 
 # The same sweep of Gemma 3 270M (installed by `make models`): 49,152 tokens (1.5x its trained length of 32,768) of
 # Python's decimal module (--builtin decimal-source, which shares no text with the built-in corpus), buckets of 2,048,
-# the same temperatures, the five schedules anchored at its trained length and the same RoPE recipes (on its global
-# layers: its sliding-window layers keep their own RoPE), each pass a job on 2 Ray workers (each holds its own copy
-# of the model). Hours on 2 cores; finished passes are cached, so an interrupted run resumes and a repeated one
+# the same temperatures, the five schedules anchored at its trained length and the same frequency changes (on its
+# global layers: its sliding-window layers keep their own RoPE; the distance remappings are not applied to a model
+# with a RoPE per layer type, so they are left out), each pass a job on 2 Ray workers (each holds its own copy of
+# the model). Hours on 2 cores; finished passes are cached, so an interrupted run resumes and a repeated one
 # returns at once.
 GEMMA_SWEEP_OUT ?= assets/sweeps/gemma3-270m-49k.json
 sweep-gemma: models
 	mkdir -p $(dir $(GEMMA_SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model gemma3-270m --builtin decimal-source --max-tokens 49152 \
 		--beyond-trained --bucket-size 2048 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 \
-		--schedule all:trained $(SWEEP_RECIPES) --workers 2 --json $(GEMMA_SWEEP_OUT)
+		--schedule all:trained $(FREQUENCY_RECIPES) --workers 2 --json $(GEMMA_SWEEP_OUT)
 	$(BIN)/python -m bench.readme sweep
 
 # Finished passes of the tune and the fits are kept here (the sweep's pass cache), so a fit reuses the tune's.
