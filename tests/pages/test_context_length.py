@@ -839,21 +839,25 @@ def scaled_llama_folder(folder: Path) -> Path:
     return folder
 
 
-@pytest.mark.parametrize(("model", "message"), [
-    ("gpt2", "learns its positions as a table, not with rotary embeddings (RoPE): the RoPE recipe yarn (s=2) does "
-             "not apply to it"),
-    ("scaled", "already scales its rotary positions (rope_type 'linear'); the explorer applies a recipe such as "
-               "yarn (s=2) only on top of plain RoPE"),
+@pytest.mark.parametrize(("model", "recipe", "message"), [
+    ("gpt2", {"recipe": "yarn", "factor": 2.0}, "learns its positions as a table, not with rotary embeddings (RoPE): "
+                                                "the RoPE recipe yarn (s=2) does not apply to it"),
+    ("scaled", {"recipe": "yarn", "factor": 2.0}, "already scales its rotary positions (rope_type 'linear'); the "
+                                                  "explorer applies a recipe such as yarn (s=2) only on top of plain "
+                                                  "RoPE"),
+    ("gemma3_text", {"recipe": "self-extend", "group": 2, "window": 32}, "has a RoPE per layer type; the distance "
+                                                                         "remapping self-extend (G=2, W=32) is not "
+                                                                         "applied to such models yet"),
 ])
 def test_a_recipe_on_a_model_that_cannot_take_one_is_the_engines_error_line(runs, architecture_folder, tmp_path,
-                                                                           model, message):
-    folder = architecture_folder("gpt2") if model == "gpt2" else scaled_llama_folder(tmp_path / "scaled")
+                                                                           model, recipe, message):
+    folder = scaled_llama_folder(tmp_path / "scaled") if model == "scaled" else architecture_folder(model)
     runs_env = pytest.MonkeyPatch()
     runs_env.setenv("ATTN_MODEL", str(folder))
     try:
         at, _ = open_page()
         at.text_input(key="temperatures").set_value("0.8, 1").run()
-        submit(at, tokens=200, bucket=64, recipe="yarn", factor=2.0, beyond=False)
+        submit(at, tokens=200, bucket=64, beyond=False, **recipe)
     finally:
         runs_env.undo()
     assert not at.exception, [e.value for e in at.exception]
