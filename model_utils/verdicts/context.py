@@ -18,6 +18,7 @@ import numpy as np
 from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
 from model_utils.core.records import field
 from model_utils.core.records.sweep import SweepDocument, SweepResult
+from model_utils.verdicts import NO_VALUE
 from model_utils.verdicts.decomposition import FAMILIES, Decomposition, Lever
 from model_utils.verdicts.layers import LayerTypeMass, layer_groups
 from model_utils.verdicts.past import (
@@ -133,7 +134,7 @@ class ContextVerdict:
             raw, effective = row["untrained_mass_past"], _effective_mass(row)
             moved = f" ({row['untrained']})" if row.get("untrained") and row["kind"] != "reference" else ""
             if raw is None:
-                return "-"
+                return NO_VALUE
             if not row.get("remaps"):
                 return f"{raw:.3f}{moved}"
             said = "not measured" if effective is None else f"{effective:.3f}{moved}"
@@ -148,10 +149,10 @@ class ContextVerdict:
 
     def _by_layer_type(self, row: dict) -> str:
         """A decomposition row's untrained-distance mass past the trained length per layer type ('sliding 512:
-        0.000; global: 0.312'), '-' where the row has no pass of its own."""
+        0.000; global: 0.312'), NO_VALUE where the row has no pass of its own."""
         masses = row.get("untrained_mass_by_layer_type")
         if masses is None:
-            return "-"
+            return NO_VALUE
         return "; ".join(f"{kind.short}: {mass:.3f}" for kind, mass in zip(self.layer_types, masses, strict=True))
 
     def sentences(self) -> list[str]:

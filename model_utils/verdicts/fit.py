@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model_utils.core.records.fit import FitSummary, Gain, Multiplier
+from model_utils.verdicts import NO_VALUE
 
 # what each held-out gain is measured against, as the sentences name it
 REFERENCES = {
@@ -23,7 +24,7 @@ COLUMNS = ("fit", "tokens", "fitted", "logit multiplier", "YaRN's law", "saved v
 
 def _signed(entry: Gain | None) -> str:
     if entry is None:
-        return "-"
+        return NO_VALUE
     low, high = entry.interval
     return f"{entry.saved:+.3f} ({low:+.3f} to {high:+.3f})"
 
@@ -65,8 +66,8 @@ class FitVerdict:
         return {
             "fit": self.name, "tokens": f"{s.settings.max_tokens:,}", "fitted": fitted,
             "logit multiplier": (f"{multiplier.fitted:.3f} ({multiplier.interval[0]:.3f}-"
-                                 f"{multiplier.interval[1]:.3f})") if multiplier else "-",
-            "YaRN's law": "-" if law is None else f"{law.yarn_law:.3f} at s = {law.scale:g}",
+                                 f"{multiplier.interval[1]:.3f})") if multiplier else NO_VALUE,
+            "YaRN's law": NO_VALUE if law is None else f"{law.yarn_law:.3f} at s = {law.scale:g}",
             "saved vs T = 1": _signed(gains.get("plain")),
             "vs recipe at T = 1": _signed(gains.get("recipe_at_1")),
             "vs recipe as published": _signed(gains.get("recipe")),

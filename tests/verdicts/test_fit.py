@@ -3,6 +3,7 @@
 import pytest
 
 from model_utils.core.rope import Rope
+from model_utils.verdicts import NO_VALUE
 from model_utils.verdicts.fit import COLUMNS, FitVerdict, fit_verdicts
 from tests.verdicts.synthetic import fit_summary as summary
 
@@ -39,7 +40,7 @@ def test_a_fit_on_the_models_own_positions_has_no_law_and_rows_fill_every_column
     own = FitVerdict(summary(rope=None, gains={"plain": (0.1, 0.05, 0.15)}))
     assert not any("YaRN's law" in s for s in own.sentences())
     row = own.row()
-    assert set(row) == set(COLUMNS) and row["YaRN's law"] == "-" and row["vs recipe as published"] == "-"
+    assert set(row) == set(COLUMNS) and row["YaRN's law"] == NO_VALUE and row["vs recipe as published"] == NO_VALUE
     assert row["saved vs T = 1"] == "+0.100 (+0.050 to +0.150)"
 
 

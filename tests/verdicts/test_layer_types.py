@@ -13,6 +13,7 @@ from model_utils.core.rope import Rope
 from model_utils.core.views import View
 from model_utils.experiments.sweep import SweepSettings, sweep
 from model_utils.experiments.texts import builtin_text
+from model_utils.verdicts import NO_VALUE
 from model_utils.verdicts.context import context_verdict
 from model_utils.verdicts.layers import layer_groups
 from model_utils.verdicts.past import FORMAT
@@ -55,7 +56,7 @@ def test_the_decomposition_gives_each_rows_mass_per_layer_type(gemma_document):
     recipe = rows["yarn-rope (s=2) + T=1"][column]
     assert rows["T=1"][column] == f"sliding 8: 0.000; global: {verdict.layer_types[1].untrained_mass_past:.3f}"
     assert recipe.startswith("sliding 8: 0.000; global: 0.") and recipe != rows["T=1"][column]
-    assert rows["best T per bucket (cross-fit on one text)"][column] == "-"  # no pass of its own
+    assert rows["best T per bucket (cross-fit on one text)"][column] == NO_VALUE  # no pass of its own
 
 
 def test_the_verdict_says_which_layers_cannot_meet_an_untrained_distance(gemma_document):

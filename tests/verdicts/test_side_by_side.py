@@ -7,6 +7,7 @@ from pathlib import Path
 
 from model_utils.core.names import GEMMA
 from model_utils.core.records.sweep import SweepDocument
+from model_utils.verdicts import NO_VALUE
 from model_utils.verdicts.context import context_verdict
 from model_utils.verdicts.side_by_side import COLUMNS, sweep_row, sweep_rows
 
@@ -62,4 +63,4 @@ def test_rows_keep_the_order_of_the_sweeps_and_a_sweep_without_verdict_says_so(t
     assert [row["trained length"] for row in sweep_rows([gemma, bundled])] == ["64", "8,192"]
     short = replace(gemma, verdict=None)
     row = sweep_row(short)
-    assert [row[column] for column in COLUMNS[4:]] == ["-"] * 6 and row["tokens"] == "256"
+    assert [row[column] for column in COLUMNS[4:]] == [NO_VALUE] * 6 and row["tokens"] == "256"
