@@ -595,16 +595,23 @@ TEMPERATURE_WINS = [(1.0, synthetic.plain([3.4, 3.6, 3.8, 4.0])), (0.8, syntheti
                     (synthetic.yarn_rope(), synthetic.plain([3.3, 3.5, 3.7, 3.9]))]
 
 
-@pytest.mark.parametrize(("views", "dominant", "said"), [
-    (RECIPE_WINS, "recipe", "The interpolation does the recovery, not the temperature."),
-    (TEMPERATURE_WINS, "temperature", "The temperature does the recovery: no recipe here recovers as much."),
-])
-def test_the_headline_leads_with_the_dominant_lever(tiny_env, tmp_path, views, dominant, said):
+def open_on_synthetic(tiny_env, tmp_path: Path, views: list) -> tuple[AppTest, SweepDocument]:
+    """The page opened clean on a synthetic sweep (tests/verdicts/synthetic.document of `views`) as its committed
+    one, and that sweep."""
     written, _ = synthetic.document(views)
     (tmp_path / "synthetic.json").write_text(json.dumps(written.to_dict(), allow_nan=False))
     tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "synthetic.json")
     at, _ = open_page()
     assert_clean(at)
+    return at, written
+
+
+@pytest.mark.parametrize(("views", "dominant", "said"), [
+    (RECIPE_WINS, "recipe", "The interpolation does the recovery, not the temperature."),
+    (TEMPERATURE_WINS, "temperature", "The temperature does the recovery: no recipe here recovers as much."),
+])
+def test_the_headline_leads_with_the_dominant_lever(tiny_env, tmp_path, views, dominant, said):
+    at, written = open_on_synthetic(tiny_env, tmp_path, views)
     verdict = context_verdict(written)
     decomposition = verdict.decomposition
     assert decomposition.dominant == dominant
@@ -636,11 +643,7 @@ REMAP_LOSES = [*FAR_PLAIN, (SELF_EXTEND, synthetic.plain([3.3, 3.5, 3.6, 3.7]), 
 def test_the_answer_names_the_recipe_family_that_recovers_the_most(tiny_env, tmp_path, views, said):
     """A sweep with a distance remapping besides the interpolation: the answer names the family the numbers pick,
     the chart colours each family, the table gives a remapping's untrained mass on both distances."""
-    written, _ = synthetic.document(views)
-    (tmp_path / "synthetic.json").write_text(json.dumps(written.to_dict(), allow_nan=False))
-    tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "synthetic.json")
-    at, _ = open_page()
-    assert_clean(at)
+    at, written = open_on_synthetic(tiny_env, tmp_path, views)
     verdict = context_verdict(written)
     answer = answer_line(at, "One text, the committed sweep (cross-fit on one text)")
     assert answer == plain(verdict.answer()) and said in verdict.answer()

@@ -119,11 +119,16 @@ def test_the_schedules_page_says_why_nothing_is_distant(tiny_env):
     assert any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))
 
 
+def rows_by_kind(table, column: str) -> dict[str, dict]:
+    """A table's rows by the kind that opens their `column` ('yarn: YaRN ...' -> 'yarn'), in order."""
+    return {row[column].split(":")[0]: row for row in table.to_dict("records")}
+
+
 def test_the_rope_recipes_are_explained_as_position_changes_with_their_sources(tiny_env):
     at = open_app("length_schedules")
     assert_clean(at)
     assert "Length extension by the rotary positions: the RoPE recipes" in [h.value for h in at.subheader]
-    rows = {row["recipe"].split(":")[0]: row for row in at.table[1].value.to_dict("records")}
+    rows = rows_by_kind(at.table[1].value, "recipe")
     assert list(rows) == list(RECIPES)
     for kind, info in RECIPES.items():
         assert rows[kind]["recipe"] == f"{kind}: {info.name}"
@@ -178,7 +183,7 @@ def test_the_distance_remappings_are_explained_with_their_sources_and_drawn_from
     at = open_app("length_schedules")
     assert_clean(at)
     assert "Length extension inside attention: the distance remappings" in [h.value for h in at.subheader]
-    rows = {row["remapping"].split(":")[0]: row for row in at.table[2].value.to_dict("records")}
+    rows = rows_by_kind(at.table[2].value, "remapping")
     assert list(rows) == list(REMAPS)
     for kind, info in REMAPS.items():
         assert rows[kind]["what it does"] == info.formula and rows[kind]["source"] == info.source
