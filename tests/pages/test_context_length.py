@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import time
 from dataclasses import FrozenInstanceError, replace
 from pathlib import Path
 
@@ -67,16 +66,14 @@ def runs(tiny_env):
     return counted
 
 
-def open_page(query: dict[str, str] | None = None) -> tuple[AppTest, float]:
-    """The app opened straight on the page (with `query` in the link), and the seconds its first run took."""
+def open_page(query: dict[str, str] | None = None) -> AppTest:
+    """The app opened straight on the page (with `query` in the link)."""
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.run()  # the app's first run draws its default page; a link to the page lands there after it
     at.switch_page(PAGE)
-    started = time.perf_counter()
-    at.run()
-    return at, time.perf_counter() - started
+    return at.run()
 
 
 def verdict_lines(at: AppTest) -> list[str]:
@@ -108,7 +105,7 @@ def submit(at: AppTest, *, builtin: bool = True, text: str = "", tokens: int = 1
 
 
 def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, document):
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert runs == {"sweeps": 0, "passes": 0}, "opening the page must not run the model"
     assert [title.value for title in at.title] == ["Context length"]
@@ -136,7 +133,7 @@ def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, d
 
 
 def test_the_view_is_in_the_link(tiny_env, document):
-    at, _ = open_page({"layer": "1", "statistic": "distant_mass", "compare": "T=0.8"})
+    at = open_page({"layer": "1", "statistic": "distant_mass", "compare": "T=0.8"})
     assert_clean(at)
     assert at.selectbox(key="context_layer").value == 1
     assert at.selectbox(key="context_statistic").value == "distant_mass"
@@ -157,7 +154,7 @@ def test_the_view_is_in_the_link(tiny_env, document):
 
 
 def test_a_mangled_link_falls_back_to_the_default_view(tiny_env):
-    at, _ = open_page({"layer": "99", "statistic": "nonsense", "compare": "T=7"})
+    at = open_page({"layer": "99", "statistic": "nonsense", "compare": "T=7"})
     assert_clean(at)
     assert at.selectbox(key="context_layer").value == "mean of layers"
     assert at.selectbox(key="context_statistic").value == "normalized_entropy"
@@ -166,7 +163,7 @@ def test_a_mangled_link_falls_back_to_the_default_view(tiny_env):
 
 def test_without_a_committed_sweep_the_page_says_where_it_would_be(tiny_env, tmp_path, runs):
     tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "missing.json")
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert any("There is no committed sweep at" in info.value and "make sweep" in info.value for info in at.info)
     assert not at.get("plotly_chart") and runs["passes"] == 0
@@ -176,7 +173,7 @@ def test_without_a_committed_sweep_the_page_says_where_it_would_be(tiny_env, tmp
 def test_the_committed_bundled_sweep_loads_and_renders(tiny_env, runs):
     tiny_env.setattr(settings, "CONTEXT_SWEEP", COMMITTED)
     document = SweepDocument.from_dict(json.loads(COMMITTED.read_text()))
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert runs == {"sweeps": 0, "passes": 0}
     for key in POSITION_CHARTS:
@@ -192,7 +189,7 @@ def test_the_committed_bundled_sweep_loads_and_renders(tiny_env, runs):
 
 
 def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
-    at, _ = open_page()
+    at = open_page()
     at.text_input(key="temperatures").set_value("0.8, 1, 1.25").run()
     progress = []
     real_progress = components.serving.cache.st.progress
@@ -236,7 +233,7 @@ def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
 
 
 def test_a_run_within_the_trained_length_says_there_is_nothing_past_it(runs):
-    at, _ = open_page()
+    at = open_page()
     submit(at, tokens=600, beyond=False)
     assert_clean(at)
     assert not [m for m in at.markdown if m.value.startswith("**What this sweep measured")]
@@ -248,7 +245,7 @@ def test_a_run_within_the_trained_length_says_there_is_nothing_past_it(runs):
 
 
 def test_a_run_whose_last_bucket_past_the_trained_length_has_no_loss_gets_a_reason_not_a_traceback(runs):
-    at, _ = open_page()
+    at = open_page()
     at.text_input(key="temperatures").set_value("0.8, 1").run()
     submit(at, tokens=1025)  # positions 1,024.. hold only the last token, which has nothing to predict
     assert_clean(at)
@@ -257,7 +254,7 @@ def test_a_run_whose_last_bucket_past_the_trained_length_has_no_loss_gets_a_reas
 
 
 def test_a_last_bucket_holding_only_the_last_token_does_not_hide_the_verdict_of_the_buckets_before_it(runs):
-    at, _ = open_page()
+    at = open_page()
     at.text_input(key="temperatures").set_value("0.8, 1").run()
     submit(at, tokens=1281)  # positions 1,024-1,279 past the trained length have losses; 1,280 is the last token
     assert_clean(at)
@@ -280,7 +277,7 @@ def test_a_last_bucket_holding_only_the_last_token_does_not_hide_the_verdict_of_
 ])
 def test_bad_requests_are_error_lines_before_any_pass_and_the_committed_view_stays(runs, request_kwargs, temperatures,
                                                                                    message):
-    at, _ = open_page()
+    at = open_page()
     if temperatures is not None:
         at.text_input(key="temperatures").set_value(temperatures).run()
     submit(at, **request_kwargs)
@@ -293,7 +290,7 @@ def test_bad_requests_are_error_lines_before_any_pass_and_the_committed_view_sta
 
 
 def test_over_budget_refusal_names_the_most_tokens_that_fit(runs):
-    at, _ = open_page()
+    at = open_page()
     at.text_input(key="temperatures").set_value("0.8, 1, 1.25").run()
     submit(at, tokens=8192, schedules=("yarn", "qwen-logn", "llama4", "ssmax", "logn"))
     assert plain(f"Ask for at most {settings.MAX_WORK // 8:,} tokens") in at.error[0].value
@@ -302,7 +299,7 @@ def test_over_budget_refusal_names_the_most_tokens_that_fit(runs):
 def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summary_file):
     tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
     summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert runs["passes"] == 0
     nll = chart(at, "context_corpus_nll")
@@ -336,7 +333,7 @@ def test_a_corpus_of_another_model_draws_no_trained_length_it_does_not_know(tiny
     path = tmp_path / "summary.json"
     path.write_text(json.dumps(summary))
     tiny_env.setattr(settings, "CORPUS_SUMMARY", path)
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert trained_line_positions(chart(at, "context_corpus_nll")) == []
     assert any("does not record the trained length" in c.value for c in at.caption)
@@ -350,7 +347,7 @@ def test_a_summary_or_fit_of_another_format_is_an_error_line_naming_the_fix(tiny
     (tmp_path / "fits" / "old" / "fit.json").write_text(json.dumps(fit_summary().to_dict() | {"format": 1}))
     tiny_env.setattr(settings, "CORPUS_SUMMARY", tmp_path / "summary.json")
     tiny_env.setattr(settings, "FIT_DIR", tmp_path / "fits")
-    at, _ = open_page()
+    at = open_page()
     assert not at.exception
     errors = [error.value for error in at.error]
     assert len(errors) == 2, errors
@@ -366,7 +363,7 @@ def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts
         (tmp_path / "fits" / name).mkdir(parents=True)
         (tmp_path / "fits" / name / "fit.json").write_text(json.dumps(fit.to_dict()))
     tiny_env.setattr(settings, "FIT_DIR", tmp_path / "fits")
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert runs["passes"] == 0
     assert any(header.value.startswith("Fitted temperature") for header in at.subheader)
@@ -380,7 +377,7 @@ def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts
 
 
 def test_without_fits_the_page_shows_no_fit_section(tiny_env, runs):
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert not any(header.value.startswith("Fitted temperature") for header in at.subheader)
 
@@ -407,7 +404,7 @@ def line_names(figure: dict) -> list[str]:
 
 
 def test_the_main_figure_draws_t1_the_best_t_and_each_recipe_at_t1(recipe_env, runs, recipe_document):
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert runs == {"sweeps": 0, "passes": 0}
     assert at.selectbox(key="context_lines").value == MAIN
@@ -437,7 +434,7 @@ def test_the_main_figure_draws_t1_the_best_t_and_each_recipe_at_t1(recipe_env, r
 
 def test_the_lines_choice_draws_a_recipes_passes_next_to_the_plain_t1_and_stays_in_the_link(recipe_env,
                                                                                                recipe_document):
-    at, _ = open_page()
+    at = open_page()
     at.selectbox(key="context_lines").set_value("yarn-rope (s=2)").run()
     assert_clean(at)
     names = line_names(chart(at, "context_nll"))
@@ -449,14 +446,14 @@ def test_the_lines_choice_draws_a_recipes_passes_next_to_the_plain_t1_and_stays_
     at.selectbox(key="context_lines").set_value(OWN).run()
     assert line_names(chart(at, "context_nll")) == [r.label for r in recipe_document.results if r.rope is None]
 
-    linked, _ = open_page({"lines": "linear (s=2)", "best_on": "nonsense"})
+    linked = open_page({"lines": "linear (s=2)", "best_on": "nonsense"})
     assert_clean(linked)
     assert line_names(chart(linked, "context_nll")) == ["T=1", "linear (s=2) + T=1"]
     assert linked.selectbox(key="context_best_on").value == OWN  # a mangled choice falls back to the default
 
 
 def test_the_best_temperature_can_be_read_on_each_recipe_against_its_own_t1(recipe_env, recipe_document):
-    at, _ = open_page()
+    at = open_page()
     assert at.selectbox(key="context_best_on").options == [OWN, "yarn-rope (s=2)"]  # the recipes of best_by_rope
     plain_best = traces(chart(at, "context_best"), "scatter")[0]
     np.testing.assert_array_equal(array(plain_best["y"]), [e.temperature for e in recipe_document.best])
@@ -475,7 +472,7 @@ def test_the_best_temperature_can_be_read_on_each_recipe_against_its_own_t1(reci
 
 
 def test_the_untrained_distance_mass_is_shown_for_every_pass_and_is_a_statistic(recipe_env, recipe_document):
-    at, _ = open_page()
+    at = open_page()
     assert STATISTIC_LABELS["untrained_mass"] in at.selectbox(key="context_statistic").options
     heatmap = chart(at, "context_untrained")
     (cells,) = traces(heatmap, "heatmap")
@@ -505,7 +502,7 @@ def test_the_untrained_distance_mass_is_shown_for_every_pass_and_is_a_statistic(
 
 
 def test_the_distance_heatmap_compares_t1_with_any_pass_a_recipe_first(recipe_env, recipe_document):
-    at, _ = open_page()
+    at = open_page()
     compare = at.selectbox(key="context_compare")
     assert compare.value == "yarn (s=2) + T=1"
     assert compare.options == [r.label for r in recipe_document.results if r.label != "T=1"]
@@ -530,7 +527,7 @@ def page_order(node) -> list[str]:
 def test_the_page_opens_with_the_answer_and_the_loss_chart_before_the_words(recipe_env):
     """Title, one paragraph, the form folded away, the answer (one sentence) and its chart, then the loss by
     position; the verdict in full and the method come in an expander under it."""
-    at, _ = open_page()
+    at = open_page()
     order = page_order(at.main)
 
     def where(prefix: str) -> int:
@@ -568,7 +565,7 @@ def bars(figure: dict) -> dict[str, float]:
 def test_the_page_opens_on_the_answer_sentence_then_its_decomposition_chart(recipe_env, recipe_document):
     """Right after the title and the lead (and the folded form): the verdict's answer in one sentence, then the
     decomposition chart of the same verdict, then the headline numbers, then the loss by position."""
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     order = opening(at)
     assert order[0] == "title" and order[1].startswith("markdown:How does a model do past the"), order[:2]
@@ -601,7 +598,7 @@ def open_on_synthetic(tiny_env, tmp_path: Path, views: list) -> tuple[AppTest, S
     written, _ = synthetic.document(views)
     (tmp_path / "synthetic.json").write_text(json.dumps(written.to_dict(), allow_nan=False))
     tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "synthetic.json")
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     return at, written
 
@@ -658,7 +655,7 @@ def test_the_answer_names_the_recipe_family_that_recovers_the_most(tiny_env, tmp
 def test_a_sweep_with_remappings_offers_each_family_and_marks_the_remapped_rows(tiny_env, tiny_remap_sweep_file,
                                                                                  remap_document):
     tiny_env.setattr(settings, "CONTEXT_SWEEP", tiny_remap_sweep_file)
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     options = at.selectbox(key="context_lines").options
     assert options[:4] == [MAIN, "T = 1 and each frequency change (interpolation) at T = 1",
@@ -675,7 +672,7 @@ def test_with_a_corpus_its_answer_comes_first_held_out_over_documents_and_its_nu
     from model_utils.verdicts.corpus import corpus_verdict
 
     tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     corpus = corpus_verdict(TuneSummary.from_dict(json.loads(summary_file.read_text())))
     order = opening(at)
@@ -733,7 +730,7 @@ def test_no_page_passes_a_long_tuple_or_splats_one():
 
 
 def test_the_headline_numbers_are_the_verdicts_and_come_before_the_loss_chart(recipe_env, recipe_document):
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     expected = context_verdict(recipe_document).headline()
     assert 1 <= len(expected) <= 4
@@ -750,7 +747,7 @@ def test_the_headline_numbers_are_the_verdicts_and_come_before_the_loss_chart(re
 
 def test_the_decomposition_is_a_table_of_the_verdicts_rows_and_absent_without_a_recipe(recipe_env, recipe_document,
                                                                                       tiny_sweep_file):
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     headers = [header.value for header in at.subheader]
     table = next(t.value for t in at.table if "view" in t.value.columns)
@@ -759,7 +756,7 @@ def test_the_decomposition_is_a_table_of_the_verdicts_rows_and_absent_without_a_
     assert list(table["view"]) == [row["view"] for row in rows]
     assert any(view.startswith("yarn-rope") for view in table["view"])
     recipe_env.setattr(settings, "CONTEXT_SWEEP", tiny_sweep_file)
-    at, _ = open_page()
+    at = open_page()
     assert "What brings the loss back past the trained length" not in [header.value for header in at.subheader]
 
 
@@ -767,7 +764,7 @@ def test_the_corpus_verdict_is_said_with_the_sweeps(recipe_env, summary_file):
     from model_utils.verdicts.corpus import corpus_verdict
 
     recipe_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
     said = next(m.value for m in at.markdown if m.value.startswith("**What the corpus measured"))
@@ -775,7 +772,7 @@ def test_the_corpus_verdict_is_said_with_the_sweeps(recipe_env, summary_file):
 
 
 def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
-    at, _ = open_page()
+    at = open_page()
     at.text_input(key="temperatures").set_value("0.8, 1").run()
     submit(at, tokens=1280, recipe="yarn-rope", factor=2.0)
     assert_clean(at)
@@ -795,7 +792,7 @@ def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
 
 
 def test_a_run_with_a_distance_remapping_runs_it_with_its_own_parameters(runs, tiny):
-    at, _ = open_page()
+    at = open_page()
     at.text_input(key="temperatures").set_value("1").run()
     assert "self-extend: Self-Extend (grouped attention)" in at.selectbox(key="context_recipe").options
     submit(at, tokens=1280, recipe="self-extend", group=2, window=256)
@@ -818,7 +815,7 @@ def test_a_run_with_a_distance_remapping_runs_it_with_its_own_parameters(runs, t
     ("rerope", {"window": 2048}, "the window W = 2,048 is longer than the trained length 1,024"),
 ])
 def test_a_bad_remapping_parameter_is_the_recipes_own_error_line(runs, recipe, remap, message):
-    at, _ = open_page()
+    at = open_page()
     submit(at, tokens=1280, recipe=recipe, **remap)
     assert not at.exception, [e.value for e in at.exception]
     errors = [error.value for error in at.error]
@@ -855,7 +852,7 @@ def test_a_recipe_on_a_model_that_cannot_take_one_is_the_engines_error_line(runs
     runs_env = pytest.MonkeyPatch()
     runs_env.setenv("ATTN_MODEL", str(folder))
     try:
-        at, _ = open_page()
+        at = open_page()
         at.text_input(key="temperatures").set_value("0.8, 1").run()
         submit(at, tokens=200, bucket=64, beyond=False, **recipe)
     finally:
@@ -868,7 +865,7 @@ def test_a_recipe_on_a_model_that_cannot_take_one_is_the_engines_error_line(runs
 
 
 def test_a_recipe_counts_in_the_work_budget(runs):
-    at, _ = open_page()
+    at = open_page()
     at.text_input(key="temperatures").set_value("0.8, 1, 1.25").run()
     submit(at, tokens=4096, recipe="linear", factor=4.0)
     errors = [error.value for error in at.error]
@@ -889,7 +886,7 @@ def test_the_committed_sweeps_of_two_models_are_a_choice_and_a_table_side_by_sid
     tiny_env.setattr(settings, "SWEEPS_DIR", other_sweeps)
     tiny, gemma = (SweepDocument.from_dict(json.loads(path.read_text()))
                    for path in (tiny_sweep_file, next(other_sweeps.glob("*.json"))))
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     choice = at.radio(key="context_committed")
     assert choice.options == ["tiny-random, 2,048 tokens", "Gemma 3 270M, 256 tokens"]
@@ -915,7 +912,7 @@ def test_the_committed_sweeps_of_two_models_are_a_choice_and_a_table_side_by_sid
 def test_one_committed_sweep_offers_no_choice_and_a_table_of_one_row(tiny_env, runs, document):
     from model_utils.verdicts.side_by_side import sweep_rows
 
-    at, _ = open_page()
+    at = open_page()
     assert_clean(at)
     assert "context_committed" not in [radio.key for radio in at.radio]
     table = next(t.value for t in at.table if "model" in t.value.columns)
