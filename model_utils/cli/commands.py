@@ -272,16 +272,28 @@ def run_fit(args) -> None:
                          tolerance=args.tolerance, max_evaluations=args.max_evaluations,
                          schedules=tuple(resolve_schedules(args, loaded)), grid=tuple(args.compare_temperatures))
     started = time.perf_counter()
-    out = Path(args.out)
+    out, settings = Path(args.out), sweep_settings(args)
     try:
-        summary = fit(loaded, corpus, request, sweep_settings(args), out, workers=placed.workers,
+        reuse = None if args.compare_from is None else tune_rows(args.compare_from,
+                                                                 settings.trained_length or loaded.max_positions)
+        summary = fit(loaded, corpus, request, settings, out, workers=placed.workers,
                       ray_address=placed.ray_address, threads=placed.threads,
-                      cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines)
+                      cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines,
+                      reuse=reuse)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     summary = replace(summary, run=run_record(argv_of(args), time.perf_counter() - started))
     write_json(summary.to_dict(), str(out / FIT))
     print(fit_table(summary))
+
+
+def tune_rows(folder: str, trained_length: int):
+    """fit --compare-from: the rows of the tune in `folder`, as the fit reuses them (RunUsageError if unusable)."""
+    from model_utils.experiments.fit.reuse import TuneRows
+    from model_utils.experiments.tune.rows import region_sums
+
+    settings, sums = region_sums(Path(folder), trained_length)
+    return TuneRows(source=folder, settings=settings, sums=sums)
 
 
 def computing_runs(path: Path, summary: TuneSummary) -> tuple[ComputingRun, ...]:

@@ -218,6 +218,10 @@ def add_fit(commands) -> None:
     fitted.add_argument("--out", required=True, metavar="DIR",
                         help="results folder: rows/ (Parquet, one file per evaluation) and fit.json; a rerun "
                              "replays the search from the rows")
+    fitted.add_argument("--compare-from", metavar="DIR",
+                        help="a finished tune's --out folder on the same model, documents and settings: the "
+                             "comparisons its rows hold are read from them, not computed (T = 1 is computed and "
+                             "checked against them)")
     add_placement(fitted, unit="document's passes")
 
 

@@ -15,6 +15,7 @@ from model_utils.core.progress import EVALUATION, Progress
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
+from model_utils.core.views import as_view
 from model_utils.engine.probe import Probe
 from model_utils.experiments.corpus import Corpus, Document
 from model_utils.experiments.fit.families import FAMILIES
@@ -188,6 +189,7 @@ def test_a_fit_refuses_what_it_cannot_do(planted, architecture_model):
     (["--corpus", "builtin", "--rope", "yarn-rope:2@1"], "fit takes one --rope TYPE:S"),
     (["--corpus", "builtin", "--folds", "1"], "--folds must be between 2"),
     (["--corpus", "builtin", "--workers", "0"], "--workers must be at least 1"),
+    (["--corpus", "builtin", "--compare-from", "EMPTY"], "holds no tune rows"),
 ])
 def test_bad_input_on_the_command_line_is_one_line_and_exit_2(tmp_path, capsys, arguments, message):
     from model_utils.__main__ import main
@@ -228,3 +230,65 @@ def test_ray_and_in_process_give_the_same_evaluations(planted, fitted, tmp_path)
                  cache_dir=tmp_path / "passes")
     assert on_ray.folds == summary.folds
     assert on_ray.held_out == summary.held_out
+
+
+def tuned_rows(loaded, corpus, folder):
+    """The planted corpus tuned with the fit's comparison views, as `fit --compare-from` reads it."""
+    from model_utils.experiments.fit.reuse import TuneRows
+    from model_utils.experiments.fit.run import comparison_views
+    from model_utils.experiments.tune.rows import region_sums
+    from model_utils.experiments.tune.run import tune
+
+    tune(loaded, corpus, comparison_views(request(), TRAINED), SETTINGS, folder)
+    settings, sums = region_sums(folder, TRAINED)
+    return TuneRows(source="the tune", settings=settings, sums=sums)
+
+
+@pytest.fixture(scope="module")
+def tuned(planted, tmp_path_factory):
+    loaded, corpus = planted
+    return tuned_rows(loaded, corpus, tmp_path_factory.mktemp("tune") / "out")
+
+
+def test_a_fit_from_a_tunes_rows_computes_only_t_1_and_gives_the_computed_fits_scores(planted, fitted, tuned,
+                                                                                      monkeypatch):
+    loaded, corpus = planted
+    folder, computed_fit = fitted
+    asked = []
+    original = DocumentWorker.evaluate
+
+    def recording(self, document, specs):
+        asked.extend(as_view(spec).label for spec in specs)
+        return original(self, document, specs)
+
+    monkeypatch.setattr(DocumentWorker, "evaluate", recording)
+    reused = fit(loaded, corpus, request(), SETTINGS, folder / "reused", cache_dir=folder / "passes", reuse=tuned)
+    fitted_labels = {request().view(evaluation.parameter, TRAINED).label
+                     for fold in reused.folds for evaluation in fold.evaluations}
+    assert set(asked) - fitted_labels == {"T=1"}  # the grid's other temperatures and the schedules were read
+    assert reused.folds == computed_fit.folds
+    for name, gain in computed_fit.held_out.gains.items():
+        assert reused.held_out.gains[name].saved == pytest.approx(gain.saved, abs=1e-6), name
+        assert reused.held_out.gains[name].interval == pytest.approx(gain.interval, abs=1e-6), name
+    assert reused.held_out.choices == computed_fit.held_out.choices
+    assert reused.held_out.in_context_change == pytest.approx(computed_fit.held_out.in_context_change, abs=1e-6)
+    assert reused.compared_from.startswith("the tune: 20 of the 24 comparisons read from the tune's rows")
+    assert computed_fit.compared_from is None
+
+
+def test_a_fit_refuses_the_rows_of_another_tune(planted, fitted, tuned):
+    from dataclasses import replace
+
+    from model_utils.experiments.runs.errors import RunUsageError
+
+    loaded, corpus = planted
+    folder, _ = fitted
+    other = replace(tuned, settings=replace(tuned.settings, bucket_size=32))
+    with pytest.raises(RunUsageError, match="made with other settings \\(bucket_size 32 there, 64 here\\)"):
+        fit(loaded, corpus, request(), SETTINGS, folder / "other", cache_dir=folder / "passes", reuse=other)
+    sha = corpus.documents[1].sha256
+    changed = {key: dict(sums) for key, sums in tuned.sums.items()}
+    changed[(sha, "T=1")]["past_sum"] += 0.01 * changed[(sha, "T=1")]["past_count"]
+    with pytest.raises(RunUsageError, match=r"sample 1 at T = 1 gives .* not the same text, model or code"):
+        fit(loaded, corpus, request(), SETTINGS, folder / "changed", cache_dir=folder / "passes",
+            reuse=replace(tuned, sums=changed))

@@ -152,6 +152,7 @@ class FitSummary(Record):
     wall_seconds: float | None = None
     workers: int | None = None
     ray_address: str | None = None
+    compared_from: str | None = None  # the tune whose rows gave the comparisons (fit --compare-from); None: computed
     run: RunInfo | None = None
 
     def to_dict(self) -> dict:
@@ -161,7 +162,9 @@ class FitSummary(Record):
     def from_dict(cls, data: dict) -> FitSummary:
         """The fit of a fit.json; RecordError for another format or a missing key."""
         check_format(data, KIND, FORMAT)
-        return read(cls, data, KIND, rope=rope(KIND), interval=tuple, bounds=tuple, folds=records(Fold.from_dict),
-                    held_out=HeldOut.from_dict, settings=FitSettings.from_dict, multiplier=Multiplier.from_dict,
+        older = {"compared_from": None}  # files written before --compare-from computed their comparisons
+        return read(cls, older | data, KIND, rope=rope(KIND), interval=tuple, bounds=tuple,
+                    folds=records(Fold.from_dict), held_out=HeldOut.from_dict, settings=FitSettings.from_dict,
+                    multiplier=Multiplier.from_dict,
                     documents=records(lambda entry: DocumentEntry.from_dict(entry, KIND)),
                     run=RunInfo.from_dict)

@@ -21,6 +21,7 @@ from model_utils.core.schedules import PositionSchedule
 from model_utils.core.views import View, as_view
 from model_utils.experiments.corpus import Corpus, Document
 from model_utils.experiments.fit.families import Family
+from model_utils.experiments.fit.reuse import TuneRows, check_reuse, reused_rows
 from model_utils.experiments.fit.store import Store
 from model_utils.experiments.runs.pool import Placement, Pool, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
@@ -95,6 +96,19 @@ class Fitter:
                                                                              if d.sha256 == sha), row)
                                  for (sha, _), row in rows.items()])
         return rows
+
+    def reuse(self, tune: TuneRows, documents: list[Document], views: list[View]) -> str:
+        """T = 1 computed on every document, then the other comparisons the tune holds read from its rows into the
+        store (reuse.reused_rows); what was reused, as fit.json says it."""
+        plain = View(1.0)
+        own = self.results("compare-plain", documents, [plain])
+        rows, largest = reused_rows(tune, {sha: row for (sha, _), row in own.items()}, documents, views)
+        if rows:
+            self.store.write("compare-reused", [_row("compare-reused", -1, -1, math.nan, document, record)
+                                                for document, record in rows])
+        return (f"{tune.source}: {len(rows)} of the {len(documents) * len(views)} comparisons read from the tune's "
+                f"rows, checked against this fit's own T = 1 pass (largest difference {largest:.1e} nats per token "
+                "past the trained length)")
 
     def search(self, fold: int, training: list[Document], held_out: list[Document]) -> Fold:
         """Brent's bounded minimization of the pooled past-region NLL over `training`; every evaluation recorded."""
@@ -184,9 +198,10 @@ def check_fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings
 
 def fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings: SweepSettings, out, *, workers: int = 1,
         ray_address: str | None = None, threads: int | None = None, cache_dir=None,
-        progress: OnProgress | None = None) -> FitSummary:
+        progress: OnProgress | None = None, reuse: TuneRows | None = None) -> FitSummary:
     """Fit, fold by fold, then score on the held-out documents (see the module docstring); returns fit.json's
-    content (summary.fit_summary). Raises AnalysisError or RunUsageError before any work."""
+    content (summary.fit_summary). With `reuse`, the comparisons a tune's rows hold are read from them (fit/reuse.py).
+    Raises AnalysisError or RunUsageError before any work."""
     from model_utils.core.paths import cache_root
     from model_utils.experiments.fingerprint import model_fingerprint
     from model_utils.experiments.fit.summary import fit_summary
@@ -195,6 +210,8 @@ def fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings: Swee
     tokens = check_fit(loaded, corpus, request, settings)
     trained = settings.trained_length or loaded.max_positions
     fingerprint = model_fingerprint(loaded)
+    if reuse is not None:
+        check_reuse(reuse, fingerprint, settings)
     metadata = {"format": FORMAT, "model": loaded.name, "model_fingerprint": fingerprint,
                 "family": request.family.name, "rope": None if request.rope is None else request.rope.label,
                 "folds": request.folds, "bounds": list(request.search), "tolerance": request.xatol,
@@ -212,9 +229,11 @@ def fit(loaded: LoadedModel, corpus: Corpus, request: FitRequest, settings: Swee
                            found.parameter)
             folds.append(found)
         compared = comparison_views(request, trained)
+        compared_from = None if reuse is None else fitter.reuse(reuse, corpus.documents, compared)
         fitter.results("compare", corpus.documents, compared)
     return replace(fit_summary(loaded, corpus, tokens, request, settings, store, folds, compared, trained),
-                   wall_seconds=round(time.perf_counter() - started, 1), workers=workers, ray_address=ray_address)
+                   wall_seconds=round(time.perf_counter() - started, 1), workers=workers, ray_address=ray_address,
+                   compared_from=compared_from)
 
 
 def comparison_views(request: FitRequest, trained_length: int) -> list[View]:

@@ -130,6 +130,8 @@ def fit_table(summary: FitSummary) -> str:
     if multiplier is not None and multiplier.yarn_law is not None:
         lines.append(f"logit multiplier {multiplier.fitted:.4f} against YaRN's law (0.1 ln s + 1)^2 = "
                      f"{multiplier.yarn_law:.4f} at s = {multiplier.scale:g}")
+    if summary.compared_from is not None:
+        lines.append(f"comparisons from {summary.compared_from}")
     for name, entry in summary.held_out.gains.items():
         low, high = entry.interval
         lines.append(f"  held out, NLL saved past the trained length vs {name}: {entry.saved:+.4f} "

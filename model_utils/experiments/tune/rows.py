@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from model_utils.core.files import write_atomic
+from model_utils.core.records import RecordError
 from model_utils.core.records.tune import RowSettings
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS, statistic_mean
@@ -168,3 +169,42 @@ def read_rows(out: Path, hashes: Sequence[str]):
     return dataset.to_table(filter=ds.field("document").isin(list(hashes)))
 
 
+
+
+def region_sums(out: Path, trained_length: int) -> tuple[RowSettings, dict[tuple[str, str], dict]]:
+    """A tune's rows as a fit's comparisons: its settings, and per (document sha256, spec label) the NLL summed over
+    its buckets before `trained_length` (from q_start) and past it, with their counts and the document's token count.
+    Refuses a folder without rows, rows of another rows format or of mixed settings, and a trained length that falls
+    inside a bucket (the two regions would not be whole buckets)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = sorted((out / ROWS).glob("*.parquet"))
+    if not paths:
+        raise RunUsageError(f"{out} holds no tune rows ({ROWS}/*.parquet): give the --out folder of a finished tune")
+    found, sums = None, {}
+    for path in paths:
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError):
+            raise RunUsageError(f"{path} is not a Parquet file of the tuner") from None
+        metadata = json.loads((table.schema.metadata or {}).get(b"tune_settings", b"{}"))
+        if metadata.get("format") != FORMAT:
+            raise RunUsageError(f"{path} holds tune rows of format {metadata.get('format')!r}, not {FORMAT}: rerun "
+                                "the tune that made them to upgrade them")
+        if found is not None and metadata != found:
+            raise RunUsageError(f"{out} holds rows made with other settings ({_differences(metadata, found)})")
+        found = metadata
+        for row in table.to_pylist():
+            if row["start"] < trained_length < row["stop"]:
+                raise RunUsageError(f"the trained length {trained_length:,} falls inside the tune's bucket "
+                                    f"{row['start']:,}-{row['stop']:,}: its rows cannot be split there")
+            region = "past" if row["start"] >= trained_length else "before"
+            entry = sums.setdefault((row["document"], row["spec"]), {
+                "before_sum": 0.0, "before_count": 0, "past_sum": 0.0, "past_count": 0, "n_tokens": row["n_tokens"]})
+            entry[f"{region}_sum"] += row["nll_sum"]
+            entry[f"{region}_count"] += row["nll_count"]
+    try:
+        return RowSettings.from_dict(found), sums
+    except RecordError as error:
+        raise RunUsageError(f"{out}: {error}") from None

@@ -62,3 +62,9 @@ def test_another_format_is_refused(committed, found):
 def test_a_fit_that_is_not_an_object_is_refused():
     with pytest.raises(RecordError, match="a fit must be a JSON object, got list"):
         FitSummary.from_dict([])
+
+
+def test_a_fit_written_before_compare_from_reads_as_computed(committed):
+    older = {key: value for key, value in committed.items() if key != "compared_from"}
+    assert FitSummary.from_dict(older).compared_from is None
+    assert FitSummary.from_dict(older).to_dict() == {**older, "compared_from": None}
