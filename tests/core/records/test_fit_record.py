@@ -33,7 +33,7 @@ def test_the_recipe_is_a_rope_and_the_gains_are_by_reference(committed):
     assert fit.rope == Rope("yarn-rope", 2.0)
     assert list(fit.held_out.gains) == ["plain", "recipe", "recipe_at_1", "best_schedule", "best_constant"]
     assert fit.multiplier.scale == fit.rope.factor and fit.multiplier.fitted == pytest.approx(1 / fit.parameter)
-    assert [len(fold.evaluations) for fold in fit.folds] == [5, 5] and fit.evaluations == 10
+    assert fit.evaluations == sum(len(fold.evaluations) for fold in fit.folds) >= 2 * len(fit.folds)
 
 
 @pytest.mark.parametrize(("path", "key"), [((), "held_out"), (("held_out",), "gains"),
