@@ -215,16 +215,19 @@ def replace_figures(values: dict[str, str], readme: Path = ROOT / "README.md") -
 
 
 def found_lines(document: SweepDocument, summary: TuneSummary | None,
-                others: Sequence[SweepDocument] = ()) -> list[str]:
+                others: Sequence[SweepDocument] = (), fits: Sequence[FitSummary] = ()) -> list[str]:
     """The README's "What we found", at most ten lines: the chart, the answer on the corpus (held out over
     documents) and on one text (cross-fit), the recipe families side by side where more than the frequency changes
     ran, what the published schedules do, the answer on each other committed sweep (`others`), and the scope; every
-    number from the verdicts. With sweeps of more than one model each line names the model it was measured on."""
+    number from the verdicts; the fits made on the corpus's documents are levers of its decomposition
+    (verdicts.fit.with_fits). With sweeps of more than one model each line names the model it was measured on."""
     from model_utils.verdicts.context import context_verdict
     from model_utils.verdicts.corpus import corpus_verdict
+    from model_utils.verdicts.fit import with_fits
 
     one = context_verdict(document)
     corpus = None if summary is None else corpus_verdict(summary)
+    corpus = None if corpus is None else with_fits(corpus, summary, fits)
     models = list(dict.fromkeys(model_name(sweep.model) for sweep in (document, *others)))
 
     def on(model: str) -> str:
@@ -319,7 +322,7 @@ def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = ROOT 
     """The README's "What we found" and the committed sweeps side by side (its `sweeps` block)."""
     summary = read_tune() if TUNE.is_file() else None
     sweeps = read_sweeps(folder, first)
-    if not replace_block("found", found_lines(sweeps[0], summary, sweeps[1:]), readme):
+    if not replace_block("found", found_lines(sweeps[0], summary, sweeps[1:], read_fits()), readme):
         raise SystemExit("README.md has no <!-- found:start --> block")
     if not replace_block("sweeps", sweeps_lines(sweeps), readme):
         raise SystemExit("README.md has no <!-- sweeps:start --> block")

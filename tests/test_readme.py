@@ -37,7 +37,7 @@ def block(name: str, text: str | None = None) -> list[str]:
 def test_the_readme_opens_its_findings_with_the_answer_in_ten_lines_at_most():
     found = block("found", README)
     sweeps = read_sweeps()
-    assert found == found_lines(sweeps[0], read_tune(), sweeps[1:])
+    assert found == found_lines(sweeps[0], read_tune(), sweeps[1:], read_fits())
     assert len(found) <= 10 and found[0].startswith("![") and "(assets/screenshots/decomposition.png)" in found[0]
     assert README.index("## What we found") < README.index("## What am I looking at")  # near the top
     assert "The interpolation does the recovery, not the temperature." in found[2]  # corpus first, then one text

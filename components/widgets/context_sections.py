@@ -28,7 +28,7 @@ from model_utils.verdicts.context import ContextVerdict, context_verdict
 from model_utils.verdicts.corpus import corpus_verdict
 from model_utils.verdicts.domains import CAPTION as DOMAINS_CAPTION
 from model_utils.verdicts.domains import domain_rows
-from model_utils.verdicts.fit import FitVerdict, fit_verdicts
+from model_utils.verdicts.fit import FitVerdict, fit_verdicts, with_fits
 from model_utils.verdicts.side_by_side import CAPTION as SIDE_BY_SIDE_CAPTION
 from model_utils.verdicts.side_by_side import sweep_rows
 
@@ -98,7 +98,7 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
     # a bucket holding only the last token, which has no loss, is left out of the verdict
     return Shown(view=view, document=document, path=path, committed=tuple(sweeps.values()),
                  verdict=None if document is None else context_verdict(document),
-                 summary=summary, corpus=None if summary is None else corpus_verdict(summary),
+                 summary=summary, corpus=None if summary is None else corpus_with_fits(summary),
                  corpus_trained=None if summary is None else corpus_trained_length(summary,
                                                                                    (*sweeps.values(), yours)))
 
@@ -212,10 +212,21 @@ def _bullets(verdict: ContextVerdict) -> str:
     return "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences())
 
 
-def fits_ui() -> None:
-    """The committed fits (FIT_DIR/*/fit.json), when there are any."""
-    fits = [fit for path in sorted(settings.FIT_DIR.glob("*/fit.json"))
+def committed_fits() -> list[FitSummary]:
+    """The committed fits (FIT_DIR/*/fit.json) that read."""
+    return [fit for path in sorted(settings.FIT_DIR.glob("*/fit.json"))
             if (fit := read_committed(path, FitSummary)) is not None]
+
+
+def corpus_with_fits(summary: TuneSummary) -> ContextVerdict | None:
+    """The corpus verdict, with the committed fits made on its documents as levers on top of their recipe."""
+    verdict = corpus_verdict(summary)
+    return None if verdict is None else with_fits(verdict, summary, committed_fits())
+
+
+def fits_ui() -> None:
+    """The committed fits, when there are any."""
+    fits = committed_fits()
     if fits:
         _fits(fit_verdicts(fits))
 

@@ -177,11 +177,11 @@ def decompose(*, rise: float, scope: str, rows: Sequence[dict], schedules: Seque
             levers.append(_lever(row, kind, rise))
     for entry in schedules:
         levers.append(_lever({**entry, "what": _schedule_words(entry), "against": "T=1"}, "schedule", rise))
-    return Decomposition(rise=rise, levers=sorted(levers, key=_group), dominant=_dominant(levers, rise),
+    return Decomposition(rise=rise, levers=sorted(levers, key=group_of), dominant=_dominant(levers, rise),
                          scope=scope, rows=list(rows))
 
 
-def _group(lever: Lever) -> int:
+def group_of(lever: Lever) -> int:
     """Where a lever goes in the list (a stable sort): the temperature alone, each recipe family with the
     temperatures on top of its recipes, then the schedules."""
     if lever.family is not None:

@@ -5,10 +5,14 @@ plain arithmetic."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from model_utils.core.records.fit import FitSummary, Gain, Multiplier
+from model_utils.core.records.tune import TuneSummary
 from model_utils.verdicts import NO_VALUE
+from model_utils.verdicts.context import ContextVerdict
+from model_utils.verdicts.decomposition import Lever, family_of, group_of
 
 # what each held-out gain is measured against, as the sentences name it
 REFERENCES = {
@@ -144,3 +148,28 @@ def fit_verdicts(summaries: list[FitSummary]) -> list[FitVerdict]:
         return (summary.rope is None, "" if summary.rope is None else summary.rope.label, summary.settings.max_tokens)
 
     return [FitVerdict(summary) for summary in sorted(summaries, key=order)]
+
+
+def with_fits(verdict: ContextVerdict, summary: TuneSummary, fits: Sequence[FitSummary]) -> ContextVerdict:
+    """The corpus verdict with one more lever per fit made on exactly its documents at its length: the fitted
+    temperature on top of the fit's recipe, held out over those documents (its gain against the recipe at T = 1),
+    on the scale of the corpus's loss rise. Fits on other documents, at another length or without a recipe add none."""
+    decomposition = verdict.decomposition
+    documents = sorted(entry.sha256 for entry in summary.corpus.listed)
+    added = []
+    for fit in fits:
+        own = fit.held_out.gains.get("recipe_at_1")
+        if (own is None or fit.rope is None or fit.settings.max_tokens != summary.settings.max_tokens
+                or sorted(entry.sha256 for entry in fit.documents) != documents):
+            continue
+        low, high = fit.interval
+        added.append(Lever(
+            label=f"fitted {fit.knob} = {fit.parameter:.3f} ({low:.3f}-{high:.3f}) on {fit.rope.label} (held out)",
+            kind="on_top", what=f"a {fit.family} {fit.knob} fitted on the other fold's documents (`make fit`), on top "
+                                "of the recipe at T = 1", saved=own.saved, interval=list(own.interval),
+            share_of_rise=None if decomposition.rise <= 0 else own.saved / decomposition.rise,
+            against=f"{fit.rope.label} + T=1", family=family_of(fit.rope)))
+    if not added:
+        return verdict
+    levers = sorted([*decomposition.levers, *added], key=group_of)
+    return replace(verdict, decomposition=replace(decomposition, levers=levers))

@@ -919,3 +919,19 @@ def test_one_committed_sweep_offers_no_choice_and_a_table_of_one_row(tiny_env, r
     assert table.to_dict("records") == sweep_rows([document])
     answers = [m.value for m in at.markdown if m.value.startswith("**One text, the committed sweep")]
     assert len(answers) == 1 and " of " not in answers[0].split(".**")[0]  # one model: its answer names none
+
+
+def test_the_committed_fit_on_the_corpus_documents_is_a_bar_of_its_decomposition(tiny_env, runs):
+    from bench.readme import FITS, TUNE, read_fits, read_tune
+    from model_utils.verdicts.corpus import corpus_verdict
+    from model_utils.verdicts.fit import with_fits
+
+    for name, path in (("CONTEXT_SWEEP", COMMITTED), ("CORPUS_SUMMARY", TUNE), ("FIT_DIR", FITS)):
+        tiny_env.setattr(settings, name, path)
+    at = open_page()
+    assert_clean(at)
+    summary = read_tune()
+    corpus = with_fits(corpus_verdict(summary), summary, read_fits())
+    (fitted,) = [lever for lever in corpus.decomposition.levers if lever.label.startswith("fitted T")]
+    assert answer_line(at, "The corpus (held out over documents)") == plain(corpus.answer())
+    assert bars(chart(at, "context_corpus_decomposition"))[fitted.label] == pytest.approx(fitted.saved)

@@ -48,3 +48,28 @@ def test_recipes_come_first_then_by_length():
     ordered = fit_verdicts([summary(rope=None), summary(tokens=16384), summary(rope=Rope("yarn-rope", 1.5),
                                                                                tokens=12288)])
     assert [v.summary.rope for v in ordered] == [Rope("yarn-rope", 1.5), Rope("yarn-rope", 2.0), None]
+
+
+def test_a_fit_on_the_corpus_documents_is_a_lever_on_top_of_its_recipe():
+    import json
+    from dataclasses import replace
+
+    from bench.readme import TUNE, read_fits
+    from model_utils.core.records.tune import TuneSummary
+    from model_utils.verdicts.corpus import corpus_verdict
+    from model_utils.verdicts.fit import with_fits
+
+    tuned = TuneSummary.from_dict(json.loads(TUNE.read_text()))
+    (fit,) = [fit for fit in read_fits() if fit.settings.max_tokens == tuned.settings.max_tokens]
+    verdict = corpus_verdict(tuned)
+    both = with_fits(verdict, tuned, [fit])
+    (added,) = [lever for lever in both.decomposition.levers if lever not in verdict.decomposition.levers]
+    own = fit.held_out.gains["recipe_at_1"]
+    assert (added.kind, added.saved, added.interval) == ("on_top", own.saved, list(own.interval))
+    assert added.share_of_rise == pytest.approx(own.saved / verdict.decomposition.rise)
+    assert added.against == f"{fit.rope.label} + T=1" and added.family == "frequency"
+    assert f"fitted T = {fit.parameter:.3f}" in both.answer() and f"saves {own.saved:+.3f} more" in both.answer()
+    assert both.decomposition.dominant == verdict.decomposition.dominant  # a lever on top never leads
+    fewer = replace(fit, documents=fit.documents[1:])
+    longer = replace(fit, settings=replace(fit.settings, max_tokens=2 * fit.settings.max_tokens))
+    assert with_fits(verdict, tuned, [fewer, longer]) == verdict
