@@ -153,7 +153,7 @@ tune-gemma: models
 # on the tune's 8 documents in 2 folds to a tolerance of 0.002 in T, at s = 2 on 16,384 tokens and at s = 1.5 on
 # 12,288. At s = 2 the comparisons (the recipe at T = 1 and as published, the tune's temperatures and schedules) are
 # read from the committed tune's rows (--compare-from), checked against T = 1, which the fit computes; at s = 1.5
-# they are T = 1 and the recipe, computed.
+# they are T = 1 and the recipe (at T = 1 and as published), computed, and no schedule.
 # Hours of passes on 2 cores (each evaluation is one pass per training document); a rerun replays what is done.
 # The same command with --family logn, or another --rope, fits another family or recipe.
 FIT_OUT ?= assets/fit
@@ -164,7 +164,7 @@ fit: setup
 		--compare-temperatures 0.9 1 1.1 1.25 1.5 --schedule yarn:trained --schedule qwen-logn:trained \
 		--schedule ssmax:trained --compare-from $(TUNE_OUT) --out $(FIT_OUT)/bundled-yarn-rope-2
 	$(BIN)/python -m model_utils fit $(FIT_COMMON) --rope yarn-rope:1.5 --max-tokens 12288 --bounds 0.8 1.1 \
-		--compare-temperatures 1 --out $(FIT_OUT)/bundled-yarn-rope-1.5
+		--compare-temperatures 1 --schedule none --out $(FIT_OUT)/bundled-yarn-rope-1.5
 	$(BIN)/python -m bench.readme fit
 
 clean:

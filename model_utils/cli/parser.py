@@ -44,6 +44,8 @@ def temperature_arg(text: str) -> float:
 
 
 def schedule_arg(text: str) -> ScheduleRequest:
+    if text == "none":  # fit compares with all five unless told otherwise
+        return ScheduleRequest("none", None)
     name, _, parameter = text.partition(":")
     if name != "all" and name not in SCHEDULES:
         raise argparse.ArgumentTypeError(f"unknown schedule {name!r}; choose one of {', '.join(SCHEDULES)} or all")
@@ -94,7 +96,8 @@ def schedules_help() -> str:
     lines = [f"{name} ({info.knob}, default {info.default:g})" for name, info in SCHEDULES.items()]
     applied = [getattr(info, "applied", "") for info in SCHEDULES.values()]
     notes = " ".join(f"{name}: {text}" for name, text in zip(SCHEDULES, applied, strict=True) if text)
-    return (f"add a published length schedule: {'; '.join(lines)}; 'all' for the five. PARAM is a number, or "
+    return (f"add a published length schedule: {'; '.join(lines)}; 'all' for the five, 'none' for none (fit "
+            f"compares with all five by default). PARAM is a number, or "
             f"'trained' for the model's trained length (yarn: tokens / trained length). {notes}")
 
 

@@ -214,15 +214,16 @@ def logit_multipliers(spec: float | PositionSchedule, n_tokens: int) -> np.ndarr
 
 @dataclass(frozen=True)
 class ScheduleRequest:
-    """A schedule as a user asks for it: a name (or 'all' for the five), and a parameter, or None for the default,
-    or 'trained' for the model's trained length (YaRN: the scale factor tokens / trained length). The command
-    line's --schedule NAME[:PARAM] and the context-length page's schedule choice both resolve through it."""
+    """A schedule as a user asks for it: a name (or 'all' for the five, 'none' for none), and a parameter, or None
+    for the default, or 'trained' for the model's trained length (YaRN: the scale factor tokens / trained length).
+    The command line's --schedule NAME[:PARAM] and the context-length page's schedule choice both resolve through
+    it."""
 
     name: str
     parameter: float | str | None
 
     def resolve(self, trained_length: int, n_tokens: int) -> list[Schedule]:
-        names = list(SCHEDULES) if self.name == "all" else [self.name]
+        names = list(SCHEDULES) if self.name == "all" else [] if self.name == "none" else [self.name]
         return [self._one(name, trained_length, n_tokens) for name in names]
 
     def _one(self, name: str, trained_length: int, n_tokens: int) -> Schedule:

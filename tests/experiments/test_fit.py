@@ -222,6 +222,18 @@ def test_the_command_line_writes_fit_json(planted, tmp_path, capsys):
     assert len(list((tmp_path / "out" / "rows").glob("*.parquet"))) == summary.evaluations + 2 + 1
 
 
+def test_schedule_none_compares_with_no_published_schedule(tmp_path, capsys):
+    from model_utils.__main__ import main
+
+    status = main(["fit", "--model", "tiny-random", "--builtin-corpus", "--documents", "2", "--max-tokens", "1100",
+                   "--bucket-size", "256", "--bounds", "0.8", "1.6", "--compare-temperatures", "1",
+                   "--schedule", "none", "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "p")])
+    assert status == 0, capsys.readouterr().err
+    summary = FitSummary.from_dict(json.loads((tmp_path / "out" / "fit.json").read_text()))
+    assert set(summary.held_out.gains) == {"plain", "best_constant"}
+    assert all(choice.best_schedule is None for choice in summary.held_out.choices)
+
+
 @pytest.mark.slow
 def test_ray_and_in_process_give_the_same_evaluations(planted, fitted, tmp_path):
     loaded, corpus = planted
