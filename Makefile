@@ -86,7 +86,8 @@ loadtest: setup
 # as StreamingLLM sizes it, so no key is given a distance past 8,191). The 24 passes on the model's own positions and
 # the frequency changes take about 40 minutes on 2 cores; the 6 remapped passes take the torch path (the fused kernel
 # scores one block of distances and remaps none), several times slower per pass: `make bench` measures the ratio
-# (bench/RESULTS.md). Finished passes are cached, so an interrupted run resumes and a repeated one returns at once.
+# (bench/RESULTS.md). Each pass is a job on 2 Ray workers. Finished passes are cached, so an interrupted run resumes
+# and a repeated one returns at once.
 SWEEP_OUT ?= assets/sweeps/bundled-16k.json
 FREQUENCY_RECIPES ?= --rope yarn:2@1 --rope yarn-rope:2@0.7,0.8,0.9,1,1.1,1.25 --rope dynamic:2@1 --rope linear:2@1
 REMAP_RECIPES ?= --rope self-extend:2,1024@1 --rope self-extend:4,2048@0.9,1,1.1 --rope rerope:4096@1 \
@@ -96,7 +97,7 @@ sweep: setup
 	mkdir -p $(dir $(SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model bundled --builtin long --max-tokens 16384 --beyond-trained \
 		--bucket-size 1024 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 --schedule all:trained \
-		$(SWEEP_RECIPES) --json $(SWEEP_OUT)
+		$(SWEEP_RECIPES) --workers 2 --json $(SWEEP_OUT)
 	$(BIN)/python -m bench.readme sweep
 
 # The same sweep of Gemma 3 270M (installed by `make models`): 49,152 tokens (1.5x its trained length of 32,768) of
