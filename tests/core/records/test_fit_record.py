@@ -28,10 +28,13 @@ def test_every_committed_fit_round_trips(path):
     assert fit.to_dict() == written
 
 
-def test_the_recipe_is_a_rope_and_the_gains_are_by_reference(committed):
-    fit = FitSummary.from_dict(committed)
-    assert fit.rope == Rope("yarn-rope", 2.0)
-    assert list(fit.held_out.gains) == ["plain", "recipe", "recipe_at_1", "best_schedule", "best_constant"]
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda path: path.parent.name)
+def test_the_recipe_is_a_rope_and_the_gains_are_by_reference(path):
+    fit = FitSummary.from_dict(json.loads(path.read_text()))
+    assert fit.rope == Rope("yarn-rope", fit.rope.factor) and path.parent.name.endswith(f"-{fit.rope.factor:g}")
+    order = ["plain", "recipe", "recipe_at_1", "best_schedule", "best_constant"]
+    assert list(fit.held_out.gains) == [name for name in order if name in fit.held_out.gains]
+    assert {"plain", "recipe", "recipe_at_1", "best_constant"} <= set(fit.held_out.gains)
     assert fit.multiplier.scale == fit.rope.factor and fit.multiplier.fitted == pytest.approx(1 / fit.parameter)
     assert fit.evaluations == sum(len(fold.evaluations) for fold in fit.folds) >= 2 * len(fit.folds)
 
