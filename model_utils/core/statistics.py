@@ -25,8 +25,8 @@ ROW_FIELDS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "dist
 STATISTICS = ("entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "top_ratio",
               "untrained_mass")
 MASS_PARTS = ("sink_mass", "recent_mass", "distant_mass")  # they add up to 1
-# What a report carries (and its JSON writes): STATISTICS, and the untrained mass on remapped distances, which the
-# tune's rows and the pages' lists do not hold (yet): on the model's own positions it is untrained_mass.
+# What a report, a sweep's pass and a tune's rows carry: STATISTICS, and the untrained mass on remapped distances,
+# which the pages' lists of statistics leave out: on the model's own positions it is untrained_mass.
 REPORTED_STATISTICS = (*STATISTICS, "effective_untrained_mass")
 STATISTIC_LABELS = {
     "entropy": "entropy (nats)",

@@ -117,6 +117,36 @@ def test_rows_hold_the_engines_nll_and_statistics(tiny, tmp_path):
     assert table.column("rope_recipe").null_count == table.num_rows  # no recipe: the model's own positions
 
 
+def test_a_remapping_in_a_tune_has_its_effective_untrained_mass_and_the_verdict_judges_it(tiny, tmp_path):
+    """Self-extend (G = 4, W = 64) past a trained length of 256 on 600 tokens: the far keys keep their distance in
+    the text (raw untrained mass) but are given at most 64 + 536 / 4 = 198 (effective: none). The rows hold both as
+    the engine measures them, and the corpus verdict judges the remapping by the effective one."""
+    from model_utils.core.rope import Rope
+    from model_utils.core.views import View
+    from model_utils.verdicts.corpus import corpus_verdict
+
+    texts = {"a.txt": "The quick brown fox jumps over the lazy dog. " * 14, "b.txt": "Pack my box with five dozen "
+             "liquor jugs, then sing of it. " * 11}
+    corpus = read_corpus(str(write_corpus(tmp_path / "corpus", texts)))
+    settings = SweepSettings(max_tokens=600, bucket_size=128, trained_length=256, beyond_trained=True)
+    remap = View(1.0, Rope("self-extend", group=4, window=64))
+    summary = tune(tiny, corpus, [1.0, 1.5, remap], settings, tmp_path / "out")
+    table = rows(tmp_path / "out").to_pylist()
+    for document in corpus.documents:
+        result = analyze(tiny, document.text, temperatures=[remap], max_tokens=600, bucket_size=128, q_start=1,
+                         trained_length=256, beyond_trained=True).results[0]
+        mine = [row for row in table if row["document"] == document.sha256 and row["spec"] == remap.label]
+        for row in mine:
+            for name in ("untrained_mass", "effective_untrained_mass"):
+                assert row[name] == pytest.approx(result.bucket_heads[name][row["bucket"]].mean(), abs=1e-5), name
+        past = [row for row in mine if row["start"] >= 256]
+        assert min(row["untrained_mass"] for row in past) > 0.01
+        assert max(row["effective_untrained_mass"] for row in past) == 0.0
+    (row,) = [row for row in corpus_verdict(summary).decomposition.rows if row["label"] == remap.label]
+    assert row["effective_untrained_mass_past"] == 0.0 < row["untrained_mass_past"]
+    assert row["untrained"] == "goes away"
+
+
 @pytest.mark.slow
 def test_the_summary_is_reproducible(tiny, builtin, reference):
     out, summary = reference
@@ -235,15 +265,28 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
 COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "tune" / "bundled-builtin"
 
 
+def as_format_3(source: Path, target: Path) -> None:
+    """A row file as tunes wrote it before rows format 4: no effective untrained mass, format 3 in the metadata."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(source)
+    metadata = table.schema.metadata
+    settings = json.loads(metadata[b"tune_settings"]) | {"format": 3}
+    older = table.drop_columns(["effective_untrained_mass"]).replace_schema_metadata(
+        metadata | {b"tune_settings": json.dumps(settings).encode()})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(older, target)
+
+
 def as_format_2(source: Path, target: Path) -> None:
-    """A row file as tunes wrote it before rows format 3: the recipe as its label in a `rope` column, format 2 in
-    the metadata."""
+    """A row file as tunes wrote it before rows format 3: the recipe as its label in a `rope` column, no effective
+    untrained mass, format 2 in the metadata."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from model_utils.core.rope import Rope
 
-    table = pq.read_table(source)
+    table = pq.read_table(source).drop_columns(["effective_untrained_mass"])
     columns = table.to_pydict()
     labels = [None if kind is None else Rope(kind, factor).label
               for kind, factor in zip(columns.pop("rope_recipe"), columns.pop("rope_factor"), strict=True)]
@@ -281,10 +324,12 @@ def committed_settings():
                          sweep=sweep), views
 
 
-def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_path):
-    """The committed rows written in the format before (the recipe's label in a `rope` column) are rewritten in
-    place with the recipe's two columns: the same tables and metadata as the committed files; rows of other
-    settings are left as they are, for finished_documents to refuse."""
+@pytest.mark.parametrize("older", [as_format_2, as_format_3], ids=["format 2", "format 3"])
+def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_path, older):
+    """The committed rows written in a format before (2: the recipe's label in a `rope` column; 2 and 3: no
+    effective untrained mass, which on the model's own positions and a frequency change is the untrained mass) are
+    rewritten in place: the same tables and metadata as the committed files; rows of other settings are left as
+    they are, for finished_documents to refuse."""
     import pyarrow.parquet as pq
 
     from model_utils.experiments.tune.rows import finished_documents, upgrade_rows
@@ -292,9 +337,10 @@ def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_
     settings, views = committed_settings()
     committed = sorted((COMMITTED / ROWS).glob("*.parquet"))
     for path in committed:
-        as_format_2(path, tmp_path / "out" / ROWS / path.name)
+        older(path, tmp_path / "out" / ROWS / path.name)
     before = pq.read_table(tmp_path / "out" / ROWS / committed[0].name)
-    assert "rope" in before.column_names and "yarn-rope (s=2)" in before.column("rope").to_pylist()
+    assert "effective_untrained_mass" not in before.column_names
+    assert older is as_format_3 or "yarn-rope (s=2)" in before.column("rope").to_pylist()
     other = _TuneSettings(model=settings.model, fingerprint=settings.fingerprint, specs=settings.specs,
                           sweep=SweepSettings(**(vars(settings.sweep) | {"bucket_size": 512})))
     assert upgrade_rows(tmp_path / "out", other, views) == []

@@ -1,11 +1,14 @@
 """The tuner's rows: one Parquet file per finished document (`rows/<sha256>.parquet`), one row per (document,
 temperature or schedule, bucket), with the run's settings in the file metadata. A file is written under a
 temporary name and renamed, so a crash never leaves half a document; a rerun skips the documents there and refuses
-a folder made with other settings. A view's RoPE recipe is two columns (rope_recipe, rope_factor: Rope's fields)."""
+a folder made with other settings. A view's RoPE recipe is two columns (rope_recipe, rope_factor: Rope's fields);
+the statistics are the report's (core.statistics.REPORTED_STATISTICS), the untrained mass on remapped distances
+included."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -15,18 +18,19 @@ import numpy as np
 from model_utils.core.files import write_atomic
 from model_utils.core.records import RecordError
 from model_utils.core.records.tune import RowSettings
-from model_utils.core.rope import Rope
-from model_utils.core.statistics import STATISTICS, statistic_mean
+from model_utils.core.rope import REMAPS, Rope
+from model_utils.core.statistics import REPORTED_STATISTICS, statistic_mean
 from model_utils.core.views import View
 from model_utils.experiments.corpus import Document
 from model_utils.experiments.runs.errors import RunUsageError
 from model_utils.experiments.sweep import SweepSettings
 
-FORMAT = 3  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
+FORMAT = 4  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
+# 2: the recipe as its label in a `rope` column; 3: Rope's two fields, no effective untrained mass (upgrade_rows)
 ROWS = "rows"  # DIR/rows/<sha256>.parquet, one file per finished document
 
 COLUMNS = ("document", "name", "n_tokens", "spec", "temperature", "schedule", "rope_recipe", "rope_factor", "bucket",
-           "start", "stop", "nll_sum", "nll_count", *STATISTICS)
+           "start", "stop", "nll_sum", "nll_count", *REPORTED_STATISTICS)
 
 
 def row_schema():
@@ -38,7 +42,7 @@ def row_schema():
               ("temperature", pa.float64()), ("schedule", pa.string()), ("rope_recipe", pa.string()),
               ("rope_factor", pa.float64()), ("bucket", pa.int64()), ("start", pa.int64()), ("stop", pa.int64()),
               ("nll_sum", pa.float64()), ("nll_count", pa.int64())]
-    return pa.schema(fields + [(name, pa.float64()) for name in STATISTICS])
+    return pa.schema(fields + [(name, pa.float64()) for name in REPORTED_STATISTICS])
 
 
 def rope_columns(rope: Rope | None) -> dict[str, object]:
@@ -60,7 +64,7 @@ def document_columns(document: Document, records: list[dict]) -> dict[str, list]
                    "temperature": record["temperature"], "schedule": record["schedule"], **rope, "bucket": index,
                    "start": start, "stop": stop, "nll_sum": 0.0 if count == 0 else mean * count, "nll_count": count}
             row |= {name: float(statistic_mean(np.asarray(record["heads"][name][index]), name))
-                    for name in STATISTICS}
+                    for name in REPORTED_STATISTICS}
             for name in COLUMNS:
                 columns[name].append(row[name])
     return columns
@@ -133,10 +137,11 @@ def _write_table(table, target: Path) -> None:
 
 
 def upgrade_rows(out: Path, settings: TuneSettings, views: Sequence[View]) -> list[Path]:
-    """Rewrite in place the files of the rows format before this one (2: the recipe as its label in a `rope`
-    column) that were made with these same settings, the recipe taken from the view of each row's spec; returns
-    them. A rerun of the command that made them so reads them on; files of other settings are left for
-    finished_documents to refuse."""
+    """Rewrite in place the files of the rows formats before this one that were made with these same settings;
+    returns them. Format 2 held the recipe as its label in a `rope` column: Rope's two fields come from the view of
+    each row's spec. Formats 2 and 3 held no effective untrained mass: on a view that remaps no distance it is the
+    untrained mass, and on one that does it was not measured (NaN: the verdict leaves it unjudged). A rerun of the
+    command that made them so reads them on; files of other settings are left for finished_documents to refuse."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -150,11 +155,15 @@ def upgrade_rows(out: Path, settings: TuneSettings, views: Sequence[View]) -> li
             continue
         metadata = table.schema.metadata or {}
         found = json.loads(metadata.get(b"tune_settings", b"{}"))
-        if found.get("format") != 2 or found | {"format": FORMAT} != wanted:
+        if found.get("format") not in (2, 3) or found | {"format": FORMAT} != wanted:
             continue
         columns = table.to_pydict()
-        recipes = [rope_columns(ropes[spec]) for spec in columns["spec"]]
-        columns |= {name: [recipe[name] for recipe in recipes] for name in ("rope_recipe", "rope_factor")}
+        if found["format"] == 2:
+            recipes = [rope_columns(ropes[spec]) for spec in columns["spec"]]
+            columns |= {name: [recipe[name] for recipe in recipes] for name in ("rope_recipe", "rope_factor")}
+        remapped = [kind in REMAPS for kind in columns["rope_recipe"]]
+        columns["effective_untrained_mass"] = [math.nan if remaps else mass for remaps, mass in
+                                               zip(remapped, columns["untrained_mass"], strict=True)]
         _write_table(pa.Table.from_pydict({name: columns[name] for name in COLUMNS}, schema=row_schema())
                      .replace_schema_metadata(metadata | {b"tune_settings": json.dumps(wanted).encode()}), path)
         upgraded.append(path)

@@ -23,7 +23,7 @@ from model_utils.core.records.tune import (
     TuneResult,
     TuneSummary,
 )
-from model_utils.core.statistics import STATISTICS, bucket_bounds
+from model_utils.core.statistics import REPORTED_STATISTICS, bucket_bounds
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Corpus
 from model_utils.experiments.runs.errors import RunError
@@ -45,16 +45,16 @@ def _arrays(table, hashes: list[str], labels: list[str], n_buckets: int):
     shape = (len(hashes), len(labels), n_buckets)
     seen = np.zeros(shape, dtype=np.int64)
     sums, counts, queries = np.zeros(shape), np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64)
-    stats = {name: np.full(shape, np.nan) for name in STATISTICS}
+    stats = {name: np.full(shape, np.nan) for name in REPORTED_STATISTICS}
     values = {name: table.column(name).to_numpy(zero_copy_only=False) for name in
-              ("nll_sum", "nll_count", "start", "stop", *STATISTICS)}
+              ("nll_sum", "nll_count", "start", "stop", *REPORTED_STATISTICS)}
     for row, (sha, label, bucket) in enumerate(zip(columns["document"], columns["spec"], columns["bucket"],
                                                    strict=True)):
         at = (document_index[sha], spec_index[label], bucket)
         seen[at] += 1
         sums[at], counts[at] = values["nll_sum"][row], values["nll_count"][row]
         queries[at] = values["stop"][row] - values["start"][row]
-        for name in STATISTICS:
+        for name in REPORTED_STATISTICS:
             stats[name][at] = values[name][row]
     return seen, sums, counts, queries, stats
 
@@ -82,7 +82,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
     reference = constant[int(np.flatnonzero(temperatures == 1.0)[0])]
     rng = np.random.default_rng(seed)
     nll, nll_interval = [[] for _ in views], [[] for _ in views]  # [view][bucket reached]
-    means_of = {name: [[] for _ in views] for name in STATISTICS}  # name -> [view][bucket reached]
+    means_of = {name: [[] for _ in views] for name in REPORTED_STATISTICS}  # name -> [view][bucket reached]
     compared = [i for i, view in enumerate(views) if not view.is_plain]  # schedules, and every view on a recipe
     savings: dict[int, list[Saving]] = {i: [] for i in compared}
     best, reached = [], []
@@ -99,7 +99,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         for i in range(len(views)):
             nll[i].append(float(means[i]))
             nll_interval[i].append(tuple(interval(samples[:, i])))
-            for name in STATISTICS:
+            for name in REPORTED_STATISTICS:
                 means_of[name][i].append(float(np.average(stats[name][reaching, i, bucket], weights=weights[:, i])))
         where = {"bucket": (int(start), int(stop)), "documents": len(reaching),
                  "positions": int(bucket_counts[:, reference].sum())}
