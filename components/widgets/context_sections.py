@@ -59,8 +59,9 @@ class Shown:
     committed: tuple[SweepDocument, ...]  # every committed sweep, the default first
     verdict: ContextVerdict | None  # None: no bucket past the trained length with a loss
     summary: TuneSummary | None
-    corpus: ContextVerdict | None
+    corpus: ContextVerdict | None  # with the committed fits made on its documents as levers (verdicts.fit.with_fits)
     corpus_trained: int | None
+    fits: tuple[FitSummary, ...]  # the committed fits that read
 
     @property
     def groups(self) -> list[str]:
@@ -95,10 +96,13 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
     if document is None:
         st.info(f"There is no committed sweep at {plain(settings.CONTEXT_SWEEP)}: `make sweep` writes it. Run one "
                 "with the form above.")
+    fits = tuple(fit for found in sorted(settings.FIT_DIR.glob("*/fit.json"))
+                 if (fit := read_committed(found, FitSummary)) is not None)
+    corpus = None if summary is None else corpus_verdict(summary)
     # a bucket holding only the last token, which has no loss, is left out of the verdict
     return Shown(view=view, document=document, path=path, committed=tuple(sweeps.values()),
                  verdict=None if document is None else context_verdict(document),
-                 summary=summary, corpus=None if summary is None else corpus_with_fits(summary),
+                 summary=summary, corpus=None if corpus is None else with_fits(corpus, summary, fits), fits=fits,
                  corpus_trained=None if summary is None else corpus_trained_length(summary,
                                                                                    (*sweeps.values(), yours)))
 
@@ -212,23 +216,10 @@ def _bullets(verdict: ContextVerdict) -> str:
     return "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences())
 
 
-def committed_fits() -> list[FitSummary]:
-    """The committed fits (FIT_DIR/*/fit.json) that read."""
-    return [fit for path in sorted(settings.FIT_DIR.glob("*/fit.json"))
-            if (fit := read_committed(path, FitSummary)) is not None]
-
-
-def corpus_with_fits(summary: TuneSummary) -> ContextVerdict | None:
-    """The corpus verdict, with the committed fits made on its documents as levers on top of their recipe."""
-    verdict = corpus_verdict(summary)
-    return None if verdict is None else with_fits(verdict, summary, committed_fits())
-
-
-def fits_ui() -> None:
+def fits_ui(shown: Shown) -> None:
     """The committed fits, when there are any."""
-    fits = committed_fits()
-    if fits:
-        _fits(fit_verdicts(fits))
+    if shown.fits:
+        _fits(fit_verdicts(list(shown.fits)))
 
 
 def _fits(verdicts: list[FitVerdict]) -> None:

@@ -935,3 +935,16 @@ def test_the_committed_fit_on_the_corpus_documents_is_a_bar_of_its_decomposition
     (fitted,) = [lever for lever in corpus.decomposition.levers if lever.label.startswith("fitted T")]
     assert answer_line(at, "The corpus (held out over documents)") == plain(corpus.answer())
     assert bars(chart(at, "context_corpus_decomposition"))[fitted.label] == pytest.approx(fitted.saved)
+
+
+def test_a_damaged_committed_fit_is_one_error_line_and_the_others_still_show(tiny_env, runs, tmp_path):
+    (tmp_path / "fits" / "good").mkdir(parents=True)
+    (tmp_path / "fits" / "good" / "fit.json").write_text(json.dumps(fit_summary(values=(0.86, 0.9)).to_dict()))
+    (tmp_path / "fits" / "torn").mkdir()
+    (tmp_path / "fits" / "torn" / "fit.json").write_text('{"format": 3, "model": "bundled"')
+    tiny_env.setattr(settings, "FIT_DIR", tmp_path / "fits")
+    at = open_page()
+    torn = [error.value for error in at.error if "torn" in error.value]
+    assert len(torn) == 1 and torn[0].startswith("Cannot read")  # read once: one line, not one per use
+    assert not at.exception and runs["passes"] == 0
+    assert list(at.table[-1].value["fit"]) == ["constant T on yarn-rope (s=2)"]
