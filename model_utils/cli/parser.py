@@ -48,7 +48,8 @@ def schedule_arg(text: str) -> ScheduleRequest:
         return ScheduleRequest("none", None)
     name, _, parameter = text.partition(":")
     if name != "all" and name not in SCHEDULES:
-        raise argparse.ArgumentTypeError(f"unknown schedule {name!r}; choose one of {', '.join(SCHEDULES)} or all")
+        raise argparse.ArgumentTypeError(f"unknown schedule {name!r}; choose one of {', '.join(SCHEDULES)}, all or "
+                                         "none")
     if parameter in ("", "trained"):
         return ScheduleRequest(name, parameter or None)
     try:
