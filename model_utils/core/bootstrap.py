@@ -37,21 +37,42 @@ def fold_sums(nll: np.ndarray, rng: np.random.Generator, resamples: int = BOOTST
               block: int = BOOTSTRAP_BLOCK) -> tuple[np.ndarray, np.ndarray]:
     """The positions (columns of `nll`, [configs, positions]) cut into consecutive blocks of `block` (smaller when
     there are fewer than two such blocks, so that both folds hold positions), even blocks in fold 0 and odd ones in
-    fold 1: sums [1 + resamples, 2, configs] of each fold, the positions as they are first, then moving-block
-    resamples whose j-th drawn block goes to fold j % 2; and counts [2] of the positions in each fold (the same in
-    every resample). Blocks, not single positions, alternate because neighbouring losses are correlated: a
-    temperature chosen on a position's neighbour would be half chosen on the position itself."""
+    fold 1: sums [1 + resamples, 2, configs] of each fold, the positions as they are first, then resamples; and
+    counts [2] of the positions in each fold (the same in every resample). Blocks, not single positions, alternate
+    because neighbouring losses are correlated: a temperature chosen on a position's neighbour would be half chosen
+    on the position itself. A resample draws each fold's positions from that fold alone (circular blocks over the
+    fold's positions in order), so the two folds stay disjoint and a cross-fit on a resample is still chosen
+    without the positions it is scored on; blocks drawn from the whole text would put some positions in both."""
     configs, positions = nll.shape
     size = max(1, min(block, positions // 2))
+    fold_of = (np.arange(positions) // size) % 2
+    sums = np.zeros((1 + resamples, 2, configs))
+    counts = np.zeros(2, dtype=int)
+    for fold in (0, 1):
+        own = nll[:, fold_of == fold]  # [configs, the fold's positions], in order
+        counts[fold] = own.shape[1]
+        if counts[fold] == 0:
+            continue
+        sums[0, fold] = own.sum(axis=1)
+        sums[1:, fold] = _block_sums(own, rng, resamples, size)
+    return sums, counts
+
+
+def _block_sums(nll: np.ndarray, rng: np.random.Generator, resamples: int, block: int) -> np.ndarray:
+    """[resamples, configs] NLL sums of circular block resamples of the positions (columns of `nll`): blocks of
+    `block` consecutive positions, the last position followed by the first, drawn with replacement and the last
+    drawn block cut so that every resample holds as many positions as `nll`. Wrapping round gives every position
+    the same chance (moving blocks that stop at the end draw the middle of a short fold more often than its ends,
+    which moves the resampled mean off the fold's own)."""
+    positions = nll.shape[1]
+    size = min(block, positions)
     count = math.ceil(positions / size)
     lengths = np.full(count, size)
     lengths[-1] = positions - (count - 1) * size
-    own = np.arange(count)[None, :] * size  # the positions as they are: block j starts at j * size
-    starts = np.concatenate([own, block_starts(positions, rng, resamples, size)[0]])  # [1 + resamples, blocks]
-    prefix = np.concatenate([np.zeros((configs, 1)), np.cumsum(nll, axis=1)], axis=1)  # [configs, positions + 1]
-    sums = prefix[:, starts + lengths] - prefix[:, starts]  # [configs, 1 + resamples, blocks]
-    folds = np.stack([sums[:, :, 0::2].sum(axis=2), sums[:, :, 1::2].sum(axis=2)], axis=2)  # [configs, R, 2]
-    return np.moveaxis(folds, 0, -1), np.array([lengths[0::2].sum(), lengths[1::2].sum()])
+    starts = rng.integers(0, positions, size=(resamples, count))
+    twice = np.concatenate([nll, nll], axis=1)
+    prefix = np.concatenate([np.zeros((len(nll), 1)), np.cumsum(twice, axis=1)], axis=1)  # [configs, 2 n + 1]
+    return (prefix[:, starts + lengths] - prefix[:, starts]).sum(axis=2).T
 
 
 def cross_fit(reference: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -98,7 +98,8 @@ class DocumentFolds:
 @dataclass(frozen=True, kw_only=True)
 class PositionFolds:
     """Alternating blocks of positions (core.bootstrap.fold_sums): within each bucket the choice made on the even
-    blocks is scored on the odd ones and the other way round; resamples draw moving blocks."""
+    blocks is scored on the odd ones and the other way round; resamples draw each fold's positions from that fold
+    alone, in circular blocks, so that a resampled choice is still scored on positions it was not made on."""
 
     sums: np.ndarray  # [rows, bucket, fold, view]
     counts: np.ndarray  # [bucket, fold]
@@ -116,7 +117,7 @@ class PositionFolds:
 
     @property
     def bootstrap(self) -> str:
-        return f"positions of each bucket resampled in moving blocks of {self.block}"
+        return f"each fold's positions resampled within the fold in circular blocks of {self.block}"
 
     def pooled(self) -> tuple[np.ndarray, np.ndarray]:
         sums = np.moveaxis(self.sums.sum(axis=2), 2, 1)  # [rows, view, bucket]
