@@ -370,8 +370,13 @@ class ContextVerdict:
             share = "" if lever.share_of_rise is None else f", {lever.share_of_rise:.0%} of the rise"
             parts.append(f"{FAMILIES[family]}, {lever.label}: {lever.saved:+.3f}{_bracket(lever.interval)}{share}"
                          + _mass_bracket(rows.get(lever.label, {})))
-        return (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 "
+        said = (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 "
                 f"({self.scope}; {SAVES}; untrained-distance mass past it in brackets): " + "; ".join(parts) + ".")
+        gap = decomposition.family_gap()
+        if gap is None or gap["saved"] is None:
+            return said
+        return (f"{said} The first two on the same resamples: {gap['label']} {gap['saved']:+.3f}"
+                f"{_bracket(gap['interval'])}.")
 
     def _schedules_sentence(self) -> str | None:
         if not self.schedules:

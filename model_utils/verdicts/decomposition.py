@@ -138,13 +138,30 @@ class Decomposition:
         if temperature is not None:
             parts.append(f"temperature alone: {_share(temperature)}")
         said = self._rise() + "; ".join(parts) + self._on_top("a recipe")
-        lead = ranked[0]
-        most = f"{SUBJECTS[lead.family]} recovers the most of the recipe families ({lead.label}, {_percent(lead)})"
+        most = self._lead(ranked[0])
         if self.dominant == "recipe":
             return said + f". {most[0].upper()}{most[1:]}, and a recipe, not the temperature, does the recovery."
         if self.dominant == "temperature":
             return said + f". The temperature does the recovery: no recipe here recovers as much; {most}."
         return said + f". No lever recovers half of the rise: most of it remains; {most}."
+
+    def family_gap(self) -> dict | None:
+        """The leading recipe family against the next, paired (past.family_gap_rows); None in older files."""
+        return next((row for row in self.rows if row["kind"] == "family_gap"), None)
+
+    def _lead(self, lead: Lever) -> str:
+        """Which family recovers the most, if its lead over the next family clears 0; else that they recover about
+        the same, with the lead and its interval."""
+        most = f"{SUBJECTS[lead.family]} recovers the most of the recipe families ({lead.label}, {_percent(lead)}"
+        gap = self.family_gap()
+        if gap is None or gap["interval"] is None:
+            return most + ")"
+        low, high = gap["interval"]
+        by = (f"{gap['saved']:+.3f} nats per token more than {gap['against']}, 95% interval {low:+.3f} to "
+              f"{high:+.3f}")
+        if low > 0:
+            return f"{most}; {by})"
+        return f"the recipe families recover about the same ({lead.label} saves {by}, which does not clear 0)"
 
     def _rise(self) -> str:
         return f"Past the trained length the loss rises {self.rise:.2f} nats per token ({self.scope}); "
@@ -159,7 +176,10 @@ class Decomposition:
 
 
 def _percent(lever: Lever) -> str:
-    return "share of the rise unknown" if lever.share_of_rise is None else f"{lever.share_of_rise:.0%} of the rise"
+    if lever.share_of_rise is None:
+        return "share of the rise unknown"
+    share = lever.share_of_rise  # a share that rounds to 0% keeps a decimal, and its sign
+    return f"{share:.0%} of the rise" if abs(share) >= 0.005 else f"{share:.1%} of the rise"
 
 
 def _share(lever: Lever) -> str:

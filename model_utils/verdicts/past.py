@@ -15,7 +15,7 @@ import numpy as np
 from model_utils.core.bootstrap import cross_fit, interval
 from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import yarn_multiplier
-from model_utils.verdicts.decomposition import decompose, family_of
+from model_utils.verdicts.decomposition import FAMILIES, decompose, family_of
 from model_utils.verdicts.layers import LayerGroup, chosen_mass, layer_type_masses
 
 FORMAT = 3  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
@@ -394,6 +394,7 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
         if recipe is not None and one is not None and len(views) > 1:
             rows.append(on_top_row(data, one, views))
     rows += own_temperature_rows(data, sums, counts)
+    rows += family_gap_rows(data, rows, sums, counts)
     return _judge_untrained(rows, data, plain, past)
 
 
@@ -472,6 +473,31 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
                              "untrained_mass_past": None, "effective_untrained_mass_past": None,
                              "recipe": data.views[index].recipe, "remaps": False, "family": "frequency"})
     return rows
+
+
+def family_gap_rows(data: PastData, rows: list[dict], sums: np.ndarray, counts: np.ndarray) -> list[dict]:
+    """Where recipes of more than one family ran (decomposition.FAMILIES), the family that saves the most against
+    the next, each by its recipe at T = 1 that saves the most (without a temperature of its own where one ran, as
+    Decomposition.family_lever chooses), paired on the same resamples: whether the lead is resolved or within the
+    noise."""
+    views = {view.label: i for i, view in enumerate(data.views)}
+    by_family: dict[str, list[dict]] = {}
+    for row in rows:
+        if row["kind"] == "recipe" and row["saved"] is not None:
+            by_family.setdefault(row["family"], []).append(row)
+    leads = []
+    for found in by_family.values():
+        alone = [row for row in found if not row.get("own_temperature")]
+        leads.append(max(alone or found, key=lambda row: row["saved"]))
+    if len(leads) < 2:
+        return []
+    first, second = sorted(leads, key=lambda row: -row["saved"])[:2]
+    return [{"label": f"{first['label']} vs {second['label']}", "kind": "family_gap",
+             "what": f"the {FAMILIES[first['family']]} that saves the most against the {FAMILIES[second['family']]} "
+                     "that saves the most, both at T = 1",
+             **_estimate(_fixed(sums, counts, views[second["label"]], views[first["label"]])),
+             "against": second["label"], "untrained_mass_past": None, "effective_untrained_mass_past": None,
+             "recipe": first["recipe"], "remaps": first["remaps"], "family": first["family"]}]
 
 
 def _judge_untrained(rows: list[dict], data: PastData, plain: list[int], past: list[int]) -> list[dict]:

@@ -149,3 +149,36 @@ def test_without_a_remapping_the_sentence_is_the_interpolations():
     found = verdict(2.0, temperature=0.17, recipe=2.08, on_top=0.03)
     assert found.families() == ["frequency"]
     assert "recipe families" not in found.sentence() and "on top of the interpolation" in found.sentence()
+
+
+def with_gap(found: Decomposition, saved: float, interval: list[float]) -> Decomposition:
+    """`found` with the row past.family_gap_rows adds: the leading family's recipe against the next, paired."""
+    gap = {"kind": "family_gap", "label": f"{SELF_EXTEND} vs {SINKS}", "what": "", "saved": saved,
+           "interval": interval, "against": SINKS, "family": "remap"}
+    return Decomposition.from_dict(found.to_dict() | {"rows": [*found.rows, gap]})
+
+
+def test_a_lead_whose_paired_interval_clears_zero_is_named_with_it():
+    found = with_gap(family_verdict(frequency=1.0, remap=1.8, sinks=1.7, temperature=0.2), 0.1, [0.05, 0.15])
+    assert found.sentence().endswith(
+        f"A distance remapping recovers the most of the recipe families ({SELF_EXTEND}, 90% of the rise; +0.100 nats "
+        f"per token more than {SINKS}, 95% interval +0.050 to +0.150), and a recipe, not the temperature, does the "
+        "recovery.")
+    assert [lever.kind for lever in found.levers] == [lever.kind for lever in family_verdict(
+        frequency=1.0, remap=1.8, sinks=1.7, temperature=0.2).levers]  # the gap is a comparison, not a lever
+
+
+def test_a_lead_within_the_noise_is_not_called_a_lead():
+    found = with_gap(family_verdict(frequency=1.0, remap=1.8, sinks=1.79, temperature=0.2), 0.01, [-0.02, 0.04])
+    said = found.sentence()
+    assert "recovers the most" not in said
+    assert said.endswith(f"The recipe families recover about the same ({SELF_EXTEND} saves +0.010 nats per token "
+                         f"more than {SINKS}, 95% interval -0.020 to +0.040, which does not clear 0), and a recipe, "
+                         "not the temperature, does the recovery.")
+
+
+def test_a_share_that_rounds_to_zero_keeps_a_decimal_and_its_sign():
+    found = family_verdict(frequency=2.08, remap=0.6, sinks=-0.008, temperature=0.17)
+    said = found.sentence()
+    assert "saves -0.01 nats per token (-0.4% of the rise)" in said
+    assert "(-0% of the rise)" not in said
