@@ -357,7 +357,7 @@ SCHEDULE_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173")
 
 # A RoPE recipe's passes: one colour per recipe (Dark2 and Paired tones that are neither a temperature's nor a
 # schedule's), its T = 1 solid, sharper temperatures darker and dotted, softer ones lighter and dashed.
-RECIPE_COLOURS = ("#e7298a", "#1b9e77", "#a6761d", "#6a3d9a", "#b15928")
+RECIPE_COLOURS = ("#e7298a", "#1b9e77", "#a6761d", "#6a3d9a", "#b15928", "#66a61e", "#e6ab02", "#666666")
 BEST_STYLE = {"color": "#000000", "dash": "dot", "width": 2.5}  # the best constant temperature of each bucket
 
 

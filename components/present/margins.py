@@ -22,6 +22,8 @@ TICK_PX, TITLE_PX = 12, 14  # Streamlit's theme: tick labels and legend entries 
 CHAR_EM, WORD_EM = 0.5, 0.45  # mean advance of a character of Source Sans, in em: tick labels (digits), and words
 LINE_EM = 1.3  # one line of text, in em
 LEGEND_ROW, LEGEND_PAD, LEGEND_SYMBOL = 19, 12, 40  # px: a row of a horizontal legend, its padding, an entry's symbol
+LEGEND_GAP = 8  # px between the x axis's title and a legend under it
+MIN_PLOT = 160  # px: the least height left to a plot whose legend sits below it
 SLACK = 10  # px: rounding, glyphs wider than the mean, and a few px plotly adds that the estimate leaves out
 _TAG = re.compile(r"<[^>]+>")
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
@@ -193,25 +195,38 @@ def legend_rows(figure: go.Figure, plot_width: float) -> int:
 
 
 def bottom_margin(figure: go.Figure, plot_width: float, narrowest: float | None = None) -> float:
-    """The larger of the x axis's labels and title, and a horizontal legend below the plot: with the legend at
-    paper y = -d, its top is d x the plot's height below the plot, and the plot's height depends on the margin.
-    The legend gets the rows it needs `narrowest` px wide, but at most one more than `plot_width` px wide: plotly
-    lays a long legend out in columns, and its column widths are not this estimate's to know."""
+    """The x axis's labels and title, and under them a horizontal legend below the plot, if there is one (fit
+    moves the legend there: a legend at the caller's paper y = -d sits d plot heights below the plot, which runs
+    into the axis title once many legend rows leave the plot short). The legend gets the rows it needs `narrowest`
+    px wide, but at most one more than `plot_width` px wide: plotly lays a long legend out in columns, and its
+    column widths are not this estimate's to know."""
+    axis, rows = _axis_and_legend(figure, plot_width, narrowest)
+    return axis + (LEGEND_GAP + LEGEND_PAD + LEGEND_ROW * rows if rows else 0)
+
+
+def _axis_and_legend(figure: go.Figure, plot_width: float, narrowest: float | None) -> tuple[float, int]:
+    """The px the x axis's labels and title take below the plot, and the rows of a horizontal legend drawn below
+    the plot (0 for none)."""
     narrowest = plot_width if narrowest is None else narrowest
     height, _ = _x_labels(figure, narrowest)
     axis = height + (60 if line_count(_title(figure.layout.xaxis)) else 12)
     legend = figure.layout.legend
-    rows = 0
-    if figure.layout.showlegend is not False:
-        rows = legend_rows(figure, plot_width)
-        rows = min(max(rows, legend_rows(figure, narrowest)), rows + 1)
-    below = legend.orientation == "h" and legend.y is not None and legend.y < 0 and rows
-    if not below:
-        return axis
-    depth = -legend.y
-    top = figure.layout.margin.t or 100
-    box = LEGEND_PAD + LEGEND_ROW * rows
-    return max(axis, (depth * ((figure.layout.height or 450) - top) + box) / (1 + depth))
+    if figure.layout.showlegend is False or legend.orientation != "h" or legend.y is None or legend.y >= 0:
+        return axis, 0
+    rows = legend_rows(figure, plot_width)
+    return axis, min(max(rows, legend_rows(figure, narrowest)), rows + 1)
+
+
+def _legend_under_axis(figure: go.Figure, axis: float, bottom: int) -> None:
+    """Put a legend below the plot just under the x axis's title: paper y is in plot heights, and the plot is what
+    the figure's height leaves between its top and bottom margins (at least MIN_PLOT px: a figure too short for its
+    legend grows)."""
+    top = figure.layout.margin.t if figure.layout.margin.t is not None else 100
+    plot = (figure.layout.height or 450) - top - bottom
+    if plot < MIN_PLOT:
+        figure.update_layout(height=top + MIN_PLOT + bottom)
+        plot = MIN_PLOT
+    figure.update_layout(legend={"y": -round((axis + LEGEND_GAP) / plot, 4), "yanchor": "top"})
 
 
 def fit(figure: go.Figure, width: int = FULL_WIDTH) -> go.Figure:
@@ -220,7 +235,11 @@ def fit(figure: go.Figure, width: int = FULL_WIDTH) -> go.Figure:
     left = left_margin(figure)
     _, past = _x_labels(figure, NARROWEST * width - left)
     right = max(past, _titles_past(figure, NARROWEST * width - left), _colour_bar(figure, WIDEST * width - left - 100))
-    bottom = bottom_margin(figure, width - left - right, NARROWEST * width - left - right)
+    plot_width, narrowest = width - left - right, NARROWEST * width - left - right
+    bottom = math.ceil(bottom_margin(figure, plot_width, narrowest) + SLACK)
+    axis, rows = _axis_and_legend(figure, plot_width, narrowest)
     figure.update_layout(margin={"l": math.ceil(left + SLACK), "r": math.ceil(right + SLACK) if right else 0,
-                                 "b": math.ceil(bottom + SLACK)})
+                                 "b": bottom})
+    if rows:
+        _legend_under_axis(figure, axis, bottom)
     return figure

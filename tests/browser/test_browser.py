@@ -54,7 +54,9 @@ def app_url(chromium_path, tmp_path_factory):
     port = free_port()
     SERVER_LOG["path"] = tmp_path_factory.mktemp("streamlit") / "server.log"
     log = SERVER_LOG["path"].open("w")
-    env = os.environ | {"ATTN_MODEL": os.environ.get("ATTN_BROWSER_MODEL", "bundled")}
+    model = os.environ.get("ATTN_BROWSER_MODEL", "bundled")
+    # the operator's list is this one model: an optional model installed here (`make models`) is not offered
+    env = os.environ | {"ATTN_MODEL": model, "ATTN_MODELS": model}
     process = subprocess.Popen(
         [sys.executable, "-m", "components.serving.serve", "--server.port", str(port), "--server.address",
          "127.0.0.1", "--server.headless", "true", "--client.showErrorDetails", "full"],

@@ -12,7 +12,6 @@ from components.present import figures, margins
 from components.present.margins import (
     LEGEND_PAD,
     LEGEND_ROW,
-    bottom_margin,
     fit,
     left_margin,
     legend_rows,
@@ -67,16 +66,22 @@ def test_a_legend_fits_one_row_when_its_entries_do_else_a_grid_of_the_widest():
     assert legend_rows(lines_figure(["only one"]), 400) == 0  # plotly shows no legend for a single trace
 
 
-@pytest.mark.parametrize("legend_y", [-0.2, -0.3])
-def test_the_bottom_margin_holds_a_legend_below_the_plot(legend_y):
-    figure = lines_figure([f"a long legend entry {i}" for i in range(8)], height=420, top=40, legend_y=legend_y)
-    width = 400
-    bottom = bottom_margin(figure, width)
-    plot_height = 420 - 40 - bottom
-    # the legend's top sits -y plot heights below the plot; its rows must end above the figure's bottom edge
-    box = LEGEND_PAD + LEGEND_ROW * legend_rows(figure, width)
-    assert bottom - (-legend_y) * plot_height >= box - 1e-9
-    assert legend_rows(figure, width) > 1
+@pytest.mark.parametrize(("legend_y", "entries"), [(-0.2, 8), (-0.3, 8), (-0.25, 14)])
+def test_a_legend_below_the_plot_sits_under_the_axis_title_and_inside_the_figure(legend_y, entries):
+    """Whatever paper y the caller gave it: the legend's top comes after the x axis's labels and title (a legend of
+    four rows at y = -0.25 once covered the title of the Context length page's loss chart), and its rows end
+    above the figure's bottom edge; a figure too short for that grows."""
+    figure = fit(lines_figure([f"a long legend entry {i}" for i in range(entries)], height=420, top=40,
+                              legend_y=legend_y), margins.HALF_WIDTH)
+    plot_width = margins.HALF_WIDTH - figure.layout.margin.l - figure.layout.margin.r
+    axis, _ = margins._axis_and_legend(figure, plot_width, None)
+    plot_height = figure.layout.height - 40 - figure.layout.margin.b
+    legend_top = -figure.layout.legend.y * plot_height
+    assert figure.layout.legend.yanchor == "top"
+    assert legend_top >= axis
+    box = LEGEND_PAD + LEGEND_ROW * legend_rows(figure, plot_width)
+    assert figure.layout.margin.b - legend_top >= box - 1e-9
+    assert plot_height >= margins.MIN_PLOT and legend_rows(figure, plot_width) > 1
 
 
 def test_a_colour_bar_and_its_title_take_room_on_the_right():
