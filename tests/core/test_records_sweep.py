@@ -2,6 +2,7 @@
 older unnumbered format is read, and a missing key or another format is refused with a message that names it."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -48,23 +49,30 @@ def test_the_committed_sweep_round_trips_through_its_record(record, written):
 
 
 def test_the_committed_sweep_is_read_as_written(committed, record, written):
-    """The committed file is format 2: every key comes back unchanged, and this format's layer windows, which
-    format 2 did not record, are None."""
-    assert committed["format"] == 2 and written == committed | {"format": FORMAT, "layer_windows": None}
-    assert record.layer_windows is None
-    assert list(record.best_by_rope) == [Rope("yarn-rope", 2.0)]
+    """The committed file is this format: every key comes back unchanged; the bundled model has one layer type, so
+    no layer has a window of its own."""
+    assert committed["format"] == FORMAT and written == committed
+    assert record.layer_windows == (None,) * 30
+    assert list(record.best_by_rope) == [Rope("yarn-rope", 2.0), Rope("self-extend", group=4, window=2048)]
+
+
+def test_a_file_of_format_2_reads_to_the_same_record_without_layer_windows(committed, record):
+    """Format 2 did not record the layers' windows: read as None, every other key as written."""
+    older = {key: value for key, value in committed.items() if key != "layer_windows"} | {"format": 2}
+    read = SweepDocument.from_dict(older)
+    assert read.layer_windows is None and read.to_dict() == committed | {"layer_windows": None}
 
 
 def test_a_file_of_format_1_reads_to_the_same_record(committed, record):
-    """Format 1 (no number) wrote best_by_rope keyed by the recipe's label: read by matching it to a result's
-    Rope, never by parsing it."""
-    older = {key: value for key, value in committed.items() if key not in ("format", "best_by_rope")}
-    older["best_by_rope"] = {"yarn-rope (s=2)": committed["best_by_rope"][0]["best"]}
-    assert SweepDocument.from_dict(older) == record
+    """Format 1 (no number, no layer windows) wrote best_by_rope keyed by the recipe's label: read by matching it to
+    a result's Rope, never by parsing it."""
+    older = {key: value for key, value in committed.items() if key not in ("format", "best_by_rope", "layer_windows")}
+    older["best_by_rope"] = {Rope.from_dict(entry["rope"]).label: entry["best"] for entry in committed["best_by_rope"]}
+    assert SweepDocument.from_dict(older) == replace(record, layer_windows=None)
 
 
 def test_the_record_holds_recipes_arrays_and_entries(committed, record):
-    assert len(record.results) == len(committed["results"]) == 24
+    assert len(record.results) == len(committed["results"]) == 30
     yarn = next(result for result in record.results if result.label == "yarn (s=2) + T=1")
     assert yarn.rope == Rope("yarn", 2.0) and yarn.recipe == "yarn (s=2)"
     assert yarn.attention_factor == pytest.approx(0.1 * np.log(2) + 1)
@@ -76,7 +84,7 @@ def test_the_record_holds_recipes_arrays_and_entries(committed, record):
     assert reference.distance_profile_layers.shape == (16, 30, len(record.distance_bins) - 1)
     assert record.buckets[0] == (1, 1024) and isinstance(record.best[0], BestEntry)
     assert record.best[0].bucket == (1, 1024) and record.best[0].positions == 1023
-    assert record.run.machine.startswith("x86_64") and record.verdict["format"] == 2
+    assert record.run.machine.startswith("x86_64") and record.verdict["format"] == 3
 
 
 def test_a_result_differs_from_one_with_other_numbers(record):

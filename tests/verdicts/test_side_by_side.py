@@ -36,10 +36,11 @@ def test_the_committed_sweeps_row_is_its_verdict():
     assert temperature.label == "best T per bucket (cross-fit on one text)"
     assert row["best T alone"] == interval(temperature)
     recipe = verdict.decomposition.lever("recipe")
-    assert recipe.label == "yarn-rope (s=2) + T=1"  # the interpolation alone, not YaRN with its own temperature
-    assert row["best recipe alone"] == f"yarn-rope (s=2) + T=1: {interval(recipe)}"
-    (on_top,) = [lever for lever in verdict.decomposition.levers if lever.kind == "on_top"]
-    assert row["temperature on top"] == f"{on_top.label}: {interval(on_top)}"
+    assert not recipe.own_temperature  # a recipe alone, not YaRN with its own temperature
+    assert row["best recipe alone"] == f"{recipe.label}: {interval(recipe)}"
+    on_top = [lever for lever in verdict.decomposition.levers if lever.kind == "on_top"]
+    assert "yarn (s=2) + T=1 vs yarn-rope (s=2) + T=1" in [lever.label for lever in on_top]
+    assert row["temperature on top"] == "; ".join(f"{lever.label}: {interval(lever)}" for lever in on_top)
     # one layer type: T = 1's mass over every layer, as the decomposition's T = 1 row gives it
     assert row["untrained-distance mass at T = 1"] == f"{verdict.decomposition.rows[0]['untrained_mass_past']:.3f}"
 
