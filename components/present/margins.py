@@ -194,19 +194,12 @@ def legend_rows(figure: go.Figure, plot_width: float) -> int:
     return math.ceil(len(entries) / columns)
 
 
-def bottom_margin(figure: go.Figure, plot_width: float, narrowest: float | None = None) -> float:
-    """The x axis's labels and title, and under them a horizontal legend below the plot, if there is one (fit
-    moves the legend there: a legend at the caller's paper y = -d sits d plot heights below the plot, which runs
-    into the axis title once many legend rows leave the plot short). The legend gets the rows it needs `narrowest`
-    px wide, but at most one more than `plot_width` px wide: plotly lays a long legend out in columns, and its
-    column widths are not this estimate's to know."""
-    axis, rows = _axis_and_legend(figure, plot_width, narrowest)
-    return axis + (LEGEND_GAP + LEGEND_PAD + LEGEND_ROW * rows if rows else 0)
-
-
 def _axis_and_legend(figure: go.Figure, plot_width: float, narrowest: float | None) -> tuple[float, int]:
     """The px the x axis's labels and title take below the plot, and the rows of a horizontal legend drawn below
-    the plot (0 for none)."""
+    the plot (0 for none), which fit puts under the axis's title (a legend at the caller's paper y = -d would sit d
+    plot heights below the plot and run into the title once many rows leave the plot short). The legend gets the
+    rows it needs `narrowest` px wide, but at most one more than `plot_width` px wide: plotly lays a long legend
+    out in columns, and its column widths are not this estimate's to know."""
     narrowest = plot_width if narrowest is None else narrowest
     height, _ = _x_labels(figure, narrowest)
     axis = height + (60 if line_count(_title(figure.layout.xaxis)) else 12)
@@ -236,8 +229,8 @@ def fit(figure: go.Figure, width: int = FULL_WIDTH) -> go.Figure:
     _, past = _x_labels(figure, NARROWEST * width - left)
     right = max(past, _titles_past(figure, NARROWEST * width - left), _colour_bar(figure, WIDEST * width - left - 100))
     plot_width, narrowest = width - left - right, NARROWEST * width - left - right
-    bottom = math.ceil(bottom_margin(figure, plot_width, narrowest) + SLACK)
     axis, rows = _axis_and_legend(figure, plot_width, narrowest)
+    bottom = math.ceil(axis + (LEGEND_GAP + LEGEND_PAD + LEGEND_ROW * rows if rows else 0) + SLACK)
     figure.update_layout(margin={"l": math.ceil(left + SLACK), "r": math.ceil(right + SLACK) if right else 0,
                                  "b": bottom})
     if rows:
