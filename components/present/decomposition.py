@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from components.present.figures import escape
 from components.present.margins import FULL_WIDTH, NARROWEST, SLACK, TICK_PX, WORD_EM, fit, left_margin, text_px
-from model_utils.verdicts.decomposition import FAMILIES, Lever
+from model_utils.verdicts.decomposition import FAMILIES, Lever, percent_of_rise
 
 KIND_COLOURS = {"recipe": "#1f77b4", "temperature": "#d62728", "on_top": "#ff7f0e", "schedule": "#9467bd"}
 KIND_NAMES = {"recipe": "RoPE recipe at T = 1", "temperature": "best constant T alone",
@@ -76,7 +76,7 @@ def _bounds(lever: Lever) -> tuple[float, float]:
 
 
 def _share(lever: Lever) -> str:
-    return "" if lever.share_of_rise is None else f"{lever.share_of_rise:.0%} of the rise"
+    return "" if lever.share_of_rise is None else percent_of_rise(lever)
 
 
 def _said(lever: Lever) -> str:

@@ -19,7 +19,7 @@ from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
 from model_utils.core.records import field
 from model_utils.core.records.sweep import SweepDocument, SweepResult
 from model_utils.verdicts import NO_VALUE
-from model_utils.verdicts.decomposition import FAMILIES, Decomposition, Lever
+from model_utils.verdicts.decomposition import FAMILIES, Decomposition, Lever, percent_of_rise
 from model_utils.verdicts.layers import LayerTypeMass, layer_groups
 from model_utils.verdicts.past import (
     FORMAT,
@@ -172,7 +172,7 @@ class ContextVerdict:
     def _lever_headline(self, lever: Lever | None) -> Headline | None:
         if lever is None or lever.saved is None:
             return None
-        share = "" if lever.share_of_rise is None else f" ({lever.share_of_rise:.0%} of the rise)"
+        share = "" if lever.share_of_rise is None else f" ({percent_of_rise(lever)})"
         return Headline(label=f"Brings the loss back: {lever.label}",
                         value=f"{lever.saved:+.3f} nats/token" + _short(lever.interval),
                         help=f"{lever.what}: {SAVES}, per token over {_span(self.past)} against T = 1 on the "
@@ -367,7 +367,7 @@ class ContextVerdict:
         parts = []
         for family in decomposition.families():
             lever = decomposition.family_lever(family)
-            share = "" if lever.share_of_rise is None else f", {lever.share_of_rise:.0%} of the rise"
+            share = "" if lever.share_of_rise is None else f", {percent_of_rise(lever)}"
             parts.append(f"{FAMILIES[family]}, {lever.label}: {lever.saved:+.3f}{_bracket(lever.interval)}{share}"
                          + _mass_bracket(rows.get(lever.label, {})))
         said = (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 "

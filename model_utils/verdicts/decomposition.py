@@ -152,7 +152,8 @@ class Decomposition:
     def _lead(self, lead: Lever) -> str:
         """Which family recovers the most, if its lead over the next family clears 0; else that they recover about
         the same, with the lead and its interval."""
-        most = f"{SUBJECTS[lead.family]} recovers the most of the recipe families ({lead.label}, {_percent(lead)}"
+        most = (f"{SUBJECTS[lead.family]} recovers the most of the recipe families ({lead.label}, "
+                f"{percent_of_rise(lead)}")
         gap = self.family_gap()
         if gap is None or gap["interval"] is None:
             return most + ")"
@@ -172,10 +173,10 @@ class Decomposition:
         if not on_top:
             return ""
         return f"; a temperature on top of {what}: " + ", ".join(
-            f"{lever.label} saves {lever.saved:+.3f} more ({_percent(lever)})" for lever in on_top)
+            f"{lever.label} saves {lever.saved:+.3f} more ({percent_of_rise(lever)})" for lever in on_top)
 
 
-def _percent(lever: Lever) -> str:
+def percent_of_rise(lever: Lever) -> str:
     if lever.share_of_rise is None:
         return "share of the rise unknown"
     share = lever.share_of_rise  # a share that rounds to 0% keeps a decimal, and its sign
@@ -183,7 +184,7 @@ def _percent(lever: Lever) -> str:
 
 
 def _share(lever: Lever) -> str:
-    return f"{lever.label} saves {lever.saved:+.2f} nats per token ({_percent(lever)})"
+    return f"{lever.label} saves {lever.saved:+.2f} nats per token ({percent_of_rise(lever)})"
 
 
 def decompose(*, rise: float, scope: str, rows: Sequence[dict], schedules: Sequence[dict]) -> Decomposition:

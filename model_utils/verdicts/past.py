@@ -477,21 +477,14 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
 
 def family_gap_rows(data: PastData, rows: list[dict], sums: np.ndarray, counts: np.ndarray) -> list[dict]:
     """Where recipes of more than one family ran (decomposition.FAMILIES), the family that saves the most against
-    the next, each by its recipe at T = 1 that saves the most (without a temperature of its own where one ran, as
-    Decomposition.family_lever chooses), paired on the same resamples: whether the lead is resolved or within the
-    noise."""
-    views = {view.label: i for i, view in enumerate(data.views)}
-    by_family: dict[str, list[dict]] = {}
-    for row in rows:
-        if row["kind"] == "recipe" and row["saved"] is not None:
-            by_family.setdefault(row["family"], []).append(row)
-    leads = []
-    for found in by_family.values():
-        alone = [row for row in found if not row.get("own_temperature")]
-        leads.append(max(alone or found, key=lambda row: row["saved"]))
+    the next, each by the lever Decomposition.family_lever picks for it (the lever the sentence names), paired on
+    the same resamples: whether the lead is resolved or within the noise."""
+    found = decompose(rise=0.0, scope=data.scope, rows=rows, schedules=[])  # only its family levers are read
+    leads = sorted((found.family_lever(family) for family in found.families()), key=lambda lever: -lever.saved)
     if len(leads) < 2:
         return []
-    first, second = sorted(leads, key=lambda row: -row["saved"])[:2]
+    views = {view.label: i for i, view in enumerate(data.views)}
+    first, second = ({row["label"]: row for row in rows}[lever.label] for lever in leads[:2])
     return [{"label": f"{first['label']} vs {second['label']}", "kind": "family_gap",
              "what": f"the {FAMILIES[first['family']]} that saves the most against the {FAMILIES[second['family']]} "
                      "that saves the most, both at T = 1",
