@@ -29,10 +29,11 @@ from model_utils.engine.remap import build_remap, check_remap
 from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel
 
-# Logits per lm_head chunk [rows, positions, vocab]: 2^24 floats = 64 MB per temporary, whatever the vocabulary
-# (SmolLM2's 49,152: 85 positions of 4 rows; Gemma 3's 262,144: 16). All 4,096 positions of 4 rows of Gemma 3 at
-# once would be 17 GB.
-LOSS_CHUNK_ELEMENTS = 1 << 24
+# Logits per lm_head chunk [rows, positions, vocab]: 2^26 floats = 256 MB per temporary, whatever the vocabulary
+# (SmolLM2's 49,152: 341 positions of 4 rows; Gemma 3's 262,144: 64, or 256 of one row). A chunk of 64 positions of
+# one row reads Gemma 3's 671 MB output layer for every 64 positions: 1.23x as slow as 256 (bench/LOSS_CHUNK.md).
+# All 4,096 positions of 4 rows of Gemma 3 at once would be 17 GB.
+LOSS_CHUNK_ELEMENTS = 1 << 26
 
 
 def loss_chunk(batch: int, vocab: int) -> int:
