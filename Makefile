@@ -105,14 +105,17 @@ sweep: setup
 # the same temperatures, the five schedules anchored at its trained length and the same frequency changes (on its
 # global layers: its sliding-window layers keep their own RoPE; the distance remappings are not applied to a model
 # with a RoPE per layer type, so they are left out), each pass a job on 2 Ray workers (each holds its own copy of
-# the model). Hours on 2 cores; finished passes are cached, so an interrupted run resumes and a repeated one
-# returns at once.
+# the model). Hours on 2 cores, more than one working session: its finished passes are kept in GEMMA_PASSES, a
+# folder of the repository, and committed as they come (one JSON per pass, as the pass cache writes it), so the run
+# resumes from them (where the model cache has the default path, which the pass key holds) and a repeated one returns
+# at once.
 GEMMA_SWEEP_OUT ?= assets/sweeps/gemma3-270m-49k.json
+GEMMA_PASSES ?= assets/passes/gemma3-270m-49k
 sweep-gemma: models
 	mkdir -p $(dir $(GEMMA_SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model gemma3-270m --builtin decimal-source --max-tokens 49152 \
 		--beyond-trained --bucket-size 2048 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 \
-		--schedule all:trained $(FREQUENCY_RECIPES) --workers 2 --json $(GEMMA_SWEEP_OUT)
+		--schedule all:trained $(FREQUENCY_RECIPES) --workers 2 --cache-dir $(GEMMA_PASSES) --json $(GEMMA_SWEEP_OUT)
 	$(BIN)/python -m bench.readme sweep
 
 # Finished passes of the tune and the fits are kept here (the sweep's pass cache), so a fit reuses the tune's.

@@ -113,6 +113,11 @@ def run_analyze(args) -> None:
     write_json(report.to_dict() | {"load_seconds": load_seconds, "model_source": loaded.source}, args.json)
 
 
+def cache_folder(args) -> Path | None:
+    """--cache-dir as an absolute path: Ray workers, which write passes into it, need not share the driver's folder."""
+    return Path(args.cache_dir).resolve() if args.cache_dir else None
+
+
 def sweep_settings(args):
     """The settings every pass of a sweep or a tune shares, from the command line."""
     from model_utils.experiments.sweep import SweepSettings
@@ -139,7 +144,7 @@ def run_sweep(args) -> None:
     placed = placement(args)
     loaded = load_model(args.model, progress=progress_line, device=args.device)
     specs = requested_views(args, loaded, text)
-    cache_dir = Path(args.cache_dir) if args.cache_dir else None
+    cache_dir = cache_folder(args)
     started = time.perf_counter()
     try:
         runner = sweep_on_ray if placed.on_ray else sweep_here
@@ -237,7 +242,7 @@ def run_tune(args) -> None:
     try:
         summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=placed.workers,
                        ray_address=placed.ray_address, threads=placed.threads, on_document=on_document, on_pass=on_pass,
-                       cache_dir=Path(args.cache_dir) if args.cache_dir else None)
+                       cache_dir=cache_folder(args))
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     finally:
@@ -278,7 +283,7 @@ def run_fit(args) -> None:
                                                                  settings.trained_length or loaded.max_positions)
         summary = fit(loaded, corpus, request, settings, out, workers=placed.workers,
                       ray_address=placed.ray_address, threads=placed.threads,
-                      cache_dir=Path(args.cache_dir) if args.cache_dir else None, progress=progress_lines,
+                      cache_dir=cache_folder(args), progress=progress_lines,
                       reuse=reuse)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
