@@ -107,8 +107,7 @@ sweep: setup
 # with a RoPE per layer type, so they are left out), each pass a job on 2 Ray workers (each holds its own copy of
 # the model). Hours on 2 cores, more than one working session: its finished passes are kept in GEMMA_PASSES, a
 # folder of the repository, and committed as they come (one JSON per pass, as the pass cache writes it), so the run
-# resumes from them (where the model cache has the default path, which the pass key holds) and a repeated one returns
-# at once.
+# resumes from them on any machine and a repeated one returns at once.
 GEMMA_SWEEP_OUT ?= assets/sweeps/gemma3-270m-49k.json
 GEMMA_PASSES ?= assets/passes/gemma3-270m-49k
 sweep-gemma: models
@@ -144,14 +143,15 @@ tune: setup
 # 2,048. The levers the decomposition needs and no more: T = 1 and the temperatures around it (the bundled tune's;
 # set GEMMA_TUNE_TEMPERATURES around the best T of the committed Gemma sweep once it is there), YaRN (s = 2) and its
 # interpolation alone at T = 1, on the global layers, anchored at the trained length; no schedules. 7 passes per
-# document on 2 Ray workers: many hours on 2 cores (unmeasured). Finished documents are kept and finished passes
-# cached, so an interrupted run resumes.
+# document on 2 Ray workers: many hours on 2 cores, more than one working session. Finished documents are kept, and
+# finished passes are committed as they come in GEMMA_TUNE_PASSES (as the Gemma sweep's), so a run resumes from them.
 GEMMA_TUNE_OUT ?= assets/tune/gemma3-270m-builtin
+GEMMA_TUNE_PASSES ?= assets/passes/gemma3-270m-tune
 GEMMA_TUNE_TEMPERATURES ?= 0.9 1 1.1 1.25 1.5
 tune-gemma: models
 	$(BIN)/python -m model_utils tune --model gemma3-270m --corpus builtin-long --documents 4 --max-tokens 49152 \
 		--beyond-trained --bucket-size 2048 --temperatures $(GEMMA_TUNE_TEMPERATURES) --rope yarn:2@1 \
-		--rope yarn-rope:2@1 --workers 2 --cache-dir $(PASSES) --out $(GEMMA_TUNE_OUT)
+		--rope yarn-rope:2@1 --workers 2 --cache-dir $(GEMMA_TUNE_PASSES) --out $(GEMMA_TUNE_OUT)
 
 # The fitted temperatures the page and README show: a constant T on YaRN's interpolation alone (yarn-rope), fitted
 # on the tune's 8 documents in 2 folds to a tolerance of 0.002 in T, at s = 2 on 16,384 tokens and at s = 1.5 on

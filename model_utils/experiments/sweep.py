@@ -99,11 +99,12 @@ def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: 
                cache_dir: Path | None = None, on_start: Callable[[str, int], None] | None = None,
                progress: OnProgress | None = None, fingerprint: str | None = None) -> list[dict]:
     """One pass record per spec (SweepPass.to_dict()'s form), from the cache where present, else computed and saved
-    at once. `fingerprint` is model_fingerprint(loaded), for a caller that runs many texts on one model and has it
-    already."""
+    at once. `fingerprint` is model_fingerprint(loaded, portable=True), for a caller that runs many texts on one
+    model and has it already: the key leaves out the folder the model was loaded from, so that passes committed or
+    copied from another machine are found wherever its model cache is."""
     folder = (cache_dir or cache_root() / "sweeps")
     folder.mkdir(parents=True, exist_ok=True)
-    fingerprint = fingerprint or model_fingerprint(loaded)
+    fingerprint = fingerprint or model_fingerprint(loaded, portable=True)
     records = []
     for index, spec in enumerate(specs):
         path = folder / f"{pass_key(fingerprint, text, spec, settings)}.json"

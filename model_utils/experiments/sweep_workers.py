@@ -44,7 +44,7 @@ def sweep_on_workers(loaded: LoadedModel, text: str, specs: Sequence[Spec], sett
     check_sweep(loaded, text, specs, settings)
     folder = cache_dir or cache_root() / "sweeps"
     folder.mkdir(parents=True, exist_ok=True)
-    fingerprint = model_fingerprint(loaded)
+    fingerprint = model_fingerprint(loaded, portable=True)  # as run_passes keys them
     paths = {as_view(spec).label: folder / f"{pass_key(fingerprint, text, spec, settings)}.json" for spec in specs}
     missing = [spec for spec in specs if not paths[as_view(spec).label].is_file()]
     done = len(specs) - len(missing)

@@ -98,6 +98,19 @@ def test_one_worker_gives_the_sweep_and_a_rerun_computes_nothing(tiny, text, ref
     assert repeated.to_dict() == document.to_dict()  # even the seconds: they are the cached passes'
 
 
+def test_passes_are_found_wherever_the_model_cache_is(tiny, text, tmp_path, monkeypatch):
+    """Committed passes (assets/passes/) are reused on a machine whose model cache is in another folder, which
+    transformers records in the config's `_name_or_path`: the pass key leaves it out."""
+    specs = [1.0]
+    sweep_on_workers(tiny, text, specs, SETTINGS, Placement(), source="built-in", cache_dir=tmp_path)
+    before = cached(tmp_path)
+    monkeypatch.setattr(tiny.model.config, "_name_or_path", str(tmp_path / "another-home" / ".cache" / "model"))
+    events = []
+    sweep_on_workers(tiny, text, specs, SETTINGS, Placement(), source="built-in", cache_dir=tmp_path,
+                     on_pass=events.append)
+    assert events == [] and cached(tmp_path) == before  # no pass computed, none written beside them
+
+
 def test_the_driver_keeps_the_passes_a_clusters_worker_kept_on_its_own_disk(tiny, text, reference, tmp_path,
                                                                            monkeypatch):
     """On a cluster each worker keeps its passes on its own machine; the records travel back and the driver writes

@@ -564,7 +564,7 @@ def test_saving_a_model_keeps_its_fingerprint(tmp_path):
 def test_the_workers_check_ignores_the_folder_each_machine_keeps_the_model_in():
     """A Ray worker on another machine loads the bundled model from its own cache folder (another home, another
     ATTN_CACHE_DIR), which transformers records in the config's `_name_or_path`: the portable fingerprint the
-    workers are checked with leaves it out, the plain one (pass cache, rows) keeps it."""
+    workers are checked with (and the pass cache keyed by) leaves it out, the plain one (rows) keeps it."""
     import copy
     import types
 

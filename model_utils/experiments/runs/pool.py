@@ -143,7 +143,7 @@ def open_pool(settings: WorkerSettings, placement: Placement) -> Iterator[Pool]:
 
 def start_actors(settings: WorkerSettings, *, count: int, cpus_each: float, fingerprint: str) -> list:
     """`count` DocumentWorker actors made with `settings` (the model by name), each checked to hold the same model
-    as the driver (`fingerprint`: the driver's portable fingerprint, model_fingerprints)."""
+    as the driver (`fingerprint`: the driver's model_fingerprint(portable=True))."""
     import ray
 
     actor_class = ray.remote(max_restarts=MAX_RESTARTS, max_task_retries=MAX_TASK_RETRIES)(DocumentWorker)

@@ -18,7 +18,7 @@ from model_utils.core.paths import cache_root
 from model_utils.engine.analyze import set_threads
 from model_utils.engine.plugin import load_model
 from model_utils.experiments.corpus import Document
-from model_utils.experiments.fingerprint import model_fingerprints
+from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.sweep import Spec, SweepSettings, pass_key, region_nll, run_passes
 from model_utils.models import LoadedModel
 
@@ -52,13 +52,13 @@ class DocumentWorker:
         self.loaded = load_model(model, device=settings.device) if isinstance(model, str) else model
         self.settings = settings
         self.pass_dir = Path(settings.pass_dir) if settings.pass_dir else cache_root() / "tune-passes"
-        self.fingerprint, self.portable_fingerprint = model_fingerprints(self.loaded)
+        self.fingerprint = model_fingerprint(self.loaded, portable=True)  # the driver's, and the pass cache's key
 
     def describe(self) -> dict:
         import torch
 
         return {"pid": os.getpid(), "host": socket.gethostname(), "threads": torch.get_num_threads(),
-                "fingerprint": self.portable_fingerprint}  # as the driver's, wherever the model is kept
+                "fingerprint": self.fingerprint}  # as the driver's, wherever the model is kept
 
     def passes(self, document: Document, specs: Sequence[Spec]) -> list[dict]:
         """A distributed sweep's unit of work: each spec's pass on `document` as the pass cache holds it
