@@ -105,9 +105,9 @@ sweep: setup
 # the same temperatures, the five schedules anchored at its trained length and the same frequency changes (on its
 # global layers: its sliding-window layers keep their own RoPE; the distance remappings are not applied to a model
 # with a RoPE per layer type, so they are left out), each pass a job on 2 Ray workers (each holds its own copy of
-# the model). Hours on 2 cores, more than one working session: its finished passes are kept in GEMMA_PASSES, a
-# folder of the repository, and committed as they come (one JSON per pass, as the pass cache writes it), so the run
-# resumes from them on any machine and a repeated one returns at once.
+# the model). About 2.6 h on 2 cores (9.2 passes an hour), more than one working session: its finished passes are
+# kept in GEMMA_PASSES, a folder of the repository, and committed as they come (one JSON per pass, as the pass cache
+# writes it), so the run resumes from them on any machine and a repeated one returns at once.
 GEMMA_SWEEP_OUT ?= assets/sweeps/gemma3-270m-49k.json
 GEMMA_PASSES ?= assets/passes/gemma3-270m-49k
 sweep-gemma: models
