@@ -113,8 +113,8 @@ def summary_file(tmp_path_factory) -> Path:
 @pytest.fixture
 def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
     """The app's environment for AppTest: the tiny model, no operator model list and no optional model installed,
-    the tiny model's sweep as the context-length page's committed sweep, no corpus summary, and the page's own
-    sweeps kept in a fresh folder."""
+    the tiny model's sweep as the context-length page's committed sweep, no corpus summary (nor another model's),
+    and the page's own sweeps kept in a fresh folder."""
     from components.serving import settings
 
     monkeypatch.setenv("ATTN_MODEL", "tiny-random")
@@ -123,6 +123,7 @@ def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
     monkeypatch.setattr(settings, "CONTEXT_SWEEP", tiny_sweep_file)
     monkeypatch.setattr(settings, "SWEEPS_DIR", tmp_path / "no-other-sweeps")
     monkeypatch.setattr(settings, "CORPUS_SUMMARY", tmp_path / "no-summary.json")
+    monkeypatch.setattr(settings, "TUNE_DIR", tmp_path / "no-other-summaries")
     monkeypatch.setattr(settings, "FIT_DIR", tmp_path / "no-fits")
     monkeypatch.setattr(settings, "SWEEP_PASSES", tmp_path / "passes")
     return monkeypatch

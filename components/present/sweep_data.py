@@ -185,6 +185,17 @@ def default_comparison(document: SweepDocument) -> str:
     return (on_recipes[:1] or chosen or others or [document.reference().label])[0]
 
 
+def summary_for(summaries: Sequence[TuneSummary], document: SweepDocument | None,
+                several_models: bool) -> TuneSummary | None:
+    """The corpus summary shown with `document`: the first of its model; where the committed sweeps are of several
+    models (the page offers a choice by model), none when its model has no corpus, so that no other model's answer
+    leads; else the first one (the default corpus, drawn beside a run of another model)."""
+    for summary in summaries:
+        if document is not None and summary.model == document.model:
+            return summary
+    return None if several_models or not summaries else summaries[0]
+
+
 def corpus_trained_length(summary: TuneSummary, documents: Sequence[SweepDocument | None] = ()) -> int | None:
     """The trained length of a corpus summary: its settings' own, or (when the tuner ran with the model's default,
     which the summary's settings do not write down) that of a sweep document of the same model; None if neither

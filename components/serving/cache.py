@@ -245,9 +245,17 @@ def _into(record: type | None, data: dict):
 
 def committed_sweep_paths(default: Path, folder: Path) -> list[Path]:
     """The committed sweeps' files: `default` (where it is), then every other JSON file of `folder` by name."""
-    found = [default] if default.is_file() else []
-    others = sorted(path for path in folder.glob("*.json") if not default.is_file() or not path.samefile(default))
-    return found + others
+    return _default_then_others(default, sorted(folder.glob("*.json")))
+
+
+def committed_summary_paths(default: Path, folder: Path) -> list[Path]:
+    """The committed corpus summaries' files: `default` (where it is), then every other `folder/*/summary.json`."""
+    return _default_then_others(default, sorted(folder.glob("*/summary.json")))
+
+
+def _default_then_others(default: Path, found: list[Path]) -> list[Path]:
+    first = [default] if default.is_file() else []
+    return first + [path for path in found if not first or not path.samefile(default)]
 
 
 def read_committed_sweep(path: Path) -> SweepDocument | None:

@@ -50,6 +50,9 @@ CONTEXT_SWEEP = Path(os.environ.get("ATTN_CONTEXT_SWEEP", ASSETS / "sweeps" / "b
 # CONTEXT_SWEEP in the page's choice of committed sweep and set side by side with it.
 SWEEPS_DIR = Path(os.environ.get("ATTN_SWEEPS_DIR", ASSETS / "sweeps"))
 CORPUS_SUMMARY = Path(os.environ.get("ATTN_CORPUS_SUMMARY", ASSETS / "tune" / "bundled-builtin" / "summary.json"))
+# The other models' corpus summaries (`make tune-gemma`): every TUNE_DIR/*/summary.json; the page shows the one of
+# the model whose sweep it shows.
+TUNE_DIR = Path(os.environ.get("ATTN_TUNE_DIR", ASSETS / "tune"))
 # The fits (`make fit`): every FIT_DIR/*/fit.json is shown against YaRN's law.
 FIT_DIR = Path(os.environ.get("ATTN_FIT_DIR", ASSETS / "fit"))
 # Where the page's own sweeps keep their finished passes (None: the model cache folder, as the command line does).

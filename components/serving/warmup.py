@@ -16,6 +16,7 @@ from components.serving.admission import WARM_UP
 from components.serving.cache import (
     GATE,
     cached_model,
+    committed_summary_paths,
     committed_sweep_paths,
     computed_once,
     read_committed,
@@ -47,10 +48,12 @@ def _ready(view: DefaultView, model: str) -> bool:
 
 
 def read_committed_results() -> None:
-    """Parse the committed sweeps (one per model) and corpus summary into the cache the Context length page reads
+    """Parse the committed sweeps and corpus summaries (one per model) into the cache the Context length page reads
     (the bundled sweep of 24 passes is 8 MB of JSON: a second or more that its first visitor would otherwise wait)."""
     sweeps = committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
-    for path, read in [*((path, read_committed_sweep) for path in sweeps), (settings.CORPUS_SUMMARY, read_committed)]:
+    summaries = committed_summary_paths(settings.CORPUS_SUMMARY, settings.TUNE_DIR)
+    for path, read in [*((path, read_committed_sweep) for path in sweeps),
+                       *((path, read_committed) for path in summaries)]:
         if read(path) is not None:
             log.info("warm-up: %s read", path.name)
 

@@ -14,10 +14,15 @@ import streamlit as st
 
 from components.present import captions, figures
 from components.present.decomposition import decomposition_chart
-from components.present.sweep_data import corpus_trained_length, line_groups, past_bucket_without_loss
+from components.present.sweep_data import corpus_trained_length, line_groups, past_bucket_without_loss, summary_for
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import committed_sweep_paths, read_committed, read_committed_sweep
+from components.serving.cache import (
+    committed_summary_paths,
+    committed_sweep_paths,
+    read_committed,
+    read_committed_sweep,
+)
 from components.widgets.context_form import COMMITTED, YOURS
 from components.widgets.downloads import sweep_downloads_ui
 from model_utils.core.names import model_name
@@ -84,7 +89,8 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
     be when there is none."""
     sweeps = {path: document for path in committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
               if (document := read_committed_sweep(path)) is not None}
-    summary = read_committed(settings.CORPUS_SUMMARY, TuneSummary)
+    summaries = [summary for path in committed_summary_paths(settings.CORPUS_SUMMARY, settings.TUNE_DIR)
+                 if (summary := read_committed(path, TuneSummary)) is not None]
     views = [view for view, ready in ((COMMITTED, sweeps), (YOURS, yours)) if ready]
     if len(views) > 1:
         forget_stale("context_view", views)
@@ -96,6 +102,11 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
     if document is None:
         st.info(f"There is no committed sweep at {plain(settings.CONTEXT_SWEEP)}: `make sweep` writes it. Run one "
                 "with the form above.")
+    several = len({found.model for found in sweeps.values()}) > 1
+    summary = summary_for(summaries, document, several)
+    if summary is None and summaries and document is not None:
+        st.caption(f"No corpus tune of {plain(model_name(document.model))} is committed: its answer is on one text "
+                   "(`python -m model_utils tune` writes one; `make tune-gemma` for Gemma 3 270M).")
     fits = tuple(fit for found in sorted(settings.FIT_DIR.glob("*/fit.json"))
                  if (fit := read_committed(found, FitSummary)) is not None)
     corpus = None if summary is None else corpus_verdict(summary)

@@ -909,6 +909,39 @@ def test_the_committed_sweeps_of_two_models_are_a_choice_and_a_table_side_by_sid
     assert runs == {"sweeps": 0, "passes": 0}
 
 
+def test_the_corpus_shown_is_the_chosen_models_and_none_leads_for_a_model_without_one(tiny_env, runs, other_sweeps,
+                                                                                      summary_file, tmp_path):
+    """With committed sweeps of two models, the corpus answer is the chosen model's: tiny-random's corpus leads for
+    its sweep; Gemma's sweep without a corpus of its own opens on its one text and says so; once a Gemma corpus is
+    committed (TUNE_DIR/*/summary.json), it leads for Gemma."""
+    from model_utils.core.names import GEMMA
+
+    tiny_env.setattr(settings, "SWEEPS_DIR", other_sweeps)
+    tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
+    tiny_env.setattr(settings, "TUNE_DIR", tmp_path / "tune")
+
+    def titles(at: AppTest) -> list[str]:
+        return [m.value.split(".**")[0].replace("\\", "") for m in at.markdown  # markdown escapes left out
+                if m.value.startswith(("**The corpus", "**One text"))]
+
+    at = open_page()
+    assert_clean(at)
+    assert titles(at)[0].startswith("**The corpus of tiny-random")
+    at.radio(key="context_committed").set_value("Gemma 3 270M, 256 tokens").run()
+    assert_clean(at)
+    assert titles(at) == ["**One text, the committed sweep of Gemma 3 270M (cross-fit on one text)"]
+    assert any("No corpus tune of Gemma 3 270M is committed" in c.value for c in at.caption)
+    gemma = replace(TuneSummary.from_dict(json.loads(summary_file.read_text())), model=GEMMA)
+    (tmp_path / "tune" / "gemma").mkdir(parents=True)
+    (tmp_path / "tune" / "gemma" / "summary.json").write_text(json.dumps(gemma.to_dict(), allow_nan=False))
+    at = open_page()
+    at.radio(key="context_committed").set_value("Gemma 3 270M, 256 tokens").run()
+    assert_clean(at)
+    assert titles(at)[0].startswith("**The corpus of Gemma 3 270M")
+    assert not any("No corpus tune" in c.value for c in at.caption)
+    assert runs == {"sweeps": 0, "passes": 0}
+
+
 def test_one_committed_sweep_offers_no_choice_and_a_table_of_one_row(tiny_env, runs, document):
     from model_utils.verdicts.side_by_side import sweep_rows
 
