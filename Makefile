@@ -152,6 +152,7 @@ tune-gemma: models
 	$(BIN)/python -m model_utils tune --model gemma3-270m --corpus builtin-long --documents 4 --max-tokens 49152 \
 		--beyond-trained --bucket-size 2048 --temperatures $(GEMMA_TUNE_TEMPERATURES) --rope yarn:2@1 \
 		--rope yarn-rope:2@1 --workers 2 --cache-dir $(GEMMA_TUNE_PASSES) --out $(GEMMA_TUNE_OUT)
+	$(BIN)/python -m bench.readme tune
 
 # The fitted temperatures the page and README show: a constant T on YaRN's interpolation alone (yarn-rope), fitted
 # on the tune's 8 documents in 2 folds to a tolerance of 0.002 in T, at s = 2 on 16,384 tokens and at s = 1.5 on

@@ -21,7 +21,8 @@ from model_utils.core.records.tune import TuneSummary
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 SWEEPS = ROOT / "assets" / "sweeps"  # the committed sweeps, one per model
 SWEEP = SWEEPS / "bundled-16k.json"  # the first: the FINDINGS sweep block and the README's lines on one text
-TUNE = ROOT / "assets" / "tune" / "bundled-builtin" / "summary.json"
+TUNES = ROOT / "assets" / "tune"  # the committed corpus tunes, one per model
+TUNE = TUNES / "bundled-builtin" / "summary.json"  # the first: the FINDINGS tune block and the README's corpus line
 FITS = ROOT / "assets" / "fit"
 FINDINGS = ROOT / "docs" / "FINDINGS.md"  # the long blocks; the README keeps "What we found"
 CHART = "assets/screenshots/decomposition.png"  # the Context length page's decomposition chart (browser test)
@@ -183,6 +184,24 @@ def read_tune(path: Path = TUNE) -> TuneSummary:
     return TuneSummary.from_dict(json.loads(path.read_text()))
 
 
+def read_tunes(folder: Path = TUNES, first: Path = TUNE) -> list[TuneSummary]:
+    """The committed corpus summaries: `first` (when it is there), then every other `folder/*/summary.json`."""
+    paths = [first] if first.is_file() else []
+    paths += sorted(path for path in folder.glob("*/summary.json") if path.resolve() != first.resolve())
+    return [read_tune(path) for path in paths]
+
+
+def other_tune_lines(summaries: Sequence[TuneSummary]) -> list[str]:
+    """docs/FINDINGS.md's block of the corpus tunes after the first (another model's): each one's facts, verdict
+    and tables as the first one's (tune_lines), under the model's name; a line saying there is none otherwise."""
+    if not summaries:
+        return ["No other model's corpus tune is committed yet (`make tune-gemma` writes Gemma 3 270M's)."]
+    lines: list[str] = []
+    for summary in summaries:
+        lines += ["" if lines else None, f"### {model_name(summary.model)}", "", *tune_lines(summary)]
+    return [line for line in lines if line is not None]
+
+
 def read_fits(folder: Path = FITS) -> list[FitSummary]:
     return [FitSummary.from_dict(json.loads(path.read_text())) for path in sorted(folder.glob("*/fit.json"))]
 
@@ -215,12 +234,14 @@ def replace_figures(values: dict[str, str], readme: Path = ROOT / "README.md") -
 
 
 def found_lines(document: SweepDocument, summary: TuneSummary | None,
-                others: Sequence[SweepDocument] = (), fits: Sequence[FitSummary] = ()) -> list[str]:
+                others: Sequence[SweepDocument] = (), fits: Sequence[FitSummary] = (),
+                other_summaries: Sequence[TuneSummary] = ()) -> list[str]:
     """The README's "What we found", at most ten lines: the chart, the answer on the corpus (held out over
     documents) and on one text (cross-fit), the recipe families side by side where more than the frequency changes
-    ran, what the published schedules do, the answer on each other committed sweep (`others`), and the scope; every
-    number from the verdicts; the fits made on the corpus's documents are levers of its decomposition
-    (verdicts.fit.with_fits). With sweeps of more than one model each line names the model it was measured on."""
+    ran, what the published schedules do, the answer on each other committed sweep (`others`, after its model's
+    corpus answer where `other_summaries` holds one), and the scope; every number from the verdicts; the fits made
+    on the corpus's documents are levers of its decomposition (verdicts.fit.with_fits). With sweeps of more than
+    one model each line names the model it was measured on."""
     from model_utils.verdicts.context import context_verdict
     from model_utils.verdicts.corpus import corpus_verdict
     from model_utils.verdicts.fit import with_fits
@@ -243,6 +264,11 @@ def found_lines(document: SweepDocument, summary: TuneSummary | None,
         lines.append(f"- **On {on(document.model)}one text, cross-fit:** {one.answer()}")
         lines += family_line(one) + schedule_line(one, "here" if len(models) == 1 else f"on {models[0]}")
     for other in others:
+        for other_summary in (found for found in other_summaries if found.model == other.model):
+            other_corpus = corpus_verdict(other_summary)
+            if other_corpus is not None:
+                lines.append(f"- **On {on(other.model)}{other_corpus.scope.removeprefix('one model, ')}, held out "
+                             f"over documents:** {other_corpus.answer()}")
         verdict = context_verdict(other)
         if verdict is not None:
             lines.append(f"- **On {on(other.model)}one text, cross-fit:** {verdict.answer()}")
@@ -318,11 +344,13 @@ def other_sweep_lines(documents: Sequence[SweepDocument]) -> list[str]:
     return [line for line in lines if line is not None]
 
 
-def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = ROOT / "README.md") -> None:
+def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = ROOT / "README.md",
+                tunes: Path = TUNES) -> None:
     """The README's "What we found" and the committed sweeps side by side (its `sweeps` block)."""
     summary = read_tune() if TUNE.is_file() else None
     sweeps = read_sweeps(folder, first)
-    if not replace_block("found", found_lines(sweeps[0], summary, sweeps[1:], read_fits()), readme):
+    others = read_tunes(tunes)[1 if summary is not None else 0:]
+    if not replace_block("found", found_lines(sweeps[0], summary, sweeps[1:], read_fits(), others), readme):
         raise SystemExit("README.md has no <!-- found:start --> block")
     if not replace_block("sweeps", sweeps_lines(sweeps), readme):
         raise SystemExit("README.md has no <!-- sweeps:start --> block")
@@ -345,6 +373,8 @@ def main() -> None:
             raise SystemExit("docs/FINDINGS.md has no <!-- other-sweeps:start --> block")
     elif which == "tune":
         lines = tune_lines(read_tune())
+        if not replace_block("other-tunes", other_tune_lines(read_tunes()[1:]), FINDINGS):
+            raise SystemExit("docs/FINDINGS.md has no <!-- other-tunes:start --> block")
     elif which == "fit":
         lines = fit_lines(read_fits())
     else:

@@ -13,9 +13,11 @@ from bench.readme import (
     fit_lines,
     found_lines,
     other_sweep_lines,
+    other_tune_lines,
     read_fits,
     read_sweeps,
     read_tune,
+    read_tunes,
     sweep_lines,
     sweeps_lines,
     tune_lines,
@@ -37,7 +39,7 @@ def block(name: str, text: str | None = None) -> list[str]:
 def test_the_readme_opens_its_findings_with_the_answer_in_ten_lines_at_most():
     found = block("found", README)
     sweeps = read_sweeps()
-    assert found == found_lines(sweeps[0], read_tune(), sweeps[1:], read_fits())
+    assert found == found_lines(sweeps[0], read_tune(), sweeps[1:], read_fits(), read_tunes()[1:])
     assert len(found) <= 10 and found[0].startswith("![") and "(assets/screenshots/decomposition.png)" in found[0]
     assert README.index("## What we found") < README.index("## What am I looking at")  # near the top
     assert "The interpolation does the recovery, not the temperature." in found[2]  # corpus first, then one text
@@ -91,6 +93,35 @@ def test_with_a_second_model_every_line_names_the_model_it_was_measured_on(other
 
 def test_the_corpus_block_is_the_committed_tune():
     assert block("tune") == tune_lines(read_tune())
+
+
+def test_the_findings_give_every_other_models_corpus_in_full():
+    assert block("other-tunes") == other_tune_lines(read_tunes()[1:])
+
+
+def test_a_second_models_corpus_answer_comes_before_its_one_text(other_sweeps, summary_file, tmp_path):
+    """A second model's corpus tune under assets/tune/*/summary.json (the tiny model's under Gemma 3 270M's name):
+    "What we found" gives its held-out answer, named by its model, just before its one-text answer, and the
+    FINDINGS block gives it in full under the model's name."""
+    from dataclasses import replace
+
+    from model_utils.core.names import GEMMA
+    from model_utils.verdicts.corpus import corpus_verdict
+
+    gemma = replace(TuneSummary.from_dict(json.loads(summary_file.read_text())), model=GEMMA)
+    (tmp_path / "tune" / "gemma").mkdir(parents=True)
+    (tmp_path / "tune" / "gemma" / "summary.json").write_text(json.dumps(gemma.to_dict(), allow_nan=False))
+    copy = tmp_path / "README.md"
+    copy.write_text(README)
+    write_found(other_sweeps, SWEEP, copy, tunes=tmp_path / "tune")
+    said = [line for line in block("found", copy.read_text()) if line.startswith("- **On ")]
+    assert said[-2] == f"- **On Gemma 3 270M, 2 documents, held out over documents:** {corpus_verdict(gemma).answer()}"
+    assert said[-1].startswith("- **On Gemma 3 270M, one text, cross-fit:** ")
+    assert len(block("found", copy.read_text())) <= 10
+    summaries = read_tunes(tmp_path / "tune")
+    assert [summary.model for summary in summaries] == ["bundled", GEMMA]
+    lines = other_tune_lines(summaries[1:])
+    assert lines[0] == "### Gemma 3 270M" and lines[2:] == tune_lines(gemma)
 
 
 def test_the_fit_block_is_the_committed_fits():
