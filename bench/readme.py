@@ -186,20 +186,24 @@ def read_tune(path: Path = TUNE) -> TuneSummary:
 
 def read_tunes(folder: Path = TUNES, first: Path = TUNE) -> list[TuneSummary]:
     """The committed corpus summaries: `first` (when it is there), then every other `folder/*/summary.json`."""
-    paths = [first] if first.is_file() else []
-    paths += sorted(path for path in folder.glob("*/summary.json") if path.resolve() != first.resolve())
-    return [read_tune(path) for path in paths]
+    return [read_tune(path) for path in first_then_others(first, folder.glob("*/summary.json"))]
 
 
 def other_tune_lines(summaries: Sequence[TuneSummary]) -> list[str]:
     """docs/FINDINGS.md's block of the corpus tunes after the first (another model's): each one's facts, verdict
     and tables as the first one's (tune_lines), under the model's name; a line saying there is none otherwise."""
-    if not summaries:
-        return ["No other model's corpus tune is committed yet (`make tune-gemma` writes Gemma 3 270M's)."]
+    return per_model(summaries, tune_lines, "No other model's corpus tune is committed yet (`make tune-gemma` writes "
+                     "Gemma 3 270M's).")
+
+
+def per_model(results: Sequence, lines_of, none: str) -> list[str]:
+    """Each result's lines (`lines_of`) under its model's name, a blank line between; `none` where there is none."""
+    if not results:
+        return [none]
     lines: list[str] = []
-    for summary in summaries:
-        lines += ["" if lines else None, f"### {model_name(summary.model)}", "", *tune_lines(summary)]
-    return [line for line in lines if line is not None]
+    for result in results:
+        lines += [*([""] if lines else []), f"### {model_name(result.model)}", "", *lines_of(result)]
+    return lines
 
 
 def read_fits(folder: Path = FITS) -> list[FitSummary]:
@@ -320,9 +324,12 @@ def read_sweep(path: Path) -> SweepDocument:
 
 def read_sweeps(folder: Path = SWEEPS, first: Path = SWEEP) -> list[SweepDocument]:
     """The committed sweeps: `first` (when it is there), then every other JSON file of `folder` by name."""
-    paths = [first] if first.is_file() else []
-    paths += sorted(path for path in folder.glob("*.json") if path.resolve() != first.resolve())
-    return [read_sweep(path) for path in paths]
+    return [read_sweep(path) for path in first_then_others(first, folder.glob("*.json"))]
+
+
+def first_then_others(first: Path, found) -> list[Path]:
+    """`first` (when it is there), then the other paths of `found` by name."""
+    return [first] * first.is_file() + sorted(path for path in found if path.resolve() != first.resolve())
 
 
 def sweeps_lines(documents: Sequence[SweepDocument]) -> list[str]:
@@ -336,12 +343,8 @@ def sweeps_lines(documents: Sequence[SweepDocument]) -> list[str]:
 def other_sweep_lines(documents: Sequence[SweepDocument]) -> list[str]:
     """docs/FINDINGS.md's block of the sweeps after the first (another model's): each one's facts, verdict and
     tables as the first one's (sweep_lines), under the model's name; a line saying there is none otherwise."""
-    if not documents:
-        return ["No other model's sweep is committed yet (`make sweep-gemma` writes Gemma 3 270M's)."]
-    lines: list[str] = []
-    for document in documents:
-        lines += ["" if lines else None, f"### {model_name(document.model)}", "", *sweep_lines(document)]
-    return [line for line in lines if line is not None]
+    return per_model(documents, sweep_lines,
+                     "No other model's sweep is committed yet (`make sweep-gemma` writes Gemma 3 270M's).")
 
 
 def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = ROOT / "README.md",
