@@ -116,8 +116,7 @@ class Decomposition:
     def sentence(self) -> str:
         """The answer in one sentence, chosen by `dominant`, with the numbers it rests on."""
         if self.dominant == "no_rise":
-            return (f"The loss does not rise past the trained length ({self.rise:+.2f} nats per token against the "
-                    f"second half of the trained context; {self.scope}): there is nothing for a lever to bring back.")
+            return self._no_rise_sentence()
         if self.families() not in ([], ["frequency"]):
             return self._families_sentence()
         recipe, temperature = self.lever("recipe"), self.best(("temperature",))
@@ -128,6 +127,26 @@ class Decomposition:
         if self.dominant == "temperature":
             return said + ". The temperature does the recovery: no recipe here recovers as much."
         return said + ". No lever recovers half of the rise: most of it remains."
+
+    def _no_rise_sentence(self) -> str:
+        """Where the loss does not rise across positions, what the levers still do on the same positions: the
+        lever that saves the most (a recipe as `lever` picks it: the interpolation alone where it ran) and the
+        temperature alone, each with its interval, and which of them lowers the
+        loss there (its interval clears 0), if any."""
+        said = (f"The loss does not rise past the trained length ({self.rise:+.2f} nats per token against the "
+                f"second half of the trained context; {self.scope})")
+        temperature = self.best(("temperature",))
+        ran = [lever for lever in (self.lever("recipe"), self.lever("temperature")) if lever is not None]
+        top = max(ran, key=lambda lever: lever.saved, default=None)
+        if top is None:
+            return said + "; no lever ran past it."
+        named = [_saving(top)] + ([_saving(temperature)] if temperature not in (None, top) else [])
+        if not top.clears_zero:
+            return said + ", and no lever lowers it there: " + "; ".join(named) + "."
+        who = {"recipe": "a recipe, not the temperature,", "temperature": "a temperature, not a recipe,",
+               "schedule": "a published schedule"}[top.kind]
+        return (said + ", yet on the same positions " + "; ".join(named) + f": {who} lowers the loss past the "
+                "trained length all the same.")
 
     def _families_sentence(self) -> str:
         """The sentence where more than one family of recipes ran: each family's lever, the temperature alone,
@@ -181,6 +200,13 @@ def percent_of_rise(lever: Lever) -> str:
         return "share of the rise unknown"
     share = lever.share_of_rise  # a share that rounds to 0% keeps a decimal, and its sign
     return f"{share:.0%} of the rise" if abs(share) >= 0.005 else f"{share:.1%} of the rise"
+
+
+def _saving(lever: Lever) -> str:
+    """'label saves +0.344 nats per token (95% interval ...)', for a lever without a share of a rise."""
+    interval = "" if lever.interval is None else (f" (95% interval {lever.interval[0]:+.3f} to "
+                                                   f"{lever.interval[1]:+.3f})")
+    return f"{lever.label} saves {lever.saved:+.3f} nats per token{interval}"
 
 
 def _share(lever: Lever) -> str:

@@ -56,11 +56,23 @@ def test_a_lever_whose_interval_holds_zero_does_not_dominate():
     assert found.dominant == "neither"
 
 
-def test_without_a_rise_there_is_nothing_to_recover_and_no_share():
-    found = verdict(-0.05, temperature=0.01, recipe=0.02, on_top=0.0)
+def test_without_a_rise_there_is_no_share_and_no_lever_is_said_to_lower_the_loss_unless_it_does():
+    found = verdict(-0.05, temperature=0.01, recipe=0.02, on_top=0.0, schedules=[])
     assert found.dominant == "no_rise"
     assert "does not rise" in found.sentence()
+    assert "no lever lowers it there: yarn-rope (s=2) + T=1 saves +0.020 nats per token" in found.sentence()
     assert all(lever.share_of_rise is None for lever in found.levers)
+
+
+def test_without_a_rise_a_recipe_that_still_lowers_the_loss_is_named_with_its_interval():
+    # Gemma 3 270M's case: the loss past the trained length is lower than inside it, yet the interpolation lowers
+    # it further on the same positions; the sentence must not say there is nothing to win.
+    found = verdict(-0.23, temperature=0.0, recipe=0.344, on_top=-0.002, schedules=[])
+    said = found.sentence()
+    assert "yarn-rope (s=2) + T=1 saves +0.344 nats per token (95% interval +0.324 to +0.364)" in said
+    assert "best T per bucket (cross-fit on one text) saves +0.000" in said
+    assert "a recipe, not the temperature, lowers the loss" in said
+    assert "nothing" not in said
 
 
 def test_levers_leave_out_the_in_sample_oracle_and_put_each_saving_on_the_rise():
