@@ -23,7 +23,7 @@ st.title("Context length")
 st.markdown(
     "How does a model do past the context length it was trained on (the dashed line), and what brings it back: a "
     "softmax temperature, a published schedule, or a RoPE recipe? The answer first, from committed results (no model "
-    "run): what each lever recovers of the loss rise, then the loss by position; how it was measured, under it."
+    "run); the loss by position and how it was measured, under it."
 )
 
 shown = shown_ui(your_run_ui())

@@ -47,7 +47,7 @@ def decomposition_chart(levers: Sequence[Lever], rise: float, width: int = FULL_
     figure.add_vline(x=0, line_color="grey", line_width=1)
     figure.update_yaxes(categoryorder="array", categoryarray=labels[::-1])
     figure.update_xaxes(title_text="nats per token saved past the trained length (against T = 1)")
-    figure.update_layout(height=120 + 34 * len(shown), barmode="overlay", margin={"t": 30},
+    figure.update_layout(height=120 + 30 * len(shown), barmode="overlay", margin={"t": 30},
                          legend={"orientation": "h", "y": -0.3})
     figure.update_xaxes(range=_x_range(figure, shown, rise, width))
     return fit(figure, width)

@@ -421,16 +421,24 @@ def test_the_context_length_page_opens_on_the_answer_sentence_and_the_decomposit
     """At 1,400 x 900, before any scrolling: the answer in one sentence (the corpus's, held out over documents, when
     one is committed), and under it the whole decomposition chart, the page's first chart. Saves the chart as the
     README's figure."""
-    from components.serving.settings import CORPUS_SUMMARY
+    import json
 
+    from components.serving.cache import committed_sweep_paths
+    from components.serving.settings import CORPUS_SUMMARY, SWEEPS_DIR
+    from model_utils.core.names import model_name
+
+    # once several models' sweeps are committed, each answer names its model (the lead is the default sweep's)
+    sweeps = committed_sweep_paths(CONTEXT_SWEEP, SWEEPS_DIR)
+    models = [json.loads(path.read_text())["model"] for path in sweeps]
+    of = f" of {model_name(models[0])}" if len(set(models)) > 1 else ""
     with drawn_page(app_url, browser, "context", 1400, 900) as page:
         where = page.evaluate(ANSWER_FIRST)
         print(f"context-length page at 1,400 x 900: answer at {where['answer']}, decomposition chart at "
               f"{where['chart']}")
         assert where["scrolled"] == 0
         assert where["answer"] is not None, "no answer sentence on the page"
-        expected = "The corpus (held out over documents)." if CORPUS_SUMMARY.is_file() else \
-            "One text, the committed sweep (cross-fit on one text)."
+        expected = f"The corpus{of} (held out over documents)." if CORPUS_SUMMARY.is_file() else \
+            f"One text, the committed sweep{of} (cross-fit on one text)."
         assert where["said"].startswith(expected), where["said"][:200]
         assert 0 < where["answer"]["top"] < where["answer"]["bottom"] <= where["chart"]["top"], where
         assert where["axis"].startswith("nats per token saved"), where["axis"]  # the first chart: the decomposition
