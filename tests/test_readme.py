@@ -66,13 +66,14 @@ def test_the_findings_give_every_other_models_sweep_in_full():
 
 
 def test_with_a_second_model_every_line_names_the_model_it_was_measured_on(other_sweeps, tmp_path):
-    """A second model's sweep in the folder (the tiny Gemma 3's under Gemma 3 270M's name): "What we found" names
-    the model in each line and in its scope, the table gains its row, the rest of the README stays as it is."""
+    """A second model's sweep in the folder (the tiny Gemma 3's under Gemma 3 270M's name) and no corpus tune of it:
+    "What we found" names the model in each line and in its scope, the table gains its row, the rest of the README
+    stays as it is."""
     from model_utils.verdicts.context import context_verdict
 
     copy = tmp_path / "README.md"
     copy.write_text(README)
-    write_found(other_sweeps, SWEEP, copy)
+    write_found(other_sweeps, SWEEP, copy, tunes=tmp_path / "no-other-tunes")  # the committed tunes left out
     written = copy.read_text()
     found, sweeps = block("found", written), read_sweeps(other_sweeps, SWEEP)
     assert [sweep.model for sweep in sweeps] == ["bundled", "gemma3-270m"]
@@ -89,6 +90,28 @@ def test_with_a_second_model_every_line_names_the_model_it_was_measured_on(other
     assert outside.sub("", written) == outside.sub("", README)
     lines = other_sweep_lines(sweeps[1:])
     assert lines[0] == "### Gemma 3 270M" and lines[2:] == sweep_lines(sweeps[1])
+
+
+def test_a_second_models_corpus_tune_leads_its_lines_in_what_we_found(other_sweeps, tmp_path):
+    """With a corpus tune of the second model committed (the bundled summary under Gemma 3 270M's name), its
+    held-out answer comes before the same model's one-text line, named by model and document count."""
+    from dataclasses import replace
+
+    from model_utils.core.names import GEMMA
+    from model_utils.verdicts.corpus import corpus_verdict
+
+    gemma = replace(read_tune(), model=GEMMA)
+    (tmp_path / "tunes" / "gemma").mkdir(parents=True)
+    (tmp_path / "tunes" / "gemma" / "summary.json").write_text(json.dumps(gemma.to_dict(), allow_nan=False))
+    copy = tmp_path / "README.md"
+    copy.write_text(README)
+    write_found(other_sweeps, SWEEP, copy, tunes=tmp_path / "tunes")
+    said = [line for line in block("found", copy.read_text()) if line.startswith("- **On ")]
+    assert [line.split(",")[0] for line in said] == ["- **On SmolLM2-135M"] * 2 + ["- **On Gemma 3 270M"] * 2
+    documents = gemma.corpus.documents
+    assert said[2] == (f"- **On Gemma 3 270M, {documents} documents, held out over documents:** "
+                       f"{corpus_verdict(gemma).answer()}")
+    assert said[3].startswith("- **On Gemma 3 270M, one text, cross-fit:** ")
 
 
 def test_the_corpus_block_is_the_committed_tune():
