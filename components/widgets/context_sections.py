@@ -150,7 +150,7 @@ def answers(shown: Shown) -> list[Answer]:
 def _scored(verdict: ContextVerdict) -> str:
     """What the temperature's saving was scored on, in the verdict's own words ("held out over documents",
     "cross-fit on one text"), or nothing where it could not be scored apart from its choice."""
-    return "" if verdict.gain_held_out is None else f" ({verdict.gain_held_out['short']})"
+    return "" if verdict.held_out_scoring is None else f" ({verdict.held_out_scoring})"
 
 
 def answer_ui(shown: Shown) -> None:

@@ -97,11 +97,12 @@ def pass_record(report: Report) -> SweepPass:
 
 def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
                cache_dir: Path | None = None, on_start: Callable[[str, int], None] | None = None,
-               progress: OnProgress | None = None, fingerprint: str | None = None) -> list[dict]:
-    """One pass record per spec (SweepPass.to_dict()'s form), from the cache where present, else computed and saved
-    at once. `fingerprint` is model_fingerprint(loaded, portable=True), for a caller that runs many texts on one
-    model and has it already: the key leaves out the folder the model was loaded from, so that passes committed or
-    copied from another machine are found wherever its model cache is."""
+               progress: OnProgress | None = None, fingerprint: str | None = None) -> list[SweepPass]:
+    """One pass record per spec, from the cache where present, else computed and saved at once (both read back
+    from the cache's JSON form, so a pass is the same numbers whether computed now or found). `fingerprint` is
+    model_fingerprint(loaded, portable=True), for a caller that runs many texts on one model and has it already:
+    the key leaves out the folder the model was loaded from, so that passes committed or copied from another
+    machine are found wherever its model cache is."""
     folder = (cache_dir or cache_root() / "sweeps")
     folder.mkdir(parents=True, exist_ok=True)
     fingerprint = fingerprint or model_fingerprint(loaded, portable=True)
@@ -109,14 +110,14 @@ def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: 
     for index, spec in enumerate(specs):
         path = folder / f"{pass_key(fingerprint, text, spec, settings)}.json"
         if path.is_file():
-            records.append(json.loads(path.read_text()))
+            records.append(SweepPass.from_dict(json.loads(path.read_text())))
             continue
         if on_start is not None:
             on_start(as_view(spec).label, index)
         report = analyze(loaded, text, pass_request(spec, settings), progress=progress)
         record = pass_record(report).to_dict()
         write_atomic(path, json.dumps(record, allow_nan=False))  # a pass is in the cache whole or not at all
-        records.append(record)
+        records.append(SweepPass.from_dict(record))
     return records
 
 
@@ -191,10 +192,9 @@ def best_by_recipe(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]]
             if 1.0 in grid and len(grid) > 1}
 
 
-def region_nll(record: dict, trained_length: int) -> dict:
-    """A pass record's next-token NLL summed over the query positions inside the trained context (p < L) and past
-    it (p >= L), with their counts: what the fitter's objective and held-out scores pool over documents."""
-    passed = SweepPass.from_dict(record)
+def region_nll(passed: SweepPass, trained_length: int) -> dict:
+    """A pass's next-token NLL summed over the query positions inside the trained context (p < L) and past it
+    (p >= L), with their counts: what the fitter's objective and held-out scores pool over documents."""
     before, past = passed.position_nll[:trained_length], passed.position_nll[trained_length:]
     return {"spec": passed.result.label, "before_sum": float(before.sum()), "before_count": len(before),
             "past_sum": float(past.sum()), "past_count": len(past), "seconds": passed.result.seconds}
@@ -250,8 +250,8 @@ def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: Sweep
           progress: OnProgress | None = None) -> SweepDocument:
     """Check, run (or read from the cache) every pass, and assemble the sweep document."""
     check_sweep(loaded, text, specs, settings)
-    records = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
-    return sweep_document(loaded, [SweepPass.from_dict(record) for record in records], specs, settings, text, source)
+    passes = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
+    return sweep_document(loaded, passes, specs, settings, text, source)
 
 
 def _path(passes) -> str:

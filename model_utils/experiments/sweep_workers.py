@@ -14,7 +14,7 @@ from pathlib import Path
 
 from model_utils.core.files import write_atomic
 from model_utils.core.paths import cache_root
-from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.sweep import SweepDocument, SweepPass
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Document
 from model_utils.experiments.fingerprint import model_fingerprint
@@ -53,14 +53,14 @@ def sweep_on_workers(loaded: LoadedModel, text: str, specs: Sequence[Spec], sett
         if on_pass is not None:
             on_pass(PassEvent(label=as_view(spec).label, worker=worker, done=done, total=len(specs)))
 
-    def finished(spec: Spec, record: dict, worker: int) -> None:
+    def finished(spec: Spec, record: SweepPass, worker: int) -> None:
         nonlocal done
         label = as_view(spec).label
         if not paths[label].is_file():  # a cluster's worker kept it on its own disk: this machine's cache gets it
-            write_atomic(paths[label], json.dumps(record, allow_nan=False))
+            write_atomic(paths[label], json.dumps(record.to_dict(), allow_nan=False))
         done += 1
         if on_pass is not None:
-            on_pass(PassEvent(label=label, worker=worker, done=done, total=len(specs), seconds=record["seconds"]))
+            on_pass(PassEvent(label=label, worker=worker, done=done, total=len(specs), seconds=record.result.seconds))
 
     if missing:
         work = WorkerSettings(model=loaded, sweep=settings, pass_dir=folder, keep_passes=True)

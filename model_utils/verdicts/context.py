@@ -115,6 +115,12 @@ class ContextVerdict:
         return [item for item in said if item is not None][:4]
 
     @property
+    def held_out_scoring(self) -> str | None:
+        """How the best temperature's saving was scored apart from its choice, in a few words ("held out over
+        documents", "cross-fit on one text"); None where it could not be."""
+        return None if self.gain_held_out is None else self.gain_held_out["short"]
+
+    @property
     def remaps(self) -> bool:
         """Whether a view of the decomposition remaps distances (its untrained mass is then given twice)."""
         return any(row.get("remaps") for row in self.decomposition.rows)

@@ -216,6 +216,7 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
     the summary's held-out gain is leave-one-document-out, as computed by hand from the records, and its documents
     keep name, sha256 and token count."""
     from model_utils.core.records.base import DocumentEntry
+    from model_utils.core.records.sweep import SweepPass
     from model_utils.core.rope import Rope
     from model_utils.core.views import View, as_view
     from model_utils.experiments.corpus import Corpus, Document
@@ -238,7 +239,8 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
                                                       shift, strict=True)], seed=10 * d + i)
                    for i, spec in enumerate(specs)]
         sums[d] = np.array([r["nll"] for r in records]) * counts[d]
-        write_document(tmp_path, settings, document, {"columns": document_columns(document, records),
+        passes = [SweepPass.from_dict(r) for r in records]
+        write_document(tmp_path, settings, document, {"columns": document_columns(document, passes),
                                                       "seconds": 1.0, "peak_rss_gb": 1.0})
     corpus = Corpus(source="synthetic", documents=documents, duplicates=[])
     summary = summarize(tmp_path, corpus, [N_TOKENS] * 3, specs, settings, 1024)

@@ -43,7 +43,8 @@ def losses(means: list[float], seed: int, own: float = 0.3, exact: bool = True) 
 
 def record(spec, means: list[float], seed: int = 0, heads: dict[str, list[float]] | None = None,
            exact: bool = True) -> dict:
-    """A pass record as run_passes returns it, for `spec` (a temperature, Schedule or View)."""
+    """A pass record as the pass cache holds it (SweepPass.to_dict()'s form), for `spec` (a temperature, Schedule
+    or View)."""
     view = as_view(spec)
     position_nll = losses(means, seed, exact=exact)
     stats = DEFAULT_HEADS | (heads or {})

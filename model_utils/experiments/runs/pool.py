@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from model_utils.core.machine import usable_cores
+from model_utils.core.records.sweep import SweepPass
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Document
 from model_utils.experiments.fingerprint import model_fingerprint
@@ -83,11 +84,11 @@ class Pool:
             announce = None if on_pass is None else functools.partial(on_pass, document)
             finish(document, self.workers[0].run(document, announce))
 
-    def passes(self, document: Document, specs: list[Spec], finish: Callable[[Spec, dict, int], None],
+    def passes(self, document: Document, specs: list[Spec], finish: Callable[[Spec, SweepPass, int], None],
                on_start: Callable[[Spec, int], None] | None = None) -> None:
         """Each spec's pass on `document` as a job of its own (DocumentWorker.passes), so that W actors run W passes
-        at once: `on_start` hears of a pass as a worker takes it, `finish` gets its record (SweepPass.to_dict()'s
-        form) as it comes, both with the worker's index (0 in this process)."""
+        at once: `on_start` hears of a pass as a worker takes it, `finish` gets its record (a SweepPass) as it
+        comes, both with the worker's index (0 in this process)."""
         jobs = [Job(name=as_view(spec).label, method="passes", args=(document, (spec,)), item=spec) for spec in specs]
         started = None if on_start is None else lambda job, worker: on_start(job.item, worker)
         if self.on_ray:

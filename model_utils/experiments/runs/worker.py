@@ -1,7 +1,7 @@
 """The worker of a long run: the same class runs in the driver's process (with the driver's model) and as a Ray
 actor, where it loads its own copy of the model and sets its own torch threads. It runs a document's passes (the
 sweep's, from the pass cache where they are) and returns what the run asked for: a tune's rows as columns, a fit's
-NLL sums inside and past the trained length, or a sweep's pass records whole."""
+NLL sums inside and past the trained length, or a sweep's pass records (SweepPass) whole."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
+from model_utils.core.records.sweep import SweepPass
 from model_utils.engine.analyze import set_threads
 from model_utils.engine.plugin import load_model
 from model_utils.experiments.corpus import Document
@@ -22,7 +23,7 @@ from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.sweep import Spec, SweepSettings, pass_key, region_nll, run_passes
 from model_utils.models import LoadedModel
 
-Columns = Callable[[Document, list[dict]], dict[str, list]]  # a document's pass records -> its rows, as columns
+Columns = Callable[[Document, list[SweepPass]], dict[str, list]]  # a document's passes -> its rows, as columns
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,9 +61,9 @@ class DocumentWorker:
         return {"pid": os.getpid(), "host": socket.gethostname(), "threads": torch.get_num_threads(),
                 "fingerprint": self.fingerprint}  # as the driver's, wherever the model is kept
 
-    def passes(self, document: Document, specs: Sequence[Spec]) -> list[dict]:
-        """A distributed sweep's unit of work: each spec's pass on `document` as the pass cache holds it
-        (SweepPass.to_dict()'s form), from this worker's pass cache where it is, else computed and saved there."""
+    def passes(self, document: Document, specs: Sequence[Spec]) -> list[SweepPass]:
+        """A distributed sweep's unit of work: each spec's pass on `document`, from this worker's pass cache where
+        it is, else computed and saved there."""
         return run_passes(self.loaded, document.text, list(specs), self.settings.sweep, self.pass_dir,
                           fingerprint=self.fingerprint)
 
@@ -70,10 +71,10 @@ class DocumentWorker:
         """The fitter's unit of work: each spec's pass on `document` (from the pass cache where it is), as its NLL
         summed inside the trained context and past it (sweep.region_nll)."""
         sweep = self.settings.sweep
-        records = run_passes(self.loaded, document.text, list(specs), sweep, self.pass_dir,
-                             fingerprint=self.fingerprint)
+        passes = run_passes(self.loaded, document.text, list(specs), sweep, self.pass_dir,
+                            fingerprint=self.fingerprint)
         trained = sweep.trained_length or self.loaded.max_positions
-        return [region_nll(record, trained) | {"n_tokens": record["n_tokens"]} for record in records]
+        return [region_nll(passed, trained) | {"n_tokens": passed.n_tokens} for passed in passes]
 
     def run(self, document: Document, on_pass: Callable[[str, int], None] | None = None) -> dict:
         """The tuner's unit of work: the document's rows (settings.columns of its passes), with the seconds it took
@@ -86,9 +87,9 @@ class DocumentWorker:
         if on_pass is None and settings.announce:
             def on_pass(label: str, index: int) -> None:
                 print(f"{document.name}: {label} ({index + 1}/{len(specs)})", file=sys.stderr, flush=True)
-        records = run_passes(self.loaded, document.text, specs, settings.sweep, self.pass_dir, on_pass,
-                             fingerprint=self.fingerprint)
-        columns = settings.columns(document, records)
+        passes = run_passes(self.loaded, document.text, specs, settings.sweep, self.pass_dir, on_pass,
+                            fingerprint=self.fingerprint)
+        columns = settings.columns(document, passes)
         for spec in [] if settings.keep_passes else specs:  # the rows hold what the passes were kept for
             (self.pass_dir / f"{pass_key(self.fingerprint, document.text, spec, settings.sweep)}.json").unlink(
                 missing_ok=True)

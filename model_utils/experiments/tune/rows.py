@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-
 from model_utils.core.files import write_atomic
 from model_utils.core.records import RecordError
+from model_utils.core.records.sweep import SweepPass
 from model_utils.core.records.tune import RowSettings
 from model_utils.core.rope import REMAPS, Rope
 from model_utils.core.statistics import REPORTED_STATISTICS, statistic_mean
@@ -50,21 +49,20 @@ def rope_columns(rope: Rope | None) -> dict[str, object]:
     return {"rope_recipe": None if rope is None else rope.kind, "rope_factor": None if rope is None else rope.factor}
 
 
-def document_columns(document: Document, records: list[dict]) -> dict[str, list]:
-    """The rows of one document from its pass records: per spec and bucket, the NLL sum and count of the bucket's
+def document_columns(document: Document, passes: list[SweepPass]) -> dict[str, list]:
+    """The rows of one document from its passes: per spec and bucket, the NLL sum and count of the bucket's
     positions that have a next token, and the statistics averaged over layers and heads."""
     columns: dict[str, list] = {name: [] for name in COLUMNS}
-    for record in records:
-        n = record["n_tokens"]
-        rope = rope_columns(None if record["rope"] is None else Rope.from_dict(record["rope"]))
-        for index, (start, stop) in enumerate(record["buckets"]):
+    for passed in passes:
+        n, result = passed.n_tokens, passed.result
+        for index, (start, stop) in enumerate(passed.buckets):
             count = max(0, min(stop, n - 1) - start)  # position p predicts token p + 1: the last has no target
-            mean = record["nll"][index]
-            row = {"document": document.sha256, "name": document.name, "n_tokens": n, "spec": record["label"],
-                   "temperature": record["temperature"], "schedule": record["schedule"], **rope, "bucket": index,
-                   "start": start, "stop": stop, "nll_sum": 0.0 if count == 0 else mean * count, "nll_count": count}
-            row |= {name: float(statistic_mean(np.asarray(record["heads"][name][index]), name))
-                    for name in REPORTED_STATISTICS}
+            mean = result.nll[index]
+            row = {"document": document.sha256, "name": document.name, "n_tokens": n, "spec": result.label,
+                   "temperature": result.temperature, "schedule": result.schedule, **rope_columns(result.rope),
+                   "bucket": index, "start": start, "stop": stop, "nll_sum": 0.0 if count == 0 else mean * count,
+                   "nll_count": count}
+            row |= {name: float(statistic_mean(result.heads[name][index], name)) for name in REPORTED_STATISTICS}
             for name in COLUMNS:
                 columns[name].append(row[name])
     return columns
