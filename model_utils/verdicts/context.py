@@ -535,12 +535,6 @@ def _bucket_statistic(result: SweepResult, name: str) -> np.ndarray:
     return result.heads[name].mean(axis=(1, 2))
 
 
-def document_scope(document: dict) -> str:
-    """'one model, one text' for a sweep, 'N documents' for a corpus summary: said next to every number."""
-    corpus = document.get("corpus")
-    return ONE_TEXT if corpus is None else corpus_scope(corpus["documents"])
-
-
 def corpus_scope(documents: int) -> str:
     return f"one model, {documents} document{'s' if documents != 1 else ''}"
 
