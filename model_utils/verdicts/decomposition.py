@@ -192,7 +192,8 @@ class Decomposition:
         if not on_top:
             return ""
         return f"; a temperature on top of {what}: " + ", ".join(
-            f"{lever.label} saves {lever.saved:+.3f} more ({percent_of_rise(lever)})" for lever in on_top)
+            f"{lever.label} saves {lever.saved:+.3f} more ({_interval(lever, 3)}{percent_of_rise(lever)})"
+            for lever in on_top)
 
 
 def percent_of_rise(lever: Lever) -> str:
@@ -210,7 +211,20 @@ def _saving(lever: Lever) -> str:
 
 
 def _share(lever: Lever) -> str:
-    return f"{lever.label} saves {lever.saved:+.2f} nats per token ({percent_of_rise(lever)})"
+    """'label saves +2.27 nats per token (95% interval +2.10 to +2.45; 101% of the rise)': the figure with its
+    interval first, then its share of the rise; a saving under 0.1 keeps a third decimal, so that a small one is
+    not rounded into its interval's neighbour."""
+    digits = 2 if abs(lever.saved) >= 0.1 else 3
+    return (f"{lever.label} saves {lever.saved:+.{digits}f} nats per token ({_interval(lever, digits)}"
+            f"{percent_of_rise(lever)})")
+
+
+def _interval(lever: Lever, digits: int) -> str:
+    """'95% interval +2.10 to +2.45; ', or nothing for a lever without resamples."""
+    if lever.interval is None:
+        return ""
+    low, high = lever.interval
+    return f"95% interval {low:+.{digits}f} to {high:+.{digits}f}; "
 
 
 def decompose(*, rise: float, scope: str, rows: Sequence[dict], schedules: Sequence[dict]) -> Decomposition:

@@ -34,9 +34,10 @@ def test_a_recipe_that_recovers_the_rise_is_the_dominant_lever():
     found = verdict(2.0, temperature=0.17, recipe=2.08, on_top=0.03)
     assert found.dominant == "recipe"
     assert "The interpolation does the recovery" in found.sentence()
-    assert "+2.08 nats per token (104% of the rise)" in found.sentence()
-    assert "+0.17 nats per token (8% of the rise)" in found.sentence()
-    assert "+0.030" in found.sentence()
+    # each figure with its 95% interval first, then its share of the rise
+    assert "+2.08 nats per token (95% interval +2.06 to +2.10; 104% of the rise)" in found.sentence()
+    assert "+0.17 nats per token (95% interval +0.15 to +0.19; 8% of the rise)" in found.sentence()
+    assert "saves +0.030 more (95% interval +0.010 to +0.050; 2% of the rise)" in found.sentence()
 
 
 def test_a_temperature_that_recovers_more_than_any_recipe_is_the_dominant_lever():
@@ -117,7 +118,7 @@ def test_a_remapping_that_recovers_the_most_is_named_with_its_family_and_share()
     # each family's lever, the one that saves the most first, then the temperature alone and what is on top
     assert said.index("distance remapping: self-extend") < said.index("frequency change (interpolation): yarn-rope") \
         < said.index("sink + window: sink-window") < said.index("temperature alone: best T per bucket")
-    assert "(50% of the rise)" in said and "(20% of the rise)" in said  # 1.0 and 0.4 of 2.0
+    assert "+1.02; 50% of the rise)" in said and "+0.42; 20% of the rise)" in said  # 1.0 and 0.4 of 2.0
     assert "a temperature on top of a recipe: " in said and "self-extend + best T saves +0.050 more" in said
     assert "The interpolation does the recovery" not in said
 
@@ -129,7 +130,8 @@ def test_a_remapping_that_loses_to_the_interpolation_is_said_to_lose():
     assert said.endswith("A change of the rotary frequencies (interpolation) recovers the most of the recipe families "
                          "(yarn-rope (s=2) + T=1, 104% of the rise), and a recipe, not the temperature, does the "
                          "recovery.")
-    assert "sink + window: sink-window (S=4, W=8192) + T=1 saves -0.30 nats per token (-15% of the rise)" in said
+    assert ("sink + window: sink-window (S=4, W=8192) + T=1 saves -0.30 nats per token (95% interval -0.32 to -0.28; "
+            "-15% of the rise)") in said
 
 
 def test_with_families_the_temperature_or_nothing_can_still_win():
@@ -192,5 +194,6 @@ def test_a_lead_within_the_noise_is_not_called_a_lead():
 def test_a_share_that_rounds_to_zero_keeps_a_decimal_and_its_sign():
     found = family_verdict(frequency=2.08, remap=0.6, sinks=-0.008, temperature=0.17)
     said = found.sentence()
-    assert "saves -0.01 nats per token (-0.4% of the rise)" in said
+    # a saving under 0.1 keeps three decimals, its interval too
+    assert "saves -0.008 nats per token (95% interval -0.028 to +0.012; -0.4% of the rise)" in said
     assert "(-0% of the rise)" not in said
