@@ -213,13 +213,14 @@ class ContextVerdict:
                              f"{self.trained_length:,}: the first bucket past it that {rule}.")
 
     def _recipe_headline(self) -> Headline | None:
-        recipes = [row for row in self.decomposition.rows if row["kind"] == "recipe"]
-        if not recipes:
+        """The recipe the answer sentence names (Decomposition.lever: the interpolation alone where it ran, its
+        attention factor being a temperature on top), so that the number and the sentence agree."""
+        lever = self.decomposition.lever("recipe")
+        if lever is None:
             return None
-        best = max(recipes, key=lambda row: row["saved"])
-        return Headline(label=f"Best recipe: {best['label']}", value=f"{best['saved']:+.3f} nats/token"
-                        + _short(best["interval"]),
-                        help=f"{best['what']}: {SAVES}, per token over {_span(self.past)} against T = 1 on the "
+        return Headline(label=f"Best recipe: {lever.label}", value=f"{lever.saved:+.3f} nats/token"
+                        + _short(lever.interval),
+                        help=f"{lever.what}: {SAVES}, per token over {_span(self.past)} against T = 1 on the "
                              f"model's own positions ({self.scope}).")
 
     # --- sentences ------------------------------------------------------------------------------------------------

@@ -367,3 +367,19 @@ def test_without_a_remapping_the_mass_is_said_as_before():
     assert "remapped" not in text(verdict)
     assert "[0.020, goes away]" in text(verdict)
     assert {row["label"]: row["untrained"] for row in verdict.decomposition.rows}["dynamic (s=2) + T=1"] == "falls"
+
+
+def test_the_best_recipe_headline_names_the_recipe_the_answer_names():
+    """Where the loss does not rise (Gemma 3 270M's one text), the recipe headline stands beside the answer: both
+    name the interpolation alone, even where YaRN with its own attention factor saves a little more (that factor is
+    the temperature on top, scored apart)."""
+    views = [(0.8, plain([2.45, 2.5, 2.45, 2.5])), (1.0, plain([2.4, 2.45, 2.4, 2.45])),
+             (1.25, plain([2.5, 2.55, 2.5, 2.55])),
+             (View(1.0, Rope("yarn", 2.0)), plain([2.1, 2.1, 2.1, 2.1])), (yarn_rope(1.0), plain([2.12] * 4))]
+    verdict, _, _ = verdict_of(views)
+    assert verdict.decomposition.dominant == "no_rise"
+    recipe = [h for h in verdict.headline() if h.label.startswith("Best recipe: ")]
+    assert [h.label for h in recipe] == ["Best recipe: yarn-rope (s=2) + T=1"]
+    assert "yarn-rope (s=2) + T=1 saves +0.3" in verdict.answer() and "yarn (s=2) + T=1" not in verdict.answer()
+    rows = {row["label"]: row["saved"] for row in verdict.decomposition.rows}
+    assert rows["yarn (s=2) + T=1"] > rows["yarn-rope (s=2) + T=1"]  # the premise: the larger saving is not named
