@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 
 from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
+from components.present.text import ratio_text
 from model_utils.core.names import model_name
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
@@ -137,7 +138,7 @@ def softmax_rows(scores: Sequence[float], temperatures: Sequence[float]) -> list
         nats = float(entropy(weights))
         rows.append({"T": f"{t:g}", "top weight": round(float(weights.max()), 4), "entropy (nats)": round(nats, 4),
                      "entropy / ln n": round(nats / math.log(len(scores)), 4),
-                     f"top / runner-up (gap {gap:g})": f"{float(weight_ratio(gap, t)):.4g}x"})
+                     f"top / runner-up (gap {gap:g})": ratio_text(float(weight_ratio(gap, t)), digits=4)})
     return rows
 
 

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from components.present.text import ratio_text
+
 LOG_FLOOR = 1e-4  # weights below this get no colour on the log scale: four decades are what the eye can tell apart
 COLOUR = "255, 75, 75"  # Streamlit's primary red, as rgba components
 QUERY_STYLE = "outline: 2px solid rgb(0, 104, 201); border-radius: 3px"
@@ -50,6 +52,11 @@ def top_keys(tokens: Sequence[str], weights: Sequence[float], k: int = 5) -> lis
     return [{"position": int(i), "token": tokens[i], "weight": float(weights[i])} for i in order]
 
 
+def _exp(value: float) -> float:
+    """exp that says inf where a float cannot hold it (a gap of 50 at T = 0.1)."""
+    return math.exp(value) if value < 709 else math.inf
+
+
 def ratio_line(scores: Sequence[float], weights: Sequence[float], temperature: float | None) -> str | None:
     """The top key's weight over the runner-up's, next to exp(gap / T) of the query's scores before the
     temperature: the Softmax lab's rule on real tokens. None with fewer than two keys or without a constant T."""
@@ -59,5 +66,5 @@ def ratio_line(scores: Sequence[float], weights: Sequence[float], temperature: f
     first, second = int(order[0]), int(order[1])
     gap = float(scores[first] - scores[second])
     measured = float(weights[first] / weights[second]) if weights[second] > 0 else math.inf
-    return (f"top key / runner-up: {measured:,.3g}x; score gap {gap:.2f}, exp(gap / T) = exp({gap:.2f} / "
-            f"{temperature:g}) = {math.exp(gap / temperature):,.3g}x")
+    return (f"top key / runner-up: {ratio_text(measured)}; score gap {gap:.2f}, exp(gap / T) = exp({gap:.2f} / "
+            f"{temperature:g}) = {ratio_text(_exp(gap / temperature))}")

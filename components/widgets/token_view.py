@@ -6,12 +6,13 @@ head runs no model."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 import numpy as np
 import streamlit as st
 
-from components.present.text import plain
+from components.present.text import plain, ratio_text
 from components.present.token_view import ratio_line, token_html, top_keys
 from components.widgets.url_state import linked_widget
 from model_utils import Report, attention_map
@@ -72,7 +73,7 @@ def _ratio(report: Report, view: int, row: np.ndarray, scores: np.ndarray | None
     if scores is not None:
         return ratio_line(scores, row, temperature)
     first, second = np.sort(row)[::-1][:2]
-    measured = f"{first / second:,.3g}x" if second > 0 else "unbounded"
+    measured = ratio_text(first / second if second > 0 else math.inf)
     return (f"top key / runner-up: {measured} (a mean of heads has no single score gap: pick a head to compare "
             "it with exp(gap / T))")
 

@@ -42,8 +42,10 @@ def entropy(probabilities) -> np.ndarray:
 
 
 def weight_ratio(gap, temperature: float):
-    """Weight of a key over one whose score is `gap` lower: exp(gap / T). Gap 5 gives ~148.4 at T=1, ~12.18 at T=2."""
-    return np.exp(np.asarray(gap, dtype=np.float64) / check_temperature(temperature))
+    """Weight of a key over one whose score is `gap` lower: exp(gap / T). Gap 5 gives ~148.4 at T=1, ~12.18 at T=2;
+    inf where a float cannot hold it (gap 1000 at T = 0.05), without a warning: that is the answer."""
+    with np.errstate(over="ignore"):
+        return np.exp(np.asarray(gap, dtype=np.float64) / check_temperature(temperature))
 
 
 def entropy_curve(scores, temperatures) -> np.ndarray:

@@ -51,3 +51,13 @@ def test_the_lab_leads_on_to_the_attention_maps_with_its_temperatures(tiny_env):
     assert link.page == "maps" and link.label == "Attention maps at T = 0.5,1,3"
     assert link.query_string == "t=0.5%2C1%2C3"  # the sidebar's temperatures ride along in the link
     assert "bars as T moves" in at.markdown[0].value  # the first screen says what to look at
+
+
+def test_a_gap_too_large_for_a_float_reads_unbounded_not_a_traceback(tiny_env):
+    """exp(1000 / 0.05) overflows a float: the table says the ratio is unbounded, and the page draws."""
+    at = open_app("softmax_lab")
+    at.text_input(key="temperatures").set_value("0.05, 1").run()
+    at.text_input(key="lab_scores").set_value("1000, 0").run()
+    assert_clean(at)
+    ratios = list(at.dataframe[0].value["top / runner-up (gap 1000)"])
+    assert ratios[0] == "unbounded", ratios

@@ -118,6 +118,12 @@ def test_softmax_rows_follow_the_closed_forms():
     assert rows[0]["top weight"] == round(np.exp(5) / (np.exp(5) + 1), 4)
 
 
+def test_a_sharp_temperature_gives_a_ratio_a_classroom_can_read():
+    rows = captions.softmax_rows([5.0, 0.0], [0.5, 0.1])
+    assert rows[0]["top / runner-up (gap 5)"] == "22,026x"  # exp(10), not '2.203e+04x'
+    assert rows[1]["top / runner-up (gap 5)"] == "5.185 × 10²¹x"  # exp(50)
+
+
 def test_fact_lines_format_numbers():
     assert captions.fact_lines({"architecture": "llama", "trained length": 8192, "attention soft cap": 50.0}) == [
         ("architecture", "llama"), ("trained length", "8,192"), ("attention soft cap", "50")]

@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 
+from components.present.text import ratio_text
 from components.present.token_view import LOG_FLOOR, ratio_line, shade, token_html, top_keys
 
 HOSTILE = ['<script>alert("x")</script>', '<img src=x onerror=alert(1)>', " & ", '"quoted"', "tail"]
@@ -40,6 +41,20 @@ def test_the_measured_ratio_is_exp_gap_over_t(temperature):
     scores = np.array([-3.0, 5.0, 0.0])  # gap 5: 148x at T = 1, 12.2x at T = 2
     weights = np.exp(scores / temperature) / np.exp(scores / temperature).sum()
     line = ratio_line(scores, weights, temperature)
-    expected = f"{math.exp(5.0 / temperature):,.3g}x"
+    expected = ratio_text(math.exp(5.0 / temperature))
     assert line.count(expected) == 2  # measured and predicted agree
     assert ratio_line(scores[:1], weights[:1], temperature) is None and ratio_line(scores, weights, None) is None
+
+
+@pytest.mark.parametrize(("value", "said"), [(12.18, "12.2x"), (148.41, "148x"), (22026.47, "22,026x"),
+                                             (4.85165e8, "485,165,000x"), (2.35e17, "2.35 × 10¹⁷x"),
+                                             (math.inf, "unbounded")])
+def test_a_ratio_is_written_as_a_reader_says_it(value, said):
+    assert ratio_text(value) == said
+
+
+def test_a_gap_too_large_for_a_float_is_unbounded_not_an_error():
+    scores = np.array([0.0, 400.0])
+    weights = np.array([0.0, 1.0])  # exp(-4000): the runner-up's weight underflows to 0
+    assert ratio_line(scores, weights, 0.1) == ("top key / runner-up: unbounded; score gap 400.00, exp(gap / T) = "
+                                                "exp(400.00 / 0.1) = unbounded")
