@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import html
 import math
+import sys
 from collections.abc import Sequence
 
 import numpy as np
 
 from components.present.text import ratio_text
 
+LOG_FLOAT_MAX = math.log(sys.float_info.max)  # exp() of more overflows a float
 LOG_FLOOR = 1e-4  # weights below this get no colour on the log scale: four decades are what the eye can tell apart
 COLOUR = "255, 75, 75"  # Streamlit's primary red, as rgba components
 QUERY_STYLE = "outline: 2px solid rgb(0, 104, 201); border-radius: 3px"
@@ -54,7 +56,7 @@ def top_keys(tokens: Sequence[str], weights: Sequence[float], k: int = 5) -> lis
 
 def _exp(value: float) -> float:
     """exp that says inf where a float cannot hold it (a gap of 50 at T = 0.1)."""
-    return math.exp(value) if value < 709 else math.inf
+    return math.exp(value) if value < LOG_FLOAT_MAX else math.inf
 
 
 def ratio_line(scores: Sequence[float], weights: Sequence[float], temperature: float | None) -> str | None:
