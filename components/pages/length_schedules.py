@@ -6,11 +6,10 @@ from components.present import captions, figures
 from components.present.parsing import parse_choice
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import read_committed_sweep
+from components.serving.cache import committed_sweep_paths, read_committed_sweep
 from components.widgets.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
 from components.widgets.url_state import linked_widget, seed
 from model_utils.core.schedules import SCHEDULES, Schedule
-from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
 
 
 def remapped(remaps: list) -> dict:
@@ -21,15 +20,10 @@ def remapped(remaps: list) -> dict:
 
 
 def entropy_sentences() -> list[str]:
-    """The published entropy argument, and next to it what the committed sweep of the Context length page measured
-    (model_utils.verdicts); the argument alone when there is no such sweep."""
-    committed = read_committed_sweep(settings.CONTEXT_SWEEP)
-    trend = None if committed is None else entropy_with_length(committed)
-    if trend is None:
-        return [PUBLISHED_ENTROPY, "No committed sweep to set a measurement next to it (make sweep writes one)."]
-    published, measured = trend.sentences()
-    return [published, f"On the committed sweep of the Context length page ({committed.model}, "
-                       f"{committed.n_tokens:,} tokens): {measured}"]
+    """The published entropy argument, and next to it what each committed sweep of the Context length page
+    measured, one line per model; the argument alone when there is no such sweep."""
+    paths = committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
+    return captions.entropy_lines([document for path in paths if (document := read_committed_sweep(path))])
 
 
 st.title("Length schedules")

@@ -20,6 +20,7 @@ from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, Rope, parse_rope, u
 from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
+from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
 from model_utils.verdicts.decomposition import FAMILIES
 from model_utils.verdicts.findings import direction_of
 
@@ -140,6 +141,25 @@ def softmax_rows(scores: Sequence[float], temperatures: Sequence[float]) -> list
                      "entropy / ln n": round(nats / math.log(len(scores)), 4),
                      f"top / runner-up (gap {gap:g})": ratio_text(float(weight_ratio(gap, t)), digits=4)})
     return rows
+
+
+def entropy_lines(documents: Sequence[SweepDocument]) -> list[str]:
+    """The published argument that attention entropy grows like ln n, then what each committed sweep measured at
+    T = 1, one line per sweep naming its model and length (a model's mean over layers takes in its sliding-window
+    layers, which see a bounded number of keys: said where there are any); the argument alone without a sweep."""
+    measured = []
+    for document in documents:
+        trend = entropy_with_length(document)
+        if trend is None:
+            continue
+        windows = [window for window in document.layer_windows or () if window is not None]
+        sliding = (f"; {len(windows)} of its {len(document.layer_windows)} layers see only their last "
+                   f"{max(windows):,} keys" if windows else "")
+        measured.append(f"On the committed sweep of {model_name(document.model)} ({document.n_tokens:,} tokens, "
+                        f"trained length {document.trained_length:,}{sliding}): {trend.sentences()[1]}")
+    if not measured:
+        return [PUBLISHED_ENTROPY, "No committed sweep to set a measurement next to it (make sweep writes one)."]
+    return [PUBLISHED_ENTROPY, *measured]
 
 
 def schedule_rows(schedules: dict[str, Schedule]) -> list[dict[str, str]]:

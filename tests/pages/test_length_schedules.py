@@ -1,10 +1,13 @@
 """The Length schedules page: it follows its inputs, its texts follow the knobs, and it says what is applied."""
 
+import json
+
 import numpy as np
 import pytest
 
 from components.present.text import plain
 from model_utils import Schedule
+from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, parse_rope, usage
 from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
 from tests.support import SHORT_TEXT
@@ -149,8 +152,29 @@ def test_the_entropy_argument_is_stated_as_the_published_one_next_to_what_was_me
     published, measured = entropy_with_length(document).sentences()
     said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
     assert said.splitlines()[1:] == [f"- {plain(published)}", "- " + plain(
-        f"On the committed sweep of the Context length page (tiny-random, 2,048 tokens): {measured}")]
+        f"On the committed sweep of tiny-random (2,048 tokens, trained length 1,024): {measured}")]
     assert published.startswith("Published argument (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax)")
+
+
+def test_each_models_committed_sweep_says_what_it_measured_next_to_the_argument(tiny_env, document, other_sweeps):
+    """With another model's sweep committed (the tiny Gemma 3's, named gemma3-270m), one line per model, the
+    default sweep first; the sliding-window model's line says how many of its layers see a bounded window, as its
+    mean over layers takes them in."""
+    from components.serving import settings
+
+    tiny_env.setattr(settings, "SWEEPS_DIR", other_sweeps)
+    gemma = SweepDocument.from_dict(json.loads(next(other_sweeps.glob("*.json")).read_text()))
+    windows = [window for window in gemma.layer_windows if window is not None]
+    assert windows and len(windows) < len(gemma.layer_windows)  # the premise: a mix of layer types
+    at = open_app("length_schedules")
+    assert_clean(at)
+    said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
+    lines = said.splitlines()[1:]
+    assert len(lines) == 3 and lines[1].startswith("- On the committed sweep of tiny" + plain("-") + "random")
+    assert lines[2] == "- " + plain(
+        f"On the committed sweep of Gemma 3 270M ({gemma.n_tokens:,} tokens, trained length "
+        f"{gemma.trained_length:,}; {len(windows)} of its {len(gemma.layer_windows)} layers see only their last "
+        f"{max(windows):,} keys): {entropy_with_length(gemma).sentences()[1]}")
 
 
 def test_without_a_committed_sweep_the_argument_stands_alone(tiny_env, tmp_path):
