@@ -23,9 +23,9 @@ def ratio_text(value: float, digits: int = 3) -> str:
     infinite one (a runner-up of weight 0)."""
     if math.isinf(value):
         return "unbounded"
-    if value < 1_000:
+    if float(f"{value:.{digits}g}") < 1_000:  # 999.7 to 3 digits would read '1e+03'
         return f"{value:.{digits}g}x"
     if value < 1e9:
         return f"{value:,.0f}x"
-    exponent = math.floor(math.log10(value))
-    return f"{value / 10 ** exponent:.{digits - 1}f} × 10{str(exponent).translate(_SUPERSCRIPT)}x"
+    mantissa, exponent = f"{value:.{digits - 1}e}".split("e")  # the rounding carries into the exponent
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}x"

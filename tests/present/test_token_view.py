@@ -46,8 +46,9 @@ def test_the_measured_ratio_is_exp_gap_over_t(temperature):
     assert ratio_line(scores[:1], weights[:1], temperature) is None and ratio_line(scores, weights, None) is None
 
 
-@pytest.mark.parametrize(("value", "said"), [(12.18, "12.2x"), (148.41, "148x"), (22026.47, "22,026x"),
-                                             (4.85165e8, "485,165,000x"), (2.35e17, "2.35 × 10¹⁷x"),
+@pytest.mark.parametrize(("value", "said"), [(12.18, "12.2x"), (148.41, "148x"), (999.7, "1,000x"),
+                                             (22026.47, "22,026x"), (4.85165e8, "485,165,000x"),
+                                             (2.35e17, "2.35 × 10¹⁷x"), (9.9999e9, "1.00 × 10¹⁰x"),
                                              (math.inf, "unbounded")])
 def test_a_ratio_is_written_as_a_reader_says_it(value, said):
     assert ratio_text(value) == said
