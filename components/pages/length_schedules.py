@@ -6,7 +6,7 @@ from components.present import captions, figures
 from components.present.parsing import parse_choice
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import committed_sweep_paths, read_committed_sweep
+from components.serving.cache import read_committed_sweeps
 from components.widgets.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
 from components.widgets.url_state import linked_widget, seed
 from model_utils.core.schedules import SCHEDULES, Schedule
@@ -22,8 +22,7 @@ def remapped(remaps: list) -> dict:
 def entropy_sentences() -> list[str]:
     """The published entropy argument, and next to it what each committed sweep of the Context length page
     measured, one line per model; the argument alone when there is no such sweep."""
-    paths = committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
-    return captions.entropy_lines([document for path in paths if (document := read_committed_sweep(path))])
+    return captions.entropy_lines(list(read_committed_sweeps(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR).values()))
 
 
 st.title("Length schedules")

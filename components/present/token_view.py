@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import html
 import math
-import sys
 from collections.abc import Sequence
 
 import numpy as np
 
 from components.present.text import ratio_text
+from model_utils.core.softmax import weight_ratio
 
-LOG_FLOAT_MAX = math.log(sys.float_info.max)  # exp() of more overflows a float
 LOG_FLOOR = 1e-4  # weights below this get no colour on the log scale: four decades are what the eye can tell apart
 COLOUR = "255, 75, 75"  # Streamlit's primary red, as rgba components
 QUERY_STYLE = "outline: 2px solid rgb(0, 104, 201); border-radius: 3px"
@@ -54,11 +53,6 @@ def top_keys(tokens: Sequence[str], weights: Sequence[float], k: int = 5) -> lis
     return [{"position": int(i), "token": tokens[i], "weight": float(weights[i])} for i in order]
 
 
-def _exp(value: float) -> float:
-    """exp that says inf where a float cannot hold it (a gap of 50 at T = 0.1)."""
-    return math.exp(value) if value < LOG_FLOAT_MAX else math.inf
-
-
 def ratio_line(scores: Sequence[float], weights: Sequence[float], temperature: float | None) -> str | None:
     """The top key's weight over the runner-up's, next to exp(gap / T) of the query's scores before the
     temperature: the Softmax lab's rule on real tokens. None with fewer than two keys or without a constant T."""
@@ -69,4 +63,4 @@ def ratio_line(scores: Sequence[float], weights: Sequence[float], temperature: f
     gap = float(scores[first] - scores[second])
     measured = float(weights[first] / weights[second]) if weights[second] > 0 else math.inf
     return (f"top key / runner-up: {ratio_text(measured)}; score gap {gap:.2f}, exp(gap / T) = exp({gap:.2f} / "
-            f"{temperature:g}) = {ratio_text(_exp(gap / temperature))}")
+            f"{temperature:g}) = {ratio_text(float(weight_ratio(gap, temperature)))}")

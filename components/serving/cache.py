@@ -263,6 +263,12 @@ def read_committed_sweep(path: Path) -> SweepDocument | None:
     return _read_committed(path, cached_sweep_file)
 
 
+def read_committed_sweeps(default: Path, folder: Path) -> dict[Path, SweepDocument]:
+    """Every committed sweep that can be read, by its file (committed_sweep_paths' order: `default` first)."""
+    return {path: document for path in committed_sweep_paths(default, folder)
+            if (document := read_committed_sweep(path)) is not None}
+
+
 def _read_committed(path: Path, cached: Callable[[str, float], object]):
     if not path.is_file():
         return None

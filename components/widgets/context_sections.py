@@ -19,9 +19,8 @@ from components.present.text import plain
 from components.serving import settings
 from components.serving.cache import (
     committed_summary_paths,
-    committed_sweep_paths,
     read_committed,
-    read_committed_sweep,
+    read_committed_sweeps,
 )
 from components.widgets.context_form import COMMITTED, YOURS
 from components.widgets.downloads import sweep_downloads_ui
@@ -87,8 +86,7 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
     """The committed sweeps and corpus summary, the choice between a committed sweep and your run when there is a
     run, and the choice of committed sweep by model when there are several; a note where the committed sweep would
     be when there is none."""
-    sweeps = {path: document for path in committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
-              if (document := read_committed_sweep(path)) is not None}
+    sweeps = read_committed_sweeps(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
     summaries = [summary for path in committed_summary_paths(settings.CORPUS_SUMMARY, settings.TUNE_DIR)
                  if (summary := read_committed(path, TuneSummary)) is not None]
     views = [view for view, ready in ((COMMITTED, sweeps), (YOURS, yours)) if ready]

@@ -192,7 +192,7 @@ class Decomposition:
         if not on_top:
             return ""
         return f"; a temperature on top of {what}: " + ", ".join(
-            f"{lever.label} saves {lever.saved:+.3f} more ({_interval(lever, 3)}{percent_of_rise(lever)})"
+            f"{lever.label} saves {lever.saved:+.3f} more ({_with_interval(lever, 3, percent_of_rise(lever))})"
             for lever in on_top)
 
 
@@ -205,9 +205,8 @@ def percent_of_rise(lever: Lever) -> str:
 
 def _saving(lever: Lever) -> str:
     """'label saves +0.344 nats per token (95% interval ...)', for a lever without a share of a rise."""
-    interval = "" if lever.interval is None else (f" (95% interval {lever.interval[0]:+.3f} to "
-                                                   f"{lever.interval[1]:+.3f})")
-    return f"{lever.label} saves {lever.saved:+.3f} nats per token{interval}"
+    interval = _with_interval(lever, 3)
+    return f"{lever.label} saves {lever.saved:+.3f} nats per token" + (f" ({interval})" if interval else "")
 
 
 def _share(lever: Lever) -> str:
@@ -215,16 +214,16 @@ def _share(lever: Lever) -> str:
     interval first, then its share of the rise; a saving under 0.1 keeps a third decimal, so that a small one is
     not rounded into its interval's neighbour."""
     digits = 2 if abs(lever.saved) >= 0.1 else 3
-    return (f"{lever.label} saves {lever.saved:+.{digits}f} nats per token ({_interval(lever, digits)}"
-            f"{percent_of_rise(lever)})")
+    return (f"{lever.label} saves {lever.saved:+.{digits}f} nats per token "
+            f"({_with_interval(lever, digits, percent_of_rise(lever))})")
 
 
-def _interval(lever: Lever, digits: int) -> str:
-    """'95% interval +2.10 to +2.45; ', or nothing for a lever without resamples."""
-    if lever.interval is None:
-        return ""
-    low, high = lever.interval
-    return f"95% interval {low:+.{digits}f} to {high:+.{digits}f}; "
+def _with_interval(lever: Lever, digits: int, then: str = "") -> str:
+    """'95% interval +2.10 to +2.45', followed by '; `then`' where there is more to say; `then` alone (or '') for
+    a lever without resamples. The one writer of a lever's interval in a sentence."""
+    said = [] if lever.interval is None else [f"95% interval {lever.interval[0]:+.{digits}f} to "
+                                              f"{lever.interval[1]:+.{digits}f}"]
+    return "; ".join(said + ([then] if then else []))
 
 
 def decompose(*, rise: float, scope: str, rows: Sequence[dict], schedules: Sequence[dict]) -> Decomposition:
