@@ -311,6 +311,25 @@ def analyze(loaded: LoadedModel, text: str, request: AnalysisRequest | None = No
         raise TypeError("analyze takes an AnalysisRequest or its fields as keywords, not both")
     checked = validate(loaded, request)
     ids, truncated = tokenize(loaded, text, checked.max_tokens)
+    return _analyze_ids(loaded, ids, checked, truncated, started, progress)
+
+
+def analyze_tokens(loaded: LoadedModel, ids: list[int], request: AnalysisRequest, *,
+                   progress: OnProgress | None = None) -> Report:
+    """`analyze` on token ids the caller built (a probe that plants a passage at a chosen distance, a window cut
+    out of a longer text): the same checks, pass and report, without tokenizing. AnalysisError for fewer than two
+    ids or more than max_tokens."""
+    started = time.perf_counter()
+    checked = validate(loaded, request)
+    if len(ids) < 2:
+        raise AnalysisError("attention needs at least two tokens")
+    if len(ids) > checked.max_tokens:
+        raise AnalysisError(f"{len(ids):,} tokens is more than max_tokens ({checked.max_tokens:,})")
+    return _analyze_ids(loaded, [int(token) for token in ids], checked, False, started, progress)
+
+
+def _analyze_ids(loaded: LoadedModel, ids: list[int], checked: CheckedRequest, truncated: bool, started: float,
+                 progress: OnProgress | None) -> Report:
     n = len(ids)
     check_length(loaded, n, checked)
     first = first_stat_query(n, checked.window) if checked.q_start is None else checked.q_start

@@ -1,0 +1,79 @@
+"""The cut-context reference pass (core.records.cut_context): each position p >= L of a long text predicted from at
+most its last L tokens, in windows of L tokens at T = 1, `stride` positions scored per window (the last position's
+prediction, of the token just after the window, included). (n - L) / stride passes of L tokens; each window is cached
+on its own, so an interrupted run resumes and a sweep, a tune and a rerun share what is done."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from model_utils.core.errors import AnalysisError
+from model_utils.core.files import write_atomic
+from model_utils.core.records.cut_context import CutContextPass
+from model_utils.engine.analyze import AnalysisRequest, analyze_tokens
+from model_utils.experiments.fingerprint import model_fingerprint
+from model_utils.models import LoadedModel
+
+FORMAT = 1  # of a cached window: bump when a window's numbers would come out different
+
+
+def windows(n_tokens: int, trained_length: int, stride: int) -> list[tuple[int, int]]:
+    """(first, stop) positions each window scores: positions L .. n - 2 in blocks of `stride`. The window of a block
+    is the L tokens that end at its last position, stop - 1, so position p reads p - (stop - L) + 1 tokens."""
+    if stride < 1 or stride > trained_length:
+        raise AnalysisError(f"the cut-context stride must be 1 to the trained length ({trained_length:,}), got "
+                            f"{stride}")
+    return [(first, min(n_tokens - 1, first + stride)) for first in range(trained_length, n_tokens - 1, stride)]
+
+
+def window_nll(loaded: LoadedModel, ids: Sequence[int], first: int, stop: int, trained_length: int) -> np.ndarray:
+    """NLL of positions first .. stop - 1 from one T = 1 pass over the L tokens ids[stop - L : stop]: the pass's own
+    position NLL, and its last position's log-probabilities for token `stop`."""
+    start = stop - trained_length
+    request = AnalysisRequest(temperatures=[1.0], max_tokens=trained_length, trained_length=trained_length)
+    result = analyze_tokens(loaded, list(ids[start:stop]), request).results[0]
+    inside = result.position_nll[first - start : trained_length - 1]
+    return np.append(inside, -float(result.last_log_probs[ids[stop]]))
+
+
+def cut_context_pass(loaded: LoadedModel, ids: Sequence[int], trained_length: int, stride: int,
+                     cache_dir: Path, *, on_window: Callable[[int, int], None] | None = None,
+                     fingerprint: str | None = None) -> CutContextPass:
+    """The reference of `ids` (a text cut as its sweep or tune cuts it), each window from `cache_dir` where it is,
+    else computed and saved there at once. `on_window(i, count)` hears of each window computed."""
+    if len(ids) <= trained_length + 1:
+        raise AnalysisError(f"the text has {len(ids):,} tokens: no position past the trained length "
+                            f"({trained_length:,}) to score")
+    blocks = windows(len(ids), trained_length, stride)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    fingerprint = fingerprint or model_fingerprint(loaded, portable=True)
+    parts, seconds = [], 0.0
+    for index, (first, stop) in enumerate(blocks):
+        path = cache_dir / f"{_key(fingerprint, ids, first, stop, trained_length)}.json"
+        if not path.is_file():
+            if on_window is not None:
+                on_window(index, len(blocks))
+            started = time.perf_counter()
+            nll = window_nll(loaded, ids, first, stop, trained_length)
+            write_atomic(path, json.dumps({"format": FORMAT, "first": first, "stop": stop,
+                                           "seconds": round(time.perf_counter() - started, 2),
+                                           "nll": [round(float(v), 5) for v in nll]}))
+        cached = json.loads(path.read_text())
+        parts.append(np.asarray(cached["nll"], dtype=np.float64))
+        seconds += cached["seconds"]
+    return CutContextPass(trained_length=trained_length, stride=stride, n_tokens=len(ids),
+                          min_context=trained_length - stride + 1, windows=len(blocks),
+                          position_nll=np.concatenate(parts), seconds=round(seconds, 1))
+
+
+def _key(fingerprint: str, ids: Sequence[int], first: int, stop: int, trained_length: int) -> str:
+    """A window's cache key: the model, the tokens it reads and the target after them, and what it scores."""
+    tokens = np.asarray(ids[stop - trained_length : stop + 1], dtype=np.int64).tobytes()
+    parts = [str(FORMAT), fingerprint, hashlib.sha256(tokens).hexdigest(), str(stop - first)]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
