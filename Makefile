@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 
 .PHONY: setup models run test test-fast test-models lint bench bench-gpu bench-pages loadtest sweep sweep-gemma tune \
-	tune-gemma fit clean
+	tune-gemma fit retrieval retrieval-gemma clean
 
 setup: $(STAMP)
 
@@ -172,6 +172,43 @@ fit: setup
 	$(BIN)/python -m model_utils fit $(FIT_COMMON) --rope yarn-rope:1.5 --max-tokens 12288 --bounds 0.8 1.1 \
 		--compare-temperatures 1 --schedule none --out $(FIT_OUT)/bundled-yarn-rope-1.5
 	$(BIN)/python -m bench.readme fit
+
+# The retrieval probe the Retrieval page and README show: 4 built-in passages (an essay, release notes, API docstrings,
+# source code) of 256 tokens, each planted in the built-in long text and repeated D tokens after the copy's start, D
+# from 512 to 7,900 inside the bundled model's trained length (8,192) and 10,240 and 12,288 past it, with nothing
+# planted on the same positions as the reference; T from 0.7 to 1.5, the five schedules anchored at the trained
+# length (two of them are T = 1 inside it and share its passes), YaRN (s = 2), its interpolation alone and one
+# distance remapping (Self-Extend G = 4, W = 2,048). About 700 distinct passes of 800 to 12,576 tokens, about 6 h on
+# 2 Ray workers (2 cores). It runs in the background: `make retrieval` returns at once, the log is RETRIEVAL_LOG and
+# `tail -f` follows it. Finished passes are kept in RETRIEVAL_PASSES, a folder of the repository committed as they
+# come, so a rerun (or another machine) resumes from them and a finished run returns in seconds.
+RETRIEVAL_OUT ?= assets/retrieval/bundled.json
+RETRIEVAL_PASSES ?= assets/passes/retrieval-bundled
+RETRIEVAL_LOG ?= bench/runs/retrieval-bundled.log
+retrieval: setup
+	mkdir -p $(dir $(RETRIEVAL_OUT)) $(dir $(RETRIEVAL_LOG))
+	nohup $(BIN)/python -m model_utils retrieval --model bundled --filler long \
+		--distances 512 1024 2048 4096 6144 7900 10240 12288 --beyond-trained \
+		--temperatures 0.7 0.9 1 1.1 1.5 --schedule all:trained --rope yarn-rope:2@1 --rope yarn:2@1 \
+		--rope self-extend:4,2048@1 --workers 2 --cache-dir $(RETRIEVAL_PASSES) --json $(RETRIEVAL_OUT) \
+		> $(RETRIEVAL_LOG) 2>&1 &
+	@echo "retrieval runs in the background; follow it with: tail -f $(RETRIEVAL_LOG)"
+
+# The same probe on Gemma 3 270M (installed by `make models`): its 15 sliding-window layers see 512 keys, so what
+# reaches farther is its 3 global layers. Filler: Python's decimal module (--filler decimal-source, about 55,000
+# tokens of Gemma 3's tokenizer); D from 1,024 to 32,000 inside its trained length of 32,768 and 40,960 past it;
+# T = 0.9, 1 and 1.1 and YaRN's interpolation alone (s = 2) on the global layers. Fewer distances and views than the
+# bundled model's: a pass of 41,000 tokens takes minutes. In the background as `make retrieval`.
+GEMMA_RETRIEVAL_OUT ?= assets/retrieval/gemma3-270m.json
+GEMMA_RETRIEVAL_PASSES ?= assets/passes/retrieval-gemma3-270m
+GEMMA_RETRIEVAL_LOG ?= bench/runs/retrieval-gemma3-270m.log
+retrieval-gemma: models
+	mkdir -p $(dir $(GEMMA_RETRIEVAL_OUT)) $(dir $(GEMMA_RETRIEVAL_LOG))
+	nohup $(BIN)/python -m model_utils retrieval --model gemma3-270m --filler decimal-source \
+		--distances 1024 4096 16384 32000 40960 --beyond-trained --temperatures 0.9 1 1.1 \
+		--rope yarn-rope:2@1 --workers 2 --cache-dir $(GEMMA_RETRIEVAL_PASSES) --json $(GEMMA_RETRIEVAL_OUT) \
+		> $(GEMMA_RETRIEVAL_LOG) 2>&1 &
+	@echo "retrieval-gemma runs in the background; follow it with: tail -f $(GEMMA_RETRIEVAL_LOG)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from model_utils.cli.commands import read_text, requested_views, sweep_settings
+from model_utils.cli.commands import read_text, requested_views, retrieval_request, retrieval_texts, sweep_settings
 from model_utils.cli.parser import build_parser
+from model_utils.experiments.retrieval.run import check_retrieval, units
 from model_utils.experiments.sweep import check_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,7 +23,8 @@ def make_command(target: str) -> list[str]:
     commands = [line for line in printed.splitlines() if "-m model_utils " in line]
     assert len(commands) == 1, printed
     words = shlex.split(commands[0])
-    return words[words.index("model_utils") + 1 :]
+    words = words[words.index("model_utils") + 1 :]
+    return words[: words.index(">")] if ">" in words else words  # a run in the background writes its log
 
 
 def checked_passes(argv: list[str], loaded) -> int:
@@ -48,3 +50,32 @@ def test_make_sweep_gemma_runs_passes_gemma_takes():
     argv = make_command("sweep-gemma")
     assert "--workers" in argv and not any(word.startswith(("self-extend", "rerope", "sink-window")) for word in argv)
     assert checked_passes(argv, load_model("gemma3-270m")) == 24
+
+
+def checked_retrieval(argv: list[str], loaded) -> tuple[int, int]:
+    """(views, distinct passes) of a retrieval command line, after the probe's own checks."""
+    args = build_parser().parse_args(argv)
+    assert args.model == loaded.name
+    filler, passages = retrieval_texts(args, loaded)
+    request = retrieval_request(args, loaded, passages)
+    check_retrieval(loaded, filler, passages, request)
+    return len(request.views), len({unit.key for unit in units(filler, passages, request, "model")})
+
+
+def test_make_retrieval_runs_passes_the_bundled_model_takes(bundled):
+    argv = make_command("retrieval")
+    assert argv[0] == "retrieval" and "--beyond-trained" in argv and "self-extend:4,2048@1" in argv
+    views, passes = checked_retrieval(argv, bundled)
+    # 5 T, 5 schedules, 3 recipes; ssmax and logn (base 8,192) run the same multipliers, and qwen-logn and llama4
+    # are T = 1 inside the trained length: 10 distinct views at the 6 distances inside it and 12 at the 2 past it,
+    # each planted and not, for 4 passages
+    assert views == 13 and passes == 4 * 2 * (6 * 10 + 2 * 12)
+
+
+@pytest.mark.models
+def test_make_retrieval_gemma_runs_passes_gemma_takes():
+    from model_utils.engine.plugin import load_model
+
+    argv = make_command("retrieval-gemma")
+    assert "--workers" in argv and "yarn-rope:2@1" in argv
+    assert checked_retrieval(argv, load_model("gemma3-270m")) == (4, 4 * 5 * 2 * 4)

@@ -15,7 +15,7 @@ from model_utils.cli.parser import UsageError
 from model_utils.cli.progress import progress_line, progress_lines
 from model_utils.core.files import write_atomic
 from model_utils.core.machine import peak_rss_gb, usable_cores
-from model_utils.core.paths import portable_command
+from model_utils.core.paths import cache_root, portable_command
 from model_utils.core.progress import Progress
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.tune import ComputingRun, TuneSummary, previous_runs
@@ -352,4 +352,98 @@ def run_generate(args) -> None:
     print("\n".join(lines))
 
 
-COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune, "fit": run_fit, "generate": run_generate}
+def run_retrieval(args) -> None:
+    from model_utils.experiments.retrieval.run import retrieval
+    from model_utils.experiments.runs.errors import RunUsageError
+
+    placed = placement(args)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    filler, passages = retrieval_texts(args, loaded)
+    request = retrieval_request(args, loaded, passages)
+    cache_dir = cache_folder(args) or cache_root() / "retrieval"
+    started = time.perf_counter()
+    try:
+        document = retrieval(loaded, filler, passages, request, cache_dir=cache_dir, placement=placed,
+                             on_unit=retrieval_progress(placed))
+    except RunUsageError as error:
+        raise UsageError(str(error)) from None
+    document = replace(document, run=run_record(argv_of(args), time.perf_counter() - started))
+    if args.json is not None:
+        write_json(document.to_dict(), args.json)
+        return
+    from model_utils.verdicts.words import retrieval_table
+
+    print(retrieval_table(document))
+
+
+def retrieval_texts(args, loaded):
+    """(filler, passages) as token ids: the built-in or given filler, cut to what the longest distance needs, and
+    the built-in passages and the given files' first --passage-tokens tokens."""
+    from model_utils.experiments.retrieval.passages import (
+        PASSAGE_NAMES,
+        builtin_filler,
+        builtin_passages,
+        filler_tokens,
+        passage_tokens,
+    )
+
+    if args.passage_tokens < 2:
+        raise UsageError(f"--passage-tokens must be at least 2, got {args.passage_tokens}")
+    needed = args.lead + max(args.distances)
+    if args.filler_file:
+        filler = filler_tokens(loaded, read_file(args.filler_file, "--filler-file"), args.filler_file, needed)
+    else:
+        filler = builtin_filler(loaded, args.filler, needed)
+    names = tuple(args.passages or (() if args.passage_file else PASSAGE_NAMES))
+    passages = builtin_passages(loaded, names, args.passage_tokens)
+    passages += [passage_tokens(loaded, Path(path).name, read_file(path, "--passage-file"), path, args.passage_tokens)
+                 for path in args.passage_file]
+    return filler, passages
+
+
+def read_file(path: str, option: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError as error:
+        raise UsageError(f"cannot read {option} {path!r}: {error.strerror or error}") from None
+
+
+def retrieval_request(args, loaded, passages):
+    """The run's distances, views and limits from the command line."""
+    from model_utils.experiments.retrieval.run import RetrievalRequest
+
+    longest = args.lead + max(args.distances) + max(len(passage.ids) for passage in passages)
+    return RetrievalRequest(distances=tuple(args.distances), trained_length=args.trained_length or loaded.max_positions,
+                            views=tuple(retrieval_views(args, loaded, longest)), beyond_trained=args.beyond_trained,
+                            lead=args.lead)
+
+
+def retrieval_views(args, loaded, longest: int) -> list:
+    """The temperatures, the schedules ('trained' anchored at the trained length; yarn's scale is the longest
+    probe's tokens over it) and each --rope recipe, as sweep takes them."""
+    from model_utils.core.views import as_view
+
+    args.max_tokens = longest
+    return [as_view(spec) for spec in requested_views(args, loaded)]
+
+
+def retrieval_progress(placed):
+    """One line per finished pass on stderr, with the passes and the time left (estimated from the tokens done:
+    a pass costs about its length)."""
+    started = time.perf_counter()
+
+    def on_unit(event) -> None:
+        if event.seconds is None:
+            return
+        spent = time.perf_counter() - started
+        left = spent * (event.tokens_total - event.tokens_done) / max(1, event.tokens_done)
+        where = f" on worker {event.worker + 1} of {placed.workers}" if placed.on_ray else ""
+        print(f"[{event.done}/{event.total}] {event.label}{where}: {event.seconds:.1f} s; about {left / 60:.0f} min "
+              "left", file=sys.stderr, flush=True)
+
+    return on_unit
+
+
+COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune, "fit": run_fit, "generate": run_generate,
+            "retrieval": run_retrieval}

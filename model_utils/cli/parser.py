@@ -166,7 +166,50 @@ def build_parser() -> argparse.ArgumentParser:
     add_placement(tuned, unit="document")
     add_fit(commands)
     add_generate(commands)
+    add_retrieval(commands)
     return parser
+
+
+def add_retrieval(commands) -> None:
+    """`retrieval`: how far back the model still uses a passage it read, by planting it and repeating it."""
+    from model_utils.core.retrieval import LEAD_TOKENS, PASSAGE_TOKENS
+    from model_utils.experiments.retrieval.passages import PASSAGE_NAMES
+
+    probe = commands.add_parser("retrieval", help="how far back a model still uses what it read: a passage planted "
+                                                  "D tokens before its repeat, the loss on the repeat planted and not")
+    probe.add_argument("--distances", nargs="+", type=int, required=True, metavar="D",
+                       help="tokens from the planted copy's start to its repeat's, shortest first (e.g. 512 1024 "
+                            "2048 4096); the repeat sits at that distance plus the lead, so short ones are cheap")
+    probe.add_argument("--passages", nargs="+", choices=PASSAGE_NAMES, metavar="NAME",
+                       help=f"built-in passages to plant, each from another kind of text ({', '.join(PASSAGE_NAMES)}; "
+                            "default: all, unless --passage-file is given)")
+    probe.add_argument("--passage-file", action="append", default=[], metavar="F",
+                       help="a UTF-8 text file whose first --passage-tokens tokens are planted (repeat for several)")
+    probe.add_argument("--passage-tokens", type=int, default=PASSAGE_TOKENS, metavar="N",
+                       help=f"tokens of each passage (default {PASSAGE_TOKENS})")
+    filler = probe.add_mutually_exclusive_group()
+    filler.add_argument("--filler", choices=BUILTIN_TEXTS, default="long",
+                        help="the built-in text the passage is planted in (default long)")
+    filler.add_argument("--filler-file", metavar="F", help="a UTF-8 text file to plant the passages in instead")
+    probe.add_argument("--lead", type=int, default=LEAD_TOKENS, metavar="N",
+                       help=f"filler tokens before the planted copy (default {LEAD_TOKENS})")
+    probe.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU)")
+    probe.add_argument("--model", default=BUNDLED, help=MODEL_HELP)
+    probe.add_argument("--temperatures", nargs="+", type=temperature_arg, default=[0.7, 1.0, 1.5], metavar="T",
+                       help=f"temperatures in {TEMPERATURE_RANGE}, 1 included (default: 0.7 1 1.5)")
+    probe.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
+                       help=schedules_help() + " 'trained' with yarn scales by the longest probe's tokens.")
+    probe.add_argument("--rope", action="append", type=rope_arg, default=[], metavar="TYPE:S|TYPE:G,W...[@T,...]",
+                       help=ROPE_HELP)
+    probe.add_argument("--beyond-trained", action="store_true",
+                       help="allow a distance whose text runs past the model's trained length (refused otherwise)")
+    probe.add_argument("--trained-length", type=int, metavar="L",
+                       help="the model's trained context length, if not its max_position_embeddings")
+    probe.add_argument("--cache-dir", help="where finished passes are kept (default: the model cache folder's "
+                                           "retrieval/)")
+    probe.add_argument("--json", metavar="OUT", help="write the run as JSON to OUT (- for stdout); without it, a "
+                                                     "table of the gain by distance and the reach per view")
+    add_placement(probe, unit="pass")
 
 
 def add_generate(commands) -> None:

@@ -42,3 +42,18 @@ def _remap(report: Report, inputs: LayerInputs, view: int, row: int) -> LayerRem
         return None
     far = [torch.from_numpy(array[row : row + 1]) for array in (inputs.far_query, inputs.far_key)]
     return LayerRemap(layout=Layout.of(rope, report.n_tokens, report.trained_length), query=far[0], key=far[1])
+
+
+
+def query_rows(report: Report, layer: int, view: int, queries: tuple[int, int]) -> torch.Tensor:
+    """[H, queries, keys] attention weights of query rows queries[0] .. queries[1] - 1 in `layer` at result `view`
+    (keys up to the last of them): attention_map's logits, for a block of rows only."""
+    if layer not in report.kept:
+        raise AnalysisError(f"layer {layer} was not kept; pass keep_maps with it to analyze")
+    inputs = report.kept[layer]
+    row = report.map_rows[view] if report.map_rows else 0
+    multipliers = multipliers_for(torch.from_numpy(report.multipliers), report.layers, layer)[view : view + 1]
+    query, key = (torch.from_numpy(array[row : row + 1]) for array in (inputs.query, inputs.key))
+    logits = remapped_logits(query, key, inputs.scaling, multipliers, queries[0], queries[1], inputs.sliding,
+                             inputs.softcap, _remap(report, inputs, view, row))
+    return torch.softmax(logits[0], dim=-1)

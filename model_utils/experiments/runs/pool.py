@@ -59,7 +59,7 @@ class Job:
     it (a document's name, a pass's label), and the item the caller's callbacks receive (the document, the spec)."""
 
     name: str
-    method: str  # "run": a tune's document; "passes": a sweep's pass
+    method: str  # "run": a tune's document; "passes": a sweep's pass; "apply": a function of the run's own
     args: tuple
     item: Any = None
 
@@ -99,6 +99,18 @@ class Pool:
             if started is not None:
                 started(job, 0)
             finish(job.item, self.workers[0].passes(*job.args)[0], 0)
+
+    def each(self, jobs: list[Job], finish: Callable[[Job, Any, int], None],
+             on_start: Callable[[Job, int], None] | None = None, noun: str = "passes") -> None:
+        """Each job (a DocumentWorker method, usually `apply`, and its arguments) on a worker, W at once on Ray,
+        `finish` getting its result as it comes with the worker's index (0 in this process)."""
+        if self.on_ray:
+            run_on_actors(self.workers, jobs, finish, on_start=on_start, noun=noun)
+            return
+        for job in jobs:
+            if on_start is not None:
+                on_start(job, 0)
+            finish(job, getattr(self.workers[0], job.method)(*job.args), 0)
 
     def evaluate(self, jobs: list[tuple[Document, list]]) -> list[list[dict]]:
         """DocumentWorker.evaluate of each (document, specs), in order; on Ray spread over the actors."""

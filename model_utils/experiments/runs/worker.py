@@ -32,7 +32,7 @@ class WorkerSettings:
     loads its own copy); in this process it is the driver's LoadedModel."""
 
     model: str | LoadedModel
-    sweep: SweepSettings
+    sweep: SweepSettings | None = None  # what passes(), evaluate() and run() share; None for apply() alone
     specs: tuple[Spec, ...] = ()  # the passes run() makes on each document (evaluate() is given its own)
     columns: Columns | None = None  # run(): what a document's passes become before they travel back
     pass_dir: Path | None = None  # the pass cache; None: cache_root() / "tune-passes" on the worker's machine
@@ -60,6 +60,11 @@ class DocumentWorker:
 
         return {"pid": os.getpid(), "host": socket.gethostname(), "threads": torch.get_num_threads(),
                 "fingerprint": self.fingerprint}  # as the driver's, wherever the model is kept
+
+    def apply(self, function: Callable, *args):
+        """A run built on the pool hands its own unit of work (the retrieval probe's passes): function(the loaded
+        model, *args), run here. Ray ships the function by reference: its module must be importable here."""
+        return function(self.loaded, *args)
 
     def passes(self, document: Document, specs: Sequence[Spec]) -> list[SweepPass]:
         """A distributed sweep's unit of work: each spec's pass on `document`, from this worker's pass cache where

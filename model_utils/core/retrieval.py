@@ -1,0 +1,82 @@
+"""Where a retrieval probe puts its tokens: a passage planted early in a filler text and repeated `distance` tokens
+later. A model that can still reach the first copy predicts the repeat almost perfectly (an induction copy); one that
+cannot reads it as new text. The reference is the same text with nothing planted: the filler runs on where the copy
+was, so the two differ only in the copy's tokens and the repeat sits on the same positions. Standard library only.
+
+    planted:    [lead filler][passage][filler ......................][passage]
+    unplanted:  [lead filler][filler  ..............................][passage]
+                 0           copy_start          repeat_start = copy_start + distance
+
+The repeat's position moves with the distance (a pass for distance d reads lead + d + passage tokens), so short
+distances are cheap; the nothing-planted pass on the same positions takes the position's own difficulty out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from model_utils.core.errors import AnalysisError
+
+LEAD_TOKENS = 32  # filler before the planted copy: the first token (the sink) and the text's opening are never copied
+PASSAGE_TOKENS = 256  # a built-in passage's length: long enough for a stable mean loss, short against the distances
+MIN_PASSAGE_TOKENS = 2  # the repeat's first token is not scored (filler comes before it), so at least one is
+
+
+@dataclass(frozen=True, kw_only=True)
+class Layout:
+    """One probe's token positions: `lead` filler tokens, the copy, then the repeat `distance` tokens after the
+    copy's start (so every repeat token's own earlier copy is exactly `distance` tokens back)."""
+
+    lead: int
+    passage: int  # the passage's tokens
+    distance: int
+
+    @property
+    def copy(self) -> tuple[int, int]:
+        return self.lead, self.lead + self.passage
+
+    @property
+    def repeat(self) -> tuple[int, int]:
+        return self.lead + self.distance, self.lead + self.distance + self.passage
+
+    @property
+    def n_tokens(self) -> int:
+        return self.lead + self.distance + self.passage
+
+    @property
+    def scored(self) -> tuple[int, int]:
+        """Positions whose next-token loss counts: each predicts a repeat token after the repeat's first."""
+        start, stop = self.repeat
+        return start, stop - 1
+
+
+def check_layout(layout: Layout, filler_tokens: int, trained_length: int, beyond_trained: bool) -> None:
+    """Refuse a probe that cannot be built or was not allowed, with the fix in the message (AnalysisError)."""
+    passage, distance = layout.passage, layout.distance
+    if passage < MIN_PASSAGE_TOKENS:
+        raise AnalysisError(f"the passage is {'empty' if passage == 0 else 'a single token'}; give a passage of "
+                            f"at least {MIN_PASSAGE_TOKENS} tokens")
+    if distance < passage:
+        raise AnalysisError(f"the passage ({passage:,} tokens) is longer than the distance {distance:,}: its copy "
+                            f"would run into its repeat; give a distance of at least {passage:,} tokens or a "
+                            "shorter passage")
+    if layout.lead + distance > filler_tokens:
+        raise AnalysisError(f"a distance of {distance:,} needs {layout.lead + distance:,} tokens of filler before "
+                            f"the repeat and the filler has {filler_tokens:,}; give a distance of at most "
+                            f"{filler_tokens - layout.lead:,} or a longer filler text")
+    if layout.n_tokens > trained_length and not beyond_trained:
+        raise AnalysisError(f"a distance of {distance:,} runs the text to {layout.n_tokens:,} tokens, past the "
+                            f"model's trained length of {trained_length:,}; give a distance of at most "
+                            f"{trained_length - layout.lead - passage:,}, or allow running past the trained length "
+                            "(--beyond-trained on the command line, the checkbox on the page)")
+
+
+def planted_ids(filler: Sequence[int], passage: Sequence[int], layout: Layout) -> list[int]:
+    """The filler with the passage written over it at the copy and again at the repeat."""
+    start, stop = layout.copy
+    return [*filler[:start], *passage, *filler[stop : layout.repeat[0]], *passage]
+
+
+def unplanted_ids(filler: Sequence[int], passage: Sequence[int], layout: Layout) -> list[int]:
+    """The reference: the filler unbroken up to the repeat, then the passage (read for the first time)."""
+    return [*filler[: layout.repeat[0]], *passage]
