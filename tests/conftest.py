@@ -110,11 +110,28 @@ def summary_file(tmp_path_factory) -> Path:
     return folder / "out" / "summary.json"
 
 
+@pytest.fixture(scope="session")
+def tiny_retrieval_file(tmp_path_factory) -> Path:
+    """A retrieval probe of the tiny model in the committed probe's format, written by the command line: two built-in
+    passages of 24 tokens at 48, 96 and 192 tokens back (the last past a trained length of 256 with the filler,
+    allowed), T = 0.8, 1 and 1.25, the qwen-logn schedule and YaRN's interpolation alone at T = 1."""
+    from model_utils.__main__ import main
+
+    folder = tmp_path_factory.mktemp("retrieval")
+    path = folder / "tiny-random.json"
+    status = main(["retrieval", "--model", "tiny-random", "--trained-length", "256", "--beyond-trained",
+                   "--distances", "48", "96", "192", "--passages", "essay", "source-code", "--passage-tokens", "24",
+                   "--temperatures", "0.8", "1", "1.25", "--schedule", "qwen-logn:trained", "--rope", "yarn-rope:2@1",
+                   "--cache-dir", str(folder / "passes"), "--json", str(path)])
+    assert status == 0 and path.is_file()
+    return path
+
+
 @pytest.fixture
-def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
+def tiny_env(monkeypatch, tiny_sweep_file, tiny_retrieval_file, tmp_path):
     """The app's environment for AppTest: the tiny model, no operator model list and no optional model installed,
     the tiny model's sweep as the context-length page's committed sweep, no corpus summary (nor another model's),
-    and the page's own sweeps kept in a fresh folder."""
+    the tiny model's probe as the retrieval page's, and the pages' own sweeps and probes kept in fresh folders."""
     from components.serving import settings
 
     monkeypatch.setenv("ATTN_MODEL", "tiny-random")
@@ -126,6 +143,9 @@ def tiny_env(monkeypatch, tiny_sweep_file, tmp_path):
     monkeypatch.setattr(settings, "TUNE_DIR", tmp_path / "no-other-summaries")
     monkeypatch.setattr(settings, "FIT_DIR", tmp_path / "no-fits")
     monkeypatch.setattr(settings, "SWEEP_PASSES", tmp_path / "passes")
+    monkeypatch.setattr(settings, "RETRIEVAL_DEFAULT", tiny_retrieval_file)
+    monkeypatch.setattr(settings, "RETRIEVAL_DIR", tiny_retrieval_file.parent)
+    monkeypatch.setattr(settings, "RETRIEVAL_PASSES", tmp_path / "retrieval-passes")
     return monkeypatch
 
 

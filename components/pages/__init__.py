@@ -41,4 +41,8 @@ PAGES = (
              controls=("model", "temperatures", "window"),
              controls_note="On this page these settings act only on the form that runs a sweep on your text (its "
                            "passes are always in-model). The committed sweep is drawn as it was run."),
+    PageSpec(script="retrieval", title="Retrieval", icon=":material/manage_search:", url_path="retrieval",
+             controls=("model", "temperatures"),
+             controls_note="On this page these settings act only on the probe of your own passage (its passes are "
+                           "always in-model). The committed probe is drawn as it was run."),
 )

@@ -4,7 +4,7 @@ place in the UI that turns them into a sentence."""
 
 from __future__ import annotations
 
-from model_utils.core.progress import EVALUATION, LAYER, TOKEN, Progress
+from model_utils.core.progress import EVALUATION, LAYER, PASS, TOKEN, Progress
 
 LAST_STEP = "Every layer done; now the loss and the predictions at every position (the last step)"
 
@@ -23,6 +23,8 @@ def progress_text(event: Progress) -> str:
         return f"Token {event.step} of {event.steps}"
     if event.stage == EVALUATION:
         return f"Fold {event.part} of {event.parts}: evaluation {event.step} of at most {event.steps}"
+    if event.stage == PASS:
+        return f"Pass {min(event.step, event.steps)} of {event.steps}: {event.detail}"
     return event.detail
 
 

@@ -29,7 +29,8 @@ from components.serving.admission import (
 )
 from model_utils import imports_without_collection
 from model_utils.core.errors import AnalysisError
-from model_utils.core.progress import OnProgress, Progress
+from model_utils.core.progress import PASS, OnProgress, Progress
+from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
@@ -357,3 +358,67 @@ def cached_sweep(request: SweepRequest) -> SweepDocument:
     for element in bar:
         element.empty()
     return document
+
+
+# --- the retrieval page -----------------------------------------------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
+def cached_retrieval_file(path: str, modified: float) -> RetrievalDocument:
+    """A committed retrieval probe as its record, keyed by the file's modification time too."""
+    return RetrievalDocument.from_dict(parse_json(path))
+
+
+def read_committed_retrievals(default: Path, folder: Path) -> dict[Path, RetrievalDocument]:
+    """Every committed retrieval probe that can be read, `default` first (an error line for one that cannot)."""
+    return {path: document for path in _default_then_others(default, sorted(folder.glob("*.json")))
+            if (document := _read_committed(path, cached_retrieval_file)) is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProbeRequest:
+    """A retrieval probe as the page asks for it, and cached_probe's cache key: a typed passage at one distance in
+    the built-in filler, at each temperature."""
+
+    model: str
+    passage: str
+    distance: int
+    temperatures: tuple[float, ...]
+    passage_tokens: int
+    lead: int
+
+
+@st.cache_data(show_spinner=False, max_entries=8, ttl=3600)
+def cached_probe(request: ProbeRequest) -> RetrievalDocument:
+    """The probe of `request` (model_utils.retrieval), admitted through the gate like a report, with a bar of its
+    passes. A refusal raises AnalysisError, which is not cached."""
+    from model_utils import RetrievalRequest, retrieval, retrieval_texts
+
+    loaded = cached_model(request.model)
+    progress = _Progress("Running the probe")
+    who = _who()
+    with GATE.admitted(who, on_wait=progress.queued):
+        _share_the_cores()
+        log.info("model pass %d for %s: a retrieval probe at %d tokens back, %d temperature(s)", next(_passes), who,
+                 request.distance, len(request.temperatures))
+        try:
+            filler, passages = retrieval_texts(loaded, request.passage, "long", request.distance,
+                                               request.passage_tokens, request.lead)
+            probe = RetrievalRequest(distances=(request.distance,), views=tuple(View(t) for t in request.temperatures),
+                                     trained_length=loaded.max_positions, lead=request.lead)
+            document = retrieval(loaded, filler, passages, probe,
+                                 cache_dir=settings.RETRIEVAL_PASSES or _probe_cache(),
+                                 on_unit=lambda event: progress(Progress(
+                                     stage=PASS, fraction=event.done / max(1, event.total), step=event.done + 1,
+                                     steps=event.total, detail=event.label)))
+        except AnalysisError:
+            progress.close()
+            raise
+    progress.close()
+    return document
+
+
+def _probe_cache() -> Path:
+    from model_utils.core.paths import cache_root
+
+    return cache_root() / "retrieval"

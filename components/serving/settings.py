@@ -55,6 +55,16 @@ CORPUS_SUMMARY = Path(os.environ.get("ATTN_CORPUS_SUMMARY", ASSETS / "tune" / "b
 TUNE_DIR = Path(os.environ.get("ATTN_TUNE_DIR", ASSETS / "tune"))
 # The fits (`make fit`): every FIT_DIR/*/fit.json is shown against YaRN's law.
 FIT_DIR = Path(os.environ.get("ATTN_FIT_DIR", ASSETS / "fit"))
+# The Retrieval page opens on the committed probes (`make retrieval`, `make retrieval-gemma`): RETRIEVAL_DEFAULT first,
+# then every other RETRIEVAL_DIR/*.json. Its own runs keep their passes in RETRIEVAL_PASSES (None: the model cache).
+RETRIEVAL_DIR = Path(os.environ.get("ATTN_RETRIEVAL_DIR", ASSETS / "retrieval"))
+RETRIEVAL_DEFAULT = Path(os.environ.get("ATTN_RETRIEVAL", ASSETS / "retrieval" / "bundled.json"))
+RETRIEVAL_PASSES = Path(os.environ["ATTN_RETRIEVAL_PASSES"]) if os.environ.get("ATTN_RETRIEVAL_PASSES") else None
+# The page's own probe stays within the Collapse inspector's limits: its text (lead + distance + passage) at most
+# RETRIEVAL_MAX_TOKENS, inside the bundled model's trained length, and two passes (planted and not) per temperature.
+RETRIEVAL_MAX_TOKENS = 4096
+RETRIEVAL_SECONDS_PER_1K = 2.5  # one temperature's pass per 1,000 tokens on 2 cores (the Collapse inspector's rate)
+
 # Where the page's own sweeps keep their finished passes (None: the model cache folder, as the command line does).
 SWEEP_PASSES = Path(os.environ["ATTN_SWEEP_PASSES"]) if os.environ.get("ATTN_SWEEP_PASSES") else None
 

@@ -11,7 +11,8 @@ LOAD = "load"  # loading a model: no steps, `detail` says what happens (converti
 LAYER = "layer"  # a forward pass of `analyze`: step = layers done, part = the pass (one per RoPE recipe)
 TOKEN = "token"  # greedy generation: step = tokens generated
 EVALUATION = "evaluation"  # a fit's search: step = evaluations done, steps = at most this many, part = the fold
-STAGES = (LOAD, LAYER, TOKEN, EVALUATION)
+PASS = "pass"  # a run of many passes (the retrieval probe's): step = the pass now running, steps = passes to run
+STAGES = (LOAD, LAYER, TOKEN, EVALUATION, PASS)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -32,6 +32,14 @@ def spread_text(low: float | None, high: float | None, spread: Spread, passages:
     return f"{where}: {low:,.0f} to {high:,.0f}"
 
 
+def reach_short(reach: Reach) -> str:
+    """A reach as a headline number: '5,100 tokens', '≥ 12,288 tokens', 'none'."""
+    if reach.outcome is ReachOutcome.NONE:
+        return "none"
+    rounded = round(reach.value, -2) if reach.outcome is ReachOutcome.FOUND and reach.value >= 1000 else reach.value
+    return f"{'≥ ' if reach.outcome is ReachOutcome.BEYOND else ''}{rounded:,.0f} tokens"
+
+
 def reach_text(reach: Reach) -> str:
     """How far a view reaches, with its spread: 'about 5,100 tokens (4 passages: 4,300 to 6,000)'."""
     if reach.outcome is ReachOutcome.NONE:

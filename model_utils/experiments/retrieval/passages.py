@@ -100,3 +100,11 @@ def filler_tokens(loaded: LoadedModel, text: str, source: str, max_tokens: int) 
 
 def builtin_filler(loaded: LoadedModel, name: str, max_tokens: int) -> Tokens:
     return filler_tokens(loaded, builtin_text(name), f"{builtin_source(name)}, built-in text {name!r}", max_tokens)
+
+
+def retrieval_texts(loaded: LoadedModel, passage: str, filler: str, distance: int, tokens: int, lead: int
+                    ) -> tuple[Tokens, list[Tokens]]:
+    """A page's probe: the built-in filler `filler` cut to what `distance` needs, and the typed `passage`'s first
+    `tokens` tokens (a page reaches the engine only through model_utils' lazy API, which names this)."""
+    return (builtin_filler(loaded, filler, lead + distance),
+            [passage_tokens(loaded, "your passage", passage, "typed on the page", tokens)])

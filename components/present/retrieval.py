@@ -1,0 +1,86 @@
+"""The Retrieval page's pictures, as pure functions (records in, plotly figures or escaped HTML out): the gain by
+distance of each view, the repeat's tokens shaded by their loss, and where the repeat's queries look per layer."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from components.present.figures import BAND_ALPHA, _rgba, add_trained_length, escape, fit, sweep_styles
+from components.present.margins import FULL_WIDTH
+from components.present.token_view import COLOUR
+from model_utils.core.records.retrieval import Curve, ReachOutcome, RetrievalPoint, ViewEntry
+
+LOSS_TOP = 8.0  # nats: a token this hard or harder is drawn at full colour (a new word is often 5 to 10)
+
+
+def view_styles(views: Sequence[ViewEntry]) -> dict[str, dict]:
+    """The line style of each view, as the Context length page draws the same view."""
+    styles = sweep_styles([v.temperature for v in views], [v.label for v in views],
+                          [None if v.rope is None else v.rope.label for v in views])
+    return {view.label: style for view, style in zip(views, styles, strict=True)}
+
+
+def reach_chart(curves: Sequence[Curve], styles: dict[str, dict], trained_length: int, half: float,
+                width: int = FULL_WIDTH) -> go.Figure:
+    """The gain on the repeat against the distance back (log scale), one line per view with its spread over the
+    passages as a band, each view's reach marked where its line crosses `half` of its short-distance gain, and the
+    trained length drawn in."""
+    figure = go.Figure()
+    for curve in curves:
+        style, name = styles[curve.view], escape(curve.view)
+        figure.add_trace(go.Scatter(x=curve.distances, y=curve.high, mode="lines", line={"width": 0},
+                                    legendgroup=name, showlegend=False, hoverinfo="skip"))
+        figure.add_trace(go.Scatter(x=curve.distances, y=curve.low, mode="lines", line={"width": 0},
+                                    fill="tonexty", fillcolor=_rgba(style["color"], BAND_ALPHA), legendgroup=name,
+                                    showlegend=False, hoverinfo="skip"))
+        figure.add_trace(go.Scatter(
+            x=curve.distances, y=curve.gain, mode="lines+markers", name=name, legendgroup=name, line=style,
+            marker={"size": 6, "color": style["color"]},
+            hovertemplate=f"%{{x:,}} tokens back<br>saves %{{y:.2f}} nats per token<extra>{name}</extra>"))
+        if curve.reach.outcome is ReachOutcome.FOUND:
+            figure.add_trace(go.Scatter(
+                x=[curve.reach.value], y=[half * curve.gain[0]], mode="markers", legendgroup=name, showlegend=False,
+                marker={"symbol": "diamond", "size": 11, "color": style["color"],
+                        "line": {"width": 1, "color": "#ffffff"}},
+                hovertemplate=f"reach: about %{{x:,.0f}} tokens<extra>{name}</extra>"))
+    add_trained_length(figure, trained_length, position="top right")
+    figure.update_xaxes(type="log", title_text="distance back to the first copy (tokens, log scale)")
+    figure.update_yaxes(title_text="what the first copy saves on its repeat (nats per token)", rangemode="tozero")
+    figure.update_layout(height=430, margin={"t": 30}, legend={"orientation": "h", "y": -0.22})
+    return fit(figure, width)
+
+
+def loss_html(tokens: Sequence[str], nll: Sequence[float], top: float = LOSS_TOP) -> str:
+    """The repeat's tokens as escaped spans shaded by their loss (white: predicted, red: a surprise); the first
+    token, whose loss is not scored (filler comes before it), is drawn grey. Hovering shows the loss."""
+    spans = [f'<span style="color: #888; white-space: pre-wrap">{html.escape(tokens[0].replace(chr(10), "↵"))}</span>']
+    for token, loss in zip(tokens[1:], nll, strict=True):
+        share = float(np.clip(loss / top, 0.0, 1.0))
+        title = html.escape(f"loss {float(loss):.2f} nats", quote=True)
+        spans.append(f'<span title="{title}" style="background-color: rgba({COLOUR}, {share:.3f}); '
+                     f'white-space: pre-wrap">{html.escape(token.replace(chr(10), "↵"))}</span>')
+    return '<div style="line-height: 1.9; font-family: monospace; font-size: 0.85em">' + "".join(spans) + "</div>"
+
+
+def layer_mass_chart(points: Sequence[RetrievalPoint], styles: dict[str, dict], width: int = FULL_WIDTH) -> go.Figure:
+    """Per layer, the weight the strongest head of the repeat's queries puts on the one key an induction copy reads
+    (the copy of the token each is to predict), planted (solid) and with nothing planted (dotted), one colour per
+    view."""
+    figure = go.Figure()
+    for point in points:
+        style, name = styles[point.view], escape(point.view)
+        layers = np.arange(len(point.planted.target_mass_top))
+        for which, values, dash in (("planted", point.planted.target_mass_top, "solid"),
+                                    ("nothing planted", point.unplanted.target_mass_top, "dot")):
+            figure.add_trace(go.Scatter(
+                x=layers, y=values, mode="lines+markers", name=f"{name}, {which}", legendgroup=name,
+                line={"color": style["color"], "dash": dash, "width": 2}, marker={"size": 4},
+                hovertemplate=f"layer %{{x}}: %{{y:.3f}}<extra>{name}, {which}</extra>"))
+    figure.update_xaxes(title_text="layer", dtick=5)
+    figure.update_yaxes(title_text="weight on the copy of the next token", range=[0, 1])
+    figure.update_layout(height=360, margin={"t": 30}, legend={"orientation": "h", "y": -0.3})
+    return fit(figure, width)

@@ -1,0 +1,62 @@
+"""The Retrieval page on the tiny model's probe: it opens on the verdict and the reach chart (one line per chosen
+view, its points the curve's), draws one passage token by token, and runs a probe of a typed passage, with a clear
+message for a mistake."""
+
+import json
+
+import pytest
+
+from model_utils.core.records.retrieval import RetrievalDocument
+from tests.support.apptest import array, assert_clean, chart, open_app, traces
+
+
+@pytest.fixture(scope="module")
+def probe(tiny_retrieval_file) -> RetrievalDocument:
+    return RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
+
+
+def lines(figure: dict) -> dict[str, dict]:
+    return {trace["name"]: trace for trace in traces(figure, "scatter") if trace.get("name")}
+
+
+def test_the_page_opens_on_the_reach_chart_of_the_committed_probe(tiny_env, probe):
+    at = open_app("retrieval")
+    assert_clean(at)
+    drawn = lines(chart(at, "retrieval_reach"))
+    assert set(drawn) == {"T=0.8", "T=1", "T=1.25", "yarn-rope (s=2) + T=1"}  # the schedule is one click away
+    assert array(drawn["T=1"]["y"]) == pytest.approx(probe.curve("T=1").gain)
+    assert array(drawn["T=1"]["x"]).tolist() == [48, 96, 192]
+    assert next(m.label for m in at.metric) == "reach at T=1"
+    at.multiselect(key="retrieval_lines").set_value(["T=1", "qwen-logn (train_length=256)"]).run()
+    assert_clean(at)
+    assert set(lines(chart(at, "retrieval_reach"))) == {"T=1", "qwen-logn (train_length=256)"}
+
+
+def test_one_passage_is_drawn_token_by_token_at_each_view(tiny_env, probe):
+    at = open_app("retrieval")
+    at.selectbox(key="retrieval_passage").set_value("source-code").run()
+    at.selectbox(key="retrieval_distance").set_value(192).run()
+    at.multiselect(key="retrieval_views").set_value(["T=1", "T=1.25"]).run()
+    assert_clean(at)
+    layers = lines(chart(at, "retrieval_layers"))
+    point = probe.point("source-code", 192, "T=1.25")
+    assert array(layers["T=1.25, planted"]["y"]) == pytest.approx(point.planted.target_mass_top)
+    assert array(layers["T=1.25, nothing planted"]["y"]) == pytest.approx(point.unplanted.target_mass_top)
+
+
+def test_your_passage_runs_at_the_sidebars_temperatures(tiny_env):
+    at = open_app("retrieval")
+    at.text_input(key="temperatures").set_value("1, 2").run()
+    at.text_area(key="retrieval_text").set_value("The lighthouse keeper wrote the number 4172 in the log. " * 6)
+    at.selectbox(key="retrieval_own_distance").set_value(256)
+    at.button[0].click().run()  # the form's submit button
+    assert_clean(at)
+    assert [m.label for m in at.metric][-2:] == ["T=1", "T=2"]
+
+
+def test_a_probe_without_t1_says_so(tiny_env):
+    at = open_app("retrieval")
+    at.text_input(key="temperatures").set_value("0.5, 2").run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("include 1" in error.value for error in at.error)
