@@ -25,8 +25,8 @@ report = page.report(MAPS_VIEW.fetch, MAX_MAP_TOKENS, "attention-maps", **MAPS_V
 
 # layer and head act on the token view and the heatmaps alike; the maps come from the report's kept queries and keys
 pickers, query_column, log_column = st.columns([2, 1, 1], vertical_alignment="bottom")
-with pickers:
-    layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps")
+with pickers:  # opens on the head whose weights move most with T (Report.most_moved_head), the last token's query
+    layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps", default=report.most_moved_head())
 query = query_ui(report, query_column, "maps_query")
 log_colour = linked_widget(log_column.toggle, "Log colour scale", key="maps_log", url_key="log", default=False,
                            parse=lambda raw: raw == "1", to_url=lambda on: 1,

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from components.present.margins import FULL_WIDTH, HALF_WIDTH, fit  # noqa: F401  (HALF_WIDTH: for the pages)
+from components.present.text import visible_token
 from model_utils.core.schedules import SCHEDULES, Schedule, yarn_multiplier
 from model_utils.core.softmax import entropy, entropy_curve, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
@@ -36,7 +37,6 @@ SLIDER_COLOUR = "#555555"
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 MASS_COLOURS = {"sink": "#525252", "distant": "#9ecae1", "recent": "#fdae6b"}  # pastel: not a temperature colour
 LOG_FLOOR = 1e-6  # weights below this share the lowest colour on a log scale
-_CONTROL = {"\n": "↵", "\r": "␍", "\t": "⇥", " ": "␣"}
 
 
 def colour(index: int) -> str:
@@ -45,12 +45,7 @@ def colour(index: int) -> str:
 
 def display_token(token: str) -> str:
     """A token as a safe, visible label: HTML escaped, whitespace-only and control characters made visible."""
-    if token.strip() == "":
-        shown = "".join(_CONTROL.get(ch, "␣") for ch in token) or "∅"
-    else:
-        shown = "".join(_CONTROL.get(ch, ch) if ch in "\n\r\t" else ch for ch in token)
-    shown = "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or 127 <= ord(ch) < 160 else ch for ch in shown)
-    return escape(shown)
+    return escape(visible_token(token))
 
 
 def escape(text: str) -> str:

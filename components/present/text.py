@@ -29,3 +29,17 @@ def ratio_text(value: float, digits: int = 3) -> str:
         return f"{value:,.0f}x"
     mantissa, exponent = f"{value:.{digits - 1}e}".split("e")  # the rounding carries into the exponent
     return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}x"
+
+
+_CONTROL = {"\n": "↵", "\r": "␍", "\t": "⇥", " ": "␣"}
+
+
+def visible_token(token: str) -> str:
+    """A token with nothing invisible left: a whitespace-only token as ␣ / ↵ / ⇥ marks (∅ when empty), a newline,
+    return or tab inside it as its mark, and any other control character (NUL, BEL, ...) as \\xNN, so that a widget
+    label or a chart label shows it and never carries the raw byte."""
+    if token.strip() == "":
+        shown = "".join(_CONTROL.get(ch, "␣") for ch in token) or "∅"
+    else:
+        shown = "".join(_CONTROL.get(ch, ch) if ch in "\n\r\t" else ch for ch in token)
+    return "".join(f"\\x{ord(ch):02x}" if ord(ch) < 32 or 127 <= ord(ch) < 160 else ch for ch in shown)

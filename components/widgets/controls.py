@@ -120,16 +120,18 @@ def text_ui(key: str, example: str, label: str, height: int = 150, help_text: st
                          height=height, max_chars=MAX_TEXT_CHARS, help=help_text)
 
 
-def layer_head_ui(n_layers: int, n_heads: int, key_prefix: str) -> tuple[int, int | None]:
-    """Layer and head pickers (head None = mean of heads), seeded from and written back to the URL."""
+def layer_head_ui(n_layers: int, n_heads: int, key_prefix: str, default: tuple[int, int] | None = None
+                  ) -> tuple[int, int | None]:
+    """Layer and head pickers (head None = mean of heads), seeded from and written back to the URL; without either,
+    `default` (layer, head), else the middle layer and the mean of heads."""
     layers, heads = list(range(n_layers)), [MEAN_OF_HEADS, *range(n_heads)]
     for key, options in ((f"{key_prefix}_layer", layers), (f"{key_prefix}_head", heads)):
         if key in st.session_state and st.session_state[key] not in options:  # the model changed under a choice
             del st.session_state[key]
     left, right = st.columns(2)
+    first_layer, first_head = default or (min(n_layers - 1, n_layers // 2), MEAN_OF_HEADS)
     layer = linked_widget(left.selectbox, "Layer", key=f"{key_prefix}_layer", url_key="layer",
-                          default=min(n_layers - 1, n_layers // 2), options=layers,
-                          parse=lambda raw: parse_choice(raw, layers))
-    head = linked_widget(right.selectbox, "Head", key=f"{key_prefix}_head", url_key="head", default=MEAN_OF_HEADS,
+                          default=first_layer, options=layers, parse=lambda raw: parse_choice(raw, layers))
+    head = linked_widget(right.selectbox, "Head", key=f"{key_prefix}_head", url_key="head", default=first_head,
                          options=heads, parse=lambda raw: parse_choice(raw, heads))
     return int(layer), None if head == MEAN_OF_HEADS else int(head)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import streamlit as st
 
-from components.present.text import plain, ratio_text
+from components.present.text import plain, ratio_text, visible_token
 from components.present.token_view import ratio_line, token_html, top_keys
 from components.widgets.url_state import linked_widget
 from model_utils import Report, attention_map
@@ -22,7 +22,7 @@ TOP_KEYS = 5
 
 def shown(token: str) -> str:
     """A token as a caption shows it: quoted (its spaces visible), newlines as ↵, markdown escaped."""
-    return f"“{plain(token.replace(chr(10), '↵'))}”"
+    return f"“{plain(visible_token(token))}”"
 
 
 def query_ui(report: Report, container, key: str) -> int:
@@ -42,7 +42,7 @@ def query_ui(report: Report, container, key: str) -> int:
 
     return int(linked_widget(container.selectbox, "Query token", key=key,
                              url_key="q", default=positions[-1], parse=parse, options=positions,
-                             format_func=lambda i: f"{i}: “{report.tokens[i].replace(chr(10), '↵')}”",
+                             format_func=lambda i: f"{i}: “{visible_token(report.tokens[i])}”",
                              help="The word whose attention is shown: each text below shades the tokens it "
                                   "attends to. Type to search."))
 

@@ -127,6 +127,21 @@ class Report:
             return abs(math.log(result.temperature)) if result.temperature is not None else math.inf
         return min(range(len(self.results)), key=lambda i: distance(self.results[i]))
 
+    def most_moved_head(self) -> tuple[int, int] | None:
+        """(layer, head) whose last query's weights move most between the sharpest and the softest constant
+        temperature: the total variation distance of the two rows with the first token (the sink) left out and the
+        rest renormalized, so a view opens where the temperatures look different at a glance. None with fewer than
+        two constant temperatures, or a last query that sees only the sink."""
+        constants = [r for r in self.results if r.temperature is not None]
+        if len(constants) < 2 or self.n_tokens < 3:
+            return None
+        ends = [min(constants, key=lambda r: r.temperature), max(constants, key=lambda r: r.temperature)]
+        rest = [result.last_rows[..., 1:].astype(np.float64) for result in ends]  # [layer, head, n - 1] each
+        sharp, soft = (rows / np.maximum(rows.sum(axis=-1, keepdims=True), 1e-30) for rows in rest)
+        moved = 0.5 * np.abs(sharp - soft).sum(axis=-1)  # [layer, head]
+        layer, head = np.unravel_index(int(np.argmax(moved)), moved.shape)
+        return int(layer), int(head)
+
     def answer_probabilities(self, token_id: int) -> list[float]:
         """P(token_id) as the next token after the last position, per result."""
         return [float(np.exp(result.last_log_probs[token_id])) for result in self.results]

@@ -41,6 +41,7 @@ def test_attention_maps_follow_layer_head_text_and_mode(tiny_env):
     assert_clean(at)
     layer_1 = first_panel()
     at.selectbox(key="maps_layer").set_value(2).run()
+    at.selectbox(key="maps_head").set_value("mean of heads").run()  # the page opens on one head (the most moved)
     assert_clean(at)
     mean_of_heads = first_panel()
     assert not np.array_equal(mean_of_heads, layer_1, equal_nan=True)  # another layer, another map
@@ -111,7 +112,7 @@ def sidebar_temperatures(at) -> list[float]:
 def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny):
     """The maps page asks for q_start = 1: its titles, grid and captions describe the n - 1 rows drawn below row 0
     (the engine's default would start at the recent window, q = 32, leaving 32 rows of the map out)."""
-    at = open_app("attention_maps")
+    at = open_app("attention_maps", query={"layer": "1", "head": "mean of heads"})  # it opens on one head
     assert_clean(at)
     text = at.text_area(key="maps_text").value
     expected = analyze(tiny, text, temperatures=sidebar_temperatures(at), window=32, q_start=1, max_tokens=256)
@@ -175,7 +176,7 @@ def test_downloads_are_made_when_clicked_not_on_every_run(tiny_env):
 def test_a_sliding_window_model_shows_its_band_and_says_what_the_masses_mean(tiny_env, architecture_folder):
     """gemma3_text: layers 0 and 2 see their last 8 keys, layer 1 every earlier key."""
     tiny_env.setenv("ATTN_MODEL", str(architecture_folder("gemma3_text")))
-    at = open_app("attention_maps")
+    at = open_app("attention_maps", query={"layer": "1", "head": "mean of heads"})  # the global layer
     assert_clean(at)
     facts = next(m.value for m in at.sidebar.markdown if "The model the pages describe" in m.value)
     assert "sliding window: 8 keys in 2 of 3 layers" in facts
@@ -241,7 +242,7 @@ def counting(monkeypatch, name: str) -> list:
 def test_the_token_view_shades_one_text_per_temperature_and_follows_the_query_without_a_pass(tiny_env):
     cached_report_with_maps.clear()
     passes = counting(tiny_env, "analyze")
-    at = open_app("attention_maps")
+    at = open_app("attention_maps", query={"layer": "1", "head": "mean of heads"})
     assert_clean(at)
     assert "Look at the text" in at.markdown[0].value  # the first screen says what to look at
     picker = at.selectbox(key="maps_query")
@@ -296,6 +297,30 @@ def test_hostile_text_stays_inert_in_the_token_view(tiny_env):
     for html in token_texts(at):
         assert "<script" not in html and "<img" not in html and "onerror=\"" not in html
         assert "&lt;" in html and "&amp;" in html
+
+
+def test_control_characters_in_the_text_are_labels_not_raw_bytes(tiny_env):
+    at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value("A bell \x07 and a null \x00 in the text.").run()
+    assert_clean(at)
+    labels = at.selectbox(key="maps_query").options
+    assert any("\\x07" in label for label in labels) and any("\\x00" in label for label in labels)
+    assert not any("\x00" in label or "\x07" in label for label in labels)
+    at.run()  # a second run reads the widget state back (a raw NUL in a label failed there)
+    assert_clean(at)
+
+
+def test_the_maps_open_on_the_head_whose_weights_move_most_with_t(tiny_env, tiny):
+    at = open_app("attention_maps")
+    text = at.text_area(key="maps_text").value
+    temperatures = [float(t) for t in at.text_input(key="temperatures").value.split(",")]
+    report = analyze(tiny, text, temperatures=temperatures, window=32, max_tokens=256)
+    rows = [report.results[i].last_rows[..., 1:] for i in (int(np.argmin(temperatures)), int(np.argmax(temperatures)))]
+    sharp, soft = (r / r.sum(axis=-1, keepdims=True) for r in rows)
+    moved = np.abs(sharp - soft).sum(axis=-1)  # [layer, head], sink left out
+    layer, head = np.unravel_index(int(np.argmax(moved)), moved.shape)
+    assert (at.selectbox(key="maps_layer").value, at.selectbox(key="maps_head").value) == (layer, head)
+    assert moved[layer, head] > moved.mean()
 
 
 def continuation_blocks(at) -> list[str]:
