@@ -13,6 +13,7 @@ from components.serving import settings
 from components.serving.cache import ProbeRequest, cached_probe, read_committed_retrievals
 from components.widgets.controls import sidebar_choices
 from model_utils import AnalysisError, ModelLoadError
+from model_utils.core.names import model_name
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.retrieval import LEAD_TOKENS, PASSAGE_TOKENS
 from model_utils.verdicts.retrieval import REACH_SHARE
@@ -32,7 +33,8 @@ def committed_ui() -> RetrievalDocument | None:
     if len(documents) == 1:
         return documents[0]
     names = [document.model for document in documents]
-    chosen = st.selectbox("Model", names, key="retrieval_model", help="Each committed probe is one model's.")
+    chosen = st.selectbox("Model", names, format_func=model_name, key="retrieval_model",
+                          help="Each committed probe is one model's.")
     return documents[names.index(chosen)]
 
 
@@ -47,13 +49,14 @@ def answer_ui(document: RetrievalDocument) -> None:
     """The verdict in words, the reach chart, then the reaches as numbers."""
     st.markdown(f"**{plain(reach_sentence(document.model, document.verdict))}** "
                 f"{plain(shifts_sentence(document.verdict))}")
+    chart = st.container()  # the chart first, its choice of lines under it
     labels = [view.label for view in document.views]
     shown = st.multiselect("Lines", labels, default=default_views(document), key="retrieval_lines",
                            help="Every temperature, published schedule and recipe the probe ran; the band is the "
                                 "spread over the passages.")
     curves = [document.curve(label) for label in labels if label in shown]
-    st.plotly_chart(reach_chart(curves, view_styles(document.views), document.trained_length, REACH_SHARE),
-                    key="retrieval_reach")
+    chart.plotly_chart(reach_chart(curves, view_styles(document.views), document.trained_length, REACH_SHARE),
+                       key="retrieval_reach")
     st.caption(f"Each line: the loss on a repeated passage with nothing planted minus the loss with its first copy "
                f"planted that far back (higher: the model used the copy), mean of {len(document.passages)} passages. "
                f"A diamond marks the reach: where the line falls below {REACH_SHARE:.0%} of its shortest-distance "

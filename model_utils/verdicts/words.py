@@ -4,6 +4,7 @@ changed word is one function and one golden file (tests/golden)."""
 
 from __future__ import annotations
 
+from model_utils.core.names import model_name
 from model_utils.core.records.retrieval import (
     Direction,
     Reach,
@@ -52,7 +53,7 @@ def reach_text(reach: Reach) -> str:
 
 def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
     """The probe's answer in one sentence: how far back the model still uses what it read, at T = 1."""
-    reach = verdict.reach
+    reach, model = verdict.reach, model_name(model)
     if reach.outcome is ReachOutcome.NONE:
         return (f"{model} does not use a passage it read earlier even at the shortest distance measured: its repeat "
                 "is read as new text.")
@@ -102,7 +103,7 @@ def retrieval_table(document: RetrievalDocument) -> str:
     """The command line's table: per view, the gain at each distance and the reach; then the verdict."""
     width = max(12, *(len(curve.view) for curve in document.curves))
     head = f"{'view':>{width}} " + " ".join(f"{d:>8,}" for d in document.distances) + "  reach"
-    lines = [f"{document.model}: gain on the repeat (nats per token) by distance, {len(document.passages)} "
+    lines = [f"{model_name(document.model)}: gain on the repeat (nats per token) by distance, {len(document.passages)} "
              f"passages, trained length {document.trained_length:,}", head]
     for curve in document.curves:
         gains = " ".join(f"{g:8.3f}" for g in curve.gain)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from components.serving.defaults import COLLAPSE_VIEW, DEFAULT_VIEWS
-from components.serving.settings import CONTEXT_SWEEP, DEFAULT_TEMPERATURES
+from components.serving.settings import CONTEXT_SWEEP, DEFAULT_TEMPERATURES, RETRIEVAL_DEFAULT
 from tests.support import ROOT
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SCREENS, free_port, stop, wait_until_healthy
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path(os.environ.get("SCREENSHOT_DIR", ROOT / "tests" / "artifacts" / "screenshots"))
 # a page drawn from a committed file rather than a model run: without the file it has nothing to draw
-NEEDS_FILE = {"context": CONTEXT_SWEEP}
+NEEDS_FILE = {"context": CONTEXT_SWEEP, "retrieval": RETRIEVAL_DEFAULT}
 PAGE_TIMEOUT_MS = 300_000  # a cold start converts the bundled model (~30 s) before the first long prompt runs
 
 
@@ -287,6 +287,21 @@ def test_the_context_length_page_shows_its_answer_and_first_chart_within_the_fir
         assert 0 < where["chart"] < 900, f"the first chart starts at {where['chart']:.0f} px, below the first screen"
         assert where["metrics"], "no headline numbers"
         assert all(top > where["chart"] for top in where["metrics"]), where
+
+
+def test_the_retrieval_page_opens_on_its_sentence_and_the_reach_chart_within_the_first_screen(app_url, browser):
+    """At 1,400 x 900 the reach chart starts on the first screen under the verdict's sentence, before any
+    scrolling, and the headline reaches follow it; a screenshot of that screen is kept."""
+    with drawn_page(app_url, browser, "retrieval", 1400, 900) as page:
+        page.locator('[data-testid="stMetric"]').first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        where = page.evaluate(FIRST_SCREEN)
+        print(f"retrieval page at 1,400 x 900: reach chart at {where['chart']:.0f} px, headline reaches at "
+              f"{[round(top) for top in where['metrics']]} px")
+        assert where["scrolled"] == 0
+        assert 0 < where["chart"] < 900 - 430, f"the reach chart starts at {where['chart']:.0f} px: not all on screen"
+        assert where["metrics"] and all(top > where["chart"] for top in where["metrics"]), where
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "6-retrieval-first-screen.png"))
 
 
 TOKEN_VIEW = 'div[style*="line-height: 1.9"]'  # one text of the token view (components/present/token_view.py)
