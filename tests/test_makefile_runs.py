@@ -78,4 +78,4 @@ def test_make_retrieval_gemma_runs_passes_gemma_takes():
 
     argv = make_command("retrieval-gemma")
     assert "--workers" in argv and "yarn-rope:2@1" in argv
-    assert checked_retrieval(argv, load_model("gemma3-270m")) == (4, 4 * 5 * 2 * 4)
+    assert checked_retrieval(argv, load_model("gemma3-270m")) == (3, 4 * 4 * 2 * 3)

@@ -60,3 +60,11 @@ def test_a_probe_without_t1_says_so(tiny_env):
     at.button[0].click().run()
     assert not at.exception
     assert any("include 1" in error.value for error in at.error)
+
+
+def test_an_empty_passage_is_an_error_line(tiny_env):
+    at = open_app("retrieval")
+    at.text_area(key="retrieval_text").set_value("   ")
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("is empty" in error.value for error in at.error)
