@@ -113,8 +113,7 @@ def generate_continuations(loaded: LoadedModel, text: str, request: GenerationRe
     if total > loaded.max_positions and request.rope is None:
         raise AnalysisError(f"the text ({len(ids):,} tokens) and {request.max_new_tokens} new tokens run past the "
                             f"model's trained length of {loaded.max_positions:,}; shorten the text or ask for fewer "
-                            "new tokens (a continuation is generated only within the trained length, unless on a "
-                            "RoPE recipe)")
+                            "new tokens (a continuation is generated only within the trained length)")
     started = time.perf_counter()
     rows = [1.0] if request.mode == "isolated" else temperatures  # isolated: the model itself runs at T = 1
     views = [View(temperature, request.rope) for temperature in rows]
