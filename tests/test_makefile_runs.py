@@ -1,6 +1,7 @@
-"""The long runs the Makefile commits (`make sweep`, `make sweep-gemma`): each command, as `make -n` prints it, is
-one the command line accepts and whose every pass the sweep's own checks accept on its model, so that hours of
-passes never end at once on a refused recipe (a distance remapping on Gemma 3's RoPE per layer type did)."""
+"""The long runs the Makefile commits (`make sweep`, `make sweep-gemma`, `make retrieval`, `make lmeval`): each
+command, as `make -n` prints it, is one the command line accepts and whose every pass the run's own checks accept on
+its model, so that hours of passes never end at once on a refused recipe (a distance remapping on Gemma 3's RoPE per
+layer type did)."""
 
 import shlex
 import subprocess
@@ -8,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from model_utils.cli.commands import read_text, requested_views, retrieval_request, retrieval_texts, sweep_settings
+from model_utils.cli.commands import (
+    lmeval_request,
+    read_text,
+    requested_views,
+    retrieval_request,
+    retrieval_texts,
+    sweep_settings,
+)
 from model_utils.cli.parser import build_parser
 from model_utils.experiments.retrieval.run import check_retrieval, units
 from model_utils.experiments.sweep import check_sweep
@@ -79,3 +87,22 @@ def test_make_retrieval_gemma_runs_passes_gemma_takes():
     argv = make_command("retrieval-gemma")
     assert "--workers" in argv and "yarn-rope:2@1" in argv
     assert checked_retrieval(argv, load_model("gemma3-270m")) == (3, 4 * 4 * 2 * 3)
+
+
+def test_make_lmeval_runs_offline_on_one_thread_at_the_three_lengths():
+    printed = subprocess.run(["make", "-n", "lmeval", "BIN=.venv/bin"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout
+    assert "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 nohup" in printed
+    args = build_parser().parse_args(make_command("lmeval"))
+    assert (args.command, args.tasks, args.threads) == ("lmeval", ["niah_single_1"], 1)
+    assert args.lengths == [2048, 4096, 8192]
+
+
+def test_make_lmeval_runs_views_the_bundled_model_takes(bundled):
+    from model_utils.experiments.lmeval import check_ruler
+
+    request = lmeval_request(build_parser().parse_args(make_command("lmeval")), bundled)
+    check_ruler(bundled, request)
+    assert [view.label for view in request.views] == ["T=1", "T=0.9", "yarn-rope (s=2) + T=1"]
+    assert request.limit * len(request.lengths) * len(request.views) == 54  # the samples the estimate counts
+

@@ -23,7 +23,7 @@ from model_utils.core.report import Report
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
-from model_utils.engine.analyze import analyze, tokenize
+from model_utils.engine.analyze import analyze, set_threads, tokenize
 from model_utils.engine.plugin import load_model
 from model_utils.experiments.texts import builtin_source, builtin_text
 
@@ -445,5 +445,59 @@ def retrieval_progress(placed):
     return on_unit
 
 
+def run_lmeval(args) -> None:
+    from model_utils.experiments.lmeval import check_counts, run_ruler
+
+    check_counts(tuple(args.tasks), tuple(args.lengths), args.limit)  # before the model loads
+    if args.threads is not None:
+        if args.threads < 1:
+            raise UsageError(f"--threads must be at least 1, got {args.threads}")
+        set_threads(args.threads)
+    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    request = lmeval_request(args, loaded)
+    started = time.perf_counter()
+    document = run_ruler(loaded, request, on_score=lmeval_progress())
+    document = replace(document, run=run_record(argv_of(args), time.perf_counter() - started))
+    if args.json is not None:
+        write_json(document.to_dict(), args.json)
+        return
+    print(lmeval_table(document))
+
+
+def lmeval_request(args, loaded):
+    """The run's tasks, lengths, limit and views from the command line (the views as sweep takes them)."""
+    from model_utils.core.limits import resolve_views
+    from model_utils.experiments.lmeval import RulerRequest
+
+    args.max_tokens = max(args.lengths)  # yarn:trained scales by the longest length
+    return RulerRequest(tasks=tuple(args.tasks), lengths=tuple(args.lengths), limit=args.limit,
+                        views=tuple(resolve_views(requested_views(args, loaded))),
+                        trained_length=args.trained_length or loaded.max_positions, beyond_trained=args.beyond_trained)
+
+
+def lmeval_progress():
+    """One line per finished task, length and view on stderr, with the time left (from the time so far)."""
+    started = time.perf_counter()
+
+    def on_score(score, done: int, total: int) -> None:
+        left = (time.perf_counter() - started) * (total - done) / done
+        print(f"[{done}/{total}] {score.task} at {score.length:,} tokens, {score.view}: {score.score:.2f} over "
+              f"{len(score.samples)} samples, {score.seconds_per_sample:.1f} s per sample; about {left / 60:.0f} min "
+              "left", file=sys.stderr, flush=True)
+
+    return on_score
+
+
+def lmeval_table(document) -> str:
+    """The scores as a table: one line per task, length and view."""
+    width = max(12, *(len(score.view) for score in document.scores))
+    lines = [f"{document.model}: the first {document.limit} samples of each task at each length (lm-eval "
+             f"{document.lm_eval_version})",
+             f"{'task':<14} {'tokens':>7} {'view':<{width}} {'score':>6} {'s/sample':>9}"]
+    lines += [f"{score.task:<14} {score.length:>7} {score.view:<{width}} {score.score:>6.2f} "
+              f"{score.seconds_per_sample:>9.1f}" for score in document.scores]
+    return "\n".join(lines)
+
+
 COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune, "fit": run_fit, "generate": run_generate,
-            "retrieval": run_retrieval}
+            "retrieval": run_retrieval, "lmeval": run_lmeval}

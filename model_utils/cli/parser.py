@@ -7,9 +7,10 @@ import argparse
 from dataclasses import dataclass
 
 from model_utils.core.limits import MODES
+from model_utils.core.lmeval import OFFLINE_TASKS
 from model_utils.core.names import BUNDLED, MODEL_HELP
 from model_utils.core.rope import RECIPES, REMAPS, Rope, parse_rope, usage
-from model_utils.core.schedules import SCHEDULES, Schedule, ScheduleRequest
+from model_utils.core.schedules import SCHEDULES, ScheduleRequest, parse_schedule
 from model_utils.core.softmax import TEMPERATURE_RANGE, check_temperature
 from model_utils.experiments.texts import BUILTIN_TEXTS, SOURCE, builtin_source
 
@@ -44,22 +45,10 @@ def temperature_arg(text: str) -> float:
 
 
 def schedule_arg(text: str) -> ScheduleRequest:
-    if text == "none":  # fit compares with all five unless told otherwise
-        return ScheduleRequest("none", None)
-    name, _, parameter = text.partition(":")
-    if name != "all" and name not in SCHEDULES:
-        raise argparse.ArgumentTypeError(f"unknown schedule {name!r}; choose one of {', '.join(SCHEDULES)}, all or "
-                                         "none")
-    if parameter in ("", "trained"):
-        return ScheduleRequest(name, parameter or None)
     try:
-        value = float(parameter)
-        if name != "all":
-            Schedule(name, value)  # checks the value
+        return parse_schedule(text)
     except ValueError as error:
-        message = str(error) if "schedule" in str(error) else f"schedule parameter {parameter!r} is not a number"
-        raise argparse.ArgumentTypeError(message) from None
-    return ScheduleRequest(name, value)
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 @dataclass(frozen=True)
@@ -167,7 +156,43 @@ def build_parser() -> argparse.ArgumentParser:
     add_fit(commands)
     add_generate(commands)
     add_retrieval(commands)
+    add_lmeval(commands)
     return parser
+
+
+def add_lmeval(commands) -> None:
+    """`lmeval`: RULER's synthetic tasks through lm-evaluation-harness, with the views inside attention."""
+    evaluated = commands.add_parser("lmeval", help="RULER's needle-in-a-haystack task through lm-evaluation-harness "
+                                                   "at several lengths, each temperature, schedule and recipe "
+                                                   "inside attention (offline)")
+    evaluated.add_argument("--tasks", nargs="+", choices=OFFLINE_TASKS, default=list(OFFLINE_TASKS), metavar="TASK",
+                           help=f"RULER tasks whose haystack needs no download: {', '.join(OFFLINE_TASKS)} "
+                                "(default)")
+    evaluated.add_argument("--lengths", nargs="+", type=int, required=True, metavar="N",
+                           help="tokens of each sample (the prompt plus room for 128 new tokens), e.g. 2048 4096 8192")
+    evaluated.add_argument("--limit", type=int, required=True, metavar="N",
+                           help="the first N samples of each task at each length (each a full prompt of that length)")
+    evaluated.add_argument("--device", help="where the model runs, e.g. cuda (default: the CPU)")
+    evaluated.add_argument("--model", default=BUNDLED, help=MODEL_HELP)
+    evaluated.add_argument("--temperatures", nargs="+", type=temperature_arg, default=[1.0], metavar="T",
+                           help=f"temperatures in {TEMPERATURE_RANGE} (default: 1)")
+    evaluated.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
+                           help=schedules_help() + " 'trained' with yarn scales by the longest length.")
+    evaluated.add_argument("--rope", action="append", type=rope_arg, default=[], metavar="TYPE:S[@T,...]",
+                           help="a RoPE frequency recipe (yarn, yarn-rope, dynamic, linear, llama3 with S > 1), with "
+                                "every temperature and schedule asked for or those after @ (yarn-rope:2@1); the "
+                                "distance remappings cannot run in a cached generation. Repeat for several.")
+    evaluated.add_argument("--beyond-trained", action="store_true",
+                           help="allow a length past the model's trained length on its own positions (a recipe "
+                                "allows it for its own views)")
+    evaluated.add_argument("--trained-length", type=int, metavar="L",
+                           help="the model's trained context length, if not its max_position_embeddings")
+    evaluated.add_argument("--threads", type=int, metavar="T",
+                           help="torch threads (default: this machine's cores). 1 is faster where other work keeps "
+                                "the cores busy: a step of one new token gives a second thread little to share, and "
+                                "waiting for it costs more (docs/LMEVAL.md)")
+    evaluated.add_argument("--json", metavar="OUT", help="write the run as JSON to OUT (- for stdout); without it, "
+                                                         "a table of the scores")
 
 
 def add_retrieval(commands) -> None:

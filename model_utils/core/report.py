@@ -40,6 +40,7 @@ class TemperatureResult:
     last_rows: np.ndarray  # [layer, head, n] attention of the last query
     last_log_probs: np.ndarray  # [vocab] next-token log-probabilities at the last position
     position_nll: np.ndarray  # [n - 1] NLL of token p + 1 predicted at position p
+    position_greedy: np.ndarray  # [n - 1] bool: token p + 1 is the most likely one at position p
     bucket_heads: dict[str, np.ndarray]  # statistic -> [bucket, layer, head]
     bucket_nll: np.ndarray  # [bucket] mean NLL of the positions in the bucket that have a next token (NaN: none)
     distance_profile: np.ndarray  # [bucket, layer, bin] attention mass by key distance, mean over heads

@@ -236,3 +236,23 @@ class ScheduleRequest:
                                 f"{trained_length} <= 1, where YaRN does nothing; run past the trained length, leave "
                                 "YaRN out, or give it a scale (yarn:2 on the command line)")
         return Schedule("yarn", n_tokens / trained_length)
+
+
+def parse_schedule(text: str) -> ScheduleRequest:
+    """A schedule as it is typed, NAME[:PARAM] ('qwen-logn:trained', 'yarn:2', 'all', 'none'), as a ScheduleRequest;
+    ValueError naming the fix. The command line's --schedule and the lm-eval bridge's schedule= read it."""
+    if text == "none":  # fit compares with all five unless told otherwise
+        return ScheduleRequest("none", None)
+    name, _, parameter = text.partition(":")
+    if name != "all" and name not in SCHEDULES:
+        raise ValueError(f"unknown schedule {name!r}; choose one of {', '.join(SCHEDULES)}, all or none")
+    if parameter in ("", "trained"):
+        return ScheduleRequest(name, parameter or None)
+    try:
+        value = float(parameter)
+        if name != "all":
+            Schedule(name, value)  # checks the value
+    except ValueError as error:
+        message = str(error) if "schedule" in str(error) else f"schedule parameter {parameter!r} is not a number"
+        raise ValueError(message) from None
+    return ScheduleRequest(name, value)

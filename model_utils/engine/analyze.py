@@ -160,12 +160,15 @@ def _view_multipliers(views: list[View], n: int) -> torch.Tensor:
     return torch.tensor(np.stack([view.multipliers(n) for view in views]), dtype=torch.float32)  # [V, n]
 
 
-def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Next-token NLL of every position [B, n - 1] (float64; their mean is what labels=input_ids gives) and the
+def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Next-token NLL of every position [B, n - 1] (float64; their mean is what labels=input_ids gives), whether
+    that next token is the position's most likely one [B, n - 1] (bool: greedy decoding would write it) and the
     last position's log-probs [B, vocab], computing the lm_head a chunk of positions at a time (`loss_chunk`)."""
     batch, n, _ = hidden.shape
     chunk = loss_chunk(batch, loaded.text_config.vocab_size)
     nll = torch.empty(batch, n - 1, dtype=torch.float64, device=hidden.device)
+    greedy = torch.empty(batch, n - 1, dtype=torch.bool, device=hidden.device)
     for start in range(0, n - 1, chunk):
         stop = min(n - 1, start + chunk)
         logits = loaded.next_token_logits(hidden[:, start:stop].contiguous()).float()  # [B, c, vocab]; mm, not bmm
@@ -173,8 +176,9 @@ def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor) -
         # rows of a contiguous [B * c, vocab] block: 3.7x as fast as the class axis moved to dim 1 (a strided softmax)
         nll[:, start:stop] = torch.nn.functional.cross_entropy(
             logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), reduction="none").view(batch, -1)
+        greedy[:, start:stop] = logits.argmax(dim=-1) == targets
     last = torch.log_softmax(loaded.next_token_logits(hidden[:, -1]).float(), dim=-1)
-    return nll.cpu(), last.cpu()
+    return nll.cpu(), greedy.cpu(), last.cpu()
 
 
 def top_tokens(loaded: LoadedModel, log_probs: torch.Tensor, k: int = 5) -> list[dict]:
@@ -190,11 +194,13 @@ def token_labels(loaded: LoadedModel, ids: list[int]) -> list[str]:
 @dataclass(kw_only=True)
 class Pass:
     """One forward pass of an analysis: the views of one RoPE recipe, its filled probe, per-position NLL
-    [B, n - 1], last log-probs [B, vocab] and what the recipe applied."""
+    [B, n - 1], whether each next token was the most likely one [B, n - 1], last log-probs [B, vocab] and what the
+    recipe applied."""
 
     views: list[int]  # indices into the request's views
     probe: Probe
     nll: torch.Tensor
+    greedy: torch.Tensor
     last: torch.Tensor
     rope: dict | None
 
@@ -228,13 +234,13 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
     positions = None if remap is not None else rope  # a remapping keeps the model's rotary positions
     with torch.inference_mode(), mask_free(), recipe_positions(loaded, positions, request.trained_length) as applied:
         hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
-        nll, last = position_nll(loaded, hidden, input_ids)
+        nll, greedy, last = position_nll(loaded, hidden, input_ids)
         probe.move_to_host()  # the statistics stayed on the model's device during the pass
     if len(probe.sums) != n_layers:
         raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
                             "interface, so the explorer cannot apply a temperature inside it")
     record = remap.layout.rope.applied() if remap is not None else None if applied is None else applied.as_dict()
-    return Pass(views=chosen, probe=probe, nll=nll, last=last, rope=record)
+    return Pass(views=chosen, probe=probe, nll=nll, greedy=greedy, last=last, rope=record)
 
 
 def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
@@ -267,6 +273,7 @@ def _result(loaded, view: View, index: int, row: int, done: Pass, bounds) -> Tem
         last_rows=np.stack([probe.last_rows[layer][index].numpy() for layer in layers]),
         last_log_probs=done.last[row].numpy(),
         position_nll=position,
+        position_greedy=done.greedy[row].numpy(),
         bucket_heads=per_bucket_named,
         bucket_nll=bucket_means(position, bounds),
         distance_profile=per_bucket[..., len(ROW_FIELDS) :].mean(axis=2),  # [bucket, layer, bin]

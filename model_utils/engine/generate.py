@@ -3,12 +3,14 @@ with the temperature inside every layer at every step. One batch row per tempera
 together through the model's own key-value cache; the attention function scales each row's queries by its logit
 multiplier 1 / T (`attention_multipliers`), so at T = 1 the continuation is transformers' own greedy decoding. In
 isolated mode the temperature changes only the statistics, never what the model computes, so the output is T = 1's
-for every temperature and says so."""
+for every temperature and says so. `greedy_tokens` is the loop itself, on token ids: a row may also run a schedule
+(each query at its own position's multiplier, as in a pass), all rows may run on a RoPE frequency recipe, and a
+caller may stop a row early (the lm-eval bridge stops at its stop strings)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,8 +19,11 @@ import torch
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import MAX_TOKENS, MODES, check_int, resolve_temperatures
 from model_utils.core.progress import TOKEN, OnProgress, Progress, report_progress
+from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
+from model_utils.core.views import View
 from model_utils.engine.analyze import tokenize, top_tokens
+from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel
 
 MAX_NEW_TOKENS = 64  # a few sentences: enough to read over-softening as words, short enough for a page request
@@ -28,9 +33,11 @@ TOP_NEXT = 5
 @dataclass(frozen=True, kw_only=True)
 class GenerationRequest:
     """What `generate_continuations` is asked for: numbers T (no schedules: a continuation has no fixed length),
-    up to MAX_NEW_TOKENS greedy tokens after the text cut to `max_tokens`."""
+    on the model's own rotary positions or a RoPE frequency recipe `rope` (which allows running past the trained
+    length, as in an analysis), up to MAX_NEW_TOKENS greedy tokens after the text cut to `max_tokens`."""
 
     temperatures: Sequence = (0.5, 1.0, 2.0)
+    rope: Rope | None = None
     max_new_tokens: int = 32
     mode: str = "in-model"
     max_tokens: int = 2048
@@ -79,7 +86,22 @@ def check_generation(loaded: LoadedModel, request: GenerationRequest) -> list[fl
         raise AnalysisError(f"mode must be one of {', '.join(MODES)}, got {request.mode!r}")
     check_int("max_new_tokens", request.max_new_tokens, 1, MAX_NEW_TOKENS)
     check_int("max_tokens", request.max_tokens, 2, MAX_TOKENS)
+    check_generation_recipe(loaded, request.rope)
     return [float(t) for t in temperatures]
+
+
+def check_generation_recipe(loaded: LoadedModel, rope: Rope | None) -> None:
+    """Refuse a recipe a cached generation cannot run, naming why: a distance remapping scores each far pair at
+    positions of its own, which a key-value cache (keys rotated once, at their own positions) does not keep."""
+    if rope is None:
+        return
+    if not isinstance(rope, Rope):
+        raise AnalysisError(f"rope must be a Rope recipe (e.g. Rope('yarn', 2)) or None, got {rope!r}")
+    if rope.remaps:
+        raise AnalysisError(f"{rope.label} remaps distances inside attention, which a generation through the key-value "
+                            "cache cannot do; generate with a frequency recipe (yarn, yarn-rope, dynamic, linear, "
+                            "llama3) or none")
+    check_recipe(loaded, rope)
 
 
 def generate_continuations(loaded: LoadedModel, text: str, request: GenerationRequest,
@@ -88,13 +110,14 @@ def generate_continuations(loaded: LoadedModel, text: str, request: GenerationRe
     temperatures = check_generation(loaded, request)
     ids, truncated = tokenize(loaded, text, request.max_tokens)
     total = len(ids) + request.max_new_tokens
-    if total > loaded.max_positions:
+    if total > loaded.max_positions and request.rope is None:
         raise AnalysisError(f"the text ({len(ids):,} tokens) and {request.max_new_tokens} new tokens run past the "
                             f"model's trained length of {loaded.max_positions:,}; shorten the text or ask for fewer "
                             "new tokens (a continuation is generated only within the trained length)")
     started = time.perf_counter()
     rows = [1.0] if request.mode == "isolated" else temperatures  # isolated: the model itself runs at T = 1
-    first, generated = _greedy(loaded, ids, rows, request.max_new_tokens, progress)
+    views = [View(temperature, request.rope) for temperature in rows]
+    first, generated = greedy_tokens(loaded, ids, views, request.max_new_tokens, progress=progress)
     eos = loaded.tokenizer.eos_token_id
     continuations = []
     for temperature in temperatures:
@@ -111,24 +134,44 @@ def generate_continuations(loaded: LoadedModel, text: str, request: GenerationRe
                       continuations=continuations, seconds=time.perf_counter() - started, note=note)
 
 
-def _greedy(loaded: LoadedModel, ids: list[int], temperatures: list[float], steps: int,
-            progress: OnProgress | None) -> tuple[torch.Tensor, list[list[int]]]:
-    """([rows, vocab] first-step logits, per row the `steps` greedy tokens), row r at temperature r, all rows
-    stepped together through one key-value cache."""
-    rows = len(temperatures)
-    multipliers = torch.tensor([1.0 / t for t in temperatures], dtype=torch.float32, device=loaded.device)
-    tokens = torch.tensor([ids] * rows, device=loaded.device)  # [rows, n]
-    cache, first, generated = None, None, []
-    with torch.inference_mode():
+def greedy_tokens(loaded: LoadedModel, ids: list[int], views: Sequence[View], steps: int, *,
+                  trained_length: int | None = None, stop: Callable[[list[int]], bool] | None = None,
+                  progress: OnProgress | None = None) -> tuple[torch.Tensor, list[list[int]]]:
+    """([rows, vocab] first-step logits, per row its greedy tokens): row r runs views[r] (a temperature, or a
+    schedule whose multiplier each query takes at its own position) on the views' one RoPE recipe (anchored at
+    `trained_length`, default the model's), all rows stepped together through one key-value cache for at most
+    `steps` tokens. A row ends once `stop(its tokens)` is true; the loop ends when every row has (None: never, so
+    every row has `steps` tokens)."""
+    recipes = {view.rope for view in views}
+    if len(recipes) != 1:
+        raise AnalysisError("the rows of one generation share one RoPE recipe (one key-value cache); generate each "
+                            "recipe on its own")
+    rope = recipes.pop()
+    check_generation_recipe(loaded, rope)
+    n = len(ids)
+    multipliers = torch.tensor(np.stack([view.multipliers(n + steps) for view in views]), dtype=torch.float32,
+                               device=loaded.device)  # [rows, n + steps]
+    tokens = torch.tensor([ids] * len(views), device=loaded.device)  # [rows, n]
+    cache, first, generated = None, None, [[] for _ in views]
+    running = list(range(len(views)))
+    trained = loaded.max_positions if trained_length is None else trained_length
+    with torch.inference_mode(), recipe_positions(loaded, rope, trained):
         for step in range(steps):
-            output = loaded.model(input_ids=tokens, cache=cache, use_cache=True,
-                                  attention_multipliers=multipliers)
+            queries = multipliers[:, : n] if cache is None else multipliers[:, n + step - 1 : n + step]  # [rows, q]
+            # logits_to_keep: the output layer on the last position only (a prompt of 8,192 tokens would make
+            # [rows, 8192, vocab] logits, 1.6 GB per row for SmolLM2, of which the step reads one position)
+            output = loaded.model(input_ids=tokens, cache=cache, use_cache=True, attention_multipliers=queries,
+                                  logits_to_keep=1)
             cache, logits = output.cache, output.logits[:, -1]  # [rows, vocab]
             first = logits.cpu() if first is None else first
             tokens = logits.argmax(dim=-1, keepdim=True)  # [rows, 1]
-            generated.append(tokens[:, 0].tolist())
+            for row in running:
+                generated[row].append(int(tokens[row, 0]))
+            running = [row for row in running if stop is None or not stop(generated[row])]
             report_progress(progress, Progress(stage=TOKEN, fraction=(step + 1) / steps, step=step + 1, steps=steps))
-    return first, [list(column) for column in zip(*generated, strict=True)]
+            if not running:
+                break
+    return first, generated
 
 
 def _until_eos(tokens: list[int], eos: int | None) -> list[int]:

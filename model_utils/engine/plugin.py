@@ -44,7 +44,7 @@ _MASK_FREE: ContextVar[bool] = ContextVar("mask_free", default=False)
 def probed_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """transformers attention function: attention at the probe's temperature, statistics collected on the way."""
     probe: Probe | None = kwargs.pop("attention_probe", None)
-    row_multipliers = kwargs.pop("attention_multipliers", None)  # [B]: generation's 1 / T per batch row, no probe
+    row_multipliers = kwargs.pop("attention_multipliers", None)  # [B, q] or [B]: generation's, no probe
     sliding, softcap = kwargs.get("sliding_window"), kwargs.get("softcap")
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
     if probe is None and row_multipliers is not None:
@@ -96,13 +96,14 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
 
 def generation_output(module, query, key, value, attention_mask, scaling, row_multipliers, sliding, softcap,
                       kwargs) -> torch.Tensor:
-    """A decoding step's attention output at one logit multiplier per batch row, through the model's own mask and
-    key-value cache (the queries may be fewer than the keys). A soft-capped layer's torch path aligns queries with
-    keys by index, which a cached step breaks: such a model is refused (Gemma 2)."""
+    """A decoding step's attention output at a logit multiplier per batch row and query ([B, n_queries], or [B]
+    for one per row), through the model's own mask and key-value cache (the queries may be fewer than the keys). A
+    soft-capped layer's torch path aligns queries with keys by index, which a cached step breaks: such a model is
+    refused (Gemma 2)."""
     if softcap:
         raise AnalysisError("this model soft-caps its attention logits; continuations at a temperature are not "
                             "supported for it")
-    multipliers = row_multipliers[:, None].expand(query.shape[0], query.shape[2])  # [B, n_queries]
+    multipliers = row_multipliers.reshape(query.shape[0], -1).expand(query.shape[0], query.shape[2])  # [B, q]
     return torch_output(module, query, key, value, attention_mask, scaling, multipliers, sliding, softcap,
                         DEFAULT_CHUNK_ELEMENTS, kwargs)
 

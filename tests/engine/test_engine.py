@@ -50,6 +50,19 @@ def test_t1_loss_and_next_token_are_the_models_own(tiny):
     assert report.results[0].loss != pytest.approx(at_one.loss, abs=1e-3)  # T = 0.5 really ran
 
 
+def test_greedy_positions_are_where_the_next_token_is_the_models_most_likely(tiny):
+    """A random model rarely guesses the text, so the text ends in 8 tokens of its own greedy decoding."""
+    from model_utils.engine.analyze import AnalysisRequest, analyze_tokens
+
+    reference = reference_copy(tiny, "sdpa")
+    with torch.inference_mode():
+        ids = reference.generate(token_ids(tiny), do_sample=False, max_new_tokens=8, pad_token_id=0)
+        logits = reference(ids).logits[0, :-1]
+    greedy = (logits.argmax(-1) == ids[0, 1:]).numpy()
+    result = analyze_tokens(tiny, ids[0].tolist(), AnalysisRequest(temperatures=[1.0], max_tokens=4096)).results[0]
+    assert np.array_equal(result.position_greedy, greedy) and greedy[-8:].all() and not greedy.all()
+
+
 def test_kept_maps_are_causal_and_normalised(tiny):
     report = analyze(tiny, SAMPLE_TEXT, temperatures=[0.05, 1.0, 100.0], keep_maps="all")
     n = report.n_tokens
@@ -304,3 +317,4 @@ def test_the_loss_is_the_same_in_chunks_of_any_size(tiny, monkeypatch):
         reports.append(analyze(tiny, SAMPLE_TEXT, temperatures=[1.0, 2.0], window=8))
     for one, whole in zip(reports[0].results, reports[1].results, strict=True):
         assert np.allclose(one.position_nll, whole.position_nll, rtol=0, atol=1e-6) and len(one.position_nll) > 100
+        assert np.array_equal(one.position_greedy, whole.position_greedy)

@@ -1,14 +1,18 @@
 """What the model says at each temperature: at T = 1 the greedy continuation is transformers' own
 generate(do_sample=False); at every T the first step's logits are the analysis pass's; over-softening changes the
-words; and a request the engine cannot serve is refused with the reason."""
+words; a schedule or a RoPE recipe steps as analysis passes of the growing text find it; and a request the engine
+cannot serve is refused with the reason."""
 
 import numpy as np
 import pytest
 import torch
 
 from model_utils import AnalysisError, analyze
+from model_utils.core.rope import parse_rope
+from model_utils.core.schedules import Schedule
+from model_utils.core.views import View
 from model_utils.engine.analyze import tokenize
-from model_utils.engine.generate import MAX_NEW_TOKENS, GenerationRequest, generate_continuations
+from model_utils.engine.generate import MAX_NEW_TOKENS, GenerationRequest, generate_continuations, greedy_tokens
 
 TEXT = "The capital of France is Paris. The capital of Germany is"
 
@@ -96,3 +100,62 @@ def test_progress_is_one_event_per_generated_token(tiny):
                            progress=events.append)
     assert [(event.stage, event.step, event.steps, event.fraction) for event in events] == [
         (TOKEN, 1, 3, 1 / 3), (TOKEN, 2, 3, 2 / 3), (TOKEN, 3, 3, 1.0)]
+
+
+def teacher_forced_tokens(loaded, ids: list[int], view, steps: int) -> list[int]:
+    """The greedy tokens as analysis passes find them: the most likely next token after the ids so far, one full
+    pass per step (no key-value cache), at `view`."""
+    from model_utils.engine.analyze import AnalysisRequest, analyze_tokens
+
+    tokens = []
+    for _ in range(steps):
+        report = analyze_tokens(loaded, ids + tokens, AnalysisRequest(temperatures=[view], max_tokens=4096))
+        tokens.append(int(np.argmax(report.results[0].last_log_probs)))
+    return tokens
+
+
+@pytest.mark.parametrize("view", [
+    View(Schedule("qwen-logn", 16.0)),  # 1 up to position 15, then log_16(p + 1): a multiplier per generated query
+    View(1.0, parse_rope("yarn-rope:2")),
+    View(0.7, parse_rope("linear:2")),
+], ids=["schedule", "yarn-rope", "linear-at-0.7"])
+def test_a_schedule_or_recipe_steps_as_analysis_passes_of_the_growing_text_find_it(tiny, view):
+    ids, _ = tokenize(tiny, TEXT, 2048)
+    first, generated = greedy_tokens(tiny, ids, [view], 6)
+    assert generated[0] == teacher_forced_tokens(tiny, ids, view, 6)
+    report = analyze(tiny, TEXT, temperatures=[view])
+    np.testing.assert_allclose(torch.log_softmax(first[0].float(), -1).numpy(), report.results[0].last_log_probs,
+                               atol=1e-4)
+
+
+def test_the_recipe_and_the_schedule_reach_the_generation(tiny):
+    ids, _ = tokenize(tiny, TEXT, 2048)
+    plain, _ = greedy_tokens(tiny, ids, [View(1.0)], 1)
+    for view in (View(Schedule("qwen-logn", 16.0)), View(1.0, parse_rope("yarn-rope:2"))):
+        changed, _ = greedy_tokens(tiny, ids, [view], 1)
+        assert float((changed - plain).abs().max()) > 1e-3
+
+
+def test_a_row_stops_where_its_stop_says_and_the_loop_when_every_row_has(tiny):
+    ids, _ = tokenize(tiny, TEXT, 2048)
+    _, full = greedy_tokens(tiny, ids, [View(1.0), View(2.0)], 8)
+    _, stopped = greedy_tokens(tiny, ids, [View(1.0), View(2.0)], 8, stop=lambda tokens: len(tokens) >= 3)
+    assert [len(row) for row in full] == [8, 8]
+    assert stopped == [row[:3] for row in full]
+
+
+def test_a_recipe_lets_a_continuation_run_past_the_trained_length(tiny):
+    long = "word " * (tiny.max_positions // 5 + 8)  # one token per byte: past the 1,024 trained positions
+    generation = generate_continuations(tiny, long, GenerationRequest(
+        temperatures=[1.0], rope=parse_rope("yarn-rope:2"), max_new_tokens=4, max_tokens=4096))
+    assert generation.prompt_tokens > tiny.max_positions and len(generation.continuations[0].token_ids) >= 1
+
+
+@pytest.mark.parametrize(("views", "message"), [
+    ([View(1.0, parse_rope("self-extend:2,16"))], "remaps distances"),
+    ([View(1.0), View(1.0, parse_rope("yarn-rope:2"))], "share one RoPE recipe"),
+])
+def test_a_generation_the_cache_cannot_run_is_refused_with_the_reason(tiny, views, message):
+    ids, _ = tokenize(tiny, TEXT, 2048)
+    with pytest.raises(AnalysisError, match=message):
+        greedy_tokens(tiny, ids, views, 2)
