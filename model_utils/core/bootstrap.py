@@ -5,10 +5,16 @@ and score on the other (`fold_sums`, `cross_fit`) so that a gain is not measured
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
+from model_utils.core.records.spread import Spread
+
 BOOTSTRAP_RESAMPLES = 1000
+# Fewer documents (or passages) than this give their range, not a 95% interval: a bootstrap over 4 documents has only
+# 35 distinct resamples, and its "interval" ends on single documents.
+MIN_FOR_INTERVAL = 8
 BOOTSTRAP_BLOCK = 64  # positions per bootstrap block: next-token losses of neighbouring positions are correlated
 CONFIDENCE = 0.95
 
@@ -102,3 +108,33 @@ def best_temperature(temperatures: np.ndarray, means: np.ndarray, samples: np.nd
     return {"temperature": float(temperatures[winner]), "nll": float(means[winner]),
             "nll_at_1": float(means[reference]), "saved": float(means[reference] - means[winner]),
             "temperature_interval": interval(winners), "saved_interval": interval(saved)}
+
+
+def spread_over(values: np.ndarray, statistic, rng: np.random.Generator) -> tuple[Spread, np.ndarray, np.ndarray]:
+    """(how, low, high) of `statistic` (rows of `values` are documents or passages -> a number or an array) over
+    the rows: the range of the rows' own values below MIN_FOR_INTERVAL rows, else a CONFIDENCE bootstrap interval
+    of the statistic over resampled rows. A row whose statistic is NaN is left out (all NaN: NaN)."""
+    if len(values) < MIN_FOR_INTERVAL:
+        each = np.array([statistic(values[i : i + 1]) for i in range(len(values))], dtype=np.float64)
+        return Spread.RANGE, _nan_quiet(np.nanmin, each), _nan_quiet(np.nanmax, each)
+    draws = rng.integers(0, len(values), size=(BOOTSTRAP_RESAMPLES, len(values)))
+    samples = np.array([statistic(values[draw]) for draw in draws], dtype=np.float64)
+    tail = (1 - CONFIDENCE) / 2 * 100
+    low = _nan_quiet(lambda found, axis: np.nanpercentile(found, tail, axis=axis), samples)
+    high = _nan_quiet(lambda found, axis: np.nanpercentile(found, 100 - tail, axis=axis), samples)
+    return Spread.INTERVAL_95, low, high
+
+
+def _nan_quiet(reduce, values: np.ndarray) -> np.ndarray:
+    """reduce(values, axis=0) leaving NaN out, NaN where every value is (numpy warns there; here it is the answer)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return reduce(values, axis=0)
+
+
+def paired_block_interval(difference: np.ndarray, rng: np.random.Generator) -> tuple[float, float, float]:
+    """(mean, low, high) of a per-position difference of two passes over the same positions, with its CONFIDENCE
+    moving-block bootstrap interval (blocks of BOOTSTRAP_BLOCK positions: neighbouring losses are correlated)."""
+    samples = block_bootstrap(difference[None, :], rng)[:, 0]
+    low, high = interval(samples)
+    return float(difference.mean()), low, high

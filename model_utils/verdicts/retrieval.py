@@ -5,12 +5,11 @@ distance between the measured distances), and what every view does to the reach 
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
-from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE
+from model_utils.core.bootstrap import spread_over
 from model_utils.core.records.retrieval import (
     Curve,
     Direction,
@@ -19,12 +18,10 @@ from model_utils.core.records.retrieval import (
     ReachShift,
     RetrievalPoint,
     RetrievalVerdict,
-    Spread,
     ViewEntry,
 )
 
 REACH_SHARE = 0.5  # the reach: the distance where the gain falls below this share of its short-distance value
-MIN_PASSAGES_FOR_INTERVAL = 8  # fewer passages give their range, not a 95% interval (a bootstrap of 4 has 35 draws)
 
 
 def reach_of(distances: Sequence[int], gains: Sequence[float]) -> tuple[ReachOutcome, float | None]:
@@ -49,28 +46,6 @@ def gain_table(points: Sequence[RetrievalPoint], view: str, passages: Sequence[s
     return np.array([[found[(name, distance)] for distance in distances] for name in passages])
 
 
-def spread_of(values: np.ndarray, statistic, rng: np.random.Generator) -> tuple[Spread, np.ndarray, np.ndarray]:
-    """(how, low, high) of `statistic` (rows of `values` are passages -> an array) over the passages: their range
-    of per-passage values below MIN_PASSAGES_FOR_INTERVAL passages, else a 95% bootstrap interval of the statistic
-    over resampled passages."""
-    if len(values) < MIN_PASSAGES_FOR_INTERVAL:
-        each = np.array([statistic(values[i : i + 1]) for i in range(len(values))], dtype=np.float64)
-        return Spread.RANGE, _nan_quiet(np.nanmin, each), _nan_quiet(np.nanmax, each)
-    draws = rng.integers(0, len(values), size=(BOOTSTRAP_RESAMPLES, len(values)))
-    samples = np.array([statistic(values[draw]) for draw in draws], dtype=np.float64)
-    tail = (1 - CONFIDENCE) / 2 * 100
-    low = _nan_quiet(lambda values, axis: np.nanpercentile(values, tail, axis=axis), samples)
-    high = _nan_quiet(lambda values, axis: np.nanpercentile(values, 100 - tail, axis=axis), samples)
-    return Spread.INTERVAL_95, low, high
-
-
-def _nan_quiet(reduce, values: np.ndarray) -> np.ndarray:
-    """reduce(values, axis=0) leaving out NaN (a passage with no reach), NaN where every value is."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column is NaN, which is what it means here
-        return reduce(values, axis=0)
-
-
 def _reach_value(distances: Sequence[int]):
     """The statistic a reach's spread is taken of: the mean curve's reach, the longest distance for BEYOND."""
     def value(rows: np.ndarray) -> float:
@@ -83,7 +58,7 @@ def reach(table: np.ndarray, distances: Sequence[int], rng: np.random.Generator)
     """The reach of the mean curve of `table` ([passage, distance] gains), with its spread over the passages."""
     kind, value = reach_of(distances, table.mean(axis=0))
     statistic = _reach_value(distances)
-    spread, low, high = spread_of(table, statistic, rng)
+    spread, low, high = spread_over(table, statistic, rng)
     beyond = sum(reach_of(distances, row)[0] is ReachOutcome.BEYOND for row in table)
     return Reach(outcome=kind, value=value, low=_finite(low), high=_finite(high), spread=spread, passages=len(table),
                  beyond=beyond)
@@ -95,7 +70,7 @@ def curve(points: Sequence[RetrievalPoint], view: str, passages: Sequence[str], 
     losses planted and not, the mean mass on the copy, and the reach."""
     table = gain_table(points, view, passages, distances)
     rng = np.random.default_rng(seed)
-    spread, low, high = spread_of(table, lambda rows: rows.mean(axis=0), rng)
+    spread, low, high = spread_over(table, lambda rows: rows.mean(axis=0), rng)
     mean = table.mean(axis=0)
     mine = [p for p in points if p.view == view]
 
@@ -123,7 +98,7 @@ def shift(points: Sequence[RetrievalPoint], view: str, reference: str, passages:
     def difference(rows: np.ndarray) -> float:
         return statistic(rows[:, 0]) - statistic(rows[:, 1])
 
-    _, low, high = spread_of(paired, difference, np.random.default_rng(seed))
+    _, low, high = spread_over(paired, difference, np.random.default_rng(seed))
     low, high = float(low), float(high)
     direction = (Direction.UNKNOWN if math.isnan(low) or math.isnan(high) else Direction.LONGER if low > 0
                  else Direction.SHORTER if high < 0 else Direction.UNCHANGED)

@@ -12,8 +12,8 @@ from model_utils.core.records.retrieval import (
     ReachShift,
     RetrievalDocument,
     RetrievalVerdict,
-    Spread,
 )
+from model_utils.core.records.spread import Spread
 from model_utils.verdicts.retrieval import REACH_SHARE
 
 # --- Retrieval at a distance -----------------------------------------------------------------------------------------

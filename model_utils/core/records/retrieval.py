@@ -13,6 +13,7 @@ import numpy as np
 from model_utils.core.records import check_format
 from model_utils.core.records.base import Record, numbers, read, records, rope
 from model_utils.core.records.run import RunInfo
+from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
 
 FORMAT = 1
@@ -103,14 +104,6 @@ class PassageEntry(Record):
     @classmethod
     def from_dict(cls, data: dict) -> PassageEntry:
         return read(cls, data, KIND, tokens=tuple)
-
-
-class Spread(Enum):
-    """How a figure's spread over passages is given: the range of the passages (fewer than 8), or a 95% bootstrap
-    interval over passages (8 or more)."""
-
-    RANGE = "range"
-    INTERVAL_95 = "95% interval"
 
 
 class ReachOutcome(Enum):
