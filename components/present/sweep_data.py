@@ -12,6 +12,7 @@ import numpy as np
 from model_utils.core.records.sweep import BestEntry, SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.statistics import STATISTICS, statistic_mean
+from model_utils.core.views import reference_index
 from model_utils.verdicts.decomposition import FAMILIES, family_of
 
 OWN_POSITIONS = "the model's own positions"  # what the pages call the passes without a RoPE recipe
@@ -35,7 +36,7 @@ def constant_temperatures(document, recipe: str | None = None) -> list[float]:
 
 def reference_result(document):
     """The T = 1 on the model's own positions that every other result is compared with (a sweep always runs it)."""
-    return next(result for result in document.results if result.temperature == 1.0 and result.recipe is None)
+    return document.results[reference_index(document.results)]
 
 
 def best_entries(document, recipe: str | None = None) -> Sequence[BestEntry]:

@@ -41,7 +41,7 @@ from model_utils.core.report import Report
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.statistics import REPORTED_STATISTICS
-from model_utils.core.views import View, as_view
+from model_utils.core.views import View, as_view, reference_index
 from model_utils.engine.analyze import AnalysisRequest, CheckedRequest, analyze, check_length, tokenize, validate
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.texts import text_digest
@@ -133,14 +133,14 @@ def check_specs(loaded: LoadedModel, specs: Sequence, settings: SweepSettings) -
     view and setting as analyze accepts them. Returns the checked request of the plain T = 1 (the settings are the
     same for all)."""
     views = [as_view(spec) for spec in specs]
-    if not any(view.is_plain and view.temperature == 1.0 for view in views):
+    if reference_index(views) is None:
         raise AnalysisError("a sweep compares every temperature with T = 1: include 1 in the temperatures")
     labels = [view.label for view in views]
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:
         raise AnalysisError(f"{', '.join(twice)} listed twice; list each temperature or schedule once")
     checked = [validate(loaded, pass_request(spec, settings)) for spec in specs]  # analyze's checks, pass by pass
-    return checked[views.index(View(1.0))]  # the plain T = 1's: a recipe's pass may run past the trained length
+    return checked[reference_index(views)]  # the plain T = 1's: a recipe's pass may run past the trained length
 
 
 def check_text(loaded: LoadedModel, text: str, request: CheckedRequest, settings: SweepSettings) -> int:
@@ -160,7 +160,7 @@ def best_per_bucket(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]
     plain model, or on the recipe `rope` (whose T = 1 is then the reference)."""
     constant = [p for p in passes if p.result.temperature is not None and p.result.rope == rope]
     temperatures = np.array([p.result.temperature for p in constant])
-    reference = int(np.flatnonzero(temperatures == 1.0)[0])
+    reference = reference_index([p.result for p in constant], rope)
     nll = np.array([p.position_nll for p in constant])  # [temperatures, n - 1]
     rng = np.random.default_rng(seed)
     best = []

@@ -15,6 +15,7 @@ import numpy as np
 from model_utils.core.bootstrap import cross_fit, interval
 from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import yarn_multiplier
+from model_utils.core.views import reference_index
 from model_utils.verdicts.decomposition import FAMILIES, decompose, family_of
 from model_utils.verdicts.layers import LayerGroup, chosen_mass, layer_type_masses
 
@@ -158,7 +159,7 @@ def length_numbers(data: PastData) -> dict | None:
     past = [i for i, (start, _) in enumerate(buckets) if start >= trained]
     inside = [i for i, (_, stop) in enumerate(buckets) if stop <= trained]
     before = [i for i in inside if buckets[i][0] >= trained // 2] or inside
-    reference = next((i for i, view in enumerate(data.views) if view.rope is None and view.temperature == 1.0), None)
+    reference = reference_index(data.views)
     if not past or not before or reference is None:
         return None
     sums, counts = data.resamples.pooled()  # [rows, view, past bucket], [rows, past bucket]
@@ -377,7 +378,7 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
     rows = [row("reference", "T=1", "the model as trained", None, None, [reference] * len(past)) | {"saved": 0.0}]
     for recipe in _recipes(data.views, with_none=True):
         views = _constant_views(data.views, recipe)
-        one = next((i for i in views if data.views[i].temperature == 1.0), None)
+        one = None if recipe is None else reference_index(data.views, ropes[recipe])
         if recipe is not None and one is not None:
             rows.append(row("recipe", data.views[one].label, _recipe_words(data.views[one].rope),
                             _fixed(sums, counts, reference, one), recipe, [one] * len(past))

@@ -15,6 +15,7 @@ from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import Record, read
 from model_utils.core.records.run import RunInfo
 from model_utils.core.rope import Rope
+from model_utils.core.views import reference_index
 
 FORMAT = 3
 OLDER = (2,)  # numbered formats this reader still reads: without layer_windows
@@ -234,7 +235,7 @@ class SweepDocument:
 
     def reference(self) -> SweepResult:
         """T = 1 on the model's own positions, which every other result is compared with (a sweep always runs it)."""
-        return next(result for result in self.results if result.temperature == 1.0 and result.rope is None)
+        return self.results[reference_index(self.results)]
 
 
 def _layer_windows(data: dict) -> tuple[int | None, ...] | None:

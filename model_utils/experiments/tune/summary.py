@@ -24,7 +24,7 @@ from model_utils.core.records.tune import (
     TuneSummary,
 )
 from model_utils.core.statistics import REPORTED_STATISTICS, bucket_bounds
-from model_utils.core.views import as_view
+from model_utils.core.views import as_view, reference_index
 from model_utils.experiments.corpus import Corpus
 from model_utils.experiments.runs.errors import RunError
 from model_utils.experiments.sweep import multiplier_ranges
@@ -79,7 +79,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
     views = [as_view(spec) for spec in specs]
     constant = [i for i, view in enumerate(views) if view.is_plain]
     temperatures = np.array([views[i].temperature for i in constant])
-    reference = constant[int(np.flatnonzero(temperatures == 1.0)[0])]
+    reference = reference_index(views)
     rng = np.random.default_rng(seed)
     nll, nll_interval = [[] for _ in views], [[] for _ in views]  # [view][bucket reached]
     means_of = {name: [[] for _ in views] for name in REPORTED_STATISTICS}  # name -> [view][bucket reached]
