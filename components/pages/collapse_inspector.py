@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from components.present import captions, figures, guide
+from components.present import captions, guide
+from components.present.figures.maps import distance_profile, layer_lines, mass_bars, outcome_bars
+from components.present.margins import HALF_WIDTH
 from components.present.parsing import parse_choice
 from components.present.text import plain
 from components.serving.cache import cached_answer_token
@@ -55,7 +57,7 @@ if shifts:
                 + "\n".join(f"- {plain(line)}" for line in shifts))
 
 st.subheader("Sink, distant and recent mass per layer")
-st.plotly_chart(figures.mass_bars([result.masses_by_layer() for result in report.results], report.labels),
+st.plotly_chart(mass_bars([result.masses_by_layer() for result in report.results], report.labels),
                 key="collapse_masses")
 st.caption(f"Mean over heads and {captions.measured_queries(report)}.")
 
@@ -65,8 +67,8 @@ with left:
     layer = st.selectbox("Layers", [ALL_LAYERS, *range(report.n_layers)], key="collapse_distance_layer")
     chosen = None if layer == ALL_LAYERS else int(layer)
     profiles = [result.last_distance_profile(report.distance_edges, chosen) for result in report.results]
-    st.plotly_chart(figures.distance_profile(profiles, report.distance_edges, report.labels,
-                                            width=figures.HALF_WIDTH),
+    st.plotly_chart(distance_profile(profiles, report.distance_edges, report.labels,
+                                            width=HALF_WIDTH),
                     key="collapse_distance")
     st.caption("The last query alone, mean over heads" + (" and layers." if chosen is None else "."))
 with right:
@@ -74,14 +76,14 @@ with right:
     statistic = st.selectbox("Statistic", STATISTICS, index=STATISTICS.index("normalized_entropy"),
                              format_func=STATISTIC_LABELS.get, key="collapse_statistic")
     near_uniform = statistic == "normalized_entropy"
-    st.plotly_chart(figures.layer_lines([result.layer_mean(statistic) for result in report.results], report.labels,
+    st.plotly_chart(layer_lines([result.layer_mean(statistic) for result in report.results], report.labels,
                                         statistic, reference=NEAR_UNIFORM if near_uniform else None,
-                                        reference_text="near uniform", width=figures.HALF_WIDTH),
+                                        reference_text="near uniform", width=HALF_WIDTH),
                     key="collapse_layers")
     st.caption(f"Over {captions.measured_queries(report)}.")
 
 st.subheader("What the model predicts")
-st.plotly_chart(figures.outcome_bars(report.labels, [result.loss for result in report.results],
+st.plotly_chart(outcome_bars(report.labels, [result.loss for result in report.results],
                                      None if token_id is None else [finding.answer_probability for finding in found],
                                      answer=token_text), key="collapse_outcome")
 st.dataframe(captions.next_token_rows(report), hide_index=True)

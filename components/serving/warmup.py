@@ -63,7 +63,8 @@ def import_drawing() -> None:
     imports pyarrow, for Streamlit's tables). Here in the background they cost the first page a visitor opens after
     the warm-up nothing; there they were most of its script run (bench/STARTUP.md)."""
     started = time.perf_counter()
-    from components.present import captions, figures  # noqa: F401  (imported for their import's sake)
+    from components.present import captions  # noqa: F401  (imported for their import's sake)
+    from components.present.figures import context, decomposition, maps, schedules, softmax  # noqa: F401
 
     log.info("warm-up: the pages' drawing code imported in %.1f s", time.perf_counter() - started)
 

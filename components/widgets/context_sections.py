@@ -12,8 +12,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.present import captions, figures
-from components.present.decomposition import decomposition_chart
+from components.present import captions
+from components.present.figures.context import fitted_against_law
+from components.present.figures.decomposition import decomposition_chart
 from components.present.sweep_data import corpus_trained_length, line_groups, past_bucket_without_loss, summary_for
 from components.present.text import plain
 from components.serving import settings
@@ -240,7 +241,7 @@ def _fits(verdicts: list[FitVerdict]) -> None:
                "label": f"{verdict.name}, {verdict.summary.settings.max_tokens:,} tokens"}
               for verdict in verdicts if (m := verdict.law) is not None]
     if points:
-        st.plotly_chart(figures.fitted_against_law(points), key="context_fit_law")
+        st.plotly_chart(fitted_against_law(points), key="context_fit_law")
     st.caption(plain(captions.fit_caption()))
     with st.expander("What the fits measured"):
         for verdict in verdicts:

@@ -1,6 +1,6 @@
 """The decomposition chart: one bar per lever with a saving, its interval as error bars, the rise as a line."""
 
-from components.present.decomposition import decomposition_chart
+from components.present.figures.decomposition import decomposition_chart
 from model_utils.verdicts.decomposition import Lever
 
 

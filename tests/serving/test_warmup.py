@@ -120,7 +120,8 @@ at.run()
 at.switch_page("components/pages/collapse_inspector.py")
 at.run()
 assert not at.exception and at.get("plotly_chart"), [e.value for e in at.exception]
-drawing = ("pandas", "pyarrow", "plotly.graph_objects", "components.present.figures", "components.present.captions")
+drawing = ("pandas", "pyarrow", "plotly.graph_objects", "components.present.figures.maps",
+           "components.present.captions")
 print(" ".join(sorted(name for name in set(sys.modules) - before if name in drawing)) or "none")
 """
 

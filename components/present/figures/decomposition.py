@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from components.present.figures import escape
+from components.present.figures.base import escape
 from components.present.margins import FULL_WIDTH, NARROWEST, SLACK, TICK_PX, WORD_EM, fit, left_margin, text_px
 from model_utils.verdicts.decomposition import FAMILIES, Lever, percent_of_rise
 
