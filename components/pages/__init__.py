@@ -1,6 +1,7 @@
 """The pages, the top floor of the UI: one thin script each (about 150 lines at most) that reads its widgets, asks
 the engine through serving's caches and draws what the presenters make; a page computes and judges nothing (a form
-belongs in widgets, a decision in the engine or model_utils.verdicts, a sentence or a chart in present). A page may
+belongs in widgets, a decision in the engine or model_utils.verdicts, a chart in present, a verdict's words in
+model_utils.verdicts.words; a page keeps only its own help text). A page may
 import widgets, serving, present and model_utils' torch-free modules (the lazy API, `core`, `verdicts`, the built-in
 texts); never torch, the engine or `models`.
 

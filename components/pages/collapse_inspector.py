@@ -12,7 +12,8 @@ from components.widgets.continuations import continuations_ui
 from components.widgets.model_page import COLLAPSE_VIEW, ModelPage
 from components.widgets.url_state import linked_widget
 from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
-from model_utils.verdicts.findings import NEAR_UNIFORM, findings, mass_shift_lines, sentence
+from model_utils.verdicts.findings import NEAR_UNIFORM, findings
+from model_utils.verdicts.words import finding_sentence, mass_shift_lines
 
 TOKEN_LIMITS = (512, 1024, 2048, 4096)
 DEFAULT_ANSWER = "Marigold"
@@ -48,7 +49,7 @@ if nothing_distant is not None:
 # Plain-language verdicts first (model_utils.verdicts decides them): they are what a reader should take away.
 base, found = findings(report, token_id)
 for finding in found:
-    said = sentence(finding, found[base], token_text)
+    said = finding_sentence(finding, found[base], token_text)
     if said is not None:
         (st.warning if said[0] == "warning" else st.info)(plain(said[1]))
 shifts = mass_shift_lines(found, base)

@@ -8,8 +8,7 @@ from components.present.figures.schedules import remapped_distances, schedule_fi
 from components.present.margins import HALF_WIDTH
 from components.present.parsing import parse_choice
 from components.present.text import plain
-from components.serving import settings
-from components.serving.cache import read_committed_sweeps
+from components.serving.cache import committed_results
 from components.widgets.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
 from components.widgets.url_state import linked_widget, seed
 from model_utils.core.schedules import SCHEDULES, Schedule
@@ -25,7 +24,7 @@ def remapped(remaps: list) -> dict:
 def entropy_sentences() -> list[str]:
     """The published entropy argument, and next to it what each committed sweep of the Context length page
     measured, one line per model; the argument alone when there is no such sweep."""
-    return captions.entropy_lines(list(read_committed_sweeps(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR).values()))
+    return captions.entropy_lines(list(committed_results().sweeps.values()))
 
 
 st.title("Length schedules")

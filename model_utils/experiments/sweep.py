@@ -1,8 +1,9 @@
 """The context-length sweep: loss and attention by query position on one long text, one in-model pass per view (a
 temperature or schedule, on the model's own positions or on a RoPE recipe; each pass cached as it finishes, so a
 sweep resumes), and the best constant temperature per position bucket with a bootstrap interval, on the plain
-model and on each recipe. `sweep_document` is the record (core.records.sweep) the command line writes and the
-page reads; the pass cache holds each pass as SweepPass.to_dict() writes it."""
+model and on each recipe, and the verdict (verdicts.context), computed once here. `sweep_document` is the record
+(core.records.sweep) the command line writes and the page reads; the pass cache holds each pass as
+SweepPass.to_dict() writes it."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.texts import text_digest
 from model_utils.models import LoadedModel
 from model_utils.verdicts.context import sweep_verdict
+from model_utils.verdicts.words import SWEEP_BOOTSTRAP
 
 FORMAT = 4  # bump when a cached pass would come out different (4: the untrained mass and the RoPE recipe)
 # A pass cached before the distance remappings lacks effective_untrained_mass: it remapped nothing, so its effective
@@ -212,13 +214,8 @@ def multipliers(spec: Spec, n_tokens: int, trained_length: int, q_start: int) ->
     return Multipliers(trained_context=span(values[q_start:trained_length]), past=span(values[trained_length:]))
 
 
-def multiplier_ranges(spec: Spec, n_tokens: int, trained_length: int, q_start: int) -> dict:
-    """multipliers() as JSON, for the tune summary."""
-    return multipliers(spec, n_tokens, trained_length, q_start).to_dict()
-
-
 BOOTSTRAP = Bootstrap(resamples=BOOTSTRAP_RESAMPLES, block=BOOTSTRAP_BLOCK, confidence=CONFIDENCE,
-                      method="moving-block bootstrap over the positions of each bucket")
+                      method=SWEEP_BOOTSTRAP)
 
 
 def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequence[Spec],
@@ -229,19 +226,21 @@ def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequ
     length), which need the passes' per-position NLL that the document leaves out."""
     first = passes[0]
     n_tokens, trained, q_start = first.n_tokens, first.trained_length, first.q_start
-    document = SweepDocument(
+    results = tuple(replace(p.result, multipliers=multipliers(spec, n_tokens, trained, q_start))
+                    for p, spec in zip(passes, specs, strict=True))
+    best, spans = best_per_bucket(passes, first.buckets), tuple(loaded.sliding_windows())
+    verdict = sweep_verdict(results=results, buckets=first.buckets, n_tokens=n_tokens, trained_length=trained,
+                            best=best, layer_spans=spans,
+                            position_nll={p.result.label: p.position_nll for p in passes})
+    return SweepDocument(
         model=loaded.name, model_facts=loaded.facts(), text_source=source, text_sha256=text_digest(text),
         n_tokens=n_tokens, trained_length=trained, beyond_trained=settings.beyond_trained,
         bucket_size=settings.bucket_size, q_start=q_start, window=settings.window, buckets=first.buckets,
-        distance_bins=first.result.distance_bins,
-        results=tuple(replace(p.result, multipliers=multipliers(spec, n_tokens, trained, q_start))
-                      for p, spec in zip(passes, specs, strict=True)),
-        best=best_per_bucket(passes, first.buckets), best_by_rope=best_by_recipe(passes, first.buckets),
-        bootstrap=BOOTSTRAP, seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
-        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=None,
-        layer_windows=tuple(loaded.sliding_windows()))
-    position_nll = {p.result.label: p.position_nll for p in passes}
-    return replace(document, verdict=sweep_verdict(document, position_nll))
+        distance_bins=first.result.distance_bins, results=results, best=best,
+        best_by_rope=best_by_recipe(passes, first.buckets), bootstrap=BOOTSTRAP,
+        seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
+        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=verdict,
+        layer_windows=spans)
 
 
 def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,

@@ -23,12 +23,13 @@ from model_utils import Schedule
 from model_utils.core.records.fit import FORMAT as FIT_FORMAT
 from model_utils.core.records.sweep import SweepDocument, SweepResult
 from model_utils.core.records.tune import TuneSummary
+from model_utils.core.records.verdict import Dominant, RowKind
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.core.views import View
 from model_utils.experiments.sweep import SweepSettings, sweep
 from model_utils.experiments.texts import builtin_corpus, builtin_text
-from model_utils.verdicts.context import context_verdict
+from model_utils.verdicts import words
 from tests.support.apptest import APP, array, assert_clean, chart, charts, traces
 from tests.verdicts import synthetic
 from tests.verdicts.synthetic import fit_summary
@@ -113,9 +114,8 @@ def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, d
     for key in POSITION_CHARTS:
         assert trained_line_positions(chart(at, key)) == [1024] * (2 if key == "context_distance" else 1), key
     assert "context_view" not in [radio.key for radio in at.radio]  # nothing to choose between before a run
-    # the verdict is verdicts.context.context_verdict's, word for word (escaped for markdown)
-    verdict = context_verdict(document)
-    assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+    # the verdict is the document's own, in words.py's words (escaped for markdown)
+    assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(document.verdict)]
     # the charts draw the document's numbers
     nll = traces(chart(at, "context_nll"), "scatter")
     assert [trace["name"] for trace in nll] == [result.label for result in document.results]
@@ -178,9 +178,8 @@ def test_the_committed_bundled_sweep_loads_and_renders(tiny_env, runs):
     assert runs == {"sweeps": 0, "passes": 0}
     for key in POSITION_CHARTS:
         assert set(trained_line_positions(chart(at, key))) == {document.trained_length}, key
-    verdict = context_verdict(document)
-    if verdict is not None:
-        assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+    if document.verdict is not None:
+        assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(document.verdict)]
     recipes = list(dict.fromkeys(label.split(" + ")[0] for label in (r.label for r in document.results)
                                  if " + " in label))
     if recipes:  # the main figure: T = 1, the best T per bucket and each recipe at T = 1
@@ -221,7 +220,7 @@ def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
     for trace, result in zip(traces(chart(at, "context_nll"), "scatter"), expected.results, strict=True):
         assert trace["name"] == result.label
         np.testing.assert_allclose(array(trace["y"]).astype(float), result.nll)
-    assert verdict_lines(at) == [plain(sentence) for sentence in context_verdict(expected).sentences()]
+    assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(expected.verdict)]
 
     at.selectbox(key="context_layer").set_value(0).run()  # a re-draw of the run: from the cache
     assert_clean(at)
@@ -368,12 +367,12 @@ def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts
     assert runs["passes"] == 0
     assert any(header.value.startswith("Fitted temperature") for header in at.subheader)
     table = at.table[-1].value
-    assert list(table["fit"]) == ["constant T on yarn-rope (s=2)", "constant T on the model's own positions"]
+    assert table.to_dict("records") == [words.fit_row(on_recipe), words.fit_row(own)]  # recipes first
     assert list(table["saved vs T = 1"]) == ["+2.000 (+1.900 to +2.100)", "+0.050 (-0.010 to +0.100)"]
     law, point = traces(chart(at, "context_fit_law"), "scatter")
     assert law["name"].startswith("YaRN's law") and array(point["y"])[0] == pytest.approx(1 / 0.88)
-    said = next(m.value for m in at.markdown if m.value.startswith("**constant T on yarn\\-rope"))
-    assert "lies within the fitted multiplier's interval" in said and "do not differ measurably" in said
+    said = next(m.value for m in at.markdown if m.value.startswith(f"**{plain(words.fit_point_label(on_recipe))}"))
+    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in words.fit_sentences(on_recipe)]
 
 
 def test_without_fits_the_page_shows_no_fit_section(tiny_env, runs):
@@ -574,11 +573,11 @@ def test_the_page_opens_on_the_answer_sentence_then_its_decomposition_chart(reci
     assert order[4] == "plotly_chart:context_decomposition"
     assert order.index("plotly_chart:context_decomposition") < min(
         i for i, entry in enumerate(order) if entry.startswith("metric:")) < order.index("plotly_chart:context_nll")
-    verdict = context_verdict(recipe_document)
-    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(verdict.answer())
+    verdict = recipe_document.verdict
+    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(words.answer(verdict))
     decomposition = verdict.decomposition
     figure = chart(at, "context_decomposition")
-    assert bars(figure) == pytest.approx({lever.label: lever.saved for lever in decomposition.levers
+    assert bars(figure) == pytest.approx({words.row_label(lever): lever.saved for lever in decomposition.levers
                                           if lever.saved is not None})
     rise = [shape["x0"] for shape in figure["layout"]["shapes"] if shape.get("line", {}).get("dash") == "dash"]
     assert rise == ([pytest.approx(decomposition.rise)] if decomposition.rise > 0 else [])
@@ -603,21 +602,19 @@ def open_on_synthetic(tiny_env, tmp_path: Path, views: list) -> tuple[AppTest, S
     return at, written
 
 
-@pytest.mark.parametrize(("views", "dominant", "said"), [
-    (RECIPE_WINS, "recipe", "The interpolation does the recovery, not the temperature."),
-    (TEMPERATURE_WINS, "temperature", "The temperature does the recovery: no recipe here recovers as much."),
-])
-def test_the_headline_leads_with_the_dominant_lever(tiny_env, tmp_path, views, dominant, said):
+@pytest.mark.parametrize(("views", "dominant"), [(RECIPE_WINS, Dominant.RECIPE),
+                                                 (TEMPERATURE_WINS, Dominant.TEMPERATURE)])
+def test_the_headline_leads_with_the_dominant_lever(tiny_env, tmp_path, views, dominant):
     at, written = open_on_synthetic(tiny_env, tmp_path, views)
-    verdict = context_verdict(written)
+    verdict = written.verdict
     decomposition = verdict.decomposition
     assert decomposition.dominant == dominant
-    lever = decomposition.lever(dominant)
-    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)").endswith(plain(said))
+    lever = decomposition.lever(decomposition.dominant)
+    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(words.answer(verdict))
     shown = at.get("metric")
-    assert shown[0].label == plain(f"Brings the loss back: {lever.label}")
-    assert shown[0].value == plain(f"{lever.saved:+.3f} nats/token")
-    assert [m.label for m in shown] == [plain(h.label) for h in verdict.headline()]
+    assert shown[0].value == plain(f"{lever.saved:+.3f} nats/token")  # the lead's number, big
+    assert shown[0].label.endswith(plain(words.row_label(lever)))
+    assert [m.label for m in shown] == [plain(h.label) for h in words.headlines(verdict)]
 
 
 SELF_EXTEND = View(1.0, Rope("self-extend", group=2, window=512))
@@ -632,18 +629,15 @@ REMAP_WINS = [*FAR_PLAIN[:3], (synthetic.yarn_rope(), synthetic.plain([3.0, 3.2,
 REMAP_LOSES = [*FAR_PLAIN, (SELF_EXTEND, synthetic.plain([3.3, 3.5, 3.6, 3.7]), NEAR)]
 
 
-@pytest.mark.parametrize(("views", "said"), [
-    (REMAP_WINS, "A distance remapping recovers the most of the recipe families (self-extend (G=2, W=512) + T=1, "),
-    (REMAP_LOSES, "A change of the rotary frequencies (interpolation) recovers the most of the recipe families "
-                  "(yarn-rope (s=2) + T=1, "),
-])
-def test_the_answer_names_the_recipe_family_that_recovers_the_most(tiny_env, tmp_path, views, said):
+@pytest.mark.parametrize(("views", "lead"), [(REMAP_WINS, "self-extend (G=2, W=512) + T=1"),
+                                             (REMAP_LOSES, "yarn-rope (s=2) + T=1")])
+def test_the_answer_names_the_recipe_family_that_recovers_the_most(tiny_env, tmp_path, views, lead):
     """A sweep with a distance remapping besides the interpolation: the answer names the family the numbers pick,
     the chart colours each family, the table gives a remapping's untrained mass on both distances."""
     at, written = open_on_synthetic(tiny_env, tmp_path, views)
-    verdict = context_verdict(written)
+    verdict = written.verdict
     answer = answer_line(at, "One text, the committed sweep (cross-fit on one text)")
-    assert answer == plain(verdict.answer()) and said in verdict.answer()
+    assert answer == plain(words.answer(verdict)) and verdict.decomposition.lever(Dominant.RECIPE).view == lead
     names = {trace["name"] for trace in traces(chart(at, "context_decomposition"), "bar")}
     assert {"frequency change (interpolation) at T = 1", "distance remapping at T = 1"} <= names
     table = next(t.value for t in at.table if "view" in t.value.columns)
@@ -669,23 +663,21 @@ def test_a_sweep_with_remappings_offers_each_family_and_marks_the_remapped_rows(
 
 def test_with_a_corpus_its_answer_comes_first_held_out_over_documents_and_its_numbers_lead(tiny_env, summary_file,
                                                                                            document):
-    from model_utils.verdicts.corpus import corpus_verdict
-
     tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
     at = open_page()
     assert_clean(at)
-    corpus = corpus_verdict(TuneSummary.from_dict(json.loads(summary_file.read_text())))
+    corpus = TuneSummary.from_dict(json.loads(summary_file.read_text())).verdict
     order = opening(at)
     assert order[3].startswith("markdown:**The corpus") and order[4] == "plotly_chart:context_corpus_decomposition"
     assert order[5].startswith("markdown:**One text, the committed")
     assert order[6] == "plotly_chart:context_decomposition"
-    assert answer_line(at, "The corpus (held out over documents)") == plain(corpus.answer())
+    assert answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
     assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(
-        context_verdict(document).answer())
+        words.answer(document.verdict))
     assert bars(chart(at, "context_corpus_decomposition")) == pytest.approx(
-        {lever.label: lever.saved for lever in corpus.decomposition.levers if lever.saved is not None})
+        {words.row_label(lever): lever.saved for lever in corpus.decomposition.levers if lever.saved is not None})
     # the headline numbers are the corpus's
-    assert [m.label for m in at.get("metric")] == [plain(h.label) for h in corpus.headline()]
+    assert [m.label for m in at.get("metric")] == [plain(h.label) for h in words.headlines(corpus)]
     assert any("held out over documents" in m.label for m in at.get("metric"))
 
 
@@ -732,14 +724,17 @@ def test_no_page_passes_a_long_tuple_or_splats_one():
 def test_the_headline_numbers_are_the_verdicts_and_come_before_the_loss_chart(recipe_env, recipe_document):
     at = open_page()
     assert_clean(at)
-    expected = context_verdict(recipe_document).headline()
+    expected = words.headlines(recipe_document.verdict)
     assert 1 <= len(expected) <= 4
     shown = at.get("metric")
     assert [m.label for m in shown] == [plain(h.label) for h in expected]
-    # the number big, what the verdict brackets after it (an interval, a ratio) under it: together the value
-    assert [m.value + (f" \\({m.delta}\\)" if m.delta else "") for m in shown] == [plain(h.value) for h in expected]
+    # the number big, its interval or ratio under it, each formatted from the headline's numbers, never parsed
+    assert [m.value for m in shown] == [plain(words.headline_number(h)) for h in expected]
+    assert [m.delta or None for m in shown] == [None if words.headline_note(h) is None else
+                                               plain(words.headline_note(h)) for h in expected]
     assert [m.proto.help for m in shown] == [plain(h.help) for h in expected]
-    assert any(h.label.startswith("Best recipe: ") for h in expected)  # the recipes' part of the answer
+    recipe = recipe_document.verdict.decomposition.lever(Dominant.RECIPE)
+    assert recipe.saved in [h.value for h in expected]  # the recipes' part of the answer
     order = page_order(at.main)
     assert max(i for i, entry in enumerate(order) if entry.startswith("metric:")) < order.index(
         "plotly_chart:context_nll")
@@ -751,7 +746,7 @@ def test_the_decomposition_is_a_table_of_the_verdicts_rows_and_absent_without_a_
     assert_clean(at)
     headers = [header.value for header in at.subheader]
     table = next(t.value for t in at.table if "view" in t.value.columns)
-    rows = context_verdict(recipe_document).decomposition_rows()
+    rows = words.decomposition_table(recipe_document.verdict)
     assert "What brings the loss back past the trained length" in headers and rows
     assert list(table["view"]) == [row["view"] for row in rows]
     assert any(view.startswith("yarn-rope") for view in table["view"])
@@ -761,14 +756,12 @@ def test_the_decomposition_is_a_table_of_the_verdicts_rows_and_absent_without_a_
 
 
 def test_the_corpus_verdict_is_said_with_the_sweeps(recipe_env, summary_file):
-    from model_utils.verdicts.corpus import corpus_verdict
-
     recipe_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
     at = open_page()
     assert_clean(at)
     summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
     said = next(m.value for m in at.markdown if m.value.startswith("**What the corpus measured"))
-    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in corpus_verdict(summary).sentences()]
+    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in words.sentences(summary.verdict)]
 
 
 def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
@@ -881,8 +874,6 @@ def test_the_committed_sweeps_of_two_models_are_a_choice_and_a_table_side_by_sid
     """A second model's committed sweep (conftest.other_sweeps: the tiny Gemma 3's, named gemma3-270m): the page
     opens on the default one, offers both by model, sets their verdicts side by side in one table, and shows the
     chosen one's verdict (with its untrained mass per layer type), the answers naming their model; no model runs."""
-    from model_utils.verdicts.side_by_side import sweep_rows
-
     tiny_env.setattr(settings, "SWEEPS_DIR", other_sweeps)
     tiny, gemma = (SweepDocument.from_dict(json.loads(path.read_text()))
                    for path in (tiny_sweep_file, next(other_sweeps.glob("*.json"))))
@@ -892,16 +883,16 @@ def test_the_committed_sweeps_of_two_models_are_a_choice_and_a_table_side_by_sid
     assert choice.options == ["tiny-random, 2,048 tokens", "Gemma 3 270M, 256 tokens"]
     assert choice.value == "tiny-random, 2,048 tokens"
     assert answer_line(at, "One text, the committed sweep of tiny-random (cross-fit on one text)") == plain(
-        context_verdict(tiny).answer())
+        words.answer(tiny.verdict))
     table = next(t.value for t in at.table if "model" in t.value.columns)
-    assert table.to_dict("records") == sweep_rows([tiny, gemma])
+    assert table.to_dict("records") == words.side_by_side_rows([tiny, gemma])
     assert "The committed sweeps side by side" in [header.value for header in at.subheader]
     choice.set_value("Gemma 3 270M, 256 tokens").run()
     assert_clean(at)
-    verdict = context_verdict(gemma)
+    verdict = gemma.verdict
     assert answer_line(at, "One text, the committed sweep of Gemma 3 270M (cross-fit on one text)") == plain(
-        verdict.answer())
-    assert verdict_lines(at) == [plain(sentence) for sentence in verdict.sentences()]
+        words.answer(verdict))
+    assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(verdict)]
     assert any(line.startswith("By layer type") for line in verdict_lines(at))
     decomposition = next(t.value for t in at.table if "view" in t.value.columns)
     assert decomposition["untrained-distance mass past it, by layer type"].iloc[0].startswith("sliding 8: 0.000; ")
@@ -943,31 +934,26 @@ def test_the_corpus_shown_is_the_chosen_models_and_none_leads_for_a_model_withou
 
 
 def test_one_committed_sweep_offers_no_choice_and_a_table_of_one_row(tiny_env, runs, document):
-    from model_utils.verdicts.side_by_side import sweep_rows
-
     at = open_page()
     assert_clean(at)
     assert "context_committed" not in [radio.key for radio in at.radio]
     table = next(t.value for t in at.table if "model" in t.value.columns)
-    assert table.to_dict("records") == sweep_rows([document])
+    assert table.to_dict("records") == words.side_by_side_rows([document])
     answers = [m.value for m in at.markdown if m.value.startswith("**One text, the committed sweep")]
     assert len(answers) == 1 and " of " not in answers[0].split(".**")[0]  # one model: its answer names none
 
 
 def test_the_committed_fit_on_the_corpus_documents_is_a_bar_of_its_decomposition(tiny_env, runs):
-    from bench.readme import FITS, TUNE, read_fits, read_tune
-    from model_utils.verdicts.corpus import corpus_verdict
-    from model_utils.verdicts.fit import with_fits
+    from bench.readme import FITS, TUNE, read_tune
 
     for name, path in (("CONTEXT_SWEEP", COMMITTED), ("CORPUS_SUMMARY", TUNE), ("FIT_DIR", FITS)):
         tiny_env.setattr(settings, name, path)
     at = open_page()
     assert_clean(at)
-    summary = read_tune()
-    corpus = with_fits(corpus_verdict(summary), summary, read_fits())
-    (fitted,) = [lever for lever in corpus.decomposition.levers if lever.label.startswith("fitted T")]
-    assert answer_line(at, "The corpus (held out over documents)") == plain(corpus.answer())
-    assert bars(chart(at, "context_corpus_decomposition"))[fitted.label] == pytest.approx(fitted.saved)
+    corpus = read_tune().verdict  # the fits made on its documents folded in when they were written
+    (fitted,) = [lever for lever in corpus.decomposition.levers if lever.kind is RowKind.FITTED]
+    assert answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
+    assert bars(chart(at, "context_corpus_decomposition"))[words.row_label(fitted)] == pytest.approx(fitted.saved)
 
 
 def test_a_damaged_committed_fit_is_one_error_line_and_the_others_still_show(tiny_env, runs, tmp_path):

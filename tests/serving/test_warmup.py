@@ -93,8 +93,7 @@ def test_the_warm_up_reads_the_committed_results_the_context_page_draws(tiny_env
     from components.serving import cache, settings
 
     tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
-    cache.cached_json_file.clear()
-    cache.cached_sweep_file.clear()
+    cache.cached_committed.clear()
     warmup.read_committed_results()
 
     def not_again(path):
