@@ -78,15 +78,15 @@ with right:
                              format_func=STATISTIC_LABELS.get, key="collapse_statistic")
     near_uniform = statistic == "normalized_entropy"
     st.plotly_chart(layer_lines([result.layer_mean(statistic) for result in report.results], report.labels,
-                                        statistic, reference=NEAR_UNIFORM if near_uniform else None,
-                                        reference_text="near uniform", width=HALF_WIDTH),
+                                statistic, reference=NEAR_UNIFORM if near_uniform else None,
+                                reference_text="near uniform", width=HALF_WIDTH),
                     key="collapse_layers")
     st.caption(f"Over {captions.measured_queries(report)}.")
 
 st.subheader("What the model predicts")
 st.plotly_chart(outcome_bars(report.labels, [result.loss for result in report.results],
-                                     None if token_id is None else [finding.answer_probability for finding in found],
-                                     answer=token_text), key="collapse_outcome")
+                             None if token_id is None else [finding.answer_probability for finding in found],
+                             answer=token_text), key="collapse_outcome")
 st.dataframe(captions.next_token_rows(report), hide_index=True)
 if report.mode == "isolated":
     st.caption("Isolated mode: every layer's scores are re-softmaxed at T with the T = 1 inputs held fixed, so the "

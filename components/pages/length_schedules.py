@@ -99,11 +99,11 @@ st.caption(captions.applied_caption(report, len(report.results) - 1, chosen))
 left, right = st.columns(2)
 with left:
     st.plotly_chart(layer_lines([result.layer_mean("normalized_entropy") for result in report.results],
-                                        report.labels, "normalized_entropy", width=HALF_WIDTH),
+                                report.labels, "normalized_entropy", width=HALF_WIDTH),
                     key="schedule_entropy")
 with right:
     st.plotly_chart(outcome_bars(report.labels, [result.loss for result in report.results], None,
-                                         width=HALF_WIDTH),
+                                 width=HALF_WIDTH),
                     key="schedule_loss")
 st.plotly_chart(mass_bars([result.masses_by_layer() for result in report.results], report.labels),
                 key="schedule_masses")

@@ -104,10 +104,10 @@ def map_titles(report: Report, layer: int, head: int | None) -> list[str]:
     return titles
 
 
-def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_window: int | None = None) -> str:
+def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_span: int | None = None) -> str:
     """What the map panels and their titles show, and how many queries the titles' numbers average."""
     rows = " (every row of the map but row 0, which sees only itself)" if report.q_start == 1 else ""
-    hidden = "later keys" + (f" and keys before this layer's window of {sliding_window:,}" if sliding_window else "")
+    hidden = "later keys" + (f" and keys before this layer's window of {sliding_span:,}" if sliding_span else "")
     number_is = (f"the mean of the {report.n_heads} heads' normalized entropies {NORMALIZED_ENTROPY}, each "
                  f"averaged over {measured_queries(report)}{rows}; it is not the entropy of the averaged map drawn"
                  if head is None else f"head {head}'s normalized entropy {NORMALIZED_ENTROPY}, averaged over "

@@ -72,7 +72,7 @@ def drawn_lines(document, indices: list[int], with_best: bool) -> tuple[list, li
     temperature per bucket after T = 1 when asked."""
     results = document.results
     styles = sweep_styles([result.temperature for result in results], [result.label for result in results],
-                                  [result.recipe for result in results])
+                          [result.recipe for result in results])
     chosen = [results[index] for index in indices]
     labels, shown = [result.label for result in chosen], [styles[index] for index in indices]
     if with_best:
@@ -114,8 +114,8 @@ def loss_ui(shown: Shown) -> None:
     if (document := shown.document) is not None:
         lines = loss_lines(document, group)
         single.plotly_chart(position_lines(document.buckets, lines.values, lines.labels, lines.styles,
-                                                   document.trained_length, NLL_TITLE,
-                                                   title="Loss by position: this text", width=width),
+                                           document.trained_length, NLL_TITLE,
+                                           title="Loss by position: this text", width=width),
                             key="context_nll")
         single.caption(plain(captions.lines_caption(group, groups)))
         passes = [result for result in lines.results if result is not None]  # the best-T line is no pass
@@ -158,8 +158,8 @@ def best_chart(pane, document, *, recipe: str | None, trained: int | None, title
     when None, with how it was found."""
     entries = best_entries(document, recipe)
     pane.plotly_chart(best_temperatures([entry.bucket for entry in entries], entries,
-                                                constant_temperatures(document, recipe), trained, title=title,
-                                                width=width), key=key)
+                                        constant_temperatures(document, recipe), trained, title=title,
+                                        width=width), key=key)
     pane.caption(plain(captions.best_caption(document, recipe)))
 
 
@@ -198,7 +198,7 @@ def untrained_ui(document, layer: int | None) -> None:
     trained = document.trained_length
     values, labels = untrained_rows(document, layer)
     st.plotly_chart(pass_heatmap(document.buckets, values, labels, trained, "untrained-distance mass",
-                                         title="Attention on untrained distances, every pass"), key="context_untrained")
+                                 title="Attention on untrained distances, every pass"), key="context_untrained")
     st.caption(plain(captions.untrained_caption(layer, trained, remapped=remaps(document))))
 
 

@@ -409,7 +409,7 @@ def test_layer_lines_of_top_ratio_are_geometric_means_on_a_log_axis():
 
 def test_hidden_keys_are_the_future_and_keys_before_a_sliding_window():
     np.testing.assert_array_equal(hidden_keys(4), np.triu(np.ones((4, 4), dtype=bool), 1))
-    banded = hidden_keys(5, sliding_window=2)  # query q sees keys q - 1 and q
+    banded = hidden_keys(5, sliding_span=2)  # query q sees keys q - 1 and q
     np.testing.assert_array_equal(~banded, [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 1, 1, 0],
                                             [0, 0, 0, 1, 1]])
 
@@ -419,7 +419,7 @@ def test_attention_heatmaps_blank_the_keys_outside_a_sliding_window():
     maps = causal_maps(n, temperatures=(1.0,))
     banded = np.where(hidden_keys(n, window), 0.0, maps[0])
     banded /= banded.sum(axis=1, keepdims=True)
-    z = np.asarray(attention_heatmaps([banded], list("abcdef"), ["T = 1"], sliding_window=window).data[0].z,
+    z = np.asarray(attention_heatmaps([banded], list("abcdef"), ["T = 1"], sliding_span=window).data[0].z,
                    dtype=np.float64)
     assert np.all(np.isnan(z[hidden_keys(n, window)])), "keys outside the window are blank, not weight 0"
     np.testing.assert_allclose(z[~hidden_keys(n, window)], banded[~hidden_keys(n, window)])
@@ -592,7 +592,7 @@ def test_position_lines_draw_interval_bands_in_the_lines_colour_only_where_given
     low_high = (values[0] - 0.1, values[0] + 0.2)
     styles = sweep_styles([1.0, None], ["T=1", "yarn (scale=2)"])
     fig = position_lines(BUCKETS, values, ["T=1", "yarn (scale=2)"], styles, None, "NLL",
-                                 intervals=[low_high, None])
+                         intervals=[low_high, None])
     high, low, line, schedule = fig.data  # the band's upper edge, then its lower edge filled up to it
     np.testing.assert_array_equal(high.y, low_high[1])
     np.testing.assert_array_equal(low.y, low_high[0])
@@ -605,7 +605,7 @@ def test_position_lines_draw_interval_bands_in_the_lines_colour_only_where_given
 
 def test_position_lines_of_top_ratio_use_a_log_axis():
     fig = position_lines(BUCKETS[:2], [np.array([3.0, 30.0])], ["T=1"], [{"color": PALETTE[0]}], 1024,
-                                 "ratio", log_y=True)
+                         "ratio", log_y=True)
     assert fig.layout.yaxis.type == "log"
 
 
@@ -675,7 +675,7 @@ def test_a_recipes_passes_share_its_colour_darker_when_sharper_lighter_when_soft
 def test_pass_heatmap_draws_one_row_per_pass_over_the_positions():
     values = np.array([[0.0, 0.0, 0.0, 0.0, 0.2], [0.0, 0.0, 0.0, 0.0, 0.05]])
     fig = pass_heatmap(BUCKETS, values, ["T=1", "yarn (s=2) + <T=1>"], 1024, "untrained-distance mass",
-                               title="every pass")
+                       title="every pass")
     (cells,) = fig.data
     np.testing.assert_array_equal(cells.z, values)
     assert list(cells.x) == [1, 256, 512, 768, 1024, 1280]  # each bucket spans its own positions

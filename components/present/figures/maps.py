@@ -25,25 +25,25 @@ from components.present.margins import FULL_WIDTH, fit
 from model_utils.core.statistics import STATISTIC_LABELS
 
 
-def hidden_keys(n: int, sliding_window: int | None = None) -> np.ndarray:
+def hidden_keys(n: int, sliding_span: int | None = None) -> np.ndarray:
     """[query, key] True where the query cannot see the key: a later key, or (in a sliding-window layer, where a
-    query sees its last `sliding_window` keys) a key before its window."""
+    query sees its last `sliding_span` keys) a key before its window."""
     queries, keys = np.arange(n)[:, None], np.arange(n)[None, :]
     hidden = keys > queries
-    if sliding_window:
-        hidden |= keys <= queries - sliding_window
+    if sliding_span:
+        hidden |= keys <= queries - sliding_span
     return hidden
 
 
 def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles: Sequence[str],
-                       log_colour: bool = False, sliding_window: int | None = None,
+                       log_colour: bool = False, sliding_span: int | None = None,
                        width: int = FULL_WIDTH) -> go.Figure:
     """One query x key heatmap per temperature, side by side, on one shared colour scale.
 
     Token labels go on both axes (numeric axes with tick text, so repeated tokens stay distinct); the hover shows
     query token, key token and weight. With `log_colour` the colour is log10(weight) (floored at LOG_FLOOR),
     because most weights are tiny; the hover still shows the weight itself. Keys a query cannot see are blank
-    (NaN), not weight 0: later keys, and with `sliding_window` the keys before the layer's window (the band)."""
+    (NaN), not weight 0: later keys, and with `sliding_span` the keys before the layer's window (the band)."""
     labels = [display_token(t) for t in tokens]
     n = len(labels)
     positions = list(range(n))
@@ -55,7 +55,7 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
     figure = make_subplots(rows=rows, cols=per_row, subplot_titles=[escape(t) for t in titles], shared_yaxes=True,
                            horizontal_spacing=0.04, vertical_spacing=min(0.12, 0.5 / rows))
     top = max(float(np.max(m)) for m in maps)
-    hidden = hidden_keys(n, sliding_window)
+    hidden = hidden_keys(n, sliding_span)
     for index, weights in enumerate(maps):
         weights = np.asarray(weights, dtype=np.float64)
         shown = np.log10(np.maximum(weights, LOG_FLOOR)) if log_colour else weights
