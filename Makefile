@@ -7,8 +7,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8501
 
-.PHONY: setup models run test test-fast test-models lint bench bench-gpu bench-pages loadtest sweep sweep-gemma tune \
-	tune-gemma fit retrieval retrieval-gemma lmeval clean
+.PHONY: setup models run test test-fast test-models lint golden bench bench-gpu bench-pages loadtest sweep sweep-gemma \
+	tune tune-gemma fit retrieval retrieval-gemma lmeval clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,11 @@ test-models: models
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+
+# The words of the verdicts pinned as text (tests/golden/*.txt, compared by `make test`): after a change to
+# model_utils/verdicts/words.py, write them again and review the diff.
+golden: setup
+	$(BIN)/python -m tests.golden --update
 
 # The engine against plain SDPA passes (the floor) and the usual way at 512 to 16,384 tokens, the fused kernel's first
 # use, half precision, start-up, a pass with each distance remapping against none (at BENCH_RECIPE_SIZES tokens;

@@ -1,9 +1,11 @@
 """Write docs/FINDINGS.md's result blocks, the README's "What we found" and the figures its text quotes from the
-committed result files (`python -m bench.readme sweep|tune|fit|found|figures`), between `<!-- NAME:start -->` /
-`<!-- NAME:end -->` and `<!-- figure:NAME -->` / `<!-- /figure -->` markers, so neither file drifts from the data;
-docs/ARCHITECTURE.md ("The verdicts") says which file feeds which block. The committed sweeps are SWEEP (the bundled
-model's, the first) and every other JSON file in its folder (another model's, such as `make sweep-gemma`'s): each
-function takes the folder, so a test can point it at its own."""
+committed result files (`python -m bench.readme sweep|tune|fit|found|figures|verdicts`), between `<!-- NAME:start -->`
+/ `<!-- NAME:end -->` and `<!-- figure:NAME -->` / `<!-- /figure -->` markers, so neither file drifts from the data;
+docs/ARCHITECTURE.md ("The verdicts") says which file feeds which block. Every verdict is the one its file stores,
+said by model_utils.verdicts.words; `verdicts` (and `tune` and `fit`, first) rewrite the committed corpus summaries
+with the committed fits made on their documents folded into their verdicts (verdicts.fit.fold_fits), no pass run.
+The committed sweeps are SWEEP (the bundled model's, the first) and every other JSON file in its folder (another
+model's, such as `make sweep-gemma`'s): each function takes the folder, so a test can point it at its own."""
 
 from __future__ import annotations
 
@@ -13,10 +15,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from model_utils.core.files import write_atomic
 from model_utils.core.names import model_name
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
+from model_utils.core.records.verdict import ContextVerdict, Dominant
+from model_utils.verdicts import words
+from model_utils.verdicts.fit import fit_order, fold_fits
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 SWEEPS = ROOT / "assets" / "sweeps"  # the committed sweeps, one per model
@@ -49,8 +55,8 @@ def interval(values: list[float], digits: int | None = None, sign: str = "") -> 
     return low if low == high else f"{low} to {high}" if sign else f"{low}-{high}"
 
 
-def bullets(verdict) -> list[str]:
-    return [f"- {sentence}" for sentence in verdict.sentences()]
+def bullets(verdict: ContextVerdict) -> list[str]:
+    return [f"- {sentence}" for sentence in words.sentences(verdict)]
 
 
 def table(header: list[str], rows: list[list[str]], align: str = "---:") -> list[str]:
@@ -84,18 +90,16 @@ def bucket_table(buckets: Sequence[Sequence[int]], trained: int, reference_nll: 
     return table(header, rows)
 
 
-def decomposition_table(verdict) -> list[str]:
+def decomposition_table(verdict: ContextVerdict) -> list[str]:
     """The decomposition past the trained length: what each way saves there and where it leaves the
-    untrained-distance mass (ContextVerdict.decomposition_rows)."""
-    rows = verdict.decomposition_rows()
+    untrained-distance mass (words.decomposition_table)."""
+    rows = words.decomposition_table(verdict)
     return table(list(rows[0]), [list(row.values()) for row in rows], "---") if rows else []
 
 
 def sweep_lines(document: SweepDocument) -> list[str]:
     """The verdict and the tables behind it: NLL by position at T = 1, the best temperature, what each schedule and
     recipe saves, and the decomposition past the trained length."""
-    from model_utils.verdicts.context import context_verdict
-
     results = document.results
     recipes: dict[str, list[str]] = {}
     for result in results:
@@ -108,7 +112,7 @@ def sweep_lines(document: SweepDocument) -> list[str]:
              + f"; {document.seconds / 60:.0f} min of passes on {document.run.machine}, peak memory "
              f"{document.peak_rss_gb:.1f} GB. Command: `{document.run.command}` ({len(results)} passes, "
              "each cached as it finishes).")
-    verdict = context_verdict(document)
+    verdict = document.verdict
     said = bullets(verdict) if verdict else ["- The text does not reach past the trained length."]
     lines = [facts, "", *said, "", f"Per bucket of positions ({SAVES}):", "",
              *bucket_table(document.buckets, document.trained_length, document.reference().nll, document.best,
@@ -116,29 +120,25 @@ def sweep_lines(document: SweepDocument) -> list[str]:
     return lines + decomposition_lines(verdict)
 
 
-def decomposition_lines(verdict) -> list[str]:
+def decomposition_lines(verdict: ContextVerdict | None) -> list[str]:
     """The decomposition table past the trained length, under its heading; none without one."""
-    if not (verdict and verdict.decomposition_rows()):
+    if not (verdict and words.decomposition_table(verdict)):
         return []
     return ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
             *decomposition_table(verdict)]
 
 
 def domain_lines(summary: TuneSummary) -> list[str]:
-    """The per-domain table (verdicts.domains) under its caption; none without domains."""
-    from model_utils.verdicts.domains import CAPTION, domain_rows
-
-    rows = domain_rows(summary)
+    """The per-domain table (words.domain_rows) under its caption; none without domains."""
+    rows = words.domain_rows(summary)
     if not rows:
         return []
-    return ["", CAPTION, "", *table(list(rows[0]), [list(row.values()) for row in rows])]
+    return ["", words.DOMAINS_CAPTION, "", *table(list(rows[0]), [list(row.values()) for row in rows])]
 
 
 def tune_lines(summary: TuneSummary) -> list[str]:
     """The corpus verdict and, per bucket over the corpus, the NLL at T = 1, the best temperature and what it saves,
     and what each schedule and recipe saves."""
-    from model_utils.verdicts.corpus import corpus_verdict
-
     corpus = summary.corpus
     tokens = sorted(set(corpus.tokens))
     runs = "; ".join(f"{run.computed_documents} documents on {run.workers} Ray worker(s) x "
@@ -155,7 +155,7 @@ def tune_lines(summary: TuneSummary) -> list[str]:
     others = [(result.label, [entry.nll for entry in by_label[result.label].buckets])
               for result in shown if result.label in by_label]
     reference = [entry.nll_at_1 for entry in summary.best]
-    verdict = corpus_verdict(summary)
+    verdict = summary.verdict
     lines = [facts, "", *(bullets(verdict) if verdict else []), "", f"Per bucket of positions ({SAVES}):", "",
              *bucket_table(summary.buckets, summary.trained_length, reference, summary.best, others)]
     return lines + decomposition_lines(verdict) + domain_lines(summary)
@@ -163,20 +163,18 @@ def tune_lines(summary: TuneSummary) -> list[str]:
 
 def fit_lines(summaries: list[FitSummary]) -> list[str]:
     """A table of the committed fits (one row each, held-out gains with their intervals) and each fit's verdict."""
-    from model_utils.verdicts.fit import COLUMNS, fit_verdicts
-
-    verdicts = fit_verdicts(summaries)
-    if not verdicts:
+    fits = fit_order(summaries)
+    if not fits:
         raise SystemExit(f"no fit.json under {FITS}: run `make fit`")
+    columns = words.FIT_COLUMNS
     lines = [f"Held out: each document is scored with the value fitted on the other fold's documents ({SAVES}, "
              "past the trained length; intervals: bootstrap over the held-out documents).", "",
-             "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    lines += ["| " + " | ".join(verdict.row()[column] for column in COLUMNS) + " |" for verdict in verdicts]
-    for verdict in verdicts:
-        run = verdict.summary.run
-        command = "python -m model_utils fit ..." if run is None else run.command
-        lines += ["", f"**{verdict.name}, {verdict.summary.settings.max_tokens:,} tokens** (`{command}`):", ""]
-        lines += [f"- {sentence}" for sentence in verdict.sentences()[1:]]
+             "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(words.fit_row(fit)[column] for column in columns) + " |" for fit in fits]
+    for fit in fits:
+        command = "python -m model_utils fit ..." if fit.run is None else fit.run.command
+        lines += ["", f"**{words.fit_point_label(fit)}** (`{command}`):", ""]
+        lines += [f"- {sentence}" for sentence in words.fit_sentences(fit)[1:]]
     return lines
 
 
@@ -210,6 +208,20 @@ def read_fits(folder: Path = FITS) -> list[FitSummary]:
     return [FitSummary.from_dict(json.loads(path.read_text())) for path in sorted(folder.glob("*/fit.json"))]
 
 
+def fold_committed(tunes: Path = TUNES, fits: Path = FITS) -> list[Path]:
+    """Rewrite every committed corpus summary with the committed fits made on its documents folded into its verdict
+    (verdicts.fit.fold_fits), in the records' current format, as the tune command writes it; returns the files it
+    changed. No pass runs: the verdict's numbers are the ones the tune stored."""
+    found, changed = read_fits(fits), []
+    for path in sorted(tunes.glob("*/summary.json")):
+        summary = fold_fits(read_tune(path), found)
+        payload = json.dumps(summary.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
+        if payload != path.read_text():
+            write_atomic(path, payload)
+            changed.append(path)
+    return changed
+
+
 def figure_values(results: Path = RESULTS, pages: Path = PAGES) -> dict[str, str]:
     """The timings the README's text quotes, as it quotes them, from the committed benchmark files."""
     bench, page = results.read_text(), pages.read_text()
@@ -238,21 +250,15 @@ def replace_figures(values: dict[str, str], readme: Path = ROOT / "README.md") -
 
 
 def found_lines(document: SweepDocument, summary: TuneSummary | None,
-                others: Sequence[SweepDocument] = (), fits: Sequence[FitSummary] = (),
-                other_summaries: Sequence[TuneSummary] = ()) -> list[str]:
+                others: Sequence[SweepDocument] = (), other_summaries: Sequence[TuneSummary] = ()) -> list[str]:
     """The README's "What we found", at most ten lines: the chart, the answer on the corpus (held out over
     documents) and on one text (cross-fit), the recipe families side by side where more than the frequency changes
     ran, what the published schedules do, the answer on each other committed sweep (`others`, after its model's
-    corpus answer where `other_summaries` holds one), and the scope; every number from the verdicts; the fits made
-    on the corpus's documents are levers of its decomposition (verdicts.fit.with_fits). With sweeps of more than
-    one model each line names the model it was measured on."""
-    from model_utils.verdicts.context import context_verdict
-    from model_utils.verdicts.corpus import corpus_verdict
-    from model_utils.verdicts.fit import with_fits
-
-    one = context_verdict(document)
-    corpus = None if summary is None else corpus_verdict(summary)
-    corpus = None if corpus is None else with_fits(corpus, summary, fits)
+    corpus answer where `other_summaries` holds one), and the scope; every number from the stored verdicts (the
+    corpus's with the fits made on its documents folded in). With sweeps of more than one model each line names the
+    model it was measured on."""
+    one = document.verdict
+    corpus = None if summary is None else summary.verdict
     models = list(dict.fromkeys(model_name(sweep.model) for sweep in (document, *others)))
 
     def on(model: str) -> str:
@@ -261,24 +267,29 @@ def found_lines(document: SweepDocument, summary: TuneSummary | None,
     lines = [f"![What brings the loss back past the trained length: each lever's saving on the scale of the rise]"
              f"({CHART})", ""]
     if corpus is not None:
-        lines.append(f"- **On {on(summary.model)}{corpus.scope.removeprefix('one model, ')}, held out over "
-                     f"documents:** {corpus.answer()}")
+        lines.append(f"- **On {on(summary.model)}{corpus_scope(corpus)}, held out over documents:** "
+                     f"{words.answer(corpus)}")
         lines += domain_line(summary, corpus) + family_line(corpus)
     if one is not None:
-        lines.append(f"- **On {on(document.model)}one text, cross-fit:** {one.answer()}")
+        lines.append(f"- **On {on(document.model)}one text, cross-fit:** {words.answer(one)}")
         lines += family_line(one) + schedule_line(one, "here" if len(models) == 1 else f"on {models[0]}")
     for other in others:
         for other_summary in (found for found in other_summaries if found.model == other.model):
-            other_corpus = corpus_verdict(other_summary)
+            other_corpus = other_summary.verdict
             if other_corpus is not None:
-                lines.append(f"- **On {on(other.model)}{other_corpus.scope.removeprefix('one model, ')}, held out "
-                             f"over documents:** {other_corpus.answer()}")
-        verdict = context_verdict(other)
+                lines.append(f"- **On {on(other.model)}{corpus_scope(other_corpus)}, held out over documents:** "
+                             f"{words.answer(other_corpus)}")
+        verdict = other.verdict
         if verdict is not None:
-            lines.append(f"- **On {on(other.model)}one text, cross-fit:** {verdict.answer()}")
+            lines.append(f"- **On {on(other.model)}one text, cross-fit:** {words.answer(verdict)}")
     lines.append(f"- {scope_sentence(models)} The verdicts in full, the per-bucket tables and the fits: "
                  "[docs/FINDINGS.md](docs/FINDINGS.md).")
     return lines
+
+
+def corpus_scope(verdict: ContextVerdict) -> str:
+    """'8 documents': what a corpus's answer rests on, as a README line names it."""
+    return words.scope(verdict.documents).removeprefix("one model, ")
 
 
 def scope_sentence(models: list[str]) -> str:
@@ -289,33 +300,25 @@ def scope_sentence(models: list[str]) -> str:
             "model it names: not a law.")
 
 
-def domain_line(summary: TuneSummary, verdict) -> list[str]:
-    """The corpus's dominant recipe and the best constant T per domain (verdicts.domains), when there are domains."""
-    from model_utils.verdicts.domains import domain_sentence
-
-    lever = verdict.decomposition.lever("recipe") if verdict.decomposition else None
-    said = None if lever is None else domain_sentence(summary, lever.label)
+def domain_line(summary: TuneSummary, verdict: ContextVerdict) -> list[str]:
+    """The corpus's dominant recipe and the best constant T per domain (words.domain_sentence), when there are
+    domains."""
+    lever = verdict.decomposition.lever(Dominant.RECIPE)
+    said = None if lever is None else words.domain_sentence(summary, words.row_label(lever))
     return [] if said is None else [f"- {said}"]
 
 
-def family_line(verdict) -> list[str]:
-    """The recipe families compared (ContextVerdict.families_sentence), where the results hold more than the
-    frequency changes; nothing otherwise, so no claim is made on what was not measured."""
-    said = verdict.families_sentence()
+def family_line(verdict: ContextVerdict) -> list[str]:
+    """The recipe families compared (words.families_sentence), where the results hold more than the frequency
+    changes; nothing otherwise, so no claim is made on what was not measured."""
+    said = words.families_sentence(verdict)
     return [] if said is None else [f"- **Frequency changes, distance remappings, sink + window:** {said}"]
 
 
-def schedule_line(verdict, where: str = "here") -> list[str]:
-    """The best and the worst published schedule on one text (`where`: "here", or "on <model>"), with what each
-    does to the logits (m)."""
-    schedules = [lever for lever in verdict.decomposition.levers
-                 if lever.kind == "schedule" and lever.saved is not None]
-    if not schedules:
-        return []
-    best, worst = max(schedules, key=lambda lever: lever.saved), min(schedules, key=lambda lever: lever.saved)
-    return [f"- **Published schedules** multiply the logits by m >= 1 past the trained length (they sharpen). Best "
-            f"{where}: {best.label}, {best.saved:+.3f} ({best.what}); worst: {worst.label}, {worst.saved:+.3f} "
-            f"({worst.what})."]
+def schedule_line(verdict: ContextVerdict, where: str = "here") -> list[str]:
+    """The best and the worst published schedule on one text (`where`: "here", or "on <model>")."""
+    said = words.schedules_line(verdict, where)
+    return [] if said is None else [f"- {said}"]
 
 
 def read_sweep(path: Path) -> SweepDocument:
@@ -333,11 +336,11 @@ def first_then_others(first: Path, found) -> list[Path]:
 
 
 def sweeps_lines(documents: Sequence[SweepDocument]) -> list[str]:
-    """The committed sweeps side by side (verdicts.side_by_side): its caption and one table row per sweep."""
-    from model_utils.verdicts.side_by_side import CAPTION, COLUMNS, sweep_rows
-
-    rows = sweep_rows(documents)
-    return [CAPTION, "", *table(list(COLUMNS), [[row[column] for column in COLUMNS] for row in rows], "---")]
+    """The committed sweeps side by side (words.side_by_side_rows): its caption and one table row per sweep."""
+    columns = words.SIDE_BY_SIDE_COLUMNS
+    rows = words.side_by_side_rows(documents)
+    return [words.SIDE_BY_SIDE_CAPTION, "", *table(list(columns), [[row[column] for column in columns] for row in rows],
+                                                   "---")]
 
 
 def other_sweep_lines(documents: Sequence[SweepDocument]) -> list[str]:
@@ -353,7 +356,7 @@ def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = ROOT 
     summary = read_tune() if TUNE.is_file() else None
     sweeps = read_sweeps(folder, first)
     others = read_tunes(tunes)[1 if summary is not None else 0:]
-    if not replace_block("found", found_lines(sweeps[0], summary, sweeps[1:], read_fits(), others), readme):
+    if not replace_block("found", found_lines(sweeps[0], summary, sweeps[1:], others), readme):
         raise SystemExit("README.md has no <!-- found:start --> block")
     if not replace_block("sweeps", sweeps_lines(sweeps), readme):
         raise SystemExit("README.md has no <!-- sweeps:start --> block")
@@ -369,6 +372,11 @@ def main() -> None:
     if which == "found":
         write_found()
         return
+    if which in ("tune", "fit", "verdicts"):  # the summaries carry the fits before any block is written from them
+        for path in fold_committed():
+            print(f"{path.relative_to(ROOT)}: the committed fits on its documents folded into its verdict")
+    if which == "verdicts":
+        which = "tune"
     if which == "sweep":
         sweeps = read_sweeps()
         lines = sweep_lines(sweeps[0])
@@ -381,7 +389,7 @@ def main() -> None:
     elif which == "fit":
         lines = fit_lines(read_fits())
     else:
-        raise SystemExit("usage: python -m bench.readme sweep|tune|fit|found|figures")
+        raise SystemExit("usage: python -m bench.readme sweep|tune|fit|found|figures|verdicts")
     if not replace_block(which, lines, FINDINGS):
         raise SystemExit(f"docs/FINDINGS.md has no <!-- {which}:start --> block")
     write_found()

@@ -25,6 +25,7 @@ from bench.readme import (
 )
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
+from model_utils.verdicts import words
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
@@ -39,10 +40,11 @@ def block(name: str, text: str | None = None) -> list[str]:
 def test_the_readme_opens_its_findings_with_the_answer_in_ten_lines_at_most():
     found = block("found", README)
     sweeps = read_sweeps()
-    assert found == found_lines(sweeps[0], read_tune(), sweeps[1:], read_fits(), read_tunes()[1:])
+    assert found == found_lines(sweeps[0], read_tune(), sweeps[1:], read_tunes()[1:])
     assert len(found) <= 10 and found[0].startswith("![") and "(assets/screenshots/decomposition.png)" in found[0]
     assert README.index("## What we found") < README.index("## What am I looking at")  # near the top
-    assert "The interpolation does the recovery, not the temperature." in found[2]  # corpus first, then one text
+    assert found[2].endswith(f" documents, held out over documents:** {words.answer(read_tune().verdict)}")
+    assert found[3].startswith("- ") and found[4].startswith("- **On ")  # the corpus first, then one text
 
 
 def test_the_context_length_block_is_the_committed_sweep():
@@ -69,8 +71,6 @@ def test_with_a_second_model_every_line_names_the_model_it_was_measured_on(other
     """A second model's sweep in the folder (the tiny Gemma 3's under Gemma 3 270M's name) and no corpus tune of it:
     "What we found" names the model in each line and in its scope, the table gains its row, the rest of the README
     stays as it is."""
-    from model_utils.verdicts.context import context_verdict
-
     copy = tmp_path / "README.md"
     copy.write_text(README)
     write_found(other_sweeps, SWEEP, copy, tunes=tmp_path / "no-other-tunes")  # the committed tunes left out
@@ -79,7 +79,7 @@ def test_with_a_second_model_every_line_names_the_model_it_was_measured_on(other
     assert [sweep.model for sweep in sweeps] == ["bundled", "gemma3-270m"]
     said = [line for line in found if line.startswith("- **On ")]
     assert [line.split(",")[0] for line in said] == ["- **On SmolLM2-135M"] * 2 + ["- **On Gemma 3 270M"]
-    assert said[-1] == f"- **On Gemma 3 270M, one text, cross-fit:** {context_verdict(sweeps[1]).answer()}"
+    assert said[-1] == f"- **On Gemma 3 270M, one text, cross-fit:** {words.answer(sweeps[1].verdict)}"
     assert "Best on SmolLM2-135M: " in next(line for line in found if line.startswith("- **Published schedules"))
     assert found[-1].startswith("- 2 small models (SmolLM2-135M, Gemma 3 270M), each on texts that ship with Python")
     assert len(found) <= 10 and found[:2] == block("found", README)[:2]
@@ -98,7 +98,6 @@ def test_a_second_models_corpus_tune_leads_its_lines_in_what_we_found(other_swee
     from dataclasses import replace
 
     from model_utils.core.names import GEMMA
-    from model_utils.verdicts.corpus import corpus_verdict
 
     gemma = replace(read_tune(), model=GEMMA)
     (tmp_path / "tunes" / "gemma").mkdir(parents=True)
@@ -110,7 +109,7 @@ def test_a_second_models_corpus_tune_leads_its_lines_in_what_we_found(other_swee
     assert [line.split(",")[0] for line in said] == ["- **On SmolLM2-135M"] * 2 + ["- **On Gemma 3 270M"] * 2
     documents = gemma.corpus.documents
     assert said[2] == (f"- **On Gemma 3 270M, {documents} documents, held out over documents:** "
-                       f"{corpus_verdict(gemma).answer()}")
+                       f"{words.answer(gemma.verdict)}")
     assert said[3].startswith("- **On Gemma 3 270M, one text, cross-fit:** ")
 
 
@@ -129,7 +128,6 @@ def test_a_second_models_corpus_answer_comes_before_its_one_text(other_sweeps, s
     from dataclasses import replace
 
     from model_utils.core.names import GEMMA
-    from model_utils.verdicts.corpus import corpus_verdict
 
     gemma = replace(TuneSummary.from_dict(json.loads(summary_file.read_text())), model=GEMMA)
     (tmp_path / "tune" / "gemma").mkdir(parents=True)
@@ -138,7 +136,7 @@ def test_a_second_models_corpus_answer_comes_before_its_one_text(other_sweeps, s
     copy.write_text(README)
     write_found(other_sweeps, SWEEP, copy, tunes=tmp_path / "tune")
     said = [line for line in block("found", copy.read_text()) if line.startswith("- **On ")]
-    assert said[-2] == f"- **On Gemma 3 270M, 2 documents, held out over documents:** {corpus_verdict(gemma).answer()}"
+    assert said[-2] == f"- **On Gemma 3 270M, 2 documents, held out over documents:** {words.answer(gemma.verdict)}"
     assert said[-1].startswith("- **On Gemma 3 270M, one text, cross-fit:** ")
     assert len(block("found", copy.read_text())) <= 10
     summaries = read_tunes(tmp_path / "tune")
@@ -178,22 +176,21 @@ def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its
     last = next(line for line in lines if line.startswith("| 1,792-2,047 (past)"))
     assert last.endswith("| +0.100 | +1.500 | +1.600 |")  # better than T = 1: positive
     bullets = [line for line in lines if line.startswith("- ")]
-    assert bullets[0].startswith("- Past the trained length the loss rises")  # the answer first
-    assert bullets[1].startswith("- Cross-fit on one text (one model, one text): ")
-    assert "| view | what it is | saves past the trained length (95% interval) | untrained-distance mass past it |" \
-        in lines
-    own = "| yarn (s=2) + T=1 vs yarn-rope (s=2) + T=1 | YaRN's own temperature"
-    assert any(line.startswith(own) for line in lines)
+    assert bullets == [f"- {sentence}" for sentence in words.sentences(written.verdict)]  # the answer first
+    assert bullets[0] == f"- {words.answer(written.verdict)}"
+    assert "| " + " | ".join(words.DECOMPOSITION_COLUMNS) + " |" in lines
+    own = next(row for row in written.verdict.decomposition.table if row.kind.value == "own_temperature")
+    assert any(line.startswith(f"| {words.row_label(own)} | {words.row_what(own, written.verdict)} |")
+               for line in lines)
     assert "saves = NLL at T = 1 minus NLL" in " ".join(line for line in lines if line.startswith("Per bucket"))
 
 
 def test_the_corpus_block_leads_with_the_answer_then_the_gain_held_out_over_documents(summary_file):
-    lines = tune_lines(TuneSummary.from_dict(json.loads(summary_file.read_text())))
+    summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
+    lines = tune_lines(summary)
     bullets = [line for line in lines if line.startswith("- ")]
-    assert bullets[0].startswith("- The loss does not rise past the trained length")  # this tiny corpus's answer
-    assert bullets[1].startswith("- Held out over documents (one model, 2 documents): the best T per bucket, "
-                                 "chosen on the other "
-                                 "documents and scored on the one left out")
+    assert bullets == [f"- {sentence}" for sentence in words.sentences(summary.verdict)]
+    assert bullets[1] == f"- {words.held_out_sentence(summary.verdict)}"  # held out over the 2 documents
     header = next(line for line in lines if line.startswith("| positions"))
     assert "yarn (scale=2) saves" in header and "logn (base=1024) saves" in header
 
@@ -201,9 +198,9 @@ def test_the_corpus_block_leads_with_the_answer_then_the_gain_held_out_over_docu
 def test_the_recipe_families_are_compared_only_where_the_results_hold_them():
     """With a distance remapping in the sweep, "What we found" gains one line comparing the families, from the
     verdict's numbers; the committed results compare them exactly when they hold a remapping."""
+    from model_utils.core.records.verdict import Family
     from model_utils.core.rope import Rope
     from model_utils.core.views import View
-    from model_utils.verdicts.context import context_verdict
     from tests.verdicts.synthetic import document, plain, yarn_rope
 
     far = {"untrained_mass": [0] * 4 + [0.5] * 4}
@@ -212,15 +209,12 @@ def test_the_recipe_families_are_compared_only_where_the_results_hold_them():
                            (View(1.0, Rope("self-extend", group=2, window=512)), plain([2.5] * 4),
                             far | {"effective_untrained_mass": [0.0] * 8})])
     lines = found_lines(written, None)
-    verdict = context_verdict(written)
+    verdict = written.verdict
     (line,) = [line for line in lines if line.startswith("- **Frequency changes, distance remappings")]
-    assert line.endswith(verdict.families_sentence())
-    assert lines.index(line) == lines.index(f"- **On one text, cross-fit:** {verdict.answer()}") + 1
-    said = verdict.families_sentence()
-    assert said.index("frequency change (interpolation), yarn-rope (s=2) + T=1: +") < said.index(
-        "distance remapping, self-extend (G=2, W=512) + T=1: +")
-    assert "[0.000 on the remapped distances, goes away; 0.500 on the distances in the text]" in said
-    assert said in verdict.sentences() and len(lines) <= 10
+    said = words.families_sentence(verdict)
+    assert line.endswith(said) and said in words.sentences(verdict)
+    assert lines.index(line) == lines.index(f"- **On one text, cross-fit:** {words.answer(verdict)}") + 1
+    assert verdict.decomposition.families() == [Family.FREQUENCY, Family.REMAP] and len(lines) <= 10
     committed = SweepDocument.from_dict(json.loads(SWEEP.read_text()))
     has_remaps = any(result.rope is not None and result.rope.remaps for result in committed.results)
     compared = [line for line in found_lines(committed, read_tune()) if "recipe families" in line]

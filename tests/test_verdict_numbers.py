@@ -12,9 +12,7 @@ import pytest
 from bench.readme import SWEEP, TUNE, read_fits
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
-from model_utils.verdicts.context import context_verdict
-from model_utils.verdicts.corpus import corpus_verdict
-from model_utils.verdicts.fit import fit_verdicts
+from model_utils.verdicts import words
 
 NUMBER = re.compile(r"(?<![\w.])[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])[+-]?\d+(?:\.\d+)?")
 # numbers a sentence's own wording carries: a 95% interval, YaRN's law's 0.1 and 1 in "(0.1 ln s + 1)^2", and the
@@ -83,18 +81,19 @@ def unmatched(sentences: list[str], data) -> list[str]:
 def test_every_number_of_a_committed_verdict_is_in_its_json(which):
     if which == "sweep":
         data = json.loads(Path(SWEEP).read_text())
-        verdict = context_verdict(SweepDocument.from_dict(data))
+        verdict = SweepDocument.from_dict(data).verdict
     else:
         data = json.loads(Path(TUNE).read_text())
-        verdict = corpus_verdict(TuneSummary.from_dict(data))
+        verdict = TuneSummary.from_dict(data).verdict
     scope = {"verdict": data["verdict"], "trained_length": data["trained_length"], "buckets": data["buckets"]}
-    assert unmatched(verdict.sentences(), scope) == []
+    assert unmatched(words.sentences(verdict), scope) == []
+    headlines = [f"{item.label}: {words.headline_text(item)}. {item.help}" for item in words.headlines(verdict)]
+    assert unmatched(headlines, scope) == []
 
 
 def test_every_number_of_a_committed_fit_is_in_its_json():
-    for verdict in fit_verdicts(read_fits()):
-        data = verdict.summary.to_dict()
-        assert unmatched(verdict.sentences(), data) == []
+    for fit in read_fits():
+        assert unmatched(words.fit_sentences(fit), fit.to_dict()) == []
 
 
 def test_the_walk_finds_a_number_the_json_does_not_hold():

@@ -1,6 +1,7 @@
 """The pages, the top floor of the UI: one thin script each (about 150 lines at most) that reads its widgets, asks
 the engine through serving's caches and draws what the presenters make; a page computes and judges nothing (a form
-belongs in widgets, a decision in the engine or model_utils.verdicts, a sentence or a chart in present). A page may
+belongs in widgets, a decision in the engine or model_utils.verdicts, a chart in present, a verdict's words in
+model_utils.verdicts.words; a page keeps only its own help text). A page may
 import widgets, serving, present and model_utils' torch-free modules (the lazy API, `core`, `verdicts`, the built-in
 texts); never torch, the engine or `models`.
 
@@ -41,7 +42,7 @@ PAGES = (
              controls=("model", "temperatures", "window"),
              controls_note="On this page these settings act only on the form that runs a sweep on your text (its "
                            "passes are always in-model). The committed sweep is drawn as it was run."),
-    PageSpec(script="retrieval", title="Retrieval", icon=":material/manage_search:", url_path="retrieval",
+    PageSpec(script="retrieval", title="Retrieval at a distance", icon=":material/manage_search:", url_path="retrieval",
              controls=("model", "temperatures"),
              controls_note="On this page these settings act only on the probe of your own passage (its passes are "
                            "always in-model). The committed probe is drawn as it was run."),

@@ -3,7 +3,8 @@ temperature for a chosen layer and head, what the model says, and every head's s
 
 import streamlit as st
 
-from components.present import captions, figures, guide
+from components.present import captions, guide
+from components.present.figures.maps import attention_heatmaps, head_grids
 from components.present.parsing import parse_choice
 from components.widgets.continuations import continuations_ui
 from components.widgets.controls import layer_head_ui
@@ -37,10 +38,10 @@ token_view_ui(report, maps, layer=layer, head=head, query=query, log_colour=log_
 st.subheader(f"The whole map: layer {layer}, {'mean of heads' if head is None else f'head {head}'}")
 st.caption("Rows are queries, columns the keys they attend to; a row sums to 1 and a query never sees later tokens "
            "(blank). Hover a cell for the tokens and the weight.")
-window = page.windows[layer]
-st.plotly_chart(figures.attention_heatmaps(maps, report.tokens, captions.map_titles(report, layer, head),
-                                           log_colour=log_colour, sliding_window=window), key="maps_heatmaps")
-st.caption(captions.maps_caption(report, head, log_colour, window))
+span = page.windows[layer]  # the keys a query sees in this layer; None: every key
+st.plotly_chart(attention_heatmaps(maps, report.tokens, captions.map_titles(report, layer, head),
+                                   log_colour=log_colour, sliding_span=span), key="maps_heatmaps")
+st.caption(captions.maps_caption(report, head, log_colour, span))
 
 st.subheader("What the model says")
 continuations_ui(page, report, "maps_said")
@@ -51,8 +52,8 @@ statistic = linked_widget(st.selectbox, "Statistic", key="maps_statistic", url_k
                           parse=lambda raw: parse_choice(raw, STATISTICS),
                           help="Normalized entropy: 0 means all weight on one key, 1 uniform over the visible keys, "
                                "so sharp and near-uniform heads stand out.")
-st.plotly_chart(figures.head_grids([result.heads[statistic] for result in report.results], report.labels,
-                                   statistic), key="maps_grid")
+st.plotly_chart(head_grids([result.heads[statistic] for result in report.results], report.labels,
+                           statistic), key="maps_grid")
 st.caption(captions.grid_caption(report, statistic))
 nothing_distant = captions.nothing_distant_note(report)
 if nothing_distant is not None and statistic in ("recent_mass", "distant_mass"):

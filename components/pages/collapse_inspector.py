@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-from components.present import captions, figures, guide
+from components.present import captions, guide
+from components.present.figures.maps import distance_profile, layer_lines, mass_bars, outcome_bars
+from components.present.margins import HALF_WIDTH
 from components.present.parsing import parse_choice
 from components.present.text import plain
 from components.serving.cache import cached_answer_token
@@ -10,7 +12,8 @@ from components.widgets.continuations import continuations_ui
 from components.widgets.model_page import COLLAPSE_VIEW, ModelPage
 from components.widgets.url_state import linked_widget
 from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
-from model_utils.verdicts.findings import NEAR_UNIFORM, findings, mass_shift_lines, sentence
+from model_utils.verdicts.findings import NEAR_UNIFORM, findings
+from model_utils.verdicts.words import finding_sentence, mass_shift_lines
 
 TOKEN_LIMITS = (512, 1024, 2048, 4096)
 DEFAULT_ANSWER = "Marigold"
@@ -46,7 +49,7 @@ if nothing_distant is not None:
 # Plain-language verdicts first (model_utils.verdicts decides them): they are what a reader should take away.
 base, found = findings(report, token_id)
 for finding in found:
-    said = sentence(finding, found[base], token_text)
+    said = finding_sentence(finding, found[base], token_text)
     if said is not None:
         (st.warning if said[0] == "warning" else st.info)(plain(said[1]))
 shifts = mass_shift_lines(found, base)
@@ -55,7 +58,7 @@ if shifts:
                 + "\n".join(f"- {plain(line)}" for line in shifts))
 
 st.subheader("Sink, distant and recent mass per layer")
-st.plotly_chart(figures.mass_bars([result.masses_by_layer() for result in report.results], report.labels),
+st.plotly_chart(mass_bars([result.masses_by_layer() for result in report.results], report.labels),
                 key="collapse_masses")
 st.caption(f"Mean over heads and {captions.measured_queries(report)}.")
 
@@ -65,8 +68,8 @@ with left:
     layer = st.selectbox("Layers", [ALL_LAYERS, *range(report.n_layers)], key="collapse_distance_layer")
     chosen = None if layer == ALL_LAYERS else int(layer)
     profiles = [result.last_distance_profile(report.distance_edges, chosen) for result in report.results]
-    st.plotly_chart(figures.distance_profile(profiles, report.distance_edges, report.labels,
-                                            width=figures.HALF_WIDTH),
+    st.plotly_chart(distance_profile(profiles, report.distance_edges, report.labels,
+                                            width=HALF_WIDTH),
                     key="collapse_distance")
     st.caption("The last query alone, mean over heads" + (" and layers." if chosen is None else "."))
 with right:
@@ -74,16 +77,16 @@ with right:
     statistic = st.selectbox("Statistic", STATISTICS, index=STATISTICS.index("normalized_entropy"),
                              format_func=STATISTIC_LABELS.get, key="collapse_statistic")
     near_uniform = statistic == "normalized_entropy"
-    st.plotly_chart(figures.layer_lines([result.layer_mean(statistic) for result in report.results], report.labels,
-                                        statistic, reference=NEAR_UNIFORM if near_uniform else None,
-                                        reference_text="near uniform", width=figures.HALF_WIDTH),
+    st.plotly_chart(layer_lines([result.layer_mean(statistic) for result in report.results], report.labels,
+                                statistic, reference=NEAR_UNIFORM if near_uniform else None,
+                                reference_text="near uniform", width=HALF_WIDTH),
                     key="collapse_layers")
     st.caption(f"Over {captions.measured_queries(report)}.")
 
 st.subheader("What the model predicts")
-st.plotly_chart(figures.outcome_bars(report.labels, [result.loss for result in report.results],
-                                     None if token_id is None else [finding.answer_probability for finding in found],
-                                     answer=token_text), key="collapse_outcome")
+st.plotly_chart(outcome_bars(report.labels, [result.loss for result in report.results],
+                             None if token_id is None else [finding.answer_probability for finding in found],
+                             answer=token_text), key="collapse_outcome")
 st.dataframe(captions.next_token_rows(report), hide_index=True)
 if report.mode == "isolated":
     st.caption("Isolated mode: every layer's scores are re-softmaxed at T with the T = 1 inputs held fixed, so the "

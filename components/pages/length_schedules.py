@@ -2,11 +2,13 @@
 
 import streamlit as st
 
-from components.present import captions, figures
+from components.present import captions
+from components.present.figures.maps import layer_lines, mass_bars, outcome_bars
+from components.present.figures.schedules import remapped_distances, schedule_figure
+from components.present.margins import HALF_WIDTH
 from components.present.parsing import parse_choice
 from components.present.text import plain
-from components.serving import settings
-from components.serving.cache import read_committed_sweeps
+from components.serving.cache import committed_results
 from components.widgets.model_page import DEFAULT_SCHEDULE, SCHEDULES_VIEW, ModelPage, schedule_key
 from components.widgets.url_state import linked_widget, seed
 from model_utils.core.schedules import SCHEDULES, Schedule
@@ -22,7 +24,7 @@ def remapped(remaps: list) -> dict:
 def entropy_sentences() -> list[str]:
     """The published entropy argument, and next to it what each committed sweep of the Context length page
     measured, one line per model; the argument alone when there is no such sweep."""
-    return captions.entropy_lines(list(read_committed_sweeps(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR).values()))
+    return captions.entropy_lines(list(committed_results().sweeps.values()))
 
 
 st.title("Length schedules")
@@ -43,7 +45,7 @@ for column, (name, info) in zip(st.columns(len(SCHEDULES)), SCHEDULES.items(), s
     schedules[name] = Schedule(name, value)
 as_temperature = linked_widget(st.toggle, "Show as temperature T = 1 / m", key="schedule_as_t", url_key="as_t",
                                default=False, parse=lambda raw: raw == "1", to_url=lambda on: 1)
-st.plotly_chart(figures.schedule_figure(list(schedules.values()), as_temperature=as_temperature),
+st.plotly_chart(schedule_figure(list(schedules.values()), as_temperature=as_temperature),
                 key="schedule_curves")
 st.caption(captions.curves_caption(schedules))
 st.table(captions.schedule_rows(schedules), hide_index=True)  # a table, not a grid: its sentences wrap
@@ -79,7 +81,7 @@ st.markdown(
     "against the frequency changes above."
 )
 remaps = captions.remap_examples()
-st.plotly_chart(figures.remapped_distances(remapped(remaps), captions.REMAP_EXAMPLE_TRAINED), key="remap_distances")
+st.plotly_chart(remapped_distances(remapped(remaps), captions.REMAP_EXAMPLE_TRAINED), key="remap_distances")
 st.caption(captions.remapped_caption(remaps))
 st.table(captions.remap_rows(), hide_index=True)
 
@@ -96,14 +98,14 @@ report = page.report(SCHEDULES_VIEW.fetch, SCHEDULES_VIEW.limit, "schedules", ex
 st.caption(captions.applied_caption(report, len(report.results) - 1, chosen))
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(figures.layer_lines([result.layer_mean("normalized_entropy") for result in report.results],
-                                        report.labels, "normalized_entropy", width=figures.HALF_WIDTH),
+    st.plotly_chart(layer_lines([result.layer_mean("normalized_entropy") for result in report.results],
+                                report.labels, "normalized_entropy", width=HALF_WIDTH),
                     key="schedule_entropy")
 with right:
-    st.plotly_chart(figures.outcome_bars(report.labels, [result.loss for result in report.results], None,
-                                         width=figures.HALF_WIDTH),
+    st.plotly_chart(outcome_bars(report.labels, [result.loss for result in report.results], None,
+                                 width=HALF_WIDTH),
                     key="schedule_loss")
-st.plotly_chart(figures.mass_bars([result.masses_by_layer() for result in report.results], report.labels),
+st.plotly_chart(mass_bars([result.masses_by_layer() for result in report.results], report.labels),
                 key="schedule_masses")
 nothing_distant = captions.nothing_distant_note(report)
 if nothing_distant is not None:

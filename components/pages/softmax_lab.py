@@ -4,7 +4,9 @@ import math
 
 import streamlit as st
 
-from components.present import captions, figures, guide
+from components.present import captions, guide
+from components.present.figures.softmax import entropy_curve_figure, ratio_curves, weight_bars
+from components.present.margins import HALF_WIDTH
 from components.present.parsing import MAX_SCORES, format_numbers, nearest_on_log_scale, parse_scores
 from components.present.text import plain
 from components.widgets.controls import require_temperatures, sidebar_choices
@@ -40,13 +42,13 @@ except ValueError as error:
     st.stop()
 publish_to_url({"scores": scores_text if scores_text != DEFAULT_SCORES else None, "lab_t": f"{slider_t:g}"})
 
-st.plotly_chart(figures.weight_bars(scores, temperatures, slider=slider_t), key="lab_bars")
+st.plotly_chart(weight_bars(scores, temperatures, slider=slider_t), key="lab_bars")
 shown = ([] if slider_t in temperatures else [slider_t]) + list(temperatures)  # as the bars are drawn
 st.dataframe(captions.softmax_rows(scores, shown), hide_index=True)
 
 ratio_column, entropy_column = st.columns(2)
-ratio_column.plotly_chart(figures.ratio_curves(current=slider_t, width=figures.HALF_WIDTH), key="lab_ratio")
-entropy_column.plotly_chart(figures.entropy_curve_figure(scores, temperatures, width=figures.HALF_WIDTH),
+ratio_column.plotly_chart(ratio_curves(current=slider_t, width=HALF_WIDTH), key="lab_ratio")
+entropy_column.plotly_chart(entropy_curve_figure(scores, temperatures, width=HALF_WIDTH),
                             key="lab_entropy")
 st.caption(
     f"With these {len(scores)} scores the entropy can never exceed ln {len(scores)} = {math.log(len(scores)):.3f} "

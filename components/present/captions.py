@@ -20,9 +20,9 @@ from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, Rope, parse_rope, u
 from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
-from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
-from model_utils.verdicts.decomposition import FAMILIES
-from model_utils.verdicts.findings import direction_of
+from model_utils.verdicts.context import entropy_with_length
+from model_utils.verdicts.findings import Way, direction_of
+from model_utils.verdicts.words import FAMILIES, PUBLISHED_ENTROPY, direction_words, measured_entropy_sentence
 
 NORMALIZED_ENTROPY = "H / ln(visible keys)"
 
@@ -104,10 +104,10 @@ def map_titles(report: Report, layer: int, head: int | None) -> list[str]:
     return titles
 
 
-def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_window: int | None = None) -> str:
+def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_span: int | None = None) -> str:
     """What the map panels and their titles show, and how many queries the titles' numbers average."""
     rows = " (every row of the map but row 0, which sees only itself)" if report.q_start == 1 else ""
-    hidden = "later keys" + (f" and keys before this layer's window of {sliding_window:,}" if sliding_window else "")
+    hidden = "later keys" + (f" and keys before this layer's window of {sliding_span:,}" if sliding_span else "")
     number_is = (f"the mean of the {report.n_heads} heads' normalized entropies {NORMALIZED_ENTROPY}, each "
                  f"averaged over {measured_queries(report)}{rows}; it is not the entropy of the averaged map drawn"
                  if head is None else f"head {head}'s normalized entropy {NORMALIZED_ENTROPY}, averaged over "
@@ -156,7 +156,7 @@ def entropy_lines(documents: Sequence[SweepDocument]) -> list[str]:
         sliding = (f"; {len(windows)} of its {len(document.layer_windows)} layers see only their last "
                    f"{max(windows):,} keys" if windows else "")
         measured.append(f"On the committed sweep of {model_name(document.model)} ({document.n_tokens:,} tokens, "
-                        f"trained length {document.trained_length:,}{sliding}): {trend.sentences()[1]}")
+                        f"trained length {document.trained_length:,}{sliding}): {measured_entropy_sentence(trend)}")
     if not measured:
         return [PUBLISHED_ENTROPY, "No committed sweep to set a measurement next to it (make sweep writes one)."]
     return [PUBLISHED_ENTROPY, *measured]
@@ -206,8 +206,8 @@ def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
 
     direction = direction_of(report, view)
     unchanged = 1.0 - direction.softer_share - direction.sharper_share
-    rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind == "mixed" and unchanged else ""
-    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction.describe()}{rest}, over "
+    rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind is Way.MIXED and unchanged else ""
+    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction_words(direction)}{rest}, over "
             f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")
 
 
@@ -248,7 +248,7 @@ def committed_label(document: SweepDocument) -> str:
 
 
 def no_context_verdict(document: SweepDocument) -> str:
-    """Why a sweep has no context-length verdict (model_utils.verdicts.context.context_verdict returned None)."""
+    """Why a sweep has no context-length verdict (its `verdict` is None)."""
     trained, n = document.trained_length, document.n_tokens
     if n <= trained:
         return (f"No verdict about the context past the trained length: this text ends at {n:,} tokens, within the "
@@ -427,16 +427,6 @@ def remapped_caption(examples: Sequence[Rope]) -> str:
             f"bundled model's). Every remapping keeps the distances below its window W. A gap is a key the "
             f"remapping gives no weight: the sink + window sees its first S keys and its last W only. Largest "
             f"distance given: {largest}.")
-
-
-def metric_parts(value: str) -> tuple[str, str | None]:
-    """A headline value as a big number and the qualifier a verdict puts in brackets after it ('+0.041 nats/token
-    (+0.010 to +0.070)' -> the number, the interval): st.metric cuts a long value off at its column's edge, so the
-    qualifier goes under the number instead of being lost."""
-    main, bracket, rest = value.partition(" (")
-    if not bracket or not rest.endswith(")"):
-        return value, None
-    return main, rest[:-1]
 
 
 def fit_caption() -> str:

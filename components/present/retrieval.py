@@ -9,8 +9,9 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from components.present.figures import BAND_ALPHA, _rgba, add_trained_length, escape, fit, sweep_styles
-from components.present.margins import FULL_WIDTH
+from components.present.figures.base import escape
+from components.present.figures.context import BAND_ALPHA, add_trained_length, rgba, sweep_styles
+from components.present.margins import FULL_WIDTH, fit
 from components.present.token_view import COLOUR
 from model_utils.core.records.retrieval import Curve, ReachOutcome, RetrievalPoint, ViewEntry
 
@@ -35,7 +36,7 @@ def reach_chart(curves: Sequence[Curve], styles: dict[str, dict], trained_length
         figure.add_trace(go.Scatter(x=curve.distances, y=curve.high, mode="lines", line={"width": 0},
                                     legendgroup=name, showlegend=False, hoverinfo="skip"))
         figure.add_trace(go.Scatter(x=curve.distances, y=curve.low, mode="lines", line={"width": 0},
-                                    fill="tonexty", fillcolor=_rgba(style["color"], BAND_ALPHA), legendgroup=name,
+                                    fill="tonexty", fillcolor=rgba(style["color"], BAND_ALPHA), legendgroup=name,
                                     showlegend=False, hoverinfo="skip"))
         figure.add_trace(go.Scatter(
             x=curve.distances, y=curve.gain, mode="lines+markers", name=name, legendgroup=name, line=style,

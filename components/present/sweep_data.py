@@ -11,8 +11,10 @@ import numpy as np
 
 from model_utils.core.records.sweep import BestEntry, SweepDocument
 from model_utils.core.records.tune import TuneSummary
+from model_utils.core.records.verdict import Family, family_of
 from model_utils.core.statistics import STATISTICS, statistic_mean
-from model_utils.verdicts.decomposition import FAMILIES, family_of
+from model_utils.core.views import reference_index
+from model_utils.verdicts.words import FAMILIES
 
 OWN_POSITIONS = "the model's own positions"  # what the pages call the passes without a RoPE recipe
 EFFECTIVE = "effective_untrained_mass"
@@ -35,7 +37,7 @@ def constant_temperatures(document, recipe: str | None = None) -> list[float]:
 
 def reference_result(document):
     """The T = 1 on the model's own positions that every other result is compared with (a sweep always runs it)."""
-    return next(result for result in document.results if result.temperature == 1.0 and result.recipe is None)
+    return document.results[reference_index(document.results)]
 
 
 def best_entries(document, recipe: str | None = None) -> Sequence[BestEntry]:
@@ -76,18 +78,18 @@ def line_groups(document) -> dict[str, list[int]]:
     return groups
 
 
-def family_group(family: str) -> str:
-    """The name of a line group: T = 1 and the recipes of one family (verdicts.decomposition.FAMILIES)."""
+def family_group(family: Family) -> str:
+    """The name of a line group: T = 1 and the recipes of one family (verdicts.words.FAMILIES)."""
     return f"T = 1 and each {FAMILIES[family]} at T = 1"
 
 
 def family_groups(results: Sequence, main: list[int]) -> dict[str, list[int]]:
     """Where more than one family of recipes ran, one group per family: T = 1 and that family's lines of the main
     comparison (`main`, indices into results, T = 1 first); none with the frequency changes alone."""
-    by_family: dict[str, list[int]] = {}
+    by_family: dict[Family, list[int]] = {}
     for index in main[1:]:
         by_family.setdefault(family_of(results[index].rope), []).append(index)
-    if list(by_family) in ([], ["frequency"]):
+    if list(by_family) in ([], [Family.FREQUENCY]):
         return {}
     return {family_group(family): [main[0], *by_family[family]] for family in FAMILIES if family in by_family}
 
@@ -165,7 +167,7 @@ def sweep_rows(document: SweepDocument) -> list[dict]:
 
 def past_bucket_without_loss(document: SweepDocument) -> tuple[int, int] | None:
     """A bucket past the trained length without any position that has a next token (its NLL is missing), which
-    context_verdict cannot average; None when there is none."""
+    the verdict cannot average; None when there is none."""
     trained = document.trained_length
     for (start, stop), nll in zip(document.buckets, document.reference().nll, strict=True):
         if start >= trained and nll is None:

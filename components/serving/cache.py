@@ -30,8 +30,10 @@ from components.serving.admission import (
 from model_utils import imports_without_collection
 from model_utils.core.errors import AnalysisError
 from model_utils.core.progress import PASS, OnProgress, Progress
+from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
 
@@ -213,35 +215,54 @@ def computed_once(function: Callable, *args, **kwargs):
 # --- the context-length page ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
+class Committed:
+    """The committed results the Context length and Length schedules pages show, each a ready record carrying the
+    verdict written with it: every sweep by its file (the default first), every corpus summary (the default first),
+    every fit; and one line for each file that could not be read, which the page shows as an error."""
+
+    sweeps: dict[Path, SweepDocument]
+    summaries: tuple[TuneSummary, ...]
+    fits: tuple[FitSummary, ...]
+    errors: tuple[str, ...]
+
+
 def parse_json(path: str) -> dict:
-    """A committed result file, parsed: what the caches below keep, so that a page never parses it twice."""
+    """A committed result file, parsed: what the cache below keeps, so that a page never parses it twice."""
     import json
 
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-@st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
-def cached_json_file(path: str, modified: float) -> dict:
-    """A committed corpus summary or fit, parsed. Keyed by the file's modification time too, so a file replaced on
-    disk is read again."""
-    return parse_json(path)
+def committed_results() -> Committed:
+    """The committed results, read once through cached_committed: the files of settings' folders (looked up on each
+    call, so a file added or replaced is read) and their modification times are its key."""
+    sweeps = committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
+    summaries = committed_summary_paths(settings.CORPUS_SUMMARY, settings.TUNE_DIR)
+    fits = sorted(settings.FIT_DIR.glob("*/fit.json"))
+    return cached_committed(*(tuple((str(path), path.stat().st_mtime) for path in paths)
+                              for paths in (sweeps, summaries, fits)))
 
 
 @st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
-def cached_sweep_file(path: str, modified: float) -> SweepDocument:
-    """A committed sweep as its record (its tables as arrays: a cached copy is a few objects, not the 400,000
-    numbers of the committed sweep), keyed by the file's modification time too."""
-    return SweepDocument.from_dict(parse_json(path))
+def cached_committed(sweeps: tuple[tuple[str, float], ...], summaries: tuple[tuple[str, float], ...],
+                     fits: tuple[tuple[str, float], ...]) -> Committed:
+    """The committed files (path, modification time) as their records (a sweep's tables as arrays: a cached copy is
+    a few objects, not the 400,000 numbers of the committed sweep); a file that cannot be read is an error line."""
+    errors: list[str] = []
+    found = {kind: [(Path(path), record) for path, _ in files
+                    if (record := _record(Path(path), kind, errors)) is not None]
+             for kind, files in ((SweepDocument, sweeps), (TuneSummary, summaries), (FitSummary, fits))}
+    return Committed(sweeps=dict(found[SweepDocument]), summaries=tuple(record for _, record in found[TuneSummary]),
+                     fits=tuple(record for _, record in found[FitSummary]), errors=tuple(errors))
 
 
-def read_committed(path: Path, record: type | None = None):
-    """A committed corpus summary or fit, parsed and cached by path and modification time, and read into `record`
-    (its from_dict) when given; None when there is none, or after an error line when it cannot be read."""
-    return _read_committed(path, lambda name, modified: _into(record, cached_json_file(name, modified)))
-
-
-def _into(record: type | None, data: dict):
-    return data if record is None else record.from_dict(data)
+def _record(path: Path, record: type, errors: list[str]):
+    try:
+        return record.from_dict(parse_json(str(path)))
+    except (OSError, ValueError) as error:  # a RecordError is a ValueError: its message says how to regenerate
+        errors.append(f"Cannot read {plain(path)}: {plain(error)}")
+        return None
 
 
 def committed_sweep_paths(default: Path, folder: Path) -> list[Path]:
@@ -257,27 +278,6 @@ def committed_summary_paths(default: Path, folder: Path) -> list[Path]:
 def _default_then_others(default: Path, found: list[Path]) -> list[Path]:
     first = [default] if default.is_file() else []
     return first + [path for path in found if not first or not path.samefile(default)]
-
-
-def read_committed_sweep(path: Path) -> SweepDocument | None:
-    """A committed sweep document, as its record (kept parsed: it is 8 MB of JSON)."""
-    return _read_committed(path, cached_sweep_file)
-
-
-def read_committed_sweeps(default: Path, folder: Path) -> dict[Path, SweepDocument]:
-    """Every committed sweep that can be read, by its file (committed_sweep_paths' order: `default` first)."""
-    return {path: document for path in committed_sweep_paths(default, folder)
-            if (document := read_committed_sweep(path)) is not None}
-
-
-def _read_committed(path: Path, cached: Callable[[str, float], object]):
-    if not path.is_file():
-        return None
-    try:
-        return cached(str(path), path.stat().st_mtime)
-    except (OSError, ValueError) as error:  # a RecordError is a ValueError: its message says how to regenerate
-        st.error(f"Cannot read {plain(path)}: {plain(error)}")
-        return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -363,16 +363,28 @@ def cached_sweep(request: SweepRequest) -> SweepDocument:
 # --- the retrieval page -----------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
+class CommittedProbes:
+    """The committed retrieval probes as records, the default first, and an error line per file that cannot be
+    read."""
+
+    documents: tuple[RetrievalDocument, ...]
+    errors: tuple[str, ...]
+
+
+def committed_probes() -> CommittedProbes:
+    """The committed probes (settings.RETRIEVAL_DEFAULT, then every other RETRIEVAL_DIR/*.json), read once through
+    cached_probes, keyed by their paths and modification times."""
+    paths = _default_then_others(settings.RETRIEVAL_DEFAULT, sorted(settings.RETRIEVAL_DIR.glob("*.json")))
+    return cached_probes(tuple((str(path), path.stat().st_mtime) for path in paths))
+
+
 @st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
-def cached_retrieval_file(path: str, modified: float) -> RetrievalDocument:
-    """A committed retrieval probe as its record, keyed by the file's modification time too."""
-    return RetrievalDocument.from_dict(parse_json(path))
-
-
-def read_committed_retrievals(default: Path, folder: Path) -> dict[Path, RetrievalDocument]:
-    """Every committed retrieval probe that can be read, `default` first (an error line for one that cannot)."""
-    return {path: document for path in _default_then_others(default, sorted(folder.glob("*.json")))
-            if (document := _read_committed(path, cached_retrieval_file)) is not None}
+def cached_probes(files: tuple[tuple[str, float], ...]) -> CommittedProbes:
+    errors: list[str] = []
+    documents = tuple(record for path, _ in files
+                      if (record := _record(Path(path), RetrievalDocument, errors)) is not None)
+    return CommittedProbes(documents=documents, errors=tuple(errors))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,17 +11,8 @@ import threading
 import time
 
 from components.present.parsing import parse_temperatures
-from components.serving import settings
 from components.serving.admission import WARM_UP
-from components.serving.cache import (
-    GATE,
-    cached_model,
-    committed_summary_paths,
-    committed_sweep_paths,
-    computed_once,
-    read_committed,
-    read_committed_sweep,
-)
+from components.serving.cache import GATE, cached_model, committed_results, computed_once
 from components.serving.defaults import DEFAULT_VIEWS, DefaultView, example_text, request_args
 from components.serving.settings import DEFAULT_TEMPERATURES, DEFAULT_WINDOW, available_models
 from model_utils.core.limits import MODES
@@ -48,14 +39,11 @@ def _ready(view: DefaultView, model: str) -> bool:
 
 
 def read_committed_results() -> None:
-    """Parse the committed sweeps and corpus summaries (one per model) into the cache the Context length page reads
-    (the bundled sweep of 24 passes is 8 MB of JSON: a second or more that its first visitor would otherwise wait)."""
-    sweeps = committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
-    summaries = committed_summary_paths(settings.CORPUS_SUMMARY, settings.TUNE_DIR)
-    for path, read in [*((path, read_committed_sweep) for path in sweeps),
-                       *((path, read_committed) for path in summaries)]:
-        if read(path) is not None:
-            log.info("warm-up: %s read", path.name)
+    """Read the committed sweeps, corpus summaries and fits into the cache the Context length page reads (the
+    bundled sweep of 24 passes is 8 MB of JSON: a second or more that its first visitor would otherwise wait)."""
+    committed = committed_results()
+    log.info("warm-up: %d committed sweeps, %d corpus summaries and %d fits read", len(committed.sweeps),
+             len(committed.summaries), len(committed.fits))
 
 
 def import_drawing() -> None:
@@ -63,7 +51,8 @@ def import_drawing() -> None:
     imports pyarrow, for Streamlit's tables). Here in the background they cost the first page a visitor opens after
     the warm-up nothing; there they were most of its script run (bench/STARTUP.md)."""
     started = time.perf_counter()
-    from components.present import captions, figures  # noqa: F401  (imported for their import's sake)
+    from components.present import captions  # noqa: F401  (imported for their import's sake)
+    from components.present.figures import context, decomposition, maps, schedules, softmax  # noqa: F401
 
     log.info("warm-up: the pages' drawing code imported in %.1f s", time.perf_counter() - started)
 

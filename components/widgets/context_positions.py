@@ -9,7 +9,16 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from components.present import captions, figures
+from components.present import captions
+from components.present.figures.context import (
+    BEST_STYLE,
+    best_temperatures,
+    distance_heatmaps,
+    pass_heatmap,
+    position_lines,
+    sweep_styles,
+)
+from components.present.margins import FULL_WIDTH, HALF_WIDTH
 from components.present.parsing import parse_choice
 from components.present.sweep_data import (
     MAIN_LINES,
@@ -52,9 +61,9 @@ def panes(shown: Shown) -> tuple:
     """Where this text's chart and the corpus's go, and how wide they are drawn: side by side when both are shown,
     else one after the other."""
     if shown.document is not None and shown.summary is not None:
-        return *st.columns(2), figures.HALF_WIDTH
+        return *st.columns(2), HALF_WIDTH
     container = st.container()
-    return container, container, figures.FULL_WIDTH
+    return container, container, FULL_WIDTH
 
 
 def drawn_lines(document, indices: list[int], with_best: bool) -> tuple[list, list, list]:
@@ -62,14 +71,14 @@ def drawn_lines(document, indices: list[int], with_best: bool) -> tuple[list, li
     (styles of the whole document, so a result keeps its colour whatever else is drawn), with the best constant
     temperature per bucket after T = 1 when asked."""
     results = document.results
-    styles = figures.sweep_styles([result.temperature for result in results], [result.label for result in results],
-                                  [result.recipe for result in results])
+    styles = sweep_styles([result.temperature for result in results], [result.label for result in results],
+                          [result.recipe for result in results])
     chosen = [results[index] for index in indices]
     labels, shown = [result.label for result in chosen], [styles[index] for index in indices]
     if with_best:
         chosen.insert(1, None)
         labels.insert(1, BEST_LABEL)
-        shown.insert(1, figures.BEST_STYLE)
+        shown.insert(1, BEST_STYLE)
     return chosen, labels, shown
 
 
@@ -104,9 +113,9 @@ def loss_ui(shown: Shown) -> None:
     single, corpus, width = panes(shown)
     if (document := shown.document) is not None:
         lines = loss_lines(document, group)
-        single.plotly_chart(figures.position_lines(document.buckets, lines.values, lines.labels, lines.styles,
-                                                   document.trained_length, NLL_TITLE,
-                                                   title="Loss by position: this text", width=width),
+        single.plotly_chart(position_lines(document.buckets, lines.values, lines.labels, lines.styles,
+                                           document.trained_length, NLL_TITLE,
+                                           title="Loss by position: this text", width=width),
                             key="context_nll")
         single.caption(plain(captions.lines_caption(group, groups)))
         passes = [result for result in lines.results if result is not None]  # the best-T line is no pass
@@ -117,7 +126,7 @@ def loss_ui(shown: Shown) -> None:
         lines = loss_lines(summary, group)
         intervals = [None if result is None or result.temperature is None else summary_intervals(result)
                      for result in lines.results]  # schedules: lines only
-        corpus.plotly_chart(figures.position_lines(
+        corpus.plotly_chart(position_lines(
             summary.buckets, lines.values, lines.labels, lines.styles, shown.corpus_trained, NLL_TITLE,
             title="Corpus (bands: intervals over documents)", intervals=intervals, width=width),
             key="context_corpus_nll")
@@ -148,9 +157,9 @@ def best_chart(pane, document, *, recipe: str | None, trained: int | None, title
     """One document's best temperature per bucket (a sweep or a summary), on `recipe` or the model's own positions
     when None, with how it was found."""
     entries = best_entries(document, recipe)
-    pane.plotly_chart(figures.best_temperatures([entry.bucket for entry in entries], entries,
-                                                constant_temperatures(document, recipe), trained, title=title,
-                                                width=width), key=key)
+    pane.plotly_chart(best_temperatures([entry.bucket for entry in entries], entries,
+                                        constant_temperatures(document, recipe), trained, title=title,
+                                        width=width), key=key)
     pane.caption(plain(captions.best_caption(document, recipe)))
 
 
@@ -171,7 +180,7 @@ def attention_ui(shown: Shown) -> None:
                        groups[1:] if groups[0] == MAIN_LINES else groups) if len(groups) > 1 else OWN_POSITIONS)
     chosen_layer = None if layer == MEAN_OF_LAYERS else int(layer)
     chosen, drawn, styles = drawn_lines(document, line_groups(document)[group], False)
-    st.plotly_chart(figures.position_lines(
+    st.plotly_chart(position_lines(
         document.buckets, [statistic_by_bucket(result, statistic, chosen_layer) for result in chosen], drawn, styles,
         document.trained_length, STATISTIC_LABELS[statistic], log_y=statistic == "top_ratio",
         title="Attention by position"), key="context_statistic_chart")
@@ -188,8 +197,8 @@ def untrained_ui(document, layer: int | None) -> None:
     """The untrained-distance mass by position of every pass, as a heatmap."""
     trained = document.trained_length
     values, labels = untrained_rows(document, layer)
-    st.plotly_chart(figures.pass_heatmap(document.buckets, values, labels, trained, "untrained-distance mass",
-                                         title="Attention on untrained distances, every pass"), key="context_untrained")
+    st.plotly_chart(pass_heatmap(document.buckets, values, labels, trained, "untrained-distance mass",
+                                 title="Attention on untrained distances, every pass"), key="context_untrained")
     st.caption(plain(captions.untrained_caption(layer, trained, remapped=remaps(document))))
 
 
@@ -203,7 +212,7 @@ def distance_ui(document, layer: int | None) -> None:
     compare = choice_ui(st.selectbox, "Distance profile: compare T = 1 with", "context_compare", "compare", others,
                         default=default_comparison(document))
     compared = document.results[labels.index(compare)]
-    st.plotly_chart(figures.distance_heatmaps(
+    st.plotly_chart(distance_heatmaps(
         [distance_by_bucket(reference, layer), distance_by_bucket(compared, layer)], document.distance_bins,
         document.buckets, [reference.label, compare], document.trained_length), key="context_distance")
     st.caption(captions.distance_caption(layer))

@@ -1,8 +1,9 @@
 """The Context length page's sections that are not charts by position: what is shown (a committed sweep, chosen by
-model where several are committed, or your run, and the committed corpus summary), the answer first (each verdict's
-sentence and its decomposition chart, then the headline numbers), the decomposition table, the committed sweeps side
-by side, the corpus per domain, what was measured and how, the committed fits, and the downloads. Each section draws
-nothing when what it needs is absent."""
+model where several are committed, or your run, and the committed corpus summary, all read through one cached
+function, serving.cache.committed_results, each carrying its verdict), the answer first (each verdict's sentence and
+its decomposition chart, then the headline numbers), the decomposition table, the committed sweeps side by side, the
+corpus per domain, what was measured and how, the committed fits, and the downloads. Each section draws nothing when
+what it needs is absent; every word of a verdict is model_utils.verdicts.words'."""
 
 from __future__ import annotations
 
@@ -12,29 +13,22 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.present import captions, figures
-from components.present.decomposition import decomposition_chart
+from components.present import captions
+from components.present.figures.context import fitted_against_law
+from components.present.figures.decomposition import decomposition_chart
 from components.present.sweep_data import corpus_trained_length, line_groups, past_bucket_without_loss, summary_for
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import (
-    committed_summary_paths,
-    read_committed,
-    read_committed_sweeps,
-)
+from components.serving.cache import committed_results
 from components.widgets.context_form import COMMITTED, YOURS
 from components.widgets.downloads import sweep_downloads_ui
 from model_utils.core.names import model_name
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
-from model_utils.verdicts.context import ContextVerdict, context_verdict
-from model_utils.verdicts.corpus import corpus_verdict
-from model_utils.verdicts.domains import CAPTION as DOMAINS_CAPTION
-from model_utils.verdicts.domains import domain_rows
-from model_utils.verdicts.fit import FitVerdict, fit_verdicts, with_fits
-from model_utils.verdicts.side_by_side import CAPTION as SIDE_BY_SIDE_CAPTION
-from model_utils.verdicts.side_by_side import sweep_rows
+from model_utils.core.records.verdict import ContextVerdict
+from model_utils.verdicts import words
+from model_utils.verdicts.fit import fit_order, law
 
 # st.metric cuts a value or label that does not fit its column: four in a row leave 225 px each at 1,400 px, where
 # "+0.174 nats/token" (36 px type) and "Held-out gain past the trained length" do not fit; two do
@@ -53,19 +47,27 @@ METHOD = (
 
 @dataclass(frozen=True, kw_only=True)
 class Shown:
-    """What the page draws: the sweep shown (a committed one or your run) with its verdict, every committed sweep,
-    and the committed corpus summary with its verdict and the trained length its charts mark (None where the page
-    does not know it)."""
+    """What the page draws: the sweep shown (a committed one or your run), every committed sweep, and the committed
+    corpus summary with the trained length its charts mark (None where the page does not know it), each carrying
+    the verdict written with it."""
 
     view: str | None  # COMMITTED or YOURS; None without a sweep to show
     document: SweepDocument | None
     path: Path | None  # the file of the committed sweep chosen (its download)
     committed: tuple[SweepDocument, ...]  # every committed sweep, the default first
-    verdict: ContextVerdict | None  # None: no bucket past the trained length with a loss
     summary: TuneSummary | None
-    corpus: ContextVerdict | None  # with the committed fits made on its documents as levers (verdicts.fit.with_fits)
     corpus_trained: int | None
     fits: tuple[FitSummary, ...]  # the committed fits that read
+
+    @property
+    def verdict(self) -> ContextVerdict | None:
+        """The shown sweep's verdict; None without one (no bucket past the trained length with a loss)."""
+        return None if self.document is None else self.document.verdict
+
+    @property
+    def corpus(self) -> ContextVerdict | None:
+        """The corpus's verdict, with the fits made on its documents folded in when they were written."""
+        return None if self.summary is None else self.summary.verdict
 
     @property
     def groups(self) -> list[str]:
@@ -86,9 +88,10 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
     """The committed sweeps and corpus summary, the choice between a committed sweep and your run when there is a
     run, and the choice of committed sweep by model when there are several; a note where the committed sweep would
     be when there is none."""
-    sweeps = read_committed_sweeps(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
-    summaries = [summary for path in committed_summary_paths(settings.CORPUS_SUMMARY, settings.TUNE_DIR)
-                 if (summary := read_committed(path, TuneSummary)) is not None]
+    committed = committed_results()
+    for error in committed.errors:
+        st.error(error)
+    sweeps = committed.sweeps
     views = [view for view, ready in ((COMMITTED, sweeps), (YOURS, yours)) if ready]
     if len(views) > 1:
         forget_stale("context_view", views)
@@ -101,19 +104,13 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
         st.info(f"There is no committed sweep at {plain(settings.CONTEXT_SWEEP)}: `make sweep` writes it. Run one "
                 "with the form above.")
     several = len({found.model for found in sweeps.values()}) > 1
-    summary = summary_for(summaries, document, several)
-    if summary is None and summaries and document is not None:
+    summary = summary_for(committed.summaries, document, several)
+    if summary is None and committed.summaries and document is not None:
         st.caption(f"No corpus tune of {plain(model_name(document.model))} is committed: its answer is on one text "
                    "(`python -m model_utils tune` writes one; `make tune-gemma` for Gemma 3 270M).")
-    fits = tuple(fit for found in sorted(settings.FIT_DIR.glob("*/fit.json"))
-                 if (fit := read_committed(found, FitSummary)) is not None)
-    corpus = None if summary is None else corpus_verdict(summary)
-    # a bucket holding only the last token, which has no loss, is left out of the verdict
-    return Shown(view=view, document=document, path=path, committed=tuple(sweeps.values()),
-                 verdict=None if document is None else context_verdict(document),
-                 summary=summary, corpus=None if corpus is None else with_fits(corpus, summary, fits), fits=fits,
-                 corpus_trained=None if summary is None else corpus_trained_length(summary,
-                                                                                   (*sweeps.values(), yours)))
+    return Shown(view=view, document=document, path=path, committed=tuple(sweeps.values()), summary=summary,
+                 fits=committed.fits, corpus_trained=None if summary is None else corpus_trained_length(
+                     summary, (*sweeps.values(), yours)))
 
 
 def committed_choice_ui(sweeps: dict[Path, SweepDocument]) -> Path | None:
@@ -146,9 +143,10 @@ def answers(shown: Shown) -> list[Answer]:
 
 
 def _scored(verdict: ContextVerdict) -> str:
-    """What the temperature's saving was scored on, in the verdict's own words ("held out over documents",
-    "cross-fit on one text"), or nothing where it could not be scored apart from its choice."""
-    return "" if verdict.held_out_scoring is None else f" ({verdict.held_out_scoring})"
+    """How the temperature's saving was scored, in the verdict's words ("held out over documents", "cross-fit on
+    one text"), or nothing where it could not be scored apart from its choice."""
+    held_out = verdict.gains.held_out
+    return "" if held_out is None else f" ({words.scoring_short(held_out.scoring)})"
 
 
 def answer_ui(shown: Shown) -> None:
@@ -156,9 +154,8 @@ def answer_ui(shown: Shown) -> None:
     and its decomposition chart, then the lead's headline numbers."""
     said = answers(shown)
     for answer in said:
-        decomposition = answer.verdict.decomposition
-        st.markdown(f"**{plain(answer.title)}.** {plain(answer.verdict.answer())}")
-        st.plotly_chart(decomposition_chart(decomposition.levers, decomposition.rise), key=answer.key)
+        st.markdown(f"**{plain(answer.title)}.** {plain(words.answer(answer.verdict))}")
+        st.plotly_chart(decomposition_chart(answer.verdict.decomposition), key=answer.key)
     if said:
         headline_ui(said[0].verdict)
 
@@ -166,19 +163,19 @@ def answer_ui(shown: Shown) -> None:
 def headline_ui(verdict: ContextVerdict) -> None:
     """The verdict's few big numbers, led by the dominant lever, two to a row, each with how it was measured in its
     tooltip."""
-    said = verdict.headline()
+    said = words.headlines(verdict)
     for row in range(0, len(said), HEADLINES_PER_ROW):
         for column, item in zip(st.columns(HEADLINES_PER_ROW), said[row : row + HEADLINES_PER_ROW], strict=False):
-            number, qualifier = captions.metric_parts(item.value)
-            # the qualifier (an interval, a ratio) as a grey note under the number: no arrow, no colour, no judgement
-            column.metric(plain(item.label), plain(number), None if qualifier is None else plain(qualifier),
+            note = words.headline_note(item)
+            # the note (an interval, a ratio) as a grey line under the number: no arrow, no colour, no judgement
+            column.metric(plain(item.label), plain(words.headline_number(item)), None if note is None else plain(note),
                           delta_color="off", delta_arrow="off", help=plain(item.help))
 
 
 def decomposition_table_ui(shown: Shown) -> None:
     """The shown sweep's decomposition as the verdict's table (with where each view leaves the untrained-distance
     mass); absent without a RoPE recipe."""
-    rows = [] if shown.verdict is None else shown.verdict.decomposition_rows()
+    rows = [] if shown.verdict is None else words.decomposition_table(shown.verdict)
     if rows:
         st.subheader("What brings the loss back past the trained length")
         st.table(rows, hide_index=True)  # a table: its cells wrap
@@ -186,20 +183,20 @@ def decomposition_table_ui(shown: Shown) -> None:
 
 
 def side_by_side_ui(shown: Shown) -> None:
-    """Every committed sweep's verdict in one row per model (verdicts.side_by_side), as the README's table."""
+    """Every committed sweep's verdict in one row per model (words.side_by_side_rows), as the README's table."""
     if shown.committed:
         st.subheader("The committed sweeps side by side")
-        st.table(sweep_rows(shown.committed), hide_index=True)  # a table: its cells wrap
-        st.caption(plain(SIDE_BY_SIDE_CAPTION))
+        st.table(words.side_by_side_rows(shown.committed), hide_index=True)  # a table: its cells wrap
+        st.caption(plain(words.SIDE_BY_SIDE_CAPTION))
 
 
 def domains_ui(shown: Shown) -> None:
     """The committed corpus's savings per domain past the trained length; absent without a corpus or domains."""
-    rows = [] if shown.summary is None else domain_rows(shown.summary)
+    rows = [] if shown.summary is None else words.domain_rows(shown.summary)
     if rows:
         st.subheader("Per domain of the corpus")
         st.table(rows, hide_index=True)  # a table: its cells wrap
-        st.caption(plain(DOMAINS_CAPTION))
+        st.caption(plain(words.DOMAINS_CAPTION))
 
 
 def method_ui(shown: Shown) -> None:
@@ -222,30 +219,26 @@ def method_ui(shown: Shown) -> None:
 
 
 def _bullets(verdict: ContextVerdict) -> str:
-    return "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences())
+    return "\n".join(f"- {plain(sentence)}" for sentence in words.sentences(verdict))
 
 
 def fits_ui(shown: Shown) -> None:
-    """The committed fits, when there are any."""
-    if shown.fits:
-        _fits(fit_verdicts(list(shown.fits)))
-
-
-def _fits(verdicts: list[FitVerdict]) -> None:
-    """One table row per fit (held-out gains with intervals), the fitted logit multipliers on YaRN's
-    interpolation against YaRN's law, and each fit's verdict."""
+    """The committed fits, when there are any: one table row per fit (held-out gains with intervals), the fitted
+    logit multipliers on YaRN's interpolation against YaRN's law, and each fit's verdict."""
+    if not shown.fits:
+        return
+    fits = fit_order(shown.fits)
     st.subheader("Fitted temperature, held out, against YaRN's law")
-    st.table([verdict.row() for verdict in verdicts], hide_index=True)  # a table: its cells wrap
-    points = [{"scale": m.scale, "multiplier": m.fitted, "range": list(m.interval),
-               "label": f"{verdict.name}, {verdict.summary.settings.max_tokens:,} tokens"}
-              for verdict in verdicts if (m := verdict.law) is not None]
+    st.table([words.fit_row(fit) for fit in fits], hide_index=True)  # a table: its cells wrap
+    points = [{"scale": m.scale, "multiplier": m.fitted, "range": list(m.interval), "label": words.fit_point_label(fit)}
+              for fit in fits if (m := law(fit)) is not None]
     if points:
-        st.plotly_chart(figures.fitted_against_law(points), key="context_fit_law")
+        st.plotly_chart(fitted_against_law(points), key="context_fit_law")
     st.caption(plain(captions.fit_caption()))
     with st.expander("What the fits measured"):
-        for verdict in verdicts:
-            st.markdown(f"**{plain(verdict.name)}, {verdict.summary.settings.max_tokens:,} tokens**\n"
-                        + "\n".join(f"- {plain(sentence)}" for sentence in verdict.sentences()))
+        for fit in fits:
+            st.markdown(f"**{plain(words.fit_point_label(fit))}**\n"
+                        + "\n".join(f"- {plain(sentence)}" for sentence in words.fit_sentences(fit)))
 
 
 def downloads_section_ui(shown: Shown) -> None:

@@ -10,7 +10,7 @@ import streamlit as st
 from components.present.retrieval import layer_mass_chart, loss_html, reach_chart, view_styles
 from components.present.text import plain
 from components.serving import settings
-from components.serving.cache import ProbeRequest, cached_probe, read_committed_retrievals
+from components.serving.cache import ProbeRequest, cached_probe, committed_probes
 from components.widgets.controls import sidebar_choices
 from model_utils import AnalysisError, ModelLoadError
 from model_utils.core.names import model_name
@@ -25,11 +25,13 @@ CHOSEN_DISTANCES = (256, 512, 1024, 2048, 3072, 3800)  # your probe: the text st
 
 def committed_ui() -> RetrievalDocument | None:
     """The committed probe to show: the bundled model's first, a choice when another model's is committed."""
-    found = read_committed_retrievals(settings.RETRIEVAL_DEFAULT, settings.RETRIEVAL_DIR)
-    if not found:
+    found = committed_probes()
+    for error in found.errors:
+        st.error(error)
+    documents = list(found.documents)
+    if not documents:
         st.info("No committed probe to show yet: `make retrieval` runs it (hours, in the background).")
         return None
-    documents = list(found.values())
     if len(documents) == 1:
         return documents[0]
     names = [document.model for document in documents]

@@ -215,8 +215,9 @@ def run_tune(args) -> None:
 
     from model_utils.experiments.corpus import CorpusError, read_corpus
     from model_utils.experiments.runs.errors import RunUsageError
+    from model_utils.experiments.tune.fits import keep_fits
     from model_utils.experiments.tune.run import SUMMARY, tune
-    from model_utils.experiments.tune.summary import summary_table as tune_table
+    from model_utils.verdicts.words import tune_table
 
     placed = placement(args)
     try:
@@ -249,7 +250,8 @@ def run_tune(args) -> None:
         for bar in bars:
             bar.close()
     summary = replace(summary, run=run_record(argv_of(args), time.perf_counter() - started))
-    summary = replace(summary, runs=computing_runs(Path(args.out) / SUMMARY, summary))
+    summary = keep_fits(Path(args.out) / SUMMARY, replace(summary, runs=computing_runs(Path(args.out) / SUMMARY,
+                                                                                      summary)))
     write_json(summary.to_dict(), str(Path(args.out) / SUMMARY))
     print(tune_table(summary))
 
@@ -259,8 +261,10 @@ def run_fit(args) -> None:
     from model_utils.experiments.corpus import BUILTIN, CorpusError, read_corpus
     from model_utils.experiments.fit.families import FAMILIES
     from model_utils.experiments.fit.run import FIT, FitRequest, fit
-    from model_utils.experiments.fit.summary import fit_table
     from model_utils.experiments.runs.errors import RunUsageError
+    from model_utils.experiments.tune.fits import fold_into
+    from model_utils.experiments.tune.run import SUMMARY
+    from model_utils.verdicts.words import fit_table
 
     if len(args.rope) > 1 or any(request.temperatures is not None for request in args.rope):
         raise UsageError("fit takes one --rope TYPE:S (the temperature is what it fits), e.g. --rope yarn-rope:2")
@@ -290,6 +294,9 @@ def run_fit(args) -> None:
     summary = replace(summary, run=run_record(argv_of(args), time.perf_counter() - started))
     write_json(summary.to_dict(), str(out / FIT))
     print(fit_table(summary))
+    folded = None if args.compare_from is None else fold_into(Path(args.compare_from), summary)
+    if folded is not None:  # the tune's verdict, with this fit on top of its recipe
+        write_json(folded.to_dict(), str(Path(args.compare_from) / SUMMARY))
 
 
 def tune_rows(folder: str, trained_length: int):

@@ -1,5 +1,6 @@
 """A view is what one batch row of a pass runs: a constant temperature or a published schedule, on the model's own
-rotary positions or on a RoPE recipe. T = 1 with no recipe is the model as trained. Numpy only."""
+rotary positions or on a RoPE recipe. T = 1 with no recipe is the model as trained, the reference every other view
+is compared with (`reference_index`, the one place that finds it). Numpy only."""
 
 from __future__ import annotations
 
@@ -66,3 +67,10 @@ def passes_of(views: Sequence[View]) -> list[tuple[Rope | None, list[int]]]:
     for index, view in enumerate(views):
         groups.setdefault(view.rope, []).append(index)
     return list(groups.items())
+
+
+def reference_index(runs: Sequence, rope: Rope | None = None) -> int | None:
+    """Which of `runs` is the reference the others are compared with: T = 1 on `rope` (None: the model as trained,
+    on its own positions), not a schedule; None where none ran. A run is anything with a `temperature` and a `rope`:
+    a View, a sweep's or a tune's result, what a verdict knows of a view."""
+    return next((index for index, run in enumerate(runs) if run.temperature == 1.0 and run.rope == rope), None)

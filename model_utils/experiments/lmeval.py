@@ -34,6 +34,7 @@ from model_utils.engine.analyze import AnalysisRequest, analyze_tokens, validate
 from model_utils.engine.generate import check_generation_recipe, greedy_tokens
 from model_utils.engine.plugin import load_model
 from model_utils.models import LoadedModel
+from model_utils.verdicts.words import LMEVAL_TOKENIZER
 
 MODEL_ARGUMENTS = ("model", "temperature", "schedule", "rope", "device", "max_length", "trained_length")
 # lm-eval hands every model these; the explorer runs one request at a time, so they change nothing here
@@ -270,7 +271,7 @@ def run_ruler(loaded: LoadedModel, request: RulerRequest,
         format=FORMAT, model=loaded.name, trained_length=request.trained_length, tasks=request.tasks,
         lengths=request.lengths, limit=request.limit, views=tuple(view_entry(view) for view in request.views),
         scores=tuple(scores), lm_eval_version=lm_eval.__version__,
-        tokenizer="the model's own tokenizer, saved to a temporary folder", run=None)
+        tokenizer=LMEVAL_TOKENIZER, run=None)
 
 
 def ruler_score(loaded: LoadedModel, view: View, length: int, task: str, request: RulerRequest,

@@ -1,8 +1,9 @@
 """The context-length sweep: loss and attention by query position on one long text, one in-model pass per view (a
 temperature or schedule, on the model's own positions or on a RoPE recipe; each pass cached as it finishes, so a
 sweep resumes), and the best constant temperature per position bucket with a bootstrap interval, on the plain
-model and on each recipe. `sweep_document` is the record (core.records.sweep) the command line writes and the
-page reads; the pass cache holds each pass as SweepPass.to_dict() writes it."""
+model and on each recipe, and the verdict (verdicts.context), computed once here. `sweep_document` is the record
+(core.records.sweep) the command line writes and the page reads; the pass cache holds each pass as
+SweepPass.to_dict() writes it."""
 
 from __future__ import annotations
 
@@ -41,12 +42,13 @@ from model_utils.core.report import Report
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.statistics import REPORTED_STATISTICS
-from model_utils.core.views import View, as_view
+from model_utils.core.views import View, as_view, reference_index
 from model_utils.engine.analyze import AnalysisRequest, CheckedRequest, analyze, check_length, tokenize, validate
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.texts import text_digest
 from model_utils.models import LoadedModel
 from model_utils.verdicts.context import sweep_verdict
+from model_utils.verdicts.words import SWEEP_BOOTSTRAP
 
 FORMAT = 4  # bump when a cached pass would come out different (4: the untrained mass and the RoPE recipe)
 # A pass cached before the distance remappings lacks effective_untrained_mass: it remapped nothing, so its effective
@@ -133,14 +135,14 @@ def check_specs(loaded: LoadedModel, specs: Sequence, settings: SweepSettings) -
     view and setting as analyze accepts them. Returns the checked request of the plain T = 1 (the settings are the
     same for all)."""
     views = [as_view(spec) for spec in specs]
-    if not any(view.is_plain and view.temperature == 1.0 for view in views):
+    if reference_index(views) is None:
         raise AnalysisError("a sweep compares every temperature with T = 1: include 1 in the temperatures")
     labels = [view.label for view in views]
     twice = sorted({label for label in labels if labels.count(label) > 1})
     if twice:
         raise AnalysisError(f"{', '.join(twice)} listed twice; list each temperature or schedule once")
     checked = [validate(loaded, pass_request(spec, settings)) for spec in specs]  # analyze's checks, pass by pass
-    return checked[views.index(View(1.0))]  # the plain T = 1's: a recipe's pass may run past the trained length
+    return checked[reference_index(views)]  # the plain T = 1's: a recipe's pass may run past the trained length
 
 
 def check_text(loaded: LoadedModel, text: str, request: CheckedRequest, settings: SweepSettings) -> int:
@@ -160,7 +162,7 @@ def best_per_bucket(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]
     plain model, or on the recipe `rope` (whose T = 1 is then the reference)."""
     constant = [p for p in passes if p.result.temperature is not None and p.result.rope == rope]
     temperatures = np.array([p.result.temperature for p in constant])
-    reference = int(np.flatnonzero(temperatures == 1.0)[0])
+    reference = reference_index([p.result for p in constant], rope)
     nll = np.array([p.position_nll for p in constant])  # [temperatures, n - 1]
     rng = np.random.default_rng(seed)
     best = []
@@ -212,13 +214,8 @@ def multipliers(spec: Spec, n_tokens: int, trained_length: int, q_start: int) ->
     return Multipliers(trained_context=span(values[q_start:trained_length]), past=span(values[trained_length:]))
 
 
-def multiplier_ranges(spec: Spec, n_tokens: int, trained_length: int, q_start: int) -> dict:
-    """multipliers() as JSON, for the tune summary."""
-    return multipliers(spec, n_tokens, trained_length, q_start).to_dict()
-
-
 BOOTSTRAP = Bootstrap(resamples=BOOTSTRAP_RESAMPLES, block=BOOTSTRAP_BLOCK, confidence=CONFIDENCE,
-                      method="moving-block bootstrap over the positions of each bucket")
+                      method=SWEEP_BOOTSTRAP)
 
 
 def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequence[Spec],
@@ -229,19 +226,21 @@ def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequ
     length), which need the passes' per-position NLL that the document leaves out."""
     first = passes[0]
     n_tokens, trained, q_start = first.n_tokens, first.trained_length, first.q_start
-    document = SweepDocument(
+    results = tuple(replace(p.result, multipliers=multipliers(spec, n_tokens, trained, q_start))
+                    for p, spec in zip(passes, specs, strict=True))
+    best, spans = best_per_bucket(passes, first.buckets), tuple(loaded.sliding_windows())
+    verdict = sweep_verdict(results=results, buckets=first.buckets, n_tokens=n_tokens, trained_length=trained,
+                            best=best, layer_spans=spans,
+                            position_nll={p.result.label: p.position_nll for p in passes})
+    return SweepDocument(
         model=loaded.name, model_facts=loaded.facts(), text_source=source, text_sha256=text_digest(text),
         n_tokens=n_tokens, trained_length=trained, beyond_trained=settings.beyond_trained,
         bucket_size=settings.bucket_size, q_start=q_start, window=settings.window, buckets=first.buckets,
-        distance_bins=first.result.distance_bins,
-        results=tuple(replace(p.result, multipliers=multipliers(spec, n_tokens, trained, q_start))
-                      for p, spec in zip(passes, specs, strict=True)),
-        best=best_per_bucket(passes, first.buckets), best_by_rope=best_by_recipe(passes, first.buckets),
-        bootstrap=BOOTSTRAP, seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
-        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=None,
-        layer_windows=tuple(loaded.sliding_windows()))
-    position_nll = {p.result.label: p.position_nll for p in passes}
-    return replace(document, verdict=sweep_verdict(document, position_nll))
+        distance_bins=first.result.distance_bins, results=results, best=best,
+        best_by_rope=best_by_recipe(passes, first.buckets), bootstrap=BOOTSTRAP,
+        seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
+        peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=verdict,
+        layer_windows=spans)
 
 
 def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,

@@ -1,25 +1,48 @@
 """The numbers of the length verdict, shared by one text (verdicts/context.py) and a corpus (verdicts/corpus.py):
 from each view's NLL per bucket and resamples of it, where the loss at T = 1 breaks, the oracle and the one
 constant temperature (in-sample), the held-out gain, what each RoPE recipe and schedule saves, and where attention
-goes. Every saving is "saves" = NLL at T = 1 minus NLL, in nats per token past the trained length (positive =
-better). Row 0 of every resampled array is the data as they are, the rest bootstrap resamples."""
+goes, as a ContextVerdict record (core/records/verdict.py; verdicts/words.py words it). Every saving is "saves" =
+NLL at T = 1 minus NLL, in nats per token past the trained length (positive = better). Row 0 of every resampled
+array is the data as they are, the rest bootstrap resamples."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
 
 from model_utils.core.bootstrap import cross_fit, interval
+from model_utils.core.records.verdict import (
+    AttentionShift,
+    Bucket,
+    BucketBest,
+    ConstantTemperature,
+    ContextVerdict,
+    DecompositionRow,
+    Edge,
+    EntropyRange,
+    EntropyTrend,
+    Family,
+    Gain,
+    GridEdge,
+    Interval,
+    LossBreak,
+    MassMove,
+    Multipliers,
+    RowKind,
+    Scoring,
+    TemperatureGains,
+    Trend,
+    UntrainedShare,
+    family_of,
+)
 from model_utils.core.rope import Rope, recipe_info
-from model_utils.core.schedules import yarn_multiplier
-from model_utils.verdicts.decomposition import FAMILIES, decompose, family_of
+from model_utils.core.views import reference_index
+from model_utils.verdicts.decomposition import decompose
 from model_utils.verdicts.layers import LayerGroup, chosen_mass, layer_type_masses
 
-FORMAT = 3  # of the verdict's numbers in a sweep's or a summary's JSON: bump when a key changes meaning
-OLDER_FORMATS = (2,)  # read as this format: format 2 had no layer_types (None: one layer type, or not known)
 GONE = 0.1  # untrained-distance mass at a tenth of plain T = 1's or less: an order of magnitude down, "goes away"
 
 
@@ -31,7 +54,7 @@ class ViewInfo:
     temperature: float | None
     schedule: str | None = None
     rope: Rope | None = None
-    multipliers: dict | None = None  # the schedule's logit multiplier range {"trained_context", "past"}
+    multipliers: Multipliers | None = None  # a schedule's logit multiplier range
 
     @property
     def recipe(self) -> str | None:
@@ -42,10 +65,8 @@ class Resamples(Protocol):
     """The NLL past the trained length, resampled: pooled sums per view and bucket, and a held-out choice."""
 
     rows: int  # 1 + the number of resamples
-    method: str  # how the held-out choice is made, in words
-    short: str  # the same in a few words, for labels: "held out over documents" or "cross-fit on one text"
-    bootstrap: str  # what the resamples draw, in words
-    missing: str  # why there is no held-out choice, where there is none
+    scoring: Scoring  # how the held-out choice is scored
+    block: int | None  # positions per block of the choice and the resamples; None: documents are resampled
 
     def pooled(self) -> tuple[np.ndarray, np.ndarray]:
         """NLL sums [rows, view, bucket] and position counts [rows, bucket] of the buckets past the trained length."""
@@ -64,10 +85,8 @@ class DocumentFolds:
     sums: np.ndarray  # [document, view, bucket] NLL sums of the buckets past the trained length
     counts: np.ndarray  # [document, bucket] positions with a loss
     weights: np.ndarray  # [rows, document]
-    method: str = "chosen on the other documents and scored on the one left out"
-    short: str = "held out over documents"
-    bootstrap: str = "documents resampled with replacement"
-    missing: str = "a single document leaves none to choose on"
+    scoring: Scoring = Scoring.HELD_OUT_DOCUMENTS
+    block: int | None = None
 
     @property
     def rows(self) -> int:
@@ -104,20 +123,11 @@ class PositionFolds:
     sums: np.ndarray  # [rows, bucket, fold, view]
     counts: np.ndarray  # [bucket, fold]
     block: int
-    missing: str = "every bucket past the trained length holds a single position"
-    short: str = "cross-fit on one text"  # chosen and scored on the same text: not held out
+    scoring: Scoring = Scoring.CROSS_FIT_ONE_TEXT  # chosen and scored on the same text: not held out
 
     @property
     def rows(self) -> int:
         return len(self.sums)
-
-    @property
-    def method(self) -> str:
-        return f"chosen on alternate blocks of {self.block} positions and scored on the others"
-
-    @property
-    def bootstrap(self) -> str:
-        return f"each fold's positions resampled within the fold in circular blocks of {self.block}"
 
     def pooled(self) -> tuple[np.ndarray, np.ndarray]:
         sums = np.moveaxis(self.sums.sum(axis=2), 2, 1)  # [rows, view, bucket]
@@ -139,67 +149,72 @@ class PositionFolds:
 class PastData:
     """A sweep's or a corpus summary's numbers per bucket, as the length verdict reads them."""
 
-    scope: str  # "one model, one text" or "4 documents": said next to the numbers
+    documents: int | None  # a corpus's documents; None: one text
     trained_length: int
-    buckets: list[list[int]]  # [start, stop) of every bucket with a loss
+    buckets: tuple[Bucket, ...]  # every bucket with a loss
     weights: np.ndarray  # [bucket] positions with a loss (over all documents)
-    views: list[ViewInfo]
+    views: tuple[ViewInfo, ...]
     nll: np.ndarray  # [view, bucket] mean NLL
-    statistics: dict[str, np.ndarray]  # name -> [view, bucket], means over layers and heads (and documents)
-    reported_best: list[dict]  # the producer's best-temperature entries per bucket (their intervals are shown)
+    statistics: Mapping[str, np.ndarray]  # name -> [view, bucket], means over layers and heads (and documents)
+    reported_best: Mapping[int, Interval]  # bucket start -> the producer's interval of its best temperature
     resamples: Resamples  # of the buckets past the trained length, in order
-    layer_types: list[LayerGroup] = dataclass_field(default_factory=list)  # where a model has more than one
+    layer_types: tuple[LayerGroup, ...] = ()  # where a model has more than one
 
 
-def length_numbers(data: PastData) -> dict | None:
-    """The verdict's numbers (ContextVerdict's fields), or None without a bucket past the trained length or one
-    inside it."""
+def length_verdict(data: PastData) -> ContextVerdict | None:
+    """The verdict, or None without a bucket past the trained length or one inside it."""
     trained, buckets = data.trained_length, data.buckets
     past = [i for i, (start, _) in enumerate(buckets) if start >= trained]
     inside = [i for i, (_, stop) in enumerate(buckets) if stop <= trained]
     before = [i for i in inside if buckets[i][0] >= trained // 2] or inside
-    reference = next((i for i, view in enumerate(data.views) if view.rope is None and view.temperature == 1.0), None)
+    reference = reference_index(data.views)
     if not past or not before or reference is None:
         return None
     sums, counts = data.resamples.pooled()  # [rows, view, past bucket], [rows, past bucket]
     nll_before, nll_past = (float(np.average(data.nll[reference, chosen], weights=data.weights[chosen]))
                             for chosen in (before, past))
-    numbers = {"format": FORMAT, "scope": data.scope, "trained_length": trained,
-               "past": [buckets[past[0]][0], buckets[past[-1]][1]],
-               "before": [buckets[before[0]][0], buckets[before[-1]][1]],
-               "nll_before": nll_before, "nll_past": nll_past, "rise": nll_past - nll_before,
-               "bootstrap": data.resamples.bootstrap}
-    numbers |= loss_break(data, reference, past, inside, sums, counts)
+    rise = nll_past - nll_before
     plain = _constant_views(data.views, None)
-    numbers |= gains(data, reference, plain, past, sums, counts, nll_past - nll_before)
-    numbers["attention"] = attention(data, reference, past, inside)
-    numbers["layer_types"] = layer_type_masses(data.layer_types, reference, past, data.weights)
-    numbers["schedules"] = [{"label": view.label, **_estimate(_fixed(sums, counts, reference, i)),
-                             "m_past": (view.multipliers or {}).get("past"),
-                             "m_trained_context": (view.multipliers or {}).get("trained_context")}
-                            for i, view in enumerate(data.views) if view.schedule is not None]
-    rows = decomposition(data, reference, plain, past, sums, counts)
-    numbers["decomposition"] = decompose(rise=numbers["rise"], scope=data.scope, rows=rows,
-                                         schedules=numbers["schedules"]).to_dict()
+    rows, constant_range = judge_untrained(decomposition(data, reference, plain, past, sums, counts), data, plain,
+                                           past)
     stats = data.statistics
-    numbers["entropy_trend"] = entropy_trend(data.scope, buckets, trained, stats["entropy"][reference],
-                                             stats["normalized_entropy"][reference]) \
-        if "entropy" in stats and "normalized_entropy" in stats else None
-    return numbers
+    return ContextVerdict(
+        documents=data.documents, trained_length=trained, past=(buckets[past[0]][0], buckets[past[-1]][1]),
+        before=(buckets[before[0]][0], buckets[before[-1]][1]), nll_before=nll_before, nll_past=nll_past,
+        scoring=data.resamples.scoring, block=data.resamples.block,
+        loss_break=loss_break(data, reference, past, inside, sums, counts),
+        gains=gains(data, reference, plain, past, sums, counts, rise),
+        attention=attention(data, reference, past, inside),
+        layer_types=layer_type_masses(data.layer_types, reference, past, data.weights),
+        decomposition=decompose(rise=rise, rows=(*rows, *schedule_rows(data, reference, sums, counts)),
+                                untrained_constant_range=constant_range),
+        entropy_trend=entropy_trend(data.documents, buckets, trained, stats["entropy"][reference],
+                                    stats["normalized_entropy"][reference])
+        if "entropy" in stats and "normalized_entropy" in stats else None)
 
 
-def _constant_views(views: list[ViewInfo], recipe: str | None) -> list[int]:
+def _constant_views(views: tuple[ViewInfo, ...], recipe: str | None) -> list[int]:
     """The views of constant temperatures on `recipe` (None: the model's own positions), by temperature."""
     chosen = [i for i, view in enumerate(views) if view.temperature is not None and view.recipe == recipe]
     return sorted(chosen, key=lambda i: views[i].temperature)
 
 
-def _estimate(samples: np.ndarray | None) -> dict:
-    """{"saved": row 0, "interval": of the resamples (None without any)}."""
+def _estimate(samples: np.ndarray | None) -> tuple[float | None, Interval | None]:
+    """(row 0, the interval of the resamples: None without any)."""
     if samples is None:
-        return {"saved": None, "interval": None}
+        return None, None
     drawn = samples[1:][np.isfinite(samples[1:])]
-    return {"saved": float(samples[0]), "interval": interval(drawn) if len(drawn) else None}
+    return float(samples[0]), tuple(interval(drawn)) if len(drawn) else None
+
+
+def _gain(samples: np.ndarray | None, scoring: Scoring, rise: float | None = None) -> Gain | None:
+    """A Gain of row 0 and its resamples (None without samples), its share of `rise` where that is given and
+    positive."""
+    if samples is None:
+        return None
+    saved, bounds = _estimate(samples)
+    return Gain(saved=saved, interval=bounds, scoring=scoring,
+                share_of_rise=float(samples[0] / rise) if rise is not None and rise > 0 else None)
 
 
 def _fixed(sums: np.ndarray, counts: np.ndarray, reference: int, view: int) -> np.ndarray:
@@ -213,7 +228,7 @@ def _oracle(sums: np.ndarray, counts: np.ndarray, reference: int, candidates: li
 
 
 def loss_break(data: PastData, reference: int, past: list[int], inside: list[int], sums: np.ndarray,
-               counts: np.ndarray) -> dict:
+               counts: np.ndarray) -> LossBreak:
     """Where the loss at T = 1 breaks: the first bucket past the trained length whose 95% interval of the mean NLL
     lies wholly above the highest bucket mean inside the trained context (without resamples, whose mean does). The
     buckets inside show how much the loss moves with the text's content at lengths the model was trained on; a
@@ -222,72 +237,59 @@ def loss_break(data: PastData, reference: int, past: list[int], inside: list[int
     low, high = (float(f(data.nll[reference, inside])) for f in (np.min, np.max))
     with np.errstate(invalid="ignore", divide="ignore"):  # a resample may draw no document reaching a bucket
         samples = sums[:, reference] / counts  # [rows, past bucket]
-    found = {"in_context_nll": [low, high], "breaks_at": None, "breaks": None}
     for column, index in enumerate(past):
-        bounds = _estimate(samples[:, column])["interval"]
+        bounds = _estimate(samples[:, column])[1]
         if (bounds[0] if bounds else data.nll[reference, index]) > high:
             start = data.buckets[index][0]
             earlier = data.nll[reference, past[:column]]
-            found["breaks_at"] = start
-            found["breaks"] = {"bucket": data.buckets[index], "ratio": start / data.trained_length,
-                               "nll": float(data.nll[reference, index]), "interval": bounds,
-                               "earlier": [float(earlier.min()), float(earlier.max())] if column else None}
-            break
-    return found
+            return LossBreak(in_context=(low, high), bucket=data.buckets[index], ratio=start / data.trained_length,
+                             nll=float(data.nll[reference, index]), interval=bounds,
+                             earlier=(float(earlier.min()), float(earlier.max())) if column else None)
+    return LossBreak(in_context=(low, high), bucket=None, ratio=None, nll=None, interval=None, earlier=None)
 
 
 def gains(data: PastData, reference: int, plain: list[int], past: list[int], sums: np.ndarray,
-          counts: np.ndarray, rise: float) -> dict:
-    """The oracle, the one constant temperature and the held-out gains on the model's own positions, the share of
-    the loss rise (`rise`, NLL at T = 1 past the trained length minus before it) that the held-out gain recovers,
-    the best temperature per bucket and every best that sits on the grid's edge."""
-    grid = [data.views[i].temperature for i in plain]
-    found = {"grid": grid, "gain_oracle": None, "gain_held_out": None, "held_out_missing": None,
-             "gain_constant": None, "share_recovered": None, "best": [], "grid_edges": []}
-    if len(plain) > 1:
-        held_out = data.resamples.held_out(reference, plain, per_bucket=True)
-        found["gain_oracle"] = _estimate(_oracle(sums, counts, reference, plain))
-        found["gain_held_out"] = None if held_out is None else \
-            _estimate(held_out) | {"method": data.resamples.method, "short": data.resamples.short}
-        found["held_out_missing"] = data.resamples.missing if held_out is None else None
-        found["gain_constant"] = constant(data, reference, plain, sums, counts)
-        found["best"] = best_past_buckets(data, reference, plain, past, sums)
-        found["grid_edges"] = grid_edges(data, past, sums)
-        if held_out is not None and rise > 0:
-            found["share_recovered"] = float(held_out[0] / rise)
-    found["grid_edge"] = bool(found["grid_edges"])
-    return found
+          counts: np.ndarray, rise: float) -> TemperatureGains:
+    """The oracle, the one constant temperature and the held-out gains on the model's own positions (the held-out
+    gain with its share of the loss rise `rise`, NLL at T = 1 past the trained length minus before it), the best
+    temperature per bucket and every best that sits on the grid's edge."""
+    grid = tuple(data.views[i].temperature for i in plain)
+    if len(plain) < 2:
+        return TemperatureGains(grid=grid, oracle=None, held_out=None, constant=None, best=(), edges=())
+    return TemperatureGains(
+        grid=grid, oracle=_gain(_oracle(sums, counts, reference, plain), Scoring.IN_SAMPLE),
+        held_out=_gain(data.resamples.held_out(reference, plain, per_bucket=True), data.resamples.scoring, rise),
+        constant=constant(data, reference, plain, sums, counts),
+        best=best_past_buckets(data, reference, plain, past, sums), edges=grid_edges(data, past, sums))
 
 
-def constant(data: PastData, reference: int, plain: list[int], sums: np.ndarray, counts: np.ndarray) -> dict:
+def constant(data: PastData, reference: int, plain: list[int], sums: np.ndarray,
+             counts: np.ndarray) -> ConstantTemperature:
     """One constant temperature for the whole past region: in-sample (chosen again in every resample), in how many
     past buckets it does worse than T = 1, and held out."""
     totals = sums.sum(axis=2)  # [rows, view]
     winner = plain[int(np.argmin(totals[0, plain]))]
     samples = (totals[:, reference] - totals[:, plain].min(axis=1)) / counts.sum(axis=1)
-    held_out = data.resamples.held_out(reference, plain, per_bucket=False)
-    return {"temperature": data.views[winner].temperature, **_estimate(samples),
-            "worse_buckets": int((sums[0, winner] > sums[0, reference]).sum()), "buckets": int(sums.shape[2]),
-            "held_out": None if held_out is None else _estimate(held_out) | {"method": data.resamples.method,
-                                                                             "short": data.resamples.short}}
+    return ConstantTemperature(
+        temperature=data.views[winner].temperature, in_sample=_gain(samples, Scoring.IN_SAMPLE),
+        held_out=_gain(data.resamples.held_out(reference, plain, per_bucket=False), data.resamples.scoring),
+        worse_buckets=int((sums[0, winner] > sums[0, reference]).sum()), buckets=int(sums.shape[2]))
 
 
 def best_past_buckets(data: PastData, reference: int, plain: list[int], past: list[int],
-                      sums: np.ndarray) -> list[dict]:
+                      sums: np.ndarray) -> tuple[BucketBest, ...]:
     """Per past bucket, the best constant temperature in-sample, what it saves there and the producer's interval of
     the best temperature (None where it reported none)."""
-    reported = {entry["bucket"][0]: entry for entry in data.reported_best}
     entries = []
     for column, index in enumerate(past):
         winner = plain[int(np.argmin(sums[0, plain, column]))]
-        start = data.buckets[index][0]
-        entries.append({"bucket": data.buckets[index], "temperature": data.views[winner].temperature,
-                        "saved": float(data.nll[reference, index] - data.nll[winner, index]),
-                        "temperature_interval": reported.get(start, {}).get("temperature_interval")})
-    return entries
+        entries.append(BucketBest(bucket=data.buckets[index], temperature=data.views[winner].temperature,
+                                  saved=float(data.nll[reference, index] - data.nll[winner, index]),
+                                  temperature_interval=data.reported_best.get(data.buckets[index][0])))
+    return tuple(entries)
 
 
-def grid_edges(data: PastData, past: list[int], sums: np.ndarray) -> list[dict]:
+def grid_edges(data: PastData, past: list[int], sums: np.ndarray) -> tuple[GridEdge, ...]:
     """Every best temperature (per past bucket, and for the whole past region) that is the largest or the smallest
     one tried, on the model's own positions and on each recipe with more than one temperature: there the best may
     lie beyond the grid."""
@@ -297,19 +299,18 @@ def grid_edges(data: PastData, past: list[int], sums: np.ndarray) -> list[dict]:
         if len(views) < 2:
             continue
         temperatures = [data.views[i].temperature for i in views]
-        ends = {temperatures[0]: "smallest", temperatures[-1]: "largest"}
+        ends = {temperatures[0]: Edge.SMALLEST, temperatures[-1]: Edge.LARGEST}
         choices = [(data.buckets[index], views[int(np.argmin(sums[0, views, column]))])
                    for column, index in enumerate(past)]
         choices.append((None, views[int(np.argmin(sums[0, views].sum(axis=1)))]))  # the whole past region
         for bucket, winner in choices:
             temperature = data.views[winner].temperature
             if temperature in ends:
-                edges.append({"recipe": recipe, "bucket": bucket, "temperature": temperature,
-                              "edge": ends[temperature]})
-    return edges
+                edges.append(GridEdge(recipe=recipe, bucket=bucket, temperature=temperature, edge=ends[temperature]))
+    return tuple(edges)
 
 
-def _recipes(views: list[ViewInfo], with_none: bool = False) -> list[str | None]:
+def _recipes(views: tuple[ViewInfo, ...], with_none: bool = False) -> list[str | None]:
     """The recipes of the views in order of first appearance (None, the model's own positions, first if asked)."""
     found = [None] if with_none else []
     for view in views:
@@ -318,7 +319,7 @@ def _recipes(views: list[ViewInfo], with_none: bool = False) -> list[str | None]
     return found
 
 
-def attention(data: PastData, reference: int, past: list[int], inside: list[int]) -> dict | None:
+def attention(data: PastData, reference: int, past: list[int], inside: list[int]) -> AttentionShift | None:
     """Where attention at T = 1 goes past the trained length: the untrained-distance mass and its share of the
     non-sink mass per past bucket, against the share uniform attention over the visible keys would give; and the
     normalized entropy past it against the range of its bucket means inside the trained context."""
@@ -326,23 +327,22 @@ def attention(data: PastData, reference: int, past: list[int], inside: list[int]
     if "normalized_entropy" not in stats:
         return None
     entropy = stats["normalized_entropy"][reference]
-    in_context = [float(entropy[inside].min()), float(entropy[inside].max())]
+    in_context = (float(entropy[inside].min()), float(entropy[inside].max()))
     before = [i for i in inside if data.buckets[i][0] >= data.trained_length // 2] or inside
-    found = {"untrained": None, "beyond_uniform_from": None,
-             "entropy": {"in_context": in_context, "past": [float(entropy[past].min()), float(entropy[past].max())],
-                         "before": float(entropy[before].mean()), "past_mean": float(entropy[past].mean()),
-                         "above": int((entropy[past] > in_context[1]).sum()),
-                         "below": int((entropy[past] < in_context[0]).sum()), "buckets": len(past)}}
-    if "untrained_mass" in stats and "sink_mass" in stats:
-        rows = [{"bucket": data.buckets[i], "mass": float(stats["untrained_mass"][reference, i]),
-                 "share": float(stats["untrained_mass"][reference, i] / (1 - stats["sink_mass"][reference, i])),
-                 "uniform_share": uniform_share(*data.buckets[i], data.trained_length)} for i in past]
-        found["untrained"] = rows
-        # Trained attention leans towards recent keys, so the far keys normally draw less than their number. A
-        # share above uniform attention's means keys at distances never trained draw more than their number.
-        found["beyond_uniform_from"] = next((row["bucket"][0] for row in rows
-                                             if row["share"] > row["uniform_share"]), None)
-    return found
+    spread = EntropyRange(in_context=in_context, past=(float(entropy[past].min()), float(entropy[past].max())),
+                          before=float(entropy[before].mean()), past_mean=float(entropy[past].mean()),
+                          above=int((entropy[past] > in_context[1]).sum()),
+                          below=int((entropy[past] < in_context[0]).sum()), buckets=len(past))
+    if "untrained_mass" not in stats or "sink_mass" not in stats:
+        return AttentionShift(untrained=None, beyond_uniform_from=None, entropy=spread)
+    rows = tuple(UntrainedShare(bucket=data.buckets[i], mass=float(stats["untrained_mass"][reference, i]),
+                                share=float(stats["untrained_mass"][reference, i]
+                                            / (1 - stats["sink_mass"][reference, i])),
+                                uniform_share=uniform_share(*data.buckets[i], data.trained_length)) for i in past)
+    # Trained attention leans towards recent keys, so the far keys normally draw less than their number. A share
+    # above uniform attention's means keys at distances never trained draw more than their number.
+    beyond = next((row.bucket[0] for row in rows if row.share > row.uniform_share), None)
+    return AttentionShift(untrained=rows, beyond_uniform_from=beyond, entropy=spread)
 
 
 def uniform_share(start: int, stop: int, trained_length: int) -> float:
@@ -352,50 +352,54 @@ def uniform_share(start: int, stop: int, trained_length: int) -> float:
     return float(np.mean(np.maximum(0, queries - trained_length) / queries)) if len(queries) else 0.0
 
 
+def _row(kind: RowKind, *, against: str, view: str | None = None, rope: Rope | None = None,
+         scoring: Scoring | None = None, samples: np.ndarray | None = None,
+         masses: tuple[float | None, float | None] = (None, None), by_layer_type: tuple[float, ...] | None = None,
+         own_temperature: bool = False, family: Family | None = None) -> DecompositionRow:
+    saved, bounds = _estimate(samples)
+    return DecompositionRow(kind=kind, view=view, rope=rope, against=against, scoring=scoring, saved=saved,
+                            interval=bounds, untrained_mass_past=masses[0], effective_untrained_mass_past=masses[1],
+                            untrained_mass_by_layer_type=by_layer_type, untrained=None,
+                            own_temperature=own_temperature, family=family, remaps=_remaps(rope))
+
+
 def decomposition(data: PastData, reference: int, plain: list[int], past: list[int], sums: np.ndarray,
-                  counts: np.ndarray) -> list[dict]:
+                  counts: np.ndarray) -> list[DecompositionRow]:
     """What each way of going past the trained length saves there against T = 1 on the model's own positions, and
     where it leaves the untrained-distance mass: T = 1 itself; the best constant temperature alone; each recipe at
     T = 1; the best constant temperature on each recipe; a recipe's own temperature on top of its interpolation.
     A row's mass is on the distances in the text (untrained_mass_past) and on those the model is given
-    (effective_untrained_mass_past: a distance remapping's own, else the same); `remaps` says which recipe moves
-    the two apart; where the model has more than one layer type, the raw mass of each too
-    (untrained_mass_by_layer_type, in the order of the verdict's layer_types)."""
+    (effective_untrained_mass_past: a distance remapping's own, else the same); where the model has more than one
+    layer type, the raw mass of each too (untrained_mass_by_layer_type, in the order of the verdict's layer_types)."""
     masses = _past_masses(data, past)
     ropes = {view.recipe: view.rope for view in data.views}
+    against = data.views[reference].label
 
-    def row(kind: str, label: str, what: str, samples, recipe: str | None, chosen: list[int] | None) -> dict:
-        raw, effective = masses(chosen)
-        found = {"label": label, "kind": kind, "what": what, **_estimate(samples), "against": "T=1",
-                 "untrained_mass_past": raw, "effective_untrained_mass_past": effective, "recipe": recipe,
-                 "remaps": _remaps(ropes[recipe]), "family": family_of(ropes[recipe])}
-        if data.layer_types:
-            found["untrained_mass_by_layer_type"] = None if chosen is None else [
-                chosen_mass(group, chosen, past, data.weights) for group in data.layer_types]
-        return found
+    def row(kind: RowKind, chosen: list[int] | None, recipe: str | None, **kwargs) -> DecompositionRow:
+        by_type = None if chosen is None or not data.layer_types else tuple(
+            chosen_mass(group, chosen, past, data.weights) for group in data.layer_types)
+        return _row(kind, against=against, rope=ropes[recipe], masses=masses(chosen), by_layer_type=by_type,
+                    family=family_of(ropes[recipe]), **kwargs)
 
-    rows = [row("reference", "T=1", "the model as trained", None, None, [reference] * len(past)) | {"saved": 0.0}]
+    rows = [replace(row(RowKind.REFERENCE, [reference] * len(past), None, view=against), saved=0.0)]
     for recipe in _recipes(data.views, with_none=True):
         views = _constant_views(data.views, recipe)
-        one = next((i for i in views if data.views[i].temperature == 1.0), None)
-        if recipe is not None and one is not None:
-            rows.append(row("recipe", data.views[one].label, _recipe_words(data.views[one].rope),
-                            _fixed(sums, counts, reference, one), recipe, [one] * len(past))
-                        | {"own_temperature": recipe_info(data.views[one].rope.kind).temperature})
+        one = None if recipe is None else reference_index(data.views, ropes[recipe])
+        if one is not None:
+            rows.append(row(RowKind.RECIPE, [one] * len(past), recipe, view=data.views[one].label,
+                            samples=_fixed(sums, counts, reference, one),
+                            own_temperature=recipe_info(ropes[recipe].kind).temperature))
         if len(views) > 1:
-            prefix, alone = ("", "alone") if recipe is None else (f"{recipe} + ", f"on {recipe}")
             choices = [views[int(np.argmin(sums[0, views, column]))] for column in range(len(past))]
-            rows.append(row("oracle", f"{prefix}best T per bucket (oracle, in-sample)",
-                            f"the best constant temperature {alone}, chosen and scored on the same positions",
-                            _oracle(sums, counts, reference, views), recipe, choices))
-            rows.append(row("held_out", f"{prefix}best T per bucket ({data.resamples.short})",
-                            f"the best constant temperature {alone}, {data.resamples.method}",
-                            data.resamples.held_out(reference, views, True), recipe, None))
-        if recipe is not None and one is not None and len(views) > 1:
+            rows.append(row(RowKind.ORACLE, choices, recipe, scoring=Scoring.IN_SAMPLE,
+                            samples=_oracle(sums, counts, reference, views)))
+            rows.append(row(RowKind.HELD_OUT, None, recipe, scoring=data.resamples.scoring,
+                            samples=data.resamples.held_out(reference, views, True)))
+        if one is not None and len(views) > 1:
             rows.append(on_top_row(data, one, views))
     rows += own_temperature_rows(data, sums, counts)
     rows += family_gap_rows(data, rows, sums, counts)
-    return _judge_untrained(rows, data, plain, past)
+    return rows
 
 
 def _remaps(rope: Rope | None) -> bool:
@@ -432,28 +436,15 @@ def effective_untrained(data: PastData) -> np.ndarray | None:
     return np.where(remapped, measured, raw)
 
 
-def on_top_row(data: PastData, one: int, views: list[int]) -> dict:
+def on_top_row(data: PastData, one: int, views: list[int]) -> DecompositionRow:
     """The best constant temperature on a recipe against the same recipe at T = 1, chosen without the positions
     (or documents) it is scored on: what a temperature adds on top of the interpolation."""
-    recipe = data.views[one].recipe
-    return {"label": f"{recipe} + best T per bucket vs T=1 on it ({data.resamples.short})", "kind": "on_top",
-            "what": f"the best constant temperature on {recipe} against {recipe} at T = 1, "
-                    f"{data.resamples.method}",
-            **_estimate(data.resamples.held_out(one, views, True)), "against": data.views[one].label,
-            "untrained_mass_past": None, "effective_untrained_mass_past": None, "recipe": recipe,
-            "remaps": _remaps(data.views[one].rope), "family": family_of(data.views[one].rope)}
+    rope = data.views[one].rope
+    return _row(RowKind.ON_TOP, against=data.views[one].label, rope=rope, scoring=data.resamples.scoring,
+                samples=data.resamples.held_out(one, views, True), family=family_of(rope))
 
 
-def _recipe_words(rope: Rope) -> str:
-    info = recipe_info(rope.kind)
-    if family_of(rope) == "remap":
-        return f"a distance remapping: {info.name}, the rotary frequencies kept"
-    if info.temperature:
-        return f"{info.name}: its interpolation and its own temperature (logits x {yarn_multiplier(rope.factor):.3g})"
-    return info.name
-
-
-def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -> list[dict]:
+def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -> list[DecompositionRow]:
     """A recipe with its own temperature (YaRN) against the same interpolation without it (yarn-rope), both at
     T = 1: what the temperature adds on top of the interpolation."""
     at_one = {view.rope: i for i, view in enumerate(data.views) if view.rope is not None and view.temperature == 1.0}
@@ -465,58 +456,59 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
             info = recipe_info(partner.kind)
             same = partner.factor == rope.factor and info.rope_type == recipe_info(rope.kind).rope_type
             if same and not info.temperature:
-                rows.append({"label": f"{data.views[index].label} vs {data.views[other].label}",
-                             "kind": "own_temperature",
-                             "what": f"{recipe_info(rope.kind).name}'s own temperature on top of its interpolation "
-                                     f"(logits x {yarn_multiplier(rope.factor):.3g})",
-                             **_estimate(_fixed(sums, counts, other, index)), "against": data.views[other].label,
-                             "untrained_mass_past": None, "effective_untrained_mass_past": None,
-                             "recipe": data.views[index].recipe, "remaps": False, "family": "frequency"})
+                rows.append(_row(RowKind.OWN_TEMPERATURE, view=data.views[index].label, rope=rope,
+                                 against=data.views[other].label, samples=_fixed(sums, counts, other, index),
+                                 family=Family.FREQUENCY))
     return rows
 
 
-def family_gap_rows(data: PastData, rows: list[dict], sums: np.ndarray, counts: np.ndarray) -> list[dict]:
-    """Where recipes of more than one family ran (decomposition.FAMILIES), the family that saves the most against
-    the next, each by the lever Decomposition.family_lever picks for it (the lever the sentence names), paired on
-    the same resamples: whether the lead is resolved or within the noise."""
-    found = decompose(rise=0.0, scope=data.scope, rows=rows, schedules=[])  # only its family levers are read
+def family_gap_rows(data: PastData, rows: list[DecompositionRow], sums: np.ndarray,
+                    counts: np.ndarray) -> list[DecompositionRow]:
+    """Where recipes of more than one family ran, the family that saves the most against the next, each by the
+    lever Decomposition.family_lever picks for it (the lever the answer names), paired on the same resamples:
+    whether the lead is resolved or within the noise."""
+    found = decompose(rise=0.0, rows=rows)  # only its family levers are read
     leads = sorted((found.family_lever(family) for family in found.families()), key=lambda lever: -lever.saved)
     if len(leads) < 2:
         return []
     views = {view.label: i for i, view in enumerate(data.views)}
-    first, second = ({row["label"]: row for row in rows}[lever.label] for lever in leads[:2])
-    return [{"label": f"{first['label']} vs {second['label']}", "kind": "family_gap",
-             "what": f"the {FAMILIES[first['family']]} that saves the most against the {FAMILIES[second['family']]} "
-                     "that saves the most, both at T = 1",
-             **_estimate(_fixed(sums, counts, views[second["label"]], views[first["label"]])),
-             "against": second["label"], "untrained_mass_past": None, "effective_untrained_mass_past": None,
-             "recipe": first["recipe"], "remaps": first["remaps"], "family": first["family"]}]
+    first, second = leads[:2]
+    return [_row(RowKind.FAMILY_GAP, view=first.view, rope=first.rope, against=second.view,
+                 samples=_fixed(sums, counts, views[second.view], views[first.view]), family=first.family)]
 
 
-def _judge_untrained(rows: list[dict], data: PastData, plain: list[int], past: list[int]) -> list[dict]:
+def schedule_rows(data: PastData, reference: int, sums: np.ndarray, counts: np.ndarray) -> list[DecompositionRow]:
+    """Each published schedule against T = 1, with its logit multipliers."""
+    return [replace(_row(RowKind.SCHEDULE, view=view.label, against=data.views[reference].label,
+                         samples=_fixed(sums, counts, reference, i)), rope=view.rope, multipliers=view.multipliers)
+            for i, view in enumerate(data.views) if view.schedule is not None]
+
+
+def judge_untrained(rows: list[DecompositionRow], data: PastData, plain: list[int],
+                    past: list[int]) -> tuple[list[DecompositionRow], Interval | None]:
     """Each row's untrained-distance mass on the distances the model is given (effective_untrained) against plain
-    T = 1's and against the range every constant temperature leaves it in: "goes away" (a tenth of T = 1's or
-    less), "falls" (below every constant temperature's), "rises" (above), or "stays" (within: what a temperature
-    can do to it)."""
+    T = 1's and against the range every constant temperature leaves it in (returned beside the rows): it goes away
+    (a tenth of T = 1's or less), falls (below every constant temperature's), rises (above), or stays (within:
+    what a temperature can do to it)."""
     untrained = data.statistics.get("untrained_mass")
-    if untrained is None or rows[0]["untrained_mass_past"] in (None, 0.0):
-        return [row | {"untrained": None} for row in rows]
+    if untrained is None or rows[0].untrained_mass_past in (None, 0.0):
+        return rows, None
     weights = data.weights[past]
     levels = [float(np.average(untrained[i, past], weights=weights)) for i in plain]
-    low, high, base = min(levels), max(levels), rows[0]["untrained_mass_past"]
+    low, high, base = min(levels), max(levels), rows[0].untrained_mass_past
 
-    def word(value: float | None) -> str | None:
+    def move(value: float | None) -> MassMove | None:
         if value is None:
             return None
         if value <= GONE * base:
-            return "goes away"
-        return "falls" if value < low else "rises" if value > high else "stays"
+            return MassMove.GOES_AWAY
+        return MassMove.FALLS if value < low else MassMove.RISES if value > high else MassMove.STAYS
 
-    return [row | {"untrained": word(row["effective_untrained_mass_past"]), "untrained_constant_range": [low, high]}
-            for row in rows]
+    return [replace(row, untrained=move(row.effective_untrained_mass_past)) for row in rows], (low, high)
 
 
-def entropy_trend(scope: str, buckets: list[list[int]], trained_length: int, entropy, normalized) -> dict | None:
+def entropy_trend(documents: int | None, buckets: tuple[Bucket, ...], trained_length: int, entropy,
+                  normalized) -> EntropyTrend | None:
     """Attention entropy at T = 1 in nats and normalized ([bucket] each), from the first to the last bucket inside
     the trained context and from there to the last past it; None with fewer than two buckets inside."""
     inside = [i for i, (_, stop) in enumerate(buckets) if stop <= trained_length]
@@ -524,9 +516,9 @@ def entropy_trend(scope: str, buckets: list[list[int]], trained_length: int, ent
     if len(inside) < 2:
         return None
 
-    def trend(first: int, last: int) -> dict:
-        return {"from": buckets[first], "to": buckets[last], "entropy": [float(entropy[first]), float(entropy[last])],
-                "normalized": [float(normalized[first]), float(normalized[last])]}
+    def trend(first: int, last: int) -> Trend:
+        return Trend(first=buckets[first], last=buckets[last], entropy=(float(entropy[first]), float(entropy[last])),
+                     normalized=(float(normalized[first]), float(normalized[last])))
 
-    return {"scope": scope, "inside": trend(inside[0], inside[-1]),
-            "past": trend(inside[-1], past[-1]) if past else None}
+    return EntropyTrend(documents=documents, inside=trend(inside[0], inside[-1]),
+                        past=trend(inside[-1], past[-1]) if past else None)

@@ -1,12 +1,26 @@
-"""The explorer's words: every sentence, headline and label a verdict is said in, as small pure functions (records
-and numbers in, words out), so a page, the command line, the README generator and FINDINGS say the same thing and a
-changed word is one function and one golden file (tests/golden)."""
+"""Every word the explorer says about a result: small pure functions, records and numbers in, text out. The numbers
+modules (past.py, context.py, corpus.py, decomposition.py, fit.py, findings.py, the experiments) hold no sentence;
+the pages, the widgets, the presenters, the README generator (bench/readme.py) and docs/FINDINGS.md call these, so
+they all say the same thing and changing a word is one function and one golden file (tests/golden, `make golden`).
+
+Sections, in the order a reader meets them: shared pieces; how a choice was scored; the headline numbers; the
+answer; the verdict in full, by what it judges (the temperature's gains, the loss break, attention, the layer types,
+the decomposition, the recipe families, the schedules, the entropy trend); the decomposition's rows and table; the
+committed sweeps side by side; the corpus per domain; the fits; one report's findings; the descriptions stored with
+the result files; the terminal tables. One sign convention throughout: "saves" = NLL at T = 1 minus NLL, in nats per
+token past the trained length, positive = better."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE
 from model_utils.core.names import model_name
+from model_utils.core.records.fit import FitSummary, Gain
+from model_utils.core.records.retrieval import Direction as ReachDirection
 from model_utils.core.records.retrieval import (
-    Direction,
     Reach,
     ReachOutcome,
     ReachShift,
@@ -14,15 +28,1137 @@ from model_utils.core.records.retrieval import (
     RetrievalVerdict,
 )
 from model_utils.core.records.spread import Spread
+from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.tune import TuneSummary
+from model_utils.core.records.verdict import (
+    BucketBest,
+    ContextVerdict,
+    Decomposition,
+    DecompositionRow,
+    Dominant,
+    Edge,
+    EntropyRange,
+    EntropyTrend,
+    Family,
+    LayerTypeMass,
+    LeverKind,
+    MassMove,
+    Multipliers,
+    RowKind,
+    Scoring,
+    Trend,
+    family_of,
+)
+from model_utils.core.rope import Rope, recipe_info
+from model_utils.core.schedules import yarn_multiplier
+from model_utils.verdicts.domains import domain_ranges
+from model_utils.verdicts.findings import NEAR_ONE_HOT, NEAR_UNIFORM, Direction, Finding, Outcome, Way
+from model_utils.verdicts.fit import REFERENCES as FIT_REFERENCES
+from model_utils.verdicts.fit import Judgement, LawPosition, judge, law, law_position
 from model_utils.verdicts.retrieval import REACH_SHARE
 
-# --- Retrieval at a distance -----------------------------------------------------------------------------------------
+# === Shared pieces ===================================================================================================
+
+NO_VALUE = "—"  # a table cell without a number: an em dash, as a bare "-" is a list bullet in st.table's markdown
+SAVES = "saves = NLL at T = 1 minus NLL, positive = better"
+
+
+def scope(documents: int | None) -> str:
+    """What a number rests on: 'one model, one text' or 'one model, 8 documents'."""
+    if documents is None:
+        return "one model, one text"
+    return f"one model, {documents} document{'s' if documents != 1 else ''}"
+
+
+def span(bounds: Sequence[int]) -> str:
+    """'positions 8,192-16,382' for [start, stop)."""
+    return f"positions {bounds[0]:,}-{bounds[1] - 1:,}"
+
+
+def bracket(bounds: Sequence[float] | None, tail: str = "") -> str:
+    """' (95% interval +0.050 to +0.190)' for a saving with an interval, '' without (then only `tail`)."""
+    if bounds is None:
+        return f" ({tail.lstrip('; ')})" if tail else ""
+    return f" (95% interval {bounds[0]:+.3f} to {bounds[1]:+.3f}{tail})"
+
+
+def short_interval(bounds: Sequence[float] | None) -> str:
+    """'+0.050 to +0.190': a big number's interval; '' without one."""
+    return "" if bounds is None else f"{bounds[0]:+.3f} to {bounds[1]:+.3f}"
+
+
+def signed(saved: float | None, bounds: Sequence[float] | None) -> str:
+    """'+0.123 (+0.100 to +0.150)', a table cell's saving; NO_VALUE without one."""
+    if saved is None:
+        return NO_VALUE
+    return f"{saved:+.3f}" + ("" if bounds is None else f" ({bounds[0]:+.3f} to {bounds[1]:+.3f})")
+
+
+def percent_of_rise(share: float | None) -> str:
+    """'101% of the rise'; a share that rounds to 0% keeps a decimal, and its sign."""
+    if share is None:
+        return "share of the rise unknown"
+    return f"{share:.0%} of the rise" if abs(share) >= 0.005 else f"{share:.1%} of the rise"
+
+
+def layer_list(layers: Sequence[int]) -> str:
+    """'3 layers: 5, 11, 17' or '15 layers: 0-4, 6-10, 12-16': runs of consecutive layers as ranges."""
+    runs: list[list[int]] = []
+    for layer in layers:
+        if runs and runs[-1][1] == layer - 1:
+            runs[-1][1] = layer
+        else:
+            runs.append([layer, layer])
+    spans = ", ".join(f"{first}" if first == last else f"{first}-{last}" for first, last in runs)
+    return f"{len(layers)} layer{'s' if len(layers) != 1 else ''}: {spans}"
+
+
+def _runs(entries: Sequence[tuple[float, Sequence[int]]]) -> list[tuple[float, int, int]]:
+    """Consecutive buckets with the same temperature, from (temperature, bucket) pairs, as (T, first position,
+    stop)."""
+    runs: list[list] = []
+    for temperature, (start, stop) in entries:
+        if runs and runs[-1][0] == temperature and runs[-1][2] == start:
+            runs[-1][2] = stop
+        else:
+            runs.append([temperature, start, stop])
+    return [tuple(run) for run in runs]
+
+
+FAMILIES = {Family.FREQUENCY: "frequency change (interpolation)", Family.REMAP: "distance remapping",
+            Family.SINK_WINDOW: "sink + window"}  # a recipe family's name, in a list or a chart's legend
+SUBJECTS = {Family.FREQUENCY: "a change of the rotary frequencies (interpolation)",
+            Family.REMAP: "a distance remapping", Family.SINK_WINDOW: "the sink + window"}  # as a sentence's subject
+MOVES = {MassMove.GOES_AWAY: "goes away", MassMove.FALLS: "falls", MassMove.RISES: "rises", MassMove.STAYS: "stays"}
+
+
+# === How a choice was scored =========================================================================================
+
+
+def scoring_short(scoring: Scoring) -> str:
+    """How a choice was scored, in a few words, for labels and titles."""
+    return {Scoring.IN_SAMPLE: "oracle, in-sample", Scoring.CROSS_FIT_ONE_TEXT: "cross-fit on one text",
+            Scoring.HELD_OUT_DOCUMENTS: "held out over documents"}[scoring]
+
+
+def scoring_method(scoring: Scoring, block: int | None) -> str:
+    """How a choice was made and scored, in words."""
+    if scoring is Scoring.HELD_OUT_DOCUMENTS:
+        return "chosen on the other documents and scored on the one left out"
+    if scoring is Scoring.CROSS_FIT_ONE_TEXT:
+        return f"chosen on alternate blocks of {block} positions and scored on the others"
+    return "chosen and scored on the same positions"
+
+
+def resampling(verdict: ContextVerdict) -> str:
+    """What the verdict's resamples draw."""
+    if verdict.scoring is Scoring.HELD_OUT_DOCUMENTS:
+        return "documents resampled with replacement"
+    return f"each fold's positions resampled within the fold in circular blocks of {verdict.block}"
+
+
+def no_held_out(scoring: Scoring) -> str:
+    """Why no choice could be scored apart from its positions."""
+    if scoring is Scoring.HELD_OUT_DOCUMENTS:
+        return "a single document leaves none to choose on"
+    return "every bucket past the trained length holds a single position"
+
+
+# === The headline numbers ============================================================================================
+
+
+class Unit(StrEnum):
+    NATS_PER_TOKEN = "nats/token"
+    POSITION = "position"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Headline:
+    """One big number of a verdict: what it is, its value with its interval (or, for a position, its multiple of
+    the trained length) and unit, and how it was measured. Formatted only by headline_number and headline_note."""
+
+    label: str
+    value: float | None  # None: nothing to measure (the loss does not break)
+    interval: tuple[float, float] | None = None
+    ratio: float | None = None  # a position's multiple of the trained length
+    unit: Unit
+    help: str
+
+
+def headline_number(headline: Headline) -> str:
+    """The big number: '+0.041 nats/token', '1,536', 'does not break'."""
+    if headline.value is None:
+        return "does not break"
+    if headline.unit is Unit.POSITION:
+        return f"{headline.value:,.0f}"
+    return f"{headline.value:+.3f} {headline.unit.value}"
+
+
+def headline_note(headline: Headline) -> str | None:
+    """What goes under the big number: its interval ('+0.010 to +0.070') or ratio ('1.5x'); None without one."""
+    if headline.ratio is not None:
+        return f"{headline.ratio:.3g}x"
+    return short_interval(headline.interval) or None
+
+
+def headline_text(headline: Headline) -> str:
+    """The number with its note in brackets, as one line of text."""
+    note = headline_note(headline)
+    return headline_number(headline) + ("" if note is None else f" ({note})")
+
+
+def headlines(verdict: ContextVerdict) -> list[Headline]:
+    """At most four big numbers, led by the dominant lever (what recovers the rise, with its share): then the
+    best constant temperature alone with its interval (the oracle, named so, where it could not be scored apart),
+    where the loss breaks, and the best recipe when it is not the lead."""
+    decomposition = verdict.decomposition
+    said = [_lever_headline(verdict, decomposition.lever(decomposition.dominant)), _gain_headline(verdict),
+            _break_headline(verdict)]
+    if decomposition.dominant is not Dominant.RECIPE:
+        said.append(_recipe_headline(verdict))
+    return [item for item in said if item is not None][:4]
+
+
+def _lever_headline(verdict: ContextVerdict, lever: DecompositionRow | None) -> Headline | None:
+    if lever is None or lever.saved is None:
+        return None
+    share = verdict.decomposition.share_of_rise(lever)
+    share = "" if share is None else f" ({percent_of_rise(share)})"
+    return Headline(label=f"Brings the loss back: {row_label(lever)}", value=lever.saved, interval=lever.interval,
+                    unit=Unit.NATS_PER_TOKEN,
+                    help=f"{row_what(lever, verdict)}: {SAVES}, per token over {span(verdict.past)} against T = 1 on "
+                         f"the model's own positions{share}; the loss rose {verdict.rise:.2f} nats per token from "
+                         f"{span(verdict.before)} to past the trained length ({scope(verdict.documents)}).")
+
+
+def _gain_headline(verdict: ContextVerdict) -> Headline | None:
+    gains = verdict.gains
+    gain = gains.held_out or gains.oracle
+    if gain is None:
+        return None
+    how = (f"the best T per bucket, {scoring_method(gain.scoring, verdict.block)}" if gains.held_out is not None
+           else "the oracle, in-sample: the best T per bucket chosen and scored on the same positions (no "
+                "out-of-sample gain could be measured)")
+    share = "" if gain.share_of_rise is None else f", {gain.share_of_rise:.1%} of the loss rise"
+    return Headline(label=f"Best temperature alone ({scoring_short(gain.scoring)})", value=gain.saved,
+                    interval=gain.interval, unit=Unit.NATS_PER_TOKEN,
+                    help=f"{SAVES[0].upper()}{SAVES[1:]}, per token over {span(verdict.past)}"
+                         + (f", 95% interval in brackets ({resampling(verdict)})" if gain.interval else "")
+                         + f"; {how}{share} ({scope(verdict.documents)}).")
+
+
+def _break_rule(verdict: ContextVerdict) -> str:
+    low, high = verdict.loss_break.in_context
+    return (f"lies above every bucket inside the trained context ({low:.2f}-{high:.2f} nats per token at T = 1) "
+            f"beyond its own 95% interval ({scope(verdict.documents)})")
+
+
+def _break_headline(verdict: ContextVerdict) -> Headline:
+    found = verdict.loss_break
+    if found.bucket is None:
+        return Headline(label="Loss at T = 1 breaks at", value=None, unit=Unit.POSITION,
+                        help=f"No bucket past the trained length, up to position {verdict.past[1] - 1:,}, "
+                             f"{_break_rule(verdict)}.")
+    return Headline(label="Loss at T = 1 breaks at", value=found.at, ratio=found.ratio, unit=Unit.POSITION,
+                    help=f"Position {found.at:,}, {found.ratio:.3g}x the trained length of "
+                         f"{verdict.trained_length:,}: the first bucket past it that {_break_rule(verdict)}.")
+
+
+def _recipe_headline(verdict: ContextVerdict) -> Headline | None:
+    """The recipe the answer names (Decomposition.lever: the interpolation alone where it ran, its attention factor
+    being a temperature on top), so that the number and the sentence agree."""
+    lever = verdict.decomposition.lever(Dominant.RECIPE)
+    if lever is None:
+        return None
+    return Headline(label=f"Best recipe: {row_label(lever)}", value=lever.saved, interval=lever.interval,
+                    unit=Unit.NATS_PER_TOKEN,
+                    help=f"{row_what(lever, verdict)}: {SAVES}, per token over {span(verdict.past)} against T = 1 on "
+                         f"the model's own positions ({scope(verdict.documents)}).")
+
+
+# === The answer ======================================================================================================
+
+
+def answer(verdict: ContextVerdict) -> str:
+    """The answer in one sentence, chosen by the dominant lever, with the numbers it rests on: which lever brings
+    the loss back past the trained length, and the temperature's share."""
+    decomposition = verdict.decomposition
+    if decomposition.dominant is Dominant.NO_RISE:
+        return _no_rise_sentence(verdict)
+    if decomposition.families() not in ([], [Family.FREQUENCY]):
+        return _families_answer(verdict)
+    recipe, temperature = decomposition.lever(Dominant.RECIPE), decomposition.best(LeverKind.TEMPERATURE)
+    parts = [_share(lever, decomposition) for lever in (recipe, temperature) if lever is not None]
+    said = _rise(verdict) + ", ".join(parts) + _on_top(decomposition, "the interpolation")
+    if decomposition.dominant is Dominant.RECIPE:
+        return said + ". The interpolation does the recovery, not the temperature."
+    if decomposition.dominant is Dominant.TEMPERATURE:
+        return said + ". The temperature does the recovery: no recipe here recovers as much."
+    return said + ". No lever recovers half of the rise: most of it remains."
+
+
+def _no_rise_sentence(verdict: ContextVerdict) -> str:
+    """Where the loss does not rise across positions, what the levers still do on the same positions: the lever
+    that saves the most (a recipe as `lever` picks it: the interpolation alone where it ran) and the temperature
+    alone, each with its interval, and which of them lowers the loss there (its interval clears 0), if any."""
+    decomposition = verdict.decomposition
+    said = (f"The loss does not rise past the trained length ({decomposition.rise:+.2f} nats per token against the "
+            f"second half of the trained context; {scope(verdict.documents)})")
+    temperature = decomposition.best(LeverKind.TEMPERATURE)
+    ran = [lever for lever in (decomposition.lever(Dominant.RECIPE), decomposition.lever(Dominant.TEMPERATURE))
+           if lever is not None]
+    top = max(ran, key=lambda lever: lever.saved, default=None)
+    if top is None:
+        return said + "; no lever ran past it."
+    named = [_saving(top)] + ([_saving(temperature)] if temperature not in (None, top) else [])
+    if not top.clears_zero:
+        return said + ", and no lever lowers it there: " + "; ".join(named) + "."
+    who = {LeverKind.RECIPE: "a recipe, not the temperature,", LeverKind.TEMPERATURE: "a temperature, not a recipe,",
+           LeverKind.SCHEDULE: "a published schedule"}[top.lever]
+    return (said + ", yet on the same positions " + "; ".join(named) + f": {who} lowers the loss past the "
+            "trained length all the same.")
+
+
+def _families_answer(verdict: ContextVerdict) -> str:
+    """The answer where more than one family of recipes ran: each family's lever, the temperature alone, what a
+    temperature adds on top, and the family that recovers the most, all from the numbers."""
+    decomposition = verdict.decomposition
+    ranked = sorted((decomposition.family_lever(family) for family in decomposition.families()),
+                    key=lambda lever: -lever.saved)
+    parts = [f"{FAMILIES[lever.family]}: {_share(lever, decomposition)}" for lever in ranked]
+    temperature = decomposition.best(LeverKind.TEMPERATURE)
+    if temperature is not None:
+        parts.append(f"temperature alone: {_share(temperature, decomposition)}")
+    said = _rise(verdict) + "; ".join(parts) + _on_top(decomposition, "a recipe")
+    most = _lead(decomposition, ranked[0])
+    if decomposition.dominant is Dominant.RECIPE:
+        return said + f". {most[0].upper()}{most[1:]}, and a recipe, not the temperature, does the recovery."
+    if decomposition.dominant is Dominant.TEMPERATURE:
+        return said + f". The temperature does the recovery: no recipe here recovers as much; {most}."
+    return said + f". No lever recovers half of the rise: most of it remains; {most}."
+
+
+def _lead(decomposition: Decomposition, lead: DecompositionRow) -> str:
+    """Which family recovers the most, if its lead over the next family clears 0; else that they recover about
+    the same, with the lead and its interval."""
+    most = (f"{SUBJECTS[lead.family]} recovers the most of the recipe families ({row_label(lead)}, "
+            f"{percent_of_rise(decomposition.share_of_rise(lead))}")
+    gap = decomposition.family_gap()
+    if gap is None or gap.interval is None:
+        return most + ")"
+    low, high = gap.interval
+    by = f"{gap.saved:+.3f} nats per token more than {gap.against}, 95% interval {low:+.3f} to {high:+.3f}"
+    if low > 0:
+        return f"{most}; {by})"
+    return f"the recipe families recover about the same ({row_label(lead)} saves {by}, which does not clear 0)"
+
+
+def _rise(verdict: ContextVerdict) -> str:
+    return (f"Past the trained length the loss rises {verdict.rise:.2f} nats per token "
+            f"({scope(verdict.documents)}); ")
+
+
+def _on_top(decomposition: Decomposition, what: str) -> str:
+    """'; a temperature on top of `what`: ...', every temperature on a recipe against the recipe at T = 1."""
+    on_top = decomposition.on_top()
+    if not on_top:
+        return ""
+    return f"; a temperature on top of {what}: " + ", ".join(
+        f"{row_label(lever)} saves {lever.saved:+.3f} more "
+        f"({_with_interval(lever, 3, percent_of_rise(decomposition.share_of_rise(lever)))})" for lever in on_top)
+
+
+def _saving(lever: DecompositionRow) -> str:
+    """'label saves +0.344 nats per token (95% interval ...)', for a lever without a share of a rise."""
+    interval = _with_interval(lever, 3)
+    return f"{row_label(lever)} saves {lever.saved:+.3f} nats per token" + (f" ({interval})" if interval else "")
+
+
+def _share(lever: DecompositionRow, decomposition: Decomposition) -> str:
+    """'label saves +2.27 nats per token (95% interval +2.10 to +2.45; 101% of the rise)': the figure with its
+    interval first, then its share of the rise; a saving under 0.1 keeps a third decimal, so that a small one is
+    not rounded into its interval's neighbour."""
+    digits = 2 if abs(lever.saved) >= 0.1 else 3
+    return (f"{row_label(lever)} saves {lever.saved:+.{digits}f} nats per token "
+            f"({_with_interval(lever, digits, percent_of_rise(decomposition.share_of_rise(lever)))})")
+
+
+def _with_interval(lever: DecompositionRow, digits: int, then: str = "") -> str:
+    """'95% interval +2.10 to +2.45', followed by '; `then`' where there is more to say; `then` alone (or '') for
+    a lever without resamples. The one writer of a lever's interval in a sentence."""
+    said = [] if lever.interval is None else [f"95% interval {lever.interval[0]:+.{digits}f} to "
+                                              f"{lever.interval[1]:+.{digits}f}"]
+    return "; ".join(said + ([then] if then else []))
+
+
+# === The verdict in full =============================================================================================
+
+
+def sentences(verdict: ContextVerdict) -> list[str]:
+    """The verdict in full, one bullet each: the answer, the held-out gain, where the loss breaks, the in-sample
+    numbers, the best temperature per bucket and the grid's edge, where attention goes, the layer types, the
+    decomposition, the recipe families, the schedules, and the published entropy argument next to what was
+    measured."""
+    said = [answer(verdict), held_out_sentence(verdict), break_sentence(verdict), in_sample_sentence(verdict),
+            *best_sentences(verdict), edge_sentence(verdict), *attention_sentences(verdict),
+            layer_type_sentence(verdict), decomposition_sentence(verdict), families_sentence(verdict),
+            schedules_sentence(verdict)]
+    if verdict.entropy_trend is not None:
+        said += entropy_trend_sentences(verdict.entropy_trend)
+    return [sentence for sentence in said if sentence]
+
+
+# --- what a constant temperature saves ------------------------------------------------------------------------------
+
+
+def held_out_sentence(verdict: ContextVerdict) -> str | None:
+    gains, where = verdict.gains, scope(verdict.documents)
+    if gains.held_out is None:
+        return None if gains.oracle is None else (
+            f"No held-out gain could be measured ({where}): {no_held_out(verdict.scoring)}; the in-sample numbers "
+            "below choose and score on the same positions.")
+    gain = gains.held_out
+    said = (f"{scoring_short(gain.scoring).capitalize()} ({where}): the best T per bucket, "
+            f"{scoring_method(gain.scoring, verdict.block)}, saves {gain.saved:+.3f} nats "
+            f"per token past the trained length against T = 1{bracket(gain.interval, '; ' + SAVES)}")
+    levels = (f"{verdict.nll_before:.2f} nats per token at T = 1 ({span(verdict.before)}) to {verdict.nll_past:.2f} "
+              f"past the trained length ({span(verdict.past)})")
+    if gain.share_of_rise is None:
+        return f"{said}; the loss does not rise there, from {levels}."
+    return f"{said}: {gain.share_of_rise:.1%} of the loss rise, from {levels}."
+
+
+def in_sample_sentence(verdict: ContextVerdict) -> str | None:
+    oracle, constant = verdict.gains.oracle, verdict.gains.constant
+    if oracle is None:
+        return None
+    held = constant.held_out
+    return (f"In-sample, for comparison ({scope(verdict.documents)}): the oracle (the best T per bucket chosen and "
+            f"scored on the same positions) saves {oracle.saved:+.3f}{bracket(oracle.interval)}; one constant "
+            f"temperature for the whole past region, T = {constant.temperature:g}, saves "
+            f"{constant.in_sample.saved:+.3f} in-sample"
+            + (f" and {held.saved:+.3f} held out{bracket(held.interval)}" if held else "")
+            + f", and is worse than T = 1 in {constant.worse_buckets} of the {constant.buckets} past buckets.")
+
+
+def best_sentences(verdict: ContextVerdict) -> list[str]:
+    best: Sequence[BucketBest] = verdict.gains.best
+    if not best:
+        return []
+    if all(entry.temperature == 1 for entry in best):
+        return ["No temperature tried does better than T = 1 in any bucket past the trained length (in-sample)."]
+    where = ", ".join(f"{t:g} for {span([start, stop])}"
+                      for t, start, stop in _runs([(entry.temperature, entry.bucket) for entry in best]))
+    above = sum(entry.temperature > 1 for entry in best)
+    below = sum(entry.temperature < 1 for entry in best)
+    said = [f"Best T per bucket past the trained length (in-sample): T = {where}: above 1 (softer) in {above} of "
+            f"{len(best)} buckets, below 1 (sharper) in {below}."]
+    unsure = [entry for entry in best if entry.temperature != 1 and entry.temperature_interval
+              and entry.temperature_interval[0] <= 1 <= entry.temperature_interval[1]]
+    if unsure:
+        said.append(f"In {len(unsure)} of those buckets the 95% interval of the best temperature includes 1: there "
+                    "T = 1 is not ruled out.")
+    return said
+
+
+def edge_sentence(verdict: ContextVerdict) -> str | None:
+    groups: dict[tuple, list] = {}
+    for edge in verdict.gains.edges:
+        groups.setdefault((edge.recipe, edge.temperature, edge.edge), []).append(edge.bucket)
+    clauses = []
+    for (recipe, temperature, edge), buckets in groups.items():
+        runs = _runs([(0, bucket) for bucket in buckets if bucket is not None])
+        where = [span([start, stop]) for _, start, stop in runs]
+        where += ["the whole past region"] * (None in buckets)
+        on = "" if recipe is None else f" on {recipe}"
+        clauses.append(f"T = {temperature:g}{on}, the {edge.value} temperature tried there, is the best for "
+                       f"{' and '.join(where)} (the best may lie {'above' if edge is Edge.LARGEST else 'below'} it)")
+    return f"On the grid's edge: {'; '.join(clauses)}." if clauses else None
+
+
+# --- where the loss breaks ------------------------------------------------------------------------------------------
+
+
+def break_sentence(verdict: ContextVerdict) -> str:
+    found, where = verdict.loss_break, scope(verdict.documents)
+    low, high = found.in_context
+    if found.bucket is None:
+        return (f"The loss at T = 1 does not break ({where}): up to position {verdict.past[1] - 1:,} no bucket "
+                f"past the trained length rises above the range of the buckets inside it ({low:.2f}-{high:.2f} "
+                "nats per token) beyond its own 95% interval.")
+    bounds = found.interval
+    said = (f"The loss at T = 1 breaks at position {found.at:,}, {found.ratio:.3g}x the trained length "
+            f"of {verdict.trained_length:,} ({where}): {found.nll:.2f} nats per token for "
+            f"{span(found.bucket)}" + (f" (95% interval {bounds[0]:.2f}-{bounds[1]:.2f})" if bounds else "")
+            + f", above every bucket inside the trained context ({low:.2f}-{high:.2f})")
+    earlier = found.earlier
+    if earlier and earlier[1] > high:  # a mean above the range whose interval still reaches into it
+        return said + (f"; the past buckets before it ({earlier[0]:.2f}-{earlier[1]:.2f}) reach above that "
+                       f"range already, up to {earlier[1]:.2f}, in their means but not beyond their 95% "
+                       "intervals: the loss leaves the range before the break; the break is where that is "
+                       "sure.")
+    return said + (f"; the past buckets before it: {earlier[0]:.2f}-{earlier[1]:.2f}." if earlier else ".")
+
+
+# --- where attention goes -------------------------------------------------------------------------------------------
+
+
+def attention_sentences(verdict: ContextVerdict) -> list[str]:
+    shift, where = verdict.attention, scope(verdict.documents)
+    if shift is None:
+        return []
+    said = []
+    rows = shift.untrained
+    if rows:
+        first, last = rows[0], rows[-1]
+        moves = (f"the untrained-distance mass (sink excluded) goes {first.mass:.3f} -> {last.mass:.3f} over "
+                 f"the past buckets, {first.share:.1%} -> {last.share:.1%} of the non-sink mass")
+        start = shift.beyond_uniform_from
+        if start is not None:
+            shares = [row.uniform_share for row in rows if row.bucket[0] >= start]
+            said.append(f"Attention at T = 1 moves onto keys farther back than the trained length, distances "
+                        f"never trained ({where}): {moves}; from position {start:,} on, that share is above "
+                        f"what uniform attention over the visible keys would give ({min(shares):.0%}-"
+                        f"{max(shares):.0%} there), so the far keys draw more than their number.")
+        else:
+            said.append(f"Attention at T = 1 keeps mostly to distances it was trained on ({where}): {moves}, "
+                        "below what uniform attention over the visible keys would give in every past bucket "
+                        f"(up to {max(row.uniform_share for row in rows):.0%}).")
+    said.append(entropy_range_sentence(shift.entropy, where, verdict.before))
+    return said
+
+
+def entropy_range_sentence(entropy: EntropyRange, where: str, before: Sequence[int]) -> str:
+    """Normalized entropy past the trained length against the range of its bucket means inside the trained
+    context: a change within that range is no more than the text's own ups and downs at trained lengths."""
+    low, high = entropy.in_context
+    past_low, past_high = entropy.past
+    inside = f"the {low:.3f}-{high:.3f} of the buckets inside the trained context"
+    if not entropy.above and not entropy.below:
+        return (f"Normalized entropy at T = 1 barely changes ({where}): past the trained length its bucket means are "
+                f"{past_low:.3f}-{past_high:.3f}, within {inside} (mean {entropy.before:.3f} at {span(before)}, "
+                f"{entropy.past_mean:.3f} past).")
+    moves = []
+    if entropy.above:
+        moves.append(f"rises above {inside} in {entropy.above} of {entropy.buckets} past buckets, up to "
+                     f"{past_high:.3f} (attention spreads out there)")
+    if entropy.below:
+        said = "it" if moves else inside
+        moves.append(f"falls below {said} in {entropy.below} of {entropy.buckets} past buckets, down to "
+                     f"{past_low:.3f} (attention sharpens there)")
+    within = entropy.buckets - entropy.above - entropy.below
+    rest = f"; the other {within} stay within it" if within else ""
+    return f"Normalized entropy at T = 1 {' and '.join(moves)}{rest} ({where})."
+
+
+# --- by layer type --------------------------------------------------------------------------------------------------
+
+
+def layer_type_name(kind: LayerTypeMass) -> str:
+    """'sliding-window layers of 512 keys' or 'global (full-attention) layers'."""
+    return "global (full-attention) layers" if kind.sliding_span is None else \
+        f"sliding-window layers of {kind.sliding_span:,} keys"
+
+
+def layer_type_short(kind: LayerTypeMass) -> str:
+    """A layer type in a table cell: 'sliding 512' or 'global'."""
+    return "global" if kind.sliding_span is None else f"sliding {kind.sliding_span:,}"
+
+
+def layer_type_sentence(verdict: ContextVerdict) -> str | None:
+    """The untrained-distance mass at T = 1 per layer type, where the model has several, and which layers cannot
+    meet an untrained distance at all (a sliding span no longer than the trained length)."""
+    if not verdict.layer_types:
+        return None
+    parts = [f"{layer_type_name(kind)} ({layer_list(kind.layers)}): {kind.untrained_mass[0]:.3f} -> "
+             f"{kind.untrained_mass[-1]:.3f}, {kind.untrained_mass_past:.3f} over the past region"
+             for kind in verdict.layer_types]
+    said = (f"By layer type ({scope(verdict.documents)}), the untrained-distance mass at T = 1 (sink excluded) goes, "
+            "over the past buckets: " + "; ".join(parts))
+    blind = [kind for kind in verdict.layer_types
+             if kind.sliding_span is not None and kind.sliding_span <= verdict.trained_length]
+    if blind:
+        said += (f"; a sliding-window layer of {', '.join(f'{kind.sliding_span:,}' for kind in blind)} keys, no more "
+                 f"than the trained length of {verdict.trained_length:,}, never sees a key that far back")
+    return said + "."
+
+
+# --- the decomposition and the recipe families ----------------------------------------------------------------------
+
+
+def _mass_bracket(row: DecompositionRow) -> str:
+    """' [0.020, goes away]': a row's untrained-distance mass past the trained length and its word; a remapping's
+    on the remapped distances, with the distances in the text's beside it."""
+    if row.untrained is None:
+        return ""
+    said = f"{row.effective_untrained_mass_past:.3f}"
+    if row.remaps:
+        raw = row.untrained_mass_past
+        return f" [{said} on the remapped distances, {MOVES[row.untrained]}" + \
+            ("" if raw is None else f"; {raw:.3f} on the distances in the text") + "]"
+    return f" [{said}, {MOVES[row.untrained]}]"
+
+
+def _has_recipes(decomposition: Decomposition) -> bool:
+    return any(row.kind in (RowKind.RECIPE, RowKind.OWN_TEMPERATURE) for row in decomposition.rows)
+
+
+def decomposition_sentence(verdict: ContextVerdict) -> str | None:
+    decomposition = verdict.decomposition
+    if not _has_recipes(decomposition):
+        return None
+    reference, *rows = decomposition.table
+    mass = ""
+    if reference.untrained_mass_past is not None and decomposition.untrained_constant_range:
+        low, high = decomposition.untrained_constant_range
+        mass = (f"; untrained-distance mass past it in brackets, {reference.untrained_mass_past:.3f} at T = 1 "
+                f"and {low:.3f}-{high:.3f} under the constant temperatures")
+    if mass and any(row.remaps for row in rows):
+        mass += (", for a distance remapping on the distances it gives the model (in the text, the keys stay as "
+                 "far back)")
+    parts = [f"{row_label(row)} {row.saved:+.3f}{bracket(row.interval)}" + _mass_bracket(row)
+             for row in rows if row.saved is not None]
+    return (f"Decomposition past the trained length ({scope(verdict.documents)}), nats per token saved against T = 1 "
+            f"on the model's own positions ({SAVES}{mass}): " + "; ".join(parts) + ".")
+
+
+def families_sentence(verdict: ContextVerdict) -> str | None:
+    """The recipe families side by side, where more than the frequency changes ran (None otherwise): each
+    family's recipe that saves the most at T = 1, its share of the rise, and where it leaves the
+    untrained-distance mass (for a remapping on the distances it gives and in the text)."""
+    decomposition = verdict.decomposition
+    if decomposition.families() in ([], [Family.FREQUENCY]):
+        return None
+    parts = []
+    for family in decomposition.families():
+        lever = decomposition.family_lever(family)
+        share = decomposition.share_of_rise(lever)
+        share = "" if share is None else f", {percent_of_rise(share)}"
+        parts.append(f"{FAMILIES[family]}, {row_label(lever)}: {lever.saved:+.3f}{bracket(lever.interval)}{share}"
+                     + _mass_bracket(lever))
+    said = (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 "
+            f"({scope(verdict.documents)}; {SAVES}; untrained-distance mass past it in brackets): "
+            + "; ".join(parts) + ".")
+    gap = decomposition.family_gap()
+    if gap is None or gap.saved is None:
+        return said
+    return f"{said} The first two on the same resamples: {row_label(gap)} {gap.saved:+.3f}{bracket(gap.interval)}."
+
+
+# --- the published schedules ----------------------------------------------------------------------------------------
+
+
+def schedules_sentence(verdict: ContextVerdict) -> str | None:
+    schedules = verdict.decomposition.schedules()
+    if not schedules:
+        return None
+    ranked = sorted(schedules, key=lambda row: -row.saved)
+    return (f"Published schedules past the trained length ({scope(verdict.documents)}; {SAVES}; m is the logit "
+            "multiplier there, m > 1 sharpens): " + "; ".join(_schedule_text(row) for row in ranked) + ".")
+
+
+def _schedule_text(row: DecompositionRow) -> str:
+    text = f"{row.view} {row.saved:+.3f}{bracket(row.interval)}"
+    multipliers = row.multipliers or Multipliers(trained_context=None, past=None)
+    low, high = multipliers.past or (None, None)
+    if low is None:
+        return text
+    text += f" (m {low:.3g}" + (f"-{high:.3g}" if high != low else "")
+    inside = multipliers.trained_context
+    if inside and inside[0] < 1:
+        text += f"; softer before the trained length, m down to {inside[0]:.3g}"
+    return text + ")"
+
+
+def schedule_words(multipliers: Multipliers | None) -> str:
+    """What a schedule does to the logits inside the trained context and past it, from its multiplier ranges."""
+    inside, past = (None, None) if multipliers is None else (multipliers.trained_context, multipliers.past)
+    words = []
+    if inside is not None and min(inside) < 1:
+        words.append(f"softens before the trained length (m down to {min(inside):.3g})")
+    if past is not None and max(past) > 1:
+        words.append(f"sharpens past it (m up to {max(past):.3g})")
+    return "a published schedule that " + " and ".join(words) if words else "a published schedule"
+
+
+def schedules_line(verdict: ContextVerdict, where: str = "here") -> str | None:
+    """The best and the worst published schedule on one text (`where`: "here", or "on <model>"), with what each
+    does to the logits (m); None without schedules."""
+    schedules = [row for row in verdict.decomposition.levers if row.lever is LeverKind.SCHEDULE
+                 and row.saved is not None]
+    if not schedules:
+        return None
+    best, worst = max(schedules, key=lambda row: row.saved), min(schedules, key=lambda row: row.saved)
+    return (f"**Published schedules** multiply the logits by m >= 1 past the trained length (they sharpen). Best "
+            f"{where}: {best.view}, {best.saved:+.3f} ({schedule_words(best.multipliers)}); worst: {worst.view}, "
+            f"{worst.saved:+.3f} ({schedule_words(worst.multipliers)}).")
+
+
+# --- the entropy trend and the published argument -------------------------------------------------------------------
+
+PUBLISHED_ENTROPY = ("Published argument (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax): with attention "
+                     "scores of a fixed spread, attention entropy grows like ln n as the context grows, so attention "
+                     "spreads thin; the length schedules multiply the logits by m >= 1 to counter that.")
+
+
+def _verb(pair: Sequence[float]) -> str:
+    first, last = (round(value, 3) for value in pair)
+    return "rises" if last > first else "falls" if last < first else "stays at"
+
+
+def measured_entropy_sentence(trend: EntropyTrend) -> str:
+    """What this model measured next to the published argument: entropy at T = 1 from the first to the last bucket
+    inside the trained context, and past it."""
+    inside: Trend = trend.inside
+    said = (f"Measured here ({scope(trend.documents)}; T = 1, mean of layers and heads): inside the trained context "
+            f"attention entropy goes {inside.entropy[0]:.2f} -> {inside.entropy[1]:.2f} nats from "
+            f"{span(inside.first)} to {span(inside.last)}, while normalized entropy "
+            f"{_verb(inside.normalized)} {inside.normalized[0]:.3f} -> {inside.normalized[1]:.3f}")
+    if trend.past is not None:
+        past = trend.past
+        said += (f"; past it, to {span(past.last)}, {past.entropy[0]:.2f} -> {past.entropy[1]:.2f} nats, "
+                 f"normalized {past.normalized[0]:.3f} -> {past.normalized[1]:.3f}")
+    return said + "."
+
+
+def entropy_trend_sentences(trend: EntropyTrend) -> list[str]:
+    """The published argument, said as the published argument, and what this model measured next to it."""
+    return [PUBLISHED_ENTROPY, measured_entropy_sentence(trend)]
+
+
+# === The decomposition's rows and table ==============================================================================
+
+
+def _prefix(rope: Rope | None) -> str:
+    return "" if rope is None else f"{rope.label} + "
+
+
+def row_label(row: DecompositionRow) -> str:
+    """A row's name in a table, a chart and a sentence: the pass it is ('yarn-rope (s=2) + T=1'), a choice of
+    temperature ('best T per bucket (held out over documents)'), a comparison ('A vs B') or a fitted value."""
+    kind = row.kind
+    if kind in (RowKind.REFERENCE, RowKind.RECIPE, RowKind.SCHEDULE):
+        return row.view
+    if kind in (RowKind.ORACLE, RowKind.HELD_OUT):
+        return f"{_prefix(row.rope)}best T per bucket ({scoring_short(row.scoring)})"
+    if kind is RowKind.ON_TOP:
+        return f"{row.rope.label} + best T per bucket vs T=1 on it ({scoring_short(row.scoring)})"
+    if kind is RowKind.FITTED:
+        fitted = row.fitted
+        low, high = fitted.interval
+        return (f"fitted {fitted.knob} = {fitted.value:.3f} ({low:.3f}-{high:.3f}) on {row.rope.label} "
+                "(held out)")
+    return f"{row.view} vs {row.against}"  # OWN_TEMPERATURE, FAMILY_GAP
+
+
+def recipe_words(rope: Rope) -> str:
+    """What a recipe is: its name, and a remapping's frequencies or YaRN's own temperature."""
+    info = recipe_info(rope.kind)
+    if family_of(rope) is Family.REMAP:
+        return f"a distance remapping: {info.name}, the rotary frequencies kept"
+    if info.temperature:
+        return f"{info.name}: its interpolation and its own temperature (logits x {yarn_multiplier(rope.factor):.3g})"
+    return info.name
+
+
+def row_what(row: DecompositionRow, verdict: ContextVerdict) -> str:
+    """What a row is, in words: how its temperature was chosen, what its recipe changes."""
+    kind, rope = row.kind, row.rope
+    alone = "alone" if rope is None else f"on {rope.label}"
+    if kind is RowKind.REFERENCE:
+        return "the model as trained"
+    if kind is RowKind.RECIPE:
+        return recipe_words(rope)
+    if kind in (RowKind.ORACLE, RowKind.HELD_OUT):
+        return f"the best constant temperature {alone}, {scoring_method(row.scoring, verdict.block)}"
+    if kind is RowKind.ON_TOP:
+        return (f"the best constant temperature on {rope.label} against {rope.label} at T = 1, "
+                f"{scoring_method(row.scoring, verdict.block)}")
+    if kind is RowKind.OWN_TEMPERATURE:
+        return (f"{recipe_info(rope.kind).name}'s own temperature on top of its interpolation "
+                f"(logits x {yarn_multiplier(rope.factor):.3g})")
+    if kind is RowKind.FAMILY_GAP:
+        second = verdict.decomposition.row_of(row.against)
+        return (f"the {FAMILIES[row.family]} that saves the most against the {FAMILIES[second.family]} that saves the "
+                "most, both at T = 1")
+    if kind is RowKind.SCHEDULE:
+        return schedule_words(row.multipliers)
+    return (f"a {row.fitted.family} {row.fitted.knob} fitted on the other fold's documents (`make fit`), on top of "
+            "the recipe at T = 1")
+
+
+DECOMPOSITION_COLUMNS = ("view", "what it is", "saves past the trained length (95% interval)",
+                         "untrained-distance mass past it")
+BY_LAYER_TYPE = "untrained-distance mass past it, by layer type"
+
+
+def decomposition_table(verdict: ContextVerdict) -> list[dict[str, str]]:
+    """The decomposition past the trained length as table rows, each view with what it is, what it saves
+    against T = 1 on the model's own positions (95% interval) and where it leaves the untrained-distance mass;
+    empty without a RoPE recipe (then it only repeats the in-sample sentence)."""
+    if not _has_recipes(verdict.decomposition):
+        return []
+
+    def mass(row: DecompositionRow) -> str:
+        raw, effective = row.untrained_mass_past, row.effective_untrained_mass_past
+        moved = f" ({MOVES[row.untrained]})" if row.untrained and row.kind is not RowKind.REFERENCE else ""
+        if raw is None:
+            return NO_VALUE
+        if not row.remaps:
+            return f"{raw:.3f}{moved}"
+        said = "not measured" if effective is None else f"{effective:.3f}{moved}"
+        return f"{said} on the remapped distances; {raw:.3f} in the text"
+
+    def by_type(row: DecompositionRow) -> dict[str, str]:
+        if not verdict.layer_types:
+            return {}
+        masses = row.untrained_mass_by_layer_type
+        return {BY_LAYER_TYPE: NO_VALUE if masses is None else "; ".join(
+            f"{layer_type_short(kind)}: {value:.3f}"
+            for kind, value in zip(verdict.layer_types, masses, strict=True))}
+
+    return [dict(zip(DECOMPOSITION_COLUMNS, (row_label(row), row_what(row, verdict), signed(row.saved, row.interval),
+                                             mass(row)), strict=True)) | by_type(row)
+            for row in verdict.decomposition.table if row.saved is not None]
+
+
+# === The committed sweeps side by side ===============================================================================
+
+SIDE_BY_SIDE_COLUMNS = ("model", "trained length", "text", "tokens", "loss at T = 1 breaks at", "loss rise",
+                        "best T alone", "best recipe alone", "temperature on top", "untrained-distance mass at T = 1")
+SIDE_BY_SIDE_CAPTION = (
+    "One row per committed sweep, one model and one text each, past its trained length in nats per token "
+    f"({SAVES}; 95% intervals in brackets): the best T alone is cross-fit on the text, the best recipe runs "
+    "at T = 1, the temperature on top is what a temperature adds to a recipe, and the untrained-distance mass "
+    "(sink excluded) is T = 1's, per layer type where the model has several.")
+
+
+def side_by_side_row(document: SweepDocument) -> dict[str, str]:
+    """One sweep's row: its model, text and length, and its verdict's numbers (NO_VALUE where it has none: a text
+    that does not reach past the trained length, or a lever that did not run). Every number is the sweep's own
+    verdict, said for the model it ran on; nothing is pooled across models."""
+    row = {"model": model_name(document.model), "trained length": f"{document.trained_length:,}",
+           "text": document.text_source.split(" (")[0], "tokens": f"{document.n_tokens:,}"}
+    verdict = document.verdict
+    if verdict is None:
+        return row | dict.fromkeys(SIDE_BY_SIDE_COLUMNS[4:], NO_VALUE)
+    decomposition, found = verdict.decomposition, verdict.loss_break
+    recipe = decomposition.lever(Dominant.RECIPE)
+    temperature = decomposition.best(LeverKind.TEMPERATURE)
+    return row | {
+        "loss at T = 1 breaks at": "does not break" if found.bucket is None else f"{found.at:,} ({found.ratio:.3g}x)",
+        "loss rise": f"{verdict.rise:+.2f}",
+        "best T alone": NO_VALUE if temperature is None else signed(temperature.saved, temperature.interval),
+        "best recipe alone": NO_VALUE if recipe is None else f"{row_label(recipe)}: "
+                                                             f"{signed(recipe.saved, recipe.interval)}",
+        "temperature on top": "; ".join(f"{row_label(lever)}: {signed(lever.saved, lever.interval)}"
+                                        for lever in decomposition.on_top()) or NO_VALUE,
+        "untrained-distance mass at T = 1": _untrained_at_1(verdict)}
+
+
+def _untrained_at_1(verdict: ContextVerdict) -> str:
+    """T = 1's untrained-distance mass past the trained length: per layer type where the model has several."""
+    if verdict.layer_types:
+        return "; ".join(f"{layer_type_short(kind)}: {kind.untrained_mass_past:.3f}" for kind in verdict.layer_types)
+    rows = verdict.decomposition.table
+    mass = rows[0].untrained_mass_past if rows else None
+    return NO_VALUE if mass is None else f"{mass:.3f}"
+
+
+def side_by_side_rows(documents: Sequence[SweepDocument]) -> list[dict[str, str]]:
+    return [side_by_side_row(document) for document in documents]
+
+
+# === The corpus per domain ===========================================================================================
+
+DOMAINS_CAPTION = (
+    "Per domain of the corpus, past the trained length: NLL per token at T = 1 and what each view saves "
+    "against it (positive = better), pooled over the domain's documents, each document's own in brackets. "
+    "Nothing is chosen on these numbers; they say whether the corpus's answer holds on each kind of text.")
+
+
+def domain_rows(summary: TuneSummary) -> list[dict[str, str]]:
+    """One row per domain: its name, documents, T = 1's NLL past the trained length, then one column per view, each
+    view's saving pooled over the domain's documents with each document's own in brackets (one to four documents
+    per domain give no interval)."""
+    return [{"domain": entry.domain, "documents": str(len(entry.documents)),
+             "NLL at T = 1": f"{entry.nll_past_at_1:.3f}",
+             **{lever.label: f"{lever.saved:+.3f} (" + ", ".join(f"{v:+.2f}" for v in lever.per_document) + ")"
+                for lever in entry.levers}} for entry in summary.domains]
+
+
+def domain_sentence(summary: TuneSummary, recipe: str) -> str | None:
+    """Whether the answer holds on every kind of text: the range over domains of what `recipe` (a view's label)
+    saves, against the range of the best constant temperature's saving per domain (in-sample: chosen per domain,
+    which flatters the temperature). None without domains or without that view."""
+    found = domain_ranges(summary, recipe)
+    if found is None:
+        return None
+    ours, best, domains = found
+    return (f"Per domain ({domains} kinds of text): {recipe} saves {ours[0]:+.2f} to {ours[1]:+.2f} "
+            f"nats per token past the trained length; the best constant T for each domain, chosen on it "
+            f"(in-sample), {best[0]:+.2f} to {best[1]:+.2f}.")
+
+
+# === The fits ========================================================================================================
+
+# what each held-out gain is measured against, as the sentences name it, in verdicts.fit.REFERENCES' order
+AGAINST = {
+    "plain": "the model as trained (T = 1, its own positions)",
+    "recipe_at_1": "the recipe at T = 1 (the temperature's own share)",
+    "recipe": "the recipe as published (with its own temperature)",
+    "best_constant": "the best constant T on the model's own positions, chosen on the training documents",
+    "best_schedule": "the best published schedule, chosen on the training documents",
+}
+FIT_COLUMNS = ("fit", "tokens", "fitted", "logit multiplier", "YaRN's law", "saved vs T = 1", "vs recipe at T = 1",
+               "vs recipe as published", "documents")
+
+
+def fit_name(summary: FitSummary) -> str:
+    """'constant T on yarn-rope (s=2)'."""
+    on = "the model's own positions" if summary.rope is None else summary.rope.label
+    return f"{summary.family} {summary.knob} on {on}"
+
+
+def _gain_cell(entry: Gain | None) -> str:
+    return NO_VALUE if entry is None else signed(entry.saved, entry.interval)
+
+
+def fit_row(summary: FitSummary) -> dict[str, str]:
+    """One line of the fit table: what was fitted, where, and the held-out gains with their intervals."""
+    gains = summary.held_out.gains
+    low, high = summary.interval
+    multiplier, yarn = summary.multiplier, law(summary)
+    fitted = f"{summary.knob} = {summary.parameter:.3f} ({low:.3f}-{high:.3f})" + (" at a bound" if summary.at_bound
+                                                                                  else "")
+    return {
+        "fit": fit_name(summary), "tokens": f"{summary.settings.max_tokens:,}", "fitted": fitted,
+        "logit multiplier": (f"{multiplier.fitted:.3f} ({multiplier.interval[0]:.3f}-"
+                             f"{multiplier.interval[1]:.3f})") if multiplier else NO_VALUE,
+        "YaRN's law": NO_VALUE if yarn is None else f"{yarn.yarn_law:.3f} at s = {yarn.scale:g}",
+        "saved vs T = 1": _gain_cell(gains.get("plain")),
+        "vs recipe at T = 1": _gain_cell(gains.get("recipe_at_1")),
+        "vs recipe as published": _gain_cell(gains.get("recipe")),
+        "documents": f"{len(summary.documents)} in {len(summary.folds)} folds",
+    }
+
+
+def fit_headline(summary: FitSummary) -> str:
+    yarn = law(summary)
+    low, high = summary.interval
+    resolved = "" if high - low > 2 * summary.tolerance else (
+        f"; the search stops at a tolerance of {summary.tolerance:g}, so values are not told apart finer than that")
+    text = (f"Fitted on {len(summary.documents)} documents, {fit_name(summary)}: {summary.knob} = "
+            f"{summary.parameter:.3f} ({low:.3f}-{high:.3f} over documents{resolved})")
+    if yarn is not None:
+        text += (f", a logit multiplier of {yarn.fitted:.3f} against {yarn.yarn_law:.3f} from "
+                 f"YaRN's law at s = {yarn.scale:g}")
+    return text + "."
+
+
+LAW_POSITIONS = {
+    LawPosition.WITHIN: "lies within the fitted multiplier's interval over documents",
+    LawPosition.BELOW: "is below the fitted multiplier's interval over documents (the fit sharpens more than the law)",
+    LawPosition.ABOVE: "is above the fitted multiplier's interval over documents (the law sharpens more than the fit)",
+}
+
+
+def fit_sentences(summary: FitSummary) -> list[str]:
+    """A fit's verdict: the fitted value, where YaRN's law lies against it, each held-out gain judged by its
+    interval, what the fit costs inside the trained length, and its scope."""
+    gains = summary.held_out.gains
+    said = [fit_headline(summary)]
+    if summary.at_bound:
+        said.append(f"A fold's fit sits at the edge of the searched interval {list(summary.bounds)}: the minimum may "
+                    "lie beyond it.")
+    if (yarn := law(summary)) is not None:
+        said.append(f"YaRN's law, (0.1 ln s + 1)^2 = {yarn.yarn_law:.3f}, {LAW_POSITIONS[law_position(yarn)]}.")
+    for name in FIT_REFERENCES:
+        entry = gains.get(name)
+        if entry is None:
+            continue
+        against = AGAINST[name]
+        low, high = entry.interval
+        verdict = {Judgement.BETTER: f"the fit beats {against}", Judgement.WORSE: f"the fit loses to {against}",
+                   Judgement.NO_DIFFERENCE: f"the fit and {against} do not differ measurably"}[judge(entry)]
+        said.append(f"On the held-out documents, past the trained length, {verdict}: "
+                    f"{entry.saved:+.3f} nats per token ({low:+.3f} to {high:+.3f})" + _scale(summary, name, entry)
+                    + ".")
+    said.append(f"In context (before the trained length) the fit saves {-summary.held_out.in_context_change:+.4f} "
+                "nats per token against T = 1 (negative: it costs there).")
+    said.append(f"Scope: one model, {len(summary.documents)} documents of one corpus; not a law.")
+    return said
+
+
+def _scale(summary: FitSummary, name: str, entry: Gain) -> str:
+    """Each gain on the scale of what it contains: against a reference on the model's own positions, the fit's
+    gain is mostly the interpolation's (plain minus the temperature's own share, recipe_at_1); against the
+    recipe as published, its gain next to the recipe's own (plain minus it)."""
+    gains = summary.held_out.gains
+    plain, own = gains.get("plain"), gains.get("recipe_at_1")
+    if summary.rope is None or plain is None:
+        return ""
+    if name in ("best_constant", "best_schedule") and own is not None:
+        return (f", of which the interpolation alone brings about {plain.saved - own.saved:+.3f} (the fit against "
+                f"T = 1 minus the temperature's own share, {own.saved:+.3f})")
+    if name == "recipe":
+        recipe = plain.saved - entry.saved
+        share = f", {entry.saved / recipe:.1%} of it" if recipe > 0 else ""
+        return f", next to the recipe's own {recipe:+.3f} against T = 1{share}"
+    return ""
+
+
+def fit_point_label(summary: FitSummary) -> str:
+    """A fit's point on the chart against YaRN's law: 'constant T on yarn-rope (s=2), 16,384 tokens'."""
+    return f"{fit_name(summary)}, {summary.settings.max_tokens:,} tokens"
+
+
+# === One report: what each temperature or schedule did ===============================================================
+
+
+def direction_words(direction: Direction) -> str:
+    """Which way a result moved the logit multiplier m against T = 1, in words."""
+    way = direction.kind
+    if way is Way.UNCHANGED:
+        return "leaves the logits unchanged (m = 1)"
+    verb = "softens" if way is Way.SOFTER else "sharpens"
+    if direction.smallest == direction.largest:
+        return f"{verb} attention (m = {direction.smallest:.3g} {'<' if way is Way.SOFTER else '>'} 1)"
+    if way in (Way.SOFTER, Way.SHARPER):
+        return f"{verb} attention (m from {direction.smallest:.3g} to {direction.largest:.3g})"
+    return (f"is softer than T = 1 on {direction.softer_share:.0%} of the measured queries and sharper on "
+            f"{direction.sharper_share:.0%} (m from {direction.smallest:.3g} to {direction.largest:.3g})")
+
+
+def problems(finding: Finding, reference: Finding, answer_text: str = "") -> list[str]:
+    """The plain-language reasons behind a finding (empty when there is nothing to flag)."""
+    said = []
+    if finding.near_uniform_layers and finding.direction.kind is not Way.SHARPER:
+        said.append(f"near-uniform attention (normalized entropy > {NEAR_UNIFORM}) in "
+                    f"{finding.near_uniform_layers} of {finding.n_layers} layers")
+    if finding.near_one_hot_layers and finding.direction.kind is not Way.SOFTER:
+        said.append(f"attention on a single key (normalized entropy < {NEAR_ONE_HOT}) in "
+                    f"{finding.near_one_hot_layers} of {finding.n_layers} layers")
+    if finding.loss_rose:
+        said.append(f"loss {finding.loss:.2f}, {finding.loss_ratio:.1f}x that of {reference.label}")
+    if finding.answer_dropped:
+        said.append(f"the answer's first token {answer_text!r} falls from {reference.answer_probability:.2f} to "
+                    f"{finding.answer_probability:.2f}")
+    return said
+
+
+def finding_sentence(finding: Finding, reference: Finding, answer_text: str = "") -> tuple[str, str] | None:
+    """(level, text) for a page or the command line: level 'warning' for a verdict in a direction, 'info' for
+    problems without one; None when there is nothing to say."""
+    reasons = problems(finding, reference, answer_text)
+    outcome = finding.verdict
+    if outcome is None and not reasons:
+        return None
+    head = f"{finding.label} {direction_words(finding.direction)}"
+    if outcome in (Outcome.OVER_SOFTENED, Outcome.OVER_SHARPENED):
+        return "warning", f"{head} and is {outcome.value}: " + "; ".join(reasons) + "."
+    if outcome is Outcome.LOSS_ROSE:
+        return "warning", f"{head}; the loss rose: " + "; ".join(reasons) + "."
+    return "info", f"{head}: " + "; ".join(reasons) + "."
+
+
+def mass_shift_lines(found: Sequence[Finding], base: int) -> list[str]:
+    """'T=2 vs T=1: sink -0.158, recent -0.109, distant +0.266' for every result but the reference."""
+    reference = found[base].label
+    return [f"{f.label} vs {reference}: sink {f.mass_shift['sink_mass']:+.3f}, recent "
+            f"{f.mass_shift['recent_mass']:+.3f}, distant {f.mass_shift['distant_mass']:+.3f}"
+            for i, f in enumerate(found) if i != base]
+
+
+# === Descriptions stored with the result files =======================================================================
+# How a result was computed, written into its file when it is made (a sweep's and a tune's bootstrap, a fit's
+# method): said here like every other sentence, stored there as its record's field.
+
+SWEEP_BOOTSTRAP = "moving-block bootstrap over the positions of each bucket"
+CORPUS_BOOTSTRAP = ("documents resampled with replacement; the NLL of a bucket is pooled over the positions of the "
+                    "documents drawn (sum / count)")
+LMEVAL_TOKENIZER = "the model's own tokenizer, saved to a temporary folder"  # what RULER built its samples with
+FIT_OPTIMIZER = ("scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the pooled next-token NLL of "
+                 "the training documents' positions past the trained length")
+
+
+def fit_held_out_method() -> str:
+    return ("each document is scored with the value fitted on the other folds' documents; gains pooled over its "
+            f"positions past the trained length; {CONFIDENCE:.0%} bootstrap over the held-out documents "
+            f"({BOOTSTRAP_RESAMPLES} resamples), saved = reference NLL minus fitted NLL")
+
+
+def fit_spread_method(documents: int, resamples: int, window: float) -> str:
+    return (f"{CONFIDENCE:.0%} percentile bootstrap over the {documents} documents ({resamples} resamples) of the "
+            f"minimum of their summed NLL curves past the trained length, each document's curve a quadratic "
+            f"through its fold's evaluations within {window:g} of the fold's best")
+
+
+def fit_reused(source: str, reused: int, comparisons: int, largest: float) -> str:
+    """What a fit read from a tune's rows instead of computing it (fit --compare-from)."""
+    return (f"{source}: {reused} of the {comparisons} comparisons read from the tune's rows, checked against this "
+            f"fit's own T = 1 pass (largest difference {largest:.1e} nats per token past the trained length)")
+
+
+# === The terminal tables =============================================================================================
+
+
+def fit_table(summary: FitSummary) -> str:
+    """A few lines for the terminal: the fitted value, its range, and the held-out gains."""
+    knob, multiplier = summary.knob, summary.multiplier
+    on = f" on {summary.rope.label}" if summary.rope else ""
+    lines = [f"{summary.model}: {summary.family} family{on}, {summary.evaluations} evaluations over "
+             f"{len(summary.folds)} folds; {knob} = {summary.parameter:.4f} ({CONFIDENCE:.0%} interval over "
+             f"documents {summary.interval[0]:.4f}-{summary.interval[1]:.4f})"
+             + (f"; at the edge of the searched interval {list(summary.bounds)}: the minimum may lie beyond it"
+                if summary.at_bound else "")]
+    if multiplier is not None and multiplier.yarn_law is not None:
+        lines.append(f"logit multiplier {multiplier.fitted:.4f} against YaRN's law (0.1 ln s + 1)^2 = "
+                     f"{multiplier.yarn_law:.4f} at s = {multiplier.scale:g}")
+    if summary.compared_from is not None:
+        lines.append(f"comparisons from {summary.compared_from}")
+    for name, entry in summary.held_out.gains.items():
+        low, high = entry.interval
+        lines.append(f"  held out, NLL saved past the trained length vs {name}: {entry.saved:+.4f} "
+                     f"nats per token ({low:+.4f} to {high:+.4f})")
+    return "\n".join(lines)
+
+
+def tune_table(summary: TuneSummary) -> str:
+    """One line per bucket: the best constant temperature, its interval, and what it saves against T = 1."""
+    corpus = summary.corpus
+    tokens = sorted(set(corpus.tokens))
+    length = f"{tokens[0]:,} tokens each" if len(tokens) == 1 else f"{tokens[0]:,}-{tokens[-1]:,} tokens"
+    lines = [f"{summary.model}: {corpus.documents} documents, {length}; {len(summary.results)} passes per "
+             f"document; {summary.workers} worker(s) x {summary.threads_per_worker} thread(s); "
+             f"{summary.wall_seconds:.0f} s this run ({summary.computed_documents} computed), "
+             f"peak {summary.peak_rss_gb.max} GB",
+             f"{'positions':>15} {'docs':>4} {'best T':>7} {'95% interval':>14} {'NLL at 1':>9} {'saved':>7} "
+             f"{'95% interval':>17}  best schedule (saved)"]
+    for index, best in enumerate(summary.best):
+        start, stop = best.bucket
+        low, high = best.temperature_interval
+        saved_low, saved_high = best.saved_interval
+        by_schedule = [(entry.label, entry.buckets[index].saved) for entry in summary.schedules]
+        schedule = max(by_schedule, key=lambda pair: pair[1], default=None)
+        lines.append(f"{f'{start:,}-{stop - 1:,}':>15} {best.documents:>4} {best.temperature:>7g} "
+                     f"{f'[{low:g}, {high:g}]':>14} {best.nll_at_1:>9.4f} {best.saved:>7.4f} "
+                     f"{f'[{saved_low:.4f}, {saved_high:.4f}]':>17}  "
+                     + (f"{schedule[0]} ({schedule[1]:+.4f})" if schedule else "-"))
+    return "\n".join(lines)
+
+
+# === Retrieval at a distance =========================================================================================
+
+
+def _round_tokens(value: float) -> float:
+    """A distance as a reader says it: two significant figures from 1,000 on, tens below."""
+    return round(value, -2) if value >= 1000 else round(value, -1)
 
 
 def tokens_text(value: float) -> str:
-    """A distance in tokens as a reader says it: 'about 5,100 tokens' (two significant figures above 1,000)."""
-    rounded = round(value, -2) if value >= 1000 else round(value, -1)
-    return f"about {rounded:,.0f} tokens"
+    """'about 5,100 tokens'."""
+    return f"about {_round_tokens(value):,.0f} tokens"
 
 
 def spread_text(low: float | None, high: float | None, spread: Spread, passages: int) -> str:
@@ -30,21 +1166,22 @@ def spread_text(low: float | None, high: float | None, spread: Spread, passages:
     if low is None or high is None:
         return f"{passages} passages"
     where = f"{passages} passages" if spread is Spread.RANGE else f"95% interval over {passages} passages"
-    return f"{where}: {low:,.0f} to {high:,.0f}"
+    return f"{where}: {_round_tokens(low):,.0f} to {_round_tokens(high):,.0f}"
 
 
 def reach_short(reach: Reach) -> str:
     """A reach as a headline number: '5,100 tokens', '≥ 12,288 tokens', 'none'."""
     if reach.outcome is ReachOutcome.NONE:
         return "none"
-    rounded = round(reach.value, -2) if reach.outcome is ReachOutcome.FOUND and reach.value >= 1000 else reach.value
-    return f"{'≥ ' if reach.outcome is ReachOutcome.BEYOND else ''}{rounded:,.0f} tokens"
+    if reach.outcome is ReachOutcome.BEYOND:
+        return f"≥ {reach.value:,.0f} tokens"
+    return f"{_round_tokens(reach.value):,.0f} tokens"
 
 
 def reach_text(reach: Reach) -> str:
     """How far a view reaches, with its spread: 'about 5,100 tokens (4 passages: 4,300 to 6,000)'."""
     if reach.outcome is ReachOutcome.NONE:
-        return "no reach (the copy does not help even at the shortest distance)"
+        return "no reach (the first copy does not help even at the shortest distance)"
     spread = spread_text(reach.low, reach.high, reach.spread, reach.passages)
     if reach.outcome is ReachOutcome.BEYOND:
         return f"at least {reach.value:,.0f} tokens, the longest distance measured ({spread})"
@@ -54,42 +1191,37 @@ def reach_text(reach: Reach) -> str:
 def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
     """The probe's answer in one sentence: how far back the model still uses what it read, at T = 1."""
     reach, model = verdict.reach, model_name(model)
+    trained = f"Its trained length is {verdict.trained_length:,} tokens."
     if reach.outcome is ReachOutcome.NONE:
-        return (f"{model} does not use a passage it read earlier even at the shortest distance measured: its repeat "
-                "is read as new text.")
-    trained = f"its trained length is {verdict.trained_length:,}"
+        return (f"{model} does not use a passage it read earlier even at the shortest distance measured: it reads "
+                "the repeat as new text.")
     if reach.outcome is ReachOutcome.BEYOND:
-        return (f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured "
-                f"({trained}).")
-    return (f"{model} uses a passage it read earlier only up to {reach_text(reach)} back; "
-            f"farther back it reads the repeat almost as new text ({trained}).")
+        return f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured. {trained}"
+    return (f"{model} uses what it read up to {tokens_text(reach.value)} back "
+            f"({spread_text(reach.low, reach.high, reach.spread, reach.passages)}); farther back, it reads a "
+            f"repeated passage almost as new text. {trained}")
 
 
-def _labels(shifts: list[ReachShift]) -> str:
-    names = [shift.view for shift in shifts]
+def _named(shifts: list[ReachShift], signed: bool) -> str:
+    """'yarn-rope (s=2) + T=1 (+2,100 tokens) and T=1.5 (-800 tokens)'."""
+    names = [f"{s.view} ({s.shift:+,.0f} tokens)" if signed else s.view for s in shifts]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def shifts_sentence(verdict: RetrievalVerdict) -> str:
-    """What the other views do to the reach: which lengthen it, which shorten it, on every passage, by how much."""
-    longer = [s for s in verdict.shifts if s.direction is Direction.LONGER]
-    shorter = [s for s in verdict.shifts if s.direction is Direction.SHORTER]
-    same = [s for s in verdict.shifts if s.direction is Direction.UNCHANGED]
-    parts = []
-    if longer:
-        best = max(longer, key=lambda s: s.shift)
-        parts.append(f"{_labels(longer)} {'reach' if len(longer) > 1 else 'reaches'} farther on every passage "
-                     f"(the most: {best.view}, {best.shift:+,.0f} tokens)")
-    if shorter:
-        worst = min(shorter, key=lambda s: s.shift)
-        parts.append(f"{_labels(shorter)} {'fall' if len(shorter) > 1 else 'falls'} short sooner "
-                     f"(the most: {worst.view}, {worst.shift:+,.0f} tokens)")
-    if same:
-        parts.append(f"{_labels(same)} {'do' if len(same) > 1 else 'does'} not move it the same way on every "
-                     "passage")
-    if not parts:
+    """What the other views do to the reach: farther on every passage, closer on every passage, or neither."""
+    groups = ((ReachDirection.LONGER, "farther on every passage", True),
+              (ReachDirection.SHORTER, "closer on every passage", True),
+              (ReachDirection.UNCHANGED, "not the same way on every passage", False))
+    found = {direction: [s for s in verdict.shifts if s.direction is direction] for direction, _, _ in groups}
+    if not any(found.values()):
         return "No other view was measured against T = 1."
-    return "Against T = 1: " + "; ".join(parts) + "."
+    if not found[ReachDirection.LONGER] and not found[ReachDirection.SHORTER]:
+        return (f"No other view moves the reach the same way on every passage "
+                f"({_named(found[ReachDirection.UNCHANGED], False)}).")
+    parts = [f"{title}, {_named(found[direction], signed)}" for direction, title, signed in groups
+             if found[direction]]
+    return "Against T = 1 the reach moves " + "; ".join(parts) + "."
 
 
 def retrieval_method() -> str:

@@ -121,9 +121,9 @@ def test_a_remapping_in_a_tune_has_its_effective_untrained_mass_and_the_verdict_
     """Self-extend (G = 4, W = 64) past a trained length of 256 on 600 tokens: the far keys keep their distance in
     the text (raw untrained mass) but are given at most 64 + 536 / 4 = 198 (effective: none). The rows hold both as
     the engine measures them, and the corpus verdict judges the remapping by the effective one."""
+    from model_utils.core.records.verdict import MassMove
     from model_utils.core.rope import Rope
     from model_utils.core.views import View
-    from model_utils.verdicts.corpus import corpus_verdict
 
     texts = {"a.txt": "The quick brown fox jumps over the lazy dog. " * 14, "b.txt": "Pack my box with five dozen "
              "liquor jugs, then sing of it. " * 11}
@@ -142,9 +142,9 @@ def test_a_remapping_in_a_tune_has_its_effective_untrained_mass_and_the_verdict_
         past = [row for row in mine if row["start"] >= 256]
         assert min(row["untrained_mass"] for row in past) > 0.01
         assert max(row["effective_untrained_mass"] for row in past) == 0.0
-    (row,) = [row for row in corpus_verdict(summary).decomposition.rows if row["label"] == remap.label]
-    assert row["effective_untrained_mass_past"] == 0.0 < row["untrained_mass_past"]
-    assert row["untrained"] == "goes away"
+    row = summary.verdict.decomposition.row_of(remap.label)
+    assert row.effective_untrained_mass_past == 0.0 < row.untrained_mass_past
+    assert row.untrained is MassMove.GOES_AWAY
 
 
 @pytest.mark.slow
@@ -217,11 +217,12 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
     keep name, sha256 and token count."""
     from model_utils.core.records.base import DocumentEntry
     from model_utils.core.records.sweep import SweepPass
+    from model_utils.core.records.tune import TuneSummary
+    from model_utils.core.records.verdict import Scoring
     from model_utils.core.rope import Rope
     from model_utils.core.views import View, as_view
     from model_utils.experiments.corpus import Corpus, Document
     from model_utils.experiments.tune.rows import document_columns, write_document
-    from model_utils.verdicts.corpus import corpus_verdict
     from tests.verdicts.synthetic import BUCKETS, N_TOKENS, leave_one_out_by_hand, plain, record
 
     specs = [0.8, 1.0, 1.25, View(1.0, Rope("yarn-rope", 2.0))]
@@ -249,17 +250,14 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
     assert [result.rope for result in summary.results] == [None, None, None, Rope("yarn-rope", 2.0)]
     assert [entry.rope for entry in summary.recipes] == [Rope("yarn-rope", 2.0)] and summary.schedules == ()
     order = np.argsort([d.sha256 for d in documents])  # the summary's documents, by sha256
-    held = summary.verdict["gain_held_out"]
-    assert held["saved"] == pytest.approx(leave_one_out_by_hand(sums[order], counts, 1, [0, 1, 2], [4, 5, 6, 7]),
-                                          abs=1e-9)
-    assert held["interval"][0] <= held["saved"] <= held["interval"][1]
-    assert json.loads(json.dumps(summary.to_dict(), allow_nan=False))["verdict"] == summary.verdict
-    said = corpus_verdict(summary).sentences()
-    assert said[0] == corpus_verdict(summary).answer()
-    assert said[1].startswith("Held out over documents (one model, 3 documents): the best T per bucket, chosen on "
-                              "the other "
-                              "documents and scored on the one left out")
-    assert any("yarn-rope (s=2) + T=1 +" in sentence for sentence in said)  # the recipe, against plain T = 1
+    held = summary.verdict.gains.held_out
+    assert held.saved == pytest.approx(leave_one_out_by_hand(sums[order], counts, 1, [0, 1, 2], [4, 5, 6, 7]),
+                                       abs=1e-9)
+    assert held.interval[0] <= held.saved <= held.interval[1]
+    assert held.scoring is Scoring.HELD_OUT_DOCUMENTS and summary.verdict.documents == 3
+    assert TuneSummary.from_dict(json.loads(json.dumps(summary.to_dict(), allow_nan=False))) == summary
+    recipe = summary.verdict.decomposition.row_of("yarn-rope (s=2) + T=1")  # the recipe, against plain T = 1
+    assert recipe.against == "T=1" and recipe.saved > 0
 
 
 # --- rows of the format before: the recipe as its label ------------------------------------------------------------
@@ -355,13 +353,16 @@ def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_
     assert upgrade_rows(tmp_path / "out", settings, views) == []  # nothing left to upgrade
 
 
-def test_the_committed_rows_give_the_committed_summary():
+def test_the_committed_rows_and_fits_give_the_committed_summary():
     """summarize_tune on the committed rows writes the committed summary's numbers, to the last digit (the
-    documents are the built-in corpus's eight)."""
+    documents are the built-in corpus's eight), and its verdict is theirs with the committed fit made on those
+    documents folded in (verdicts.fit.fold_fits): no number of it was made any other way."""
     from dataclasses import replace
 
+    from bench.readme import read_fits
     from model_utils.core.records.tune import TuneSummary
     from model_utils.experiments.corpus import Corpus
+    from model_utils.verdicts.fit import fold_fits
 
     committed = TuneSummary.from_dict(json.loads((COMMITTED / "summary.json").read_text()))
     settings, views = committed_settings()
@@ -373,7 +374,7 @@ def test_the_committed_rows_give_the_committed_summary():
                         settings, committed.trained_length)
     made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
                "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
-    assert replace(summary, **{name: getattr(committed, name) for name in made_by}) == committed
+    assert fold_fits(replace(summary, **{name: getattr(committed, name) for name in made_by}), read_fits()) == committed
 
 
 def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_computing(capsys, tmp_path):

@@ -9,7 +9,8 @@ from components.present.text import plain
 from model_utils import Schedule
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, parse_rope, usage
-from model_utils.verdicts.context import PUBLISHED_ENTROPY, entropy_with_length
+from model_utils.verdicts.context import entropy_with_length
+from model_utils.verdicts.words import PUBLISHED_ENTROPY, entropy_trend_sentences, measured_entropy_sentence
 from tests.support import SHORT_TEXT
 from tests.support.apptest import array, assert_clean, chart, open_app, texts
 
@@ -149,7 +150,7 @@ def test_the_entropy_argument_is_stated_as_the_published_one_next_to_what_was_me
     at = open_app("length_schedules")
     assert_clean(at)
     assert "roughly like ln n" not in at.markdown[0].value  # no longer stated as a law
-    published, measured = entropy_with_length(document).sentences()
+    published, measured = entropy_trend_sentences(entropy_with_length(document))
     said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
     assert said.splitlines()[1:] == [f"- {plain(published)}", "- " + plain(
         f"On the committed sweep of tiny-random (2,048 tokens, trained length 1,024): {measured}")]
@@ -174,7 +175,7 @@ def test_each_models_committed_sweep_says_what_it_measured_next_to_the_argument(
     assert lines[2] == "- " + plain(
         f"On the committed sweep of Gemma 3 270M ({gemma.n_tokens:,} tokens, trained length "
         f"{gemma.trained_length:,}; {len(windows)} of its {len(gemma.layer_windows)} layers see only their last "
-        f"{max(windows):,} keys): {entropy_with_length(gemma).sentences()[1]}")
+        f"{max(windows):,} keys): {measured_entropy_sentence(entropy_with_length(gemma))}")
 
 
 def test_without_a_committed_sweep_the_argument_stands_alone(tiny_env, tmp_path):

@@ -1,25 +1,35 @@
-"""The decomposition chart: one bar per lever with a saving, its interval as error bars, the rise as a line."""
+"""The decomposition chart: one bar per lever with a saving, its interval as error bars, the rise as a line (bars
+made by hand for the layout, and a verdict's own decomposition)."""
 
-from components.present.decomposition import decomposition_chart
-from model_utils.verdicts.decomposition import Lever
+from components.present.figures.decomposition import Bar, bars, bars_chart, decomposition_chart
+from model_utils.core.records.verdict import Family, LeverKind
+from tests.golden.cases import verdicts
 
 
-def lever(label: str, kind: str, saved: float | None, interval: list[float] | None, share: float | None) -> Lever:
-    return Lever(label=label, kind=kind, what="", saved=saved, interval=interval, share_of_rise=share, against="T=1")
+def lever(label: str, kind: LeverKind, saved: float, interval: tuple[float, float] | None, share: float | None,
+          family: Family | None = None) -> Bar:
+    return Bar(label=label, kind=kind, family=family, saved=saved, interval=interval, share=share)
 
 
 LEVERS = [
-    lever("yarn-rope (s=2) + T=1", "recipe", 2.07, [1.99, 2.16], 1.06),
-    lever("best T per bucket (cross-fit on one text)", "temperature", 0.17, [0.16, 0.22], 0.09),
-    lever("<b>ssmax</b>", "schedule", 0.14, None, 0.07),
-    lever("no number", "recipe", None, None, None),
+    lever("yarn-rope (s=2) + T=1", LeverKind.RECIPE, 2.07, (1.99, 2.16), 1.06, Family.FREQUENCY),
+    lever("best T per bucket (cross-fit on one text)", LeverKind.TEMPERATURE, 0.17, (0.16, 0.22), 0.09),
+    lever("<b>ssmax</b>", LeverKind.SCHEDULE, 0.14, None, 0.07),
 ]
 
 
-def test_one_bar_per_lever_with_a_saving_and_its_interval():
-    figure = decomposition_chart(LEVERS, rise=1.95)
+def test_a_verdicts_chart_has_one_bar_per_lever_with_a_saving():
+    verdict = verdicts()["frequency recipes, YaRN's own temperature"]
+    shown = bars(verdict.decomposition)
+    assert [bar.saved for bar in shown] == [row.saved for row in verdict.decomposition.levers if row.saved is not None]
+    figure = decomposition_chart(verdict.decomposition)
+    assert sum(len(trace.x) for trace in figure.data) == len(shown)
+
+
+def test_one_bar_per_lever_with_its_interval():
+    figure = bars_chart(LEVERS, rise=1.95)
     bars = {trace.name: trace for trace in figure.data}
-    assert sum(len(trace.x) for trace in figure.data) == 3  # the lever without a saving is left out
+    assert sum(len(trace.x) for trace in figure.data) == 3
     recipe = bars["RoPE recipe at T = 1"]
     assert list(recipe.x) == [2.07] and recipe.error_x.array[0] == 2.16 - 2.07
     assert recipe.error_x.arrayminus[0] == 2.07 - 1.99 and recipe.text[0] == "106% of the rise"
@@ -29,13 +39,13 @@ def test_one_bar_per_lever_with_a_saving_and_its_interval():
 
 
 def test_the_rise_is_a_dashed_line_only_when_the_loss_rises():
-    lines = [shape for shape in decomposition_chart(LEVERS, rise=1.95).layout.shapes if shape.line.dash == "dash"]
+    lines = [shape for shape in bars_chart(LEVERS, rise=1.95).layout.shapes if shape.line.dash == "dash"]
     assert len(lines) == 1 and lines[0].x0 == 1.95
-    assert not [s for s in decomposition_chart(LEVERS, rise=-0.1).layout.shapes if s.line.dash == "dash"]
+    assert not [s for s in bars_chart(LEVERS, rise=-0.1).layout.shapes if s.line.dash == "dash"]
 
 
 def test_each_bar_says_its_saving_and_share_right_of_its_interval_inside_the_plot():
-    figure = decomposition_chart(LEVERS, rise=1.95)
+    figure = bars_chart(LEVERS, rise=1.95)
     notes = {note.y: note for note in figure.layout.annotations if isinstance(note.y, str)}  # not the rise line's
     assert notes["yarn-rope (s=2) + T=1"].text == "+2.070 (106% of the rise)"
     assert notes["yarn-rope (s=2) + T=1"].x == 2.16 and notes["yarn-rope (s=2) + T=1"].xanchor == "left"
@@ -44,21 +54,21 @@ def test_each_bar_says_its_saving_and_share_right_of_its_interval_inside_the_plo
                           "&lt;b&gt;ssmax&lt;/b&gt;"}
     low, high = figure.layout.xaxis.range
     assert low < 0 and high > 2.16 + 0.3  # room right of the highest interval for its note
-    negative = decomposition_chart([LEVERS[0], lever("yarn (scale=2)", "schedule", -0.15, [-0.17, -0.13], -0.08)],
-                                   rise=1.95)
+    negative = bars_chart([LEVERS[0], lever("yarn (scale=2)", LeverKind.SCHEDULE, -0.15, (-0.17, -0.13),
+                                                        -0.08)], rise=1.95)
     note = next(n for n in negative.layout.annotations if n.y == "yarn (scale=2)")
     assert note.x == 0.0 and note.text == "-0.150 (-8% of the rise)"  # right of 0, clear of the axis labels
 
 
 def test_with_more_than_one_recipe_family_each_family_has_its_colour_and_legend_entry():
     def recipe(label, family, saved):
-        return Lever(label=label, kind="recipe", what="", saved=saved, interval=None, share_of_rise=saved / 2,
-                     against="T=1", family=family)
+        return lever(label, LeverKind.RECIPE, saved, None, saved / 2, family)
 
-    levers = [LEVERS[1], recipe("yarn-rope (s=2) + T=1", "frequency", 2.07),
-              recipe("self-extend (G=2, W=1024) + T=1", "remap", 1.5), recipe("rerope (W=4096) + T=1", "remap", 1.2),
-              recipe("sink-window (S=4, W=8192) + T=1", "sink_window", -0.4), LEVERS[2]]
-    figure = decomposition_chart(levers, rise=2.0)
+    levers = [LEVERS[1], recipe("yarn-rope (s=2) + T=1", Family.FREQUENCY, 2.07),
+              recipe("self-extend (G=2, W=1024) + T=1", Family.REMAP, 1.5),
+              recipe("rerope (W=4096) + T=1", Family.REMAP, 1.2),
+              recipe("sink-window (S=4, W=8192) + T=1", Family.SINK_WINDOW, -0.4), LEVERS[2]]
+    figure = bars_chart(levers, rise=2.0)
     bars = {trace.name: list(trace.y) for trace in figure.data}
     assert bars == {"frequency change (interpolation) at T = 1": ["yarn-rope (s=2) + T=1"],
                     "distance remapping at T = 1": ["self-extend (G=2, W=1024) + T=1", "rerope (W=4096) + T=1"],
@@ -68,4 +78,4 @@ def test_with_more_than_one_recipe_family_each_family_has_its_colour_and_legend_
     assert list(figure.layout.yaxis.categoryarray)[::-1] == [lever.label for lever in levers[:-1]] + [
         "&lt;b&gt;ssmax&lt;/b&gt;"]  # in the order given, the first on top
     # one family alone keeps the one legend entry of the recipes
-    assert decomposition_chart(LEVERS, rise=1.95).data[0].name == "RoPE recipe at T = 1"
+    assert bars_chart(LEVERS, rise=1.95).data[0].name == "RoPE recipe at T = 1"

@@ -12,25 +12,29 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from components.present import figures
-from components.present.figures import (
-    LOG_FLOOR,
-    MASS_COLOURS,
-    PALETTE,
+from components.present.figures.base import LOG_FLOOR, MASS_COLOURS, PALETTE, SLIDER_COLOUR, colour, display_token
+from components.present.figures.context import (
+    RECIPE_COLOURS,
+    SCHEDULE_COLOURS,
+    best_temperatures,
+    distance_heatmaps,
+    pass_heatmap,
+    position_lines,
+    recipe_style,
+    sweep_styles,
+)
+from components.present.figures.maps import (
     attention_heatmaps,
-    display_token,
+    distance_bin_names,
     distance_profile,
-    entropy_curve_figure,
     head_grids,
     hidden_keys,
     layer_lines,
     mass_bars,
     outcome_bars,
-    ratio_curves,
-    schedule_curves,
-    schedule_figure,
-    weight_bars,
 )
+from components.present.figures.schedules import schedule_curves, schedule_figure
+from components.present.figures.softmax import entropy_curve_figure, ratio_curves, weight_bars
 from model_utils.core.records.sweep import BestEntry
 from model_utils.core.schedules import Schedule
 from model_utils.core.softmax import entropy, softmax_with_temperature
@@ -109,7 +113,7 @@ def test_weight_bars_slider_temperature_gets_its_own_grey_panel_only_when_new():
     scores = [2.0, 1.0, 0.0]
     fig = weight_bars(scores, [0.5, 2.0], slider=3.0)
     assert [trace.name for trace in fig.data] == ["slider T = 3", "T = 0.5", "T = 2"]
-    assert [trace.marker.color for trace in fig.data] == [figures.SLIDER_COLOUR, PALETTE[0], PALETTE[1]]
+    assert [trace.marker.color for trace in fig.data] == [SLIDER_COLOUR, PALETTE[0], PALETTE[1]]
     np.testing.assert_allclose(fig.data[0].y, softmax_with_temperature(scores, 3.0))
     # the compared temperatures keep their colours whether or not the slider adds a panel
     same = weight_bars(scores, [0.5, 2.0], slider=2.0)
@@ -405,7 +409,7 @@ def test_layer_lines_of_top_ratio_are_geometric_means_on_a_log_axis():
 
 def test_hidden_keys_are_the_future_and_keys_before_a_sliding_window():
     np.testing.assert_array_equal(hidden_keys(4), np.triu(np.ones((4, 4), dtype=bool), 1))
-    banded = hidden_keys(5, sliding_window=2)  # query q sees keys q - 1 and q
+    banded = hidden_keys(5, sliding_span=2)  # query q sees keys q - 1 and q
     np.testing.assert_array_equal(~banded, [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 1, 0, 0], [0, 0, 1, 1, 0],
                                             [0, 0, 0, 1, 1]])
 
@@ -415,7 +419,7 @@ def test_attention_heatmaps_blank_the_keys_outside_a_sliding_window():
     maps = causal_maps(n, temperatures=(1.0,))
     banded = np.where(hidden_keys(n, window), 0.0, maps[0])
     banded /= banded.sum(axis=1, keepdims=True)
-    z = np.asarray(attention_heatmaps([banded], list("abcdef"), ["T = 1"], sliding_window=window).data[0].z,
+    z = np.asarray(attention_heatmaps([banded], list("abcdef"), ["T = 1"], sliding_span=window).data[0].z,
                    dtype=np.float64)
     assert np.all(np.isnan(z[hidden_keys(n, window)])), "keys outside the window are blank, not weight 0"
     np.testing.assert_allclose(z[~hidden_keys(n, window)], banded[~hidden_keys(n, window)])
@@ -527,7 +531,7 @@ def test_plotly_json_of_a_figure_is_valid_and_uses_the_shared_palette():
     fig = weight_bars([1.0, 2.0, 3.0], [0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 90, 100])
     data = json.loads(fig.to_json())["data"]
     assert len(data) == 11
-    assert [trace["marker"]["color"] for trace in data] == [figures.colour(i) for i in range(11)]
+    assert [trace["marker"]["color"] for trace in data] == [colour(i) for i in range(11)]
     assert len(set(PALETTE)) == len(PALETTE) == 10  # ten temperatures, ten colours (a sweep's grid)
     assert data[10]["marker"]["color"] == PALETTE[0]  # then the palette wraps around
 
@@ -556,22 +560,22 @@ def trained_lines(fig: go.Figure) -> list:
 
 
 def test_sweep_styles_keep_the_palette_for_temperatures_and_dash_the_schedules():
-    styles = figures.sweep_styles(SWEEP_TEMPERATURES, SWEEP_LABELS)
+    styles = sweep_styles(SWEEP_TEMPERATURES, SWEEP_LABELS)
     assert [style["color"] for style in styles[:3]] == list(PALETTE[:3])  # in the order they were run
     assert [style["dash"] for style in styles[:3]] == ["solid"] * 3
     assert styles[1]["width"] > styles[0]["width"] == styles[2]["width"]  # T = 1, the reference, stands out
     assert all(style["dash"] != "solid" for style in styles[3:])
     # each schedule has its own colour, never a temperature's, whatever the number of temperatures
-    assert styles[3]["color"] == figures.SCHEDULE_COLOURS[0] and styles[4]["color"] == figures.SCHEDULE_COLOURS[4]
-    assert not set(figures.SCHEDULE_COLOURS) & set(PALETTE)
-    many = figures.sweep_styles([0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, None], [""] * 8 + ["yarn (scale=2)"])
+    assert styles[3]["color"] == SCHEDULE_COLOURS[0] and styles[4]["color"] == SCHEDULE_COLOURS[4]
+    assert not set(SCHEDULE_COLOURS) & set(PALETTE)
+    many = sweep_styles([0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, None], [""] * 8 + ["yarn (scale=2)"])
     assert len({style["color"] for style in many}) == 9
 
 
 def test_position_lines_put_each_bucket_at_its_middle_and_draw_the_trained_length():
     values = [np.linspace(2.0, 3.0, 5) + i for i in range(5)]
-    styles = figures.sweep_styles(SWEEP_TEMPERATURES, SWEEP_LABELS)
-    fig = figures.position_lines(BUCKETS, values, SWEEP_LABELS, styles, 1024, "mean NLL")
+    styles = sweep_styles(SWEEP_TEMPERATURES, SWEEP_LABELS)
+    fig = position_lines(BUCKETS, values, SWEEP_LABELS, styles, 1024, "mean NLL")
     assert [trace.name for trace in fig.data] == SWEEP_LABELS
     for trace, series, style in zip(fig.data, values, styles, strict=True):
         np.testing.assert_allclose(trace.x, [128.0, 383.5, 639.5, 895.5, 1151.5])  # positions start..stop-1
@@ -586,9 +590,9 @@ def test_position_lines_put_each_bucket_at_its_middle_and_draw_the_trained_lengt
 def test_position_lines_draw_interval_bands_in_the_lines_colour_only_where_given():
     values = [np.array([2.0, 2.1, 2.2, 2.5, 2.9]), np.array([2.1, 2.0, 2.3, 2.4, 2.6])]
     low_high = (values[0] - 0.1, values[0] + 0.2)
-    styles = figures.sweep_styles([1.0, None], ["T=1", "yarn (scale=2)"])
-    fig = figures.position_lines(BUCKETS, values, ["T=1", "yarn (scale=2)"], styles, None, "NLL",
-                                 intervals=[low_high, None])
+    styles = sweep_styles([1.0, None], ["T=1", "yarn (scale=2)"])
+    fig = position_lines(BUCKETS, values, ["T=1", "yarn (scale=2)"], styles, None, "NLL",
+                         intervals=[low_high, None])
     high, low, line, schedule = fig.data  # the band's upper edge, then its lower edge filled up to it
     np.testing.assert_array_equal(high.y, low_high[1])
     np.testing.assert_array_equal(low.y, low_high[0])
@@ -600,20 +604,20 @@ def test_position_lines_draw_interval_bands_in_the_lines_colour_only_where_given
 
 
 def test_position_lines_of_top_ratio_use_a_log_axis():
-    fig = figures.position_lines(BUCKETS[:2], [np.array([3.0, 30.0])], ["T=1"], [{"color": PALETTE[0]}], 1024,
-                                 "ratio", log_y=True)
+    fig = position_lines(BUCKETS[:2], [np.array([3.0, 30.0])], ["T=1"], [{"color": PALETTE[0]}], 1024,
+                         "ratio", log_y=True)
     assert fig.layout.yaxis.type == "log"
 
 
 def test_distance_bin_names_label_the_log_spaced_bins():
-    assert figures.distance_bin_names([0, 1, 2, 4, 8, 16]) == ["0", "1", "2-3", "4-7", "8-15"]
+    assert distance_bin_names([0, 1, 2, 4, 8, 16]) == ["0", "1", "2-3", "4-7", "8-15"]
 
 
 def test_distance_heatmaps_share_one_scale_and_span_each_buckets_positions():
     edges = [0, 1, 2, 4, 8, 16]
     rng = np.random.default_rng(5)
     profiles = [rng.dirichlet(np.ones(5), size=len(BUCKETS)) for _ in range(2)]  # [bucket, bin], rows sum to 1
-    fig = figures.distance_heatmaps(profiles, edges, BUCKETS, ["T=1", "T=<1.25>"], 1024)
+    fig = distance_heatmaps(profiles, edges, BUCKETS, ["T=1", "T=<1.25>"], 1024)
     assert [trace.type for trace in fig.data] == ["heatmap", "heatmap"]
     for trace, profile in zip(fig.data, profiles, strict=True):
         np.testing.assert_array_equal(trace.z, profile.T)  # y = distance bin, x = position
@@ -633,7 +637,7 @@ def test_best_temperatures_draw_the_interval_as_error_bars_around_the_best():
             for i, (bucket, t, interval) in enumerate(zip(BUCKETS, [1.0, 1.25, 1.25, 0.8, 0.8],
                                                           [(0.8, 1.25), (1.0, 1.25), (1.25, 1.25), (0.8, 1.0),
                                                            (0.8, 0.8)], strict=True))]
-    fig = figures.best_temperatures(BUCKETS, best, [0.8, 1.0, 1.25], 1024)
+    fig = best_temperatures(BUCKETS, best, [0.8, 1.0, 1.25], 1024)
     (points,) = fig.data
     np.testing.assert_array_equal(points.y, [1.0, 1.25, 1.25, 0.8, 0.8])
     np.testing.assert_allclose(points.error_y.array, [0.25, 0.0, 0.0, 0.2, 0.0])  # up to the interval's top
@@ -651,10 +655,10 @@ def test_a_recipes_passes_share_its_colour_darker_when_sharper_lighter_when_soft
     labels = ["T=0.8", "T=1", "yarn (scale=2)", "yarn (s=2) + T=1", "yarn-rope (s=2) + T=0.9", "yarn-rope (s=2) + T=1",
               "yarn-rope (s=2) + T=1.1", "linear (s=2) + T=1"]
     recipes = [None, None, None, "yarn (s=2)", "yarn-rope (s=2)", "yarn-rope (s=2)", "yarn-rope (s=2)", "linear (s=2)"]
-    styles = figures.sweep_styles(temperatures, labels, recipes)
-    assert styles[:3] == figures.sweep_styles(temperatures[:3], labels[:3])  # the model's own positions as before
+    styles = sweep_styles(temperatures, labels, recipes)
+    assert styles[:3] == sweep_styles(temperatures[:3], labels[:3])  # the model's own positions as before
     yarn, sharper, rope_one, softer, linear = styles[3:]
-    assert (yarn["color"], rope_one["color"], linear["color"]) == figures.RECIPE_COLOURS[:3]  # in order of first use
+    assert (yarn["color"], rope_one["color"], linear["color"]) == RECIPE_COLOURS[:3]  # in order of first use
     assert yarn["dash"] == rope_one["dash"] == "solid" and rope_one["width"] > sharper["width"]
     assert sharper["dash"] == "dot" and softer["dash"] == "dash"
 
@@ -662,16 +666,16 @@ def test_a_recipes_passes_share_its_colour_darker_when_sharper_lighter_when_soft
         return sum(int(colour[i : i + 2], 16) for i in (1, 3, 5))
 
     assert brightness(sharper["color"]) < brightness(rope_one["color"]) < brightness(softer["color"])
-    assert not set(figures.RECIPE_COLOURS) & (set(PALETTE) | set(figures.SCHEDULE_COLOURS))
-    assert figures.recipe_style(None, "#1b9e77")["dash"] == "dashdot"  # a schedule on a recipe
-    far = figures.recipe_style(0.5, "#1b9e77")
+    assert not set(RECIPE_COLOURS) & (set(PALETTE) | set(SCHEDULE_COLOURS))
+    assert recipe_style(None, "#1b9e77")["dash"] == "dashdot"  # a schedule on a recipe
+    far = recipe_style(0.5, "#1b9e77")
     assert far["color"] == "#082f24"  # 70% of the way to black at most: still the recipe's hue
 
 
 def test_pass_heatmap_draws_one_row_per_pass_over_the_positions():
     values = np.array([[0.0, 0.0, 0.0, 0.0, 0.2], [0.0, 0.0, 0.0, 0.0, 0.05]])
-    fig = figures.pass_heatmap(BUCKETS, values, ["T=1", "yarn (s=2) + <T=1>"], 1024, "untrained-distance mass",
-                               title="every pass")
+    fig = pass_heatmap(BUCKETS, values, ["T=1", "yarn (s=2) + <T=1>"], 1024, "untrained-distance mass",
+                       title="every pass")
     (cells,) = fig.data
     np.testing.assert_array_equal(cells.z, values)
     assert list(cells.x) == [1, 256, 512, 768, 1024, 1280]  # each bucket spans its own positions
@@ -681,5 +685,5 @@ def test_pass_heatmap_draws_one_row_per_pass_over_the_positions():
     assert [line.x0 for line in trained_lines(fig)] == [1024]
     assert fig.layout.height == 150 + 22 * 2 and fig.layout.title.text == "every pass"
     assert "positions 1,024-1,279" in cells.customdata[0][-1]
-    empty = figures.pass_heatmap(BUCKETS[:1], np.zeros((1, 1)), ["T=1"], None, "mass")
+    empty = pass_heatmap(BUCKETS[:1], np.zeros((1, 1)), ["T=1"], None, "mass")
     assert empty.layout.coloraxis.cmax > 0  # an all-zero chart still has a colour scale

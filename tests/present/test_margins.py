@@ -8,7 +8,18 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from components.present import figures, margins
+from components.present import margins
+from components.present.figures.context import best_temperatures, distance_heatmaps, position_lines, sweep_styles
+from components.present.figures.maps import (
+    attention_heatmaps,
+    distance_profile,
+    head_grids,
+    layer_lines,
+    mass_bars,
+    outcome_bars,
+)
+from components.present.figures.schedules import schedule_figure
+from components.present.figures.softmax import entropy_curve_figure, ratio_curves, weight_bars
 from components.present.margins import (
     LEGEND_PAD,
     LEGEND_ROW,
@@ -86,8 +97,8 @@ def test_a_legend_below_the_plot_sits_under_the_axis_title_and_inside_the_figure
 
 def test_a_colour_bar_and_its_title_take_room_on_the_right():
     grids = [np.random.default_rng(0).random((4, 3)) for _ in range(2)]
-    plain = fit(figures.head_grids(grids, ["T=1", "T=2"], "sink_mass"))
-    titled = fit(figures.head_grids(grids, ["T=1", "T=2"], "normalized_entropy"))
+    plain = fit(head_grids(grids, ["T=1", "T=2"], "sink_mass"))
+    titled = fit(head_grids(grids, ["T=1", "T=2"], "normalized_entropy"))
     lines = fit(lines_figure(["a", "b"]))
     assert lines.layout.margin.r == 0  # nothing reaches past the plot: Streamlit's theme's 0 stays
     assert 0 < plain.layout.margin.r < titled.layout.margin.r
@@ -95,16 +106,16 @@ def test_a_colour_bar_and_its_title_take_room_on_the_right():
 
 def test_labels_that_plotly_turns_get_room_below_and_to_the_right():
     labels = ["T=0.5", "T=1", "qwen-logn (train_length=8192)"]
-    narrow = figures.outcome_bars(labels, [3.0, 2.5, 2.6], None, width=margins.HALF_WIDTH)
-    short = figures.outcome_bars(["T=0.5", "T=1", "T=2"], [3.0, 2.5, 2.6], None, width=margins.HALF_WIDTH)
+    narrow = outcome_bars(labels, [3.0, 2.5, 2.6], None, width=margins.HALF_WIDTH)
+    short = outcome_bars(["T=0.5", "T=1", "T=2"], [3.0, 2.5, 2.6], None, width=margins.HALF_WIDTH)
     assert narrow.layout.margin.b > short.layout.margin.b
     assert narrow.layout.margin.r > short.layout.margin.r == 0
 
 
 def test_a_long_title_over_the_last_panel_gets_room_on_the_right():
     parts = [{part: np.arange(3.0) / 10 for part in ("sink", "distant", "recent")}] * 2
-    short = figures.mass_bars(parts, ["T=1", "T=2"])
-    long = figures.mass_bars(parts, ["T=1", "qwen-logn (train_length=8192), a schedule with a long name"])
+    short = mass_bars(parts, ["T=1", "T=2"])
+    long = mass_bars(parts, ["T=1", "qwen-logn (train_length=8192), a schedule with a long name"])
     assert short.layout.margin.r == 0
     title = long.layout.annotations[-1]
     half = margins.text_px(title.text, title.font.size, margins.WORD_EM) / 2
@@ -120,23 +131,23 @@ def every_figure(width):
                       temperature_interval=(0.9, 1.1), saved_interval=(0.0, 0.1), positions=4)] * 2
     edges = np.array([0, 1, 2, 4, 8])
     return {
-        "weight_bars": figures.weight_bars([1.0, 2.0, 0.5], [1.0, 2.0], width=width),
-        "ratio_curves": figures.ratio_curves(width=width),
-        "entropy_curve_figure": figures.entropy_curve_figure([1.0, 2.0, 0.5], [1.0], width=width),
-        "attention_heatmaps": figures.attention_heatmaps(maps, list("abcdef"), ["T=1", "T=2"], width=width),
-        "head_grids": figures.head_grids([rng.random((3, 2))] * 2, ["T=1", "T=2"], width=width),
-        "mass_bars": figures.mass_bars([{part: rng.random(3) for part in ("sink", "distant", "recent")}] * 2,
-                                       ["T=1", "T=2"], width=width),
-        "distance_profile": figures.distance_profile([rng.random(4)] * 2, edges, ["T=1", "T=2"], width=width),
-        "layer_lines": figures.layer_lines([rng.random(3)] * 2, ["T=1", "T=2"], "entropy", width=width),
-        "outcome_bars": figures.outcome_bars(["T=1", "T=2"], [2.0, 3.0], [0.1, 0.2], "x", width=width),
-        "schedule_figure": figures.schedule_figure([Schedule("logn", 1024)], longest=4096, width=width),
-        "position_lines": figures.position_lines(buckets, [rng.random(2)] * 2, ["T=1", "T=2"],
-                                                 figures.sweep_styles([1.0, 2.0], ["T=1", "T=2"]), 4, "loss",
-                                                 width=width),
-        "distance_heatmaps": figures.distance_heatmaps([rng.random((2, 4))] * 2, edges, buckets, ["T=1", "T=2"], 4,
-                                                       width=width),
-        "best_temperatures": figures.best_temperatures(buckets, best, [0.9, 1.0, 1.1], 4, width=width),
+        "weight_bars": weight_bars([1.0, 2.0, 0.5], [1.0, 2.0], width=width),
+        "ratio_curves": ratio_curves(width=width),
+        "entropy_curve_figure": entropy_curve_figure([1.0, 2.0, 0.5], [1.0], width=width),
+        "attention_heatmaps": attention_heatmaps(maps, list("abcdef"), ["T=1", "T=2"], width=width),
+        "head_grids": head_grids([rng.random((3, 2))] * 2, ["T=1", "T=2"], width=width),
+        "mass_bars": mass_bars([{part: rng.random(3) for part in ("sink", "distant", "recent")}] * 2,
+                               ["T=1", "T=2"], width=width),
+        "distance_profile": distance_profile([rng.random(4)] * 2, edges, ["T=1", "T=2"], width=width),
+        "layer_lines": layer_lines([rng.random(3)] * 2, ["T=1", "T=2"], "entropy", width=width),
+        "outcome_bars": outcome_bars(["T=1", "T=2"], [2.0, 3.0], [0.1, 0.2], "x", width=width),
+        "schedule_figure": schedule_figure([Schedule("logn", 1024)], longest=4096, width=width),
+        "position_lines": position_lines(buckets, [rng.random(2)] * 2, ["T=1", "T=2"],
+                                         sweep_styles([1.0, 2.0], ["T=1", "T=2"]), 4, "loss",
+                                         width=width),
+        "distance_heatmaps": distance_heatmaps([rng.random((2, 4))] * 2, edges, buckets, ["T=1", "T=2"], 4,
+                                               width=width),
+        "best_temperatures": best_temperatures(buckets, best, [0.9, 1.0, 1.1], 4, width=width),
     }
 
 
@@ -150,6 +161,6 @@ def test_every_figure_sets_all_its_margins_and_keeps_its_top(width):
 
 
 def test_fitting_a_fitted_figure_again_changes_nothing():
-    by_hand = figures.entropy_curve_figure([1.0, 2.0, 0.5], [1.0], width=margins.HALF_WIDTH)
+    by_hand = entropy_curve_figure([1.0, 2.0, 0.5], [1.0], width=margins.HALF_WIDTH)
     again = fit(go.Figure(by_hand), margins.HALF_WIDTH)
     assert again.layout.margin == by_hand.layout.margin

@@ -192,9 +192,9 @@ def test_a_bad_setting_is_refused_with_its_name(raw):
 
 def test_pandas_is_whole_before_any_figure_is_built():
     """Plotly checks for pandas with a bare sys.modules lookup; a session building a figure while another session's
-    thread was still importing pandas failed ("partially initialized module 'pandas'"). present/figures.py imports
+    thread was still importing pandas failed ("partially initialized module 'pandas'"). present/figures/ imports
     pandas itself, so every page that can build a figure finds it whole."""
-    check = ("import sys; import components.present.figures; pandas = sys.modules.get('pandas'); "
+    check = ("import sys; import components.present.figures.maps; pandas = sys.modules.get('pandas'); "
              "assert pandas is not None and hasattr(pandas, 'Series') and hasattr(pandas, 'DataFrame')")
     result = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120,
                             cwd=ROOT)

@@ -93,8 +93,7 @@ def test_the_warm_up_reads_the_committed_results_the_context_page_draws(tiny_env
     from components.serving import cache, settings
 
     tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
-    cache.cached_json_file.clear()
-    cache.cached_sweep_file.clear()
+    cache.cached_committed.clear()
     warmup.read_committed_results()
 
     def not_again(path):
@@ -120,7 +119,8 @@ at.run()
 at.switch_page("components/pages/collapse_inspector.py")
 at.run()
 assert not at.exception and at.get("plotly_chart"), [e.value for e in at.exception]
-drawing = ("pandas", "pyarrow", "plotly.graph_objects", "components.present.figures", "components.present.captions")
+drawing = ("pandas", "pyarrow", "plotly.graph_objects", "components.present.figures.maps",
+           "components.present.captions")
 print(" ".join(sorted(name for name in set(sys.modules) - before if name in drawing)) or "none")
 """
 

@@ -1,75 +1,89 @@
-"""The fit verdict on small synthetic fit.json contents where the right sentence is known."""
+"""The fit verdict on small synthetic fit.json contents where the right judgement is known, and the fits folded into
+the corpus verdict of the tune they were made on (verdicts.fit.fold_fits)."""
+
+from dataclasses import replace
 
 import pytest
 
+from model_utils.core.records.fit import Gain
+from model_utils.core.records.verdict import Family, LeverKind, RowKind, Scoring
 from model_utils.core.rope import Rope
-from model_utils.verdicts import NO_VALUE
-from model_utils.verdicts.fit import COLUMNS, FitVerdict, fit_verdicts
+from model_utils.verdicts import words
+from model_utils.verdicts.fit import (
+    Judgement,
+    LawPosition,
+    carry_fits,
+    fit_order,
+    fold_fits,
+    judge,
+    law,
+    law_position,
+)
 from tests.verdicts.synthetic import fit_summary as summary
 
 
-def test_yarn_law_inside_the_interval_is_said_to_lie_within_it():
-    said = " ".join(FitVerdict(summary(values=(0.86, 0.9), law=1.143)).sentences())
-    assert "lies within the fitted multiplier's interval over documents" in said
-    assert "0.880 (0.860-0.900 over documents)" in said
+def test_yarn_law_inside_the_interval_lies_within_it():
+    fit = summary(values=(0.86, 0.9), law=1.143)
+    assert law_position(law(fit)) is LawPosition.WITHIN
+    assert fit.multiplier.interval == pytest.approx((1 / 0.9, 1 / 0.86))
 
 
-@pytest.mark.parametrize("values, word", [((0.95, 0.97), "the law sharpens more than the fit"),
-                                          ((0.7, 0.75), "the fit sharpens more than the law")])
-def test_yarn_law_outside_the_interval_names_which_sharpens_more(values, word):
-    assert word in " ".join(FitVerdict(summary(values=values)).sentences())
+@pytest.mark.parametrize("values, where", [((0.95, 0.97), LawPosition.ABOVE), ((0.7, 0.75), LawPosition.BELOW)])
+def test_yarn_law_outside_the_interval_says_which_sharpens_more(values, where):
+    assert law_position(law(summary(values=values))) is where
 
 
-def test_each_gain_is_judged_by_its_interval():
-    said = FitVerdict(summary(gains={"plain": (0.5, 0.2, 0.8), "recipe": (-0.01, -0.03, 0.02),
-                                     "recipe_at_1": (-0.2, -0.3, -0.1)})).sentences()
-    by_reference = {name: next(s for s in said if against in s) for name, against in [
-        ("plain", "the model as trained"), ("recipe", "as published"), ("recipe_at_1", "the temperature's own")]}
-    assert "the fit beats" in by_reference["plain"] and "+0.500" in by_reference["plain"]
-    assert "do not differ measurably" in by_reference["recipe"]
-    assert "the fit loses to" in by_reference["recipe_at_1"]
-
-
-def test_a_fit_at_a_bound_says_the_minimum_may_lie_beyond():
-    assert any("may lie beyond" in s for s in FitVerdict(summary(at_bound=True)).sentences())
-    assert not any("may lie beyond" in s for s in FitVerdict(summary()).sentences())
-    assert FitVerdict(summary(at_bound=True)).row()["fitted"].endswith("at a bound")
+@pytest.mark.parametrize("interval, judged", [((0.2, 0.8), Judgement.BETTER), ((-0.03, 0.02), Judgement.NO_DIFFERENCE),
+                                              ((-0.3, -0.1), Judgement.WORSE)])
+def test_each_gain_is_judged_by_its_interval(interval, judged):
+    assert judge(Gain(saved=sum(interval) / 2, interval=interval)) is judged
 
 
 def test_a_fit_on_the_models_own_positions_has_no_law_and_rows_fill_every_column():
-    own = FitVerdict(summary(rope=None, gains={"plain": (0.1, 0.05, 0.15)}))
-    assert not any("YaRN's law" in s for s in own.sentences())
-    row = own.row()
-    assert set(row) == set(COLUMNS) and row["YaRN's law"] == NO_VALUE and row["vs recipe as published"] == NO_VALUE
-    assert row["saved vs T = 1"] == "+0.100 (+0.050 to +0.150)"
+    own = summary(rope=None, gains={"plain": (0.1, 0.05, 0.15)})
+    assert law(own) is None
+    row = words.fit_row(own)
+    assert set(row) == set(words.FIT_COLUMNS) and row["YaRN's law"] == row["vs recipe as published"] == words.NO_VALUE
+    assert row["saved vs T = 1"] == "+0.100 (+0.050 to +0.150)"  # the gain's numbers, as the table gives them
 
 
 def test_recipes_come_first_then_by_length():
-    ordered = fit_verdicts([summary(rope=None), summary(tokens=16384), summary(rope=Rope("yarn-rope", 1.5),
-                                                                               tokens=12288)])
-    assert [v.summary.rope for v in ordered] == [Rope("yarn-rope", 1.5), Rope("yarn-rope", 2.0), None]
+    ordered = fit_order([summary(rope=None), summary(tokens=16384), summary(rope=Rope("yarn-rope", 1.5),
+                                                                            tokens=12288)])
+    assert [fit.rope for fit in ordered] == [Rope("yarn-rope", 1.5), Rope("yarn-rope", 2.0), None]
 
 
-def test_a_fit_on_the_corpus_documents_is_a_lever_on_top_of_its_recipe():
-    import json
-    from dataclasses import replace
+def test_a_fit_on_the_corpus_documents_is_folded_in_as_a_lever_on_top_of_its_recipe():
+    from bench.readme import read_fits, read_tune
 
-    from bench.readme import TUNE, read_fits
-    from model_utils.core.records.tune import TuneSummary
-    from model_utils.verdicts.corpus import corpus_verdict
-    from model_utils.verdicts.fit import with_fits
-
-    tuned = TuneSummary.from_dict(json.loads(TUNE.read_text()))
+    tuned = read_tune()
+    plain = replace(tuned, verdict=replace(tuned.verdict, decomposition=replace(
+        tuned.verdict.decomposition, rows=tuple(row for row in tuned.verdict.decomposition.rows
+                                               if row.kind is not RowKind.FITTED))))
     (fit,) = [fit for fit in read_fits() if fit.settings.max_tokens == tuned.settings.max_tokens]
-    verdict = corpus_verdict(tuned)
-    both = with_fits(verdict, tuned, [fit])
-    (added,) = [lever for lever in both.decomposition.levers if lever not in verdict.decomposition.levers]
+    both = fold_fits(plain, read_fits())
+    assert both == tuned  # the committed summary carries exactly the committed fit, folded when it was written
+    (added,) = [row for row in both.verdict.decomposition.rows if row.kind is RowKind.FITTED]
     own = fit.held_out.gains["recipe_at_1"]
-    assert (added.kind, added.saved, added.interval) == ("on_top", own.saved, list(own.interval))
-    assert added.share_of_rise == pytest.approx(own.saved / verdict.decomposition.rise)
-    assert added.against == f"{fit.rope.label} + T=1" and added.family == "frequency"
-    assert f"fitted T = {fit.parameter:.3f}" in both.answer() and f"saves {own.saved:+.3f} more" in both.answer()
-    assert both.decomposition.dominant == verdict.decomposition.dominant  # a lever on top never leads
+    assert (added.lever, added.saved, added.interval) == (LeverKind.ON_TOP, own.saved, own.interval)
+    assert added.scoring is Scoring.HELD_OUT_DOCUMENTS and added.family is Family.FREQUENCY
+    assert added.fitted.value == fit.parameter and added.fitted.interval == fit.interval
+    assert both.verdict.decomposition.share_of_rise(added) == pytest.approx(own.saved / plain.verdict.rise)
+    assert added.against == f"{fit.rope.label} + T=1"
+    assert both.verdict.decomposition.dominant == plain.verdict.decomposition.dominant  # a lever on top never leads
+    assert fold_fits(both, [fit]) == both  # folding again replaces the fit's own row
     fewer = replace(fit, documents=fit.documents[1:])
     longer = replace(fit, settings=replace(fit.settings, max_tokens=2 * fit.settings.max_tokens))
-    assert with_fits(verdict, tuned, [fewer, longer]) == verdict
+    assert fold_fits(plain, [fewer, longer]) == plain
+
+
+def test_a_rerun_of_the_tune_keeps_the_fits_made_on_the_same_documents():
+    from bench.readme import read_tune
+
+    tuned = read_tune()
+    rows = tuned.verdict.decomposition.rows
+    fresh = replace(tuned, verdict=replace(tuned.verdict, decomposition=replace(
+        tuned.verdict.decomposition, rows=tuple(row for row in rows if row.kind is not RowKind.FITTED))))
+    assert carry_fits(tuned, fresh) == tuned
+    more = replace(fresh, corpus=replace(fresh.corpus, listed=fresh.corpus.listed[1:]))
+    assert carry_fits(tuned, more) == more and carry_fits(None, fresh) == fresh

@@ -1,20 +1,24 @@
-"""What every record shares: to_dict by field name (nested records by their own to_dict, tuples as JSON lists) and
-a reader that takes each field from the JSON object by the same name, so a record's fields are its file's keys;
-and a document of a corpus, as a tune and a fit list it."""
+"""What every record shares: to_dict by field name (nested records by their own to_dict, enums by their value, tuples
+as JSON lists) and a reader that takes each field from the JSON object by the same name, so a record's fields are its
+file's keys; and a document of a corpus, as a tune and a fit list it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from enum import Enum
 
 from model_utils.core.records import RecordError, field
 from model_utils.core.rope import Rope
 
 
 def to_plain(value):
-    """`value` as JSON holds it: a record (or a Rope) by its to_dict, tuples and lists as lists, mappings by key."""
+    """`value` as JSON holds it: a record (or a Rope) by its to_dict, an enum by its value, tuples and lists as lists,
+    mappings by key."""
     if hasattr(value, "to_dict"):
         return value.to_dict()
+    if isinstance(value, Enum):
+        return value.value
     if isinstance(value, (tuple, list)):
         return [to_plain(item) for item in value]
     if isinstance(value, dict):
@@ -29,7 +33,7 @@ class Record:
         return {item.name: to_plain(getattr(self, item.name)) for item in fields(self)}
 
 
-def read(cls: type, data: dict, kind: str, **convert: Callable) -> object:
+def read(cls: type, data: dict, kind: str, /, **convert: Callable) -> object:
     """An instance of the dataclass `cls` from `data`: each field from the key of its name (RecordError naming a
     missing one), passed through `convert[name]` where given (None stays None)."""
     if not isinstance(data, dict):

@@ -1,7 +1,8 @@
 """The context-length sweep's records: `SweepDocument` (the JSON `python -m model_utils sweep` writes and the pages
 read), its `SweepResult` per pass, `BestEntry` per bucket, and `SweepPass`, what one pass leaves in the pass cache.
-A recipe is a `Rope`; arrays are float64 numpy arrays, written back as lists. Format 3 adds each layer's sliding
-window (`layer_windows`), which formats 2 and 1 read as None; format 2 added the format number and writes the best
+A recipe is a `Rope`; arrays are float64 numpy arrays, written back as lists; the verdict is a ContextVerdict
+(core/records/verdict.py, with its own format number). Format 3 adds each layer's sliding span (`layer_windows`),
+which formats 2 and 1 read as None; format 2 added the format number and writes the best
 temperatures per recipe with their recipe; format 1 (no number, best_by_rope keyed by the recipe's label) is read by
 matching each label to a result's recipe."""
 
@@ -14,7 +15,9 @@ import numpy as np
 from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import Record, read
 from model_utils.core.records.run import RunInfo
+from model_utils.core.records.verdict import ContextVerdict, Multipliers
 from model_utils.core.rope import Rope
+from model_utils.core.views import reference_index
 
 FORMAT = 3
 OLDER = (2,)  # numbered formats this reader still reads: without layer_windows
@@ -24,19 +27,6 @@ PASS = "sweep pass"
 
 def _array(value) -> np.ndarray:
     return np.asarray(value, dtype=np.float64)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Multipliers(Record):
-    """The smallest and largest logit multiplier of a pass's temperature or schedule over the measured queries
-    inside the trained context and past it; None where the text has no such query."""
-
-    trained_context: tuple[float, float] | None
-    past: tuple[float, float] | None
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Multipliers:
-        return read(cls, data, KIND, trained_context=tuple, past=tuple)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -167,11 +157,11 @@ class Bootstrap(Record):
 @dataclass(frozen=True, kw_only=True)
 class SweepDocument:
     """A context-length sweep of one text: its settings, one result per pass, the best constant temperature per
-    bucket on the model's own positions and on each recipe, and the verdict's numbers (verdicts.context's
-    ContextVerdict.to_dict(), None when the text does not reach past the trained length)."""
+    bucket on the model's own positions and on each recipe, and its verdict (verdicts.context.sweep_verdict, None
+    when the text does not reach past the trained length)."""
 
     model: str
-    model_facts: dict[str, object]  # what the pages show of the model (LoadedModel.facts())
+    model_facts: dict[str, str | int | float]  # what the pages show of the model (LoadedModel.facts())
     text_source: str
     text_sha256: str
     n_tokens: int
@@ -189,7 +179,7 @@ class SweepDocument:
     seconds: float  # compute time of the passes, cached or not
     peak_rss_gb: float | None
     kernel: str
-    verdict: dict | None
+    verdict: ContextVerdict | None
     run: RunInfo | None = None  # how the command line made it; None for a page's own sweep
     # per layer, the keys a query sees in a sliding-window layer, None for full attention (LoadedModel's
     # sliding_windows()): which layers can meet a distance past the trained length; None in formats 2 and 1
@@ -203,19 +193,24 @@ class SweepDocument:
             check_format(data, KIND, FORMAT, OLDER)
         results = tuple(SweepResult.from_dict(result) for result in field(data, "results", KIND))
         by_rope = field(data, "best_by_rope", KIND)
+        bootstrap = Bootstrap.from_dict(field(data, "bootstrap", KIND))
+        verdict = field(data, "verdict", KIND)
         run = data.get("run")
         return cls(
             model=field(data, "model", KIND), model_facts=field(data, "model_facts", KIND),
             text_source=field(data, "text_source", KIND), text_sha256=field(data, "text_sha256", KIND),
             **{name: field(data, name, KIND) for name in ("n_tokens", "trained_length", "beyond_trained",
                                                           "bucket_size", "q_start", "window", "seconds",
-                                                          "peak_rss_gb", "kernel", "verdict")},
+                                                          "peak_rss_gb", "kernel")},
             buckets=tuple(tuple(bucket) for bucket in field(data, "buckets", KIND)),
             distance_bins=tuple(field(data, "distance_bins", KIND)), results=results,
             best=_best(field(data, "best", KIND)),
             best_by_rope=_labelled_best(by_rope, results) if older else _recipe_best(by_rope),
-            bootstrap=Bootstrap.from_dict(field(data, "bootstrap", KIND)),
-            run=None if run is None else RunInfo.from_dict(run), layer_windows=_layer_windows(data))
+            bootstrap=bootstrap, run=None if run is None else RunInfo.from_dict(run),
+            verdict=None if verdict is None else ContextVerdict.from_dict(
+                verdict, ropes={result.rope.label: result.rope for result in results if result.rope is not None},
+                block=bootstrap.block),
+            layer_windows=_layer_windows(data))
 
     def to_dict(self) -> dict:
         data = {"format": FORMAT, "model": self.model, "model_facts": self.model_facts,
@@ -228,13 +223,13 @@ class SweepDocument:
                 "best_by_rope": [{"rope": rope.to_dict(), "best": [entry.to_dict() for entry in entries]}
                                  for rope, entries in self.best_by_rope.items()],
                 "bootstrap": self.bootstrap.to_dict(), "seconds": self.seconds, "peak_rss_gb": self.peak_rss_gb,
-                "kernel": self.kernel, "verdict": self.verdict,
+                "kernel": self.kernel, "verdict": None if self.verdict is None else self.verdict.to_dict(),
                 "layer_windows": None if self.layer_windows is None else list(self.layer_windows)}
         return data if self.run is None else data | {"run": self.run.to_dict()}
 
     def reference(self) -> SweepResult:
         """T = 1 on the model's own positions, which every other result is compared with (a sweep always runs it)."""
-        return next(result for result in self.results if result.temperature == 1.0 and result.rope is None)
+        return self.results[reference_index(self.results)]
 
 
 def _layer_windows(data: dict) -> tuple[int | None, ...] | None:

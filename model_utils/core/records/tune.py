@@ -1,15 +1,17 @@
 """The corpus tune's summary (summary.json, written by experiments/tune/summary.py and the `tune` command) as a
 record: per bucket and view the NLL pooled over documents with its interval, the best constant temperature per
-bucket, what each schedule and recipe saves against T = 1, and the corpus verdict's numbers (read by
-verdicts.corpus). A recipe is a Rope (its to_dict in the JSON), never a label to parse back."""
+bucket, what each schedule and recipe saves against T = 1, and the corpus's verdict (verdicts.corpus computes it, with
+the fits made on its documents folded in by verdicts.fit.fold_fits). A recipe is a Rope (its to_dict in the JSON),
+never a label to parse back."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_utils.core.records import check_format
+from model_utils.core.records import check_format, field
 from model_utils.core.records.base import DocumentEntry, Record, numbers, read, records, rope
 from model_utils.core.records.run import RunInfo
+from model_utils.core.records.verdict import ContextVerdict
 from model_utils.core.rope import Rope
 
 FORMAT = 1  # bump when a key changes; from_dict refuses other formats
@@ -218,7 +220,7 @@ class TuneSummary(Record):
     bootstrap: CorpusBootstrap
     compute_seconds: float  # every document's passes, over all runs that made them
     rows: str  # the folder of the rows, as given to the tuner
-    verdict: dict | None  # the corpus verdict's numbers (verdicts.ContextVerdict reads them); None: none past
+    verdict: ContextVerdict | None  # None: no bucket past the trained length, or none inside it
     workers: int | None = None
     threads_per_worker: int | None = None
     ray_address: str | None = None
@@ -238,8 +240,12 @@ class TuneSummary(Record):
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
         before domains were summarized read with none."""
         check_format(data, KIND, FORMAT)
-        data = {"domains": []} | data if isinstance(data, dict) else data
+        data = {"domains": []} | data
+        ropes = {found.recipe: found.rope for found in records(TuneResult.from_dict)(field(data, "results", KIND))
+                 if found.rope is not None}
+        documents = field(field(data, "corpus", KIND), "documents", KIND)
         return read(cls, data, KIND, settings=RowSettings.from_dict, corpus=CorpusEntry.from_dict, buckets=numbers,
+                    verdict=lambda verdict: ContextVerdict.from_dict(verdict, ropes=ropes, documents=documents),
                     results=records(TuneResult.from_dict), best=records(CorpusBest.from_dict),
                     schedules=records(Compared.from_dict), recipes=records(Compared.from_dict),
                     bootstrap=CorpusBootstrap.from_dict, peak_rss_gb=PeakMemory.from_dict,

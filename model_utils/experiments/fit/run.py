@@ -27,6 +27,7 @@ from model_utils.experiments.runs.pool import Placement, Pool, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
 from model_utils.experiments.sweep import SweepSettings, check_specs, check_text
 from model_utils.models import LoadedModel
+from model_utils.verdicts.words import fit_reused
 
 FORMAT = 1  # of the rows' metadata (fit.json's is core.records.fit.FORMAT)
 FIT = "fit.json"
@@ -106,9 +107,7 @@ class Fitter:
         if rows:
             self.store.write("compare-reused", [_row("compare-reused", -1, -1, math.nan, document, record)
                                                 for document, record in rows])
-        return (f"{tune.source}: {len(rows)} of the {len(documents) * len(views)} comparisons read from the tune's "
-                f"rows, checked against this fit's own T = 1 pass (largest difference {largest:.1e} nats per token "
-                "past the trained length)")
+        return fit_reused(tune.source, len(rows), len(documents) * len(views), largest)
 
     def search(self, fold: int, training: list[Document], held_out: list[Document]) -> Fold:
         """Brent's bounded minimization of the pooled past-region NLL over `training`; every evaluation recorded."""

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, interval
+from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, interval
 from model_utils.core.records.fit import Fold
+from model_utils.verdicts.words import fit_spread_method
 
 WINDOW = 0.1  # in the parameter: the evaluations this close to a fold's best describe a document's curve there
 POINTS = 3  # a quadratic needs three; fewer within WINDOW takes the three nearest
@@ -77,7 +78,5 @@ def spread(curves: Curves, bounds: tuple[float, float], rng: np.random.Generator
     samples = np.clip(curves.minimum(counts), *bounds)
     samples = samples[np.isfinite(samples)]
     low, high = interval(samples) if len(samples) else (every, every)
-    method = (f"{CONFIDENCE:.0%} percentile bootstrap over the {count} documents ({resamples} resamples) of the "
-              f"minimum of their summed NLL curves past the trained length, each document's curve a quadratic "
-              f"through its fold's evaluations within {WINDOW:g} of the fold's best")
-    return Spread(parameter=every, interval=(float(low), float(high)), method=method)
+    return Spread(parameter=every, interval=(float(low), float(high)),
+                  method=fit_spread_method(count, resamples, WINDOW))

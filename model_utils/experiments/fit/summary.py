@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, interval
+from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, interval
 from model_utils.core.records.base import DocumentEntry
 from model_utils.core.records.fit import Choice, FitSettings, FitSummary, Fold, Gain, HeldOut, Multiplier
 from model_utils.core.schedules import yarn_multiplier
@@ -21,6 +21,7 @@ from model_utils.experiments.fit.spread import document_curves, spread
 from model_utils.experiments.fit.store import Store
 from model_utils.experiments.sweep import SweepSettings
 from model_utils.models import LoadedModel
+from model_utils.verdicts.words import FIT_OPTIMIZER, fit_held_out_method
 
 SEED = 0
 
@@ -80,17 +81,14 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
         nll_past_plain=_pooled_past(plain), nll_past_fitted=_pooled_past(fitted),
         in_context_change=float((fitted[:, 2].sum() - plain[:, 2].sum()) / fitted[:, 3].sum()),
         choices=tuple(choices),
-        method="each document is scored with the value fitted on the other folds' documents; gains pooled over its "
-               f"positions past the trained length; {CONFIDENCE:.0%} bootstrap over the held-out documents "
-               f"({BOOTSTRAP_RESAMPLES} resamples), saved = reference NLL minus fitted NLL")
+        method=fit_held_out_method())
     return FitSummary(
         model=loaded.name, rope=request.rope, family=request.family.name,
         family_description=request.family.description, knob=request.family.knob,
         parameter=fitted_value.parameter, interval=fitted_value.interval, interval_method=fitted_value.method,
         at_bound=any(fold.at_bound for fold in folds),  # the minimum may lie beyond the searched interval
         trained_length=trained_length, bounds=tuple(request.search), tolerance=request.xatol,
-        optimizer="scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the pooled next-token NLL of "
-                  "the training documents' positions past the trained length",
+        optimizer=FIT_OPTIMIZER,
         folds=tuple(folds), evaluations=sum(len(fold.evaluations) for fold in folds), held_out=held_out,
         documents=tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=n, domain=d.domain)
                         for d, n in zip(corpus.documents, tokens, strict=True)),
@@ -116,24 +114,3 @@ def _multiplier(request, value: float, bounds: tuple[float, float]) -> Multiplie
     return Multiplier(fitted=1.0 / value, interval=(1.0 / bounds[1], 1.0 / bounds[0]),
                       yarn_law=float(yarn_multiplier(request.rope.factor)) if law else None,
                       scale=request.rope.factor if law else None)
-
-
-def fit_table(summary: FitSummary) -> str:
-    """A few lines for the terminal: the fitted value, its range, and the held-out gains."""
-    knob, multiplier = summary.knob, summary.multiplier
-    on = f" on {summary.rope.label}" if summary.rope else ""
-    lines = [f"{summary.model}: {summary.family} family{on}, {summary.evaluations} evaluations over "
-             f"{len(summary.folds)} folds; {knob} = {summary.parameter:.4f} ({CONFIDENCE:.0%} interval over "
-             f"documents {summary.interval[0]:.4f}-{summary.interval[1]:.4f})"
-             + (f"; at the edge of the searched interval {list(summary.bounds)}: the minimum may lie beyond it"
-                if summary.at_bound else "")]
-    if multiplier is not None and multiplier.yarn_law is not None:
-        lines.append(f"logit multiplier {multiplier.fitted:.4f} against YaRN's law (0.1 ln s + 1)^2 = "
-                     f"{multiplier.yarn_law:.4f} at s = {multiplier.scale:g}")
-    if summary.compared_from is not None:
-        lines.append(f"comparisons from {summary.compared_from}")
-    for name, entry in summary.held_out.gains.items():
-        low, high = entry.interval
-        lines.append(f"  held out, NLL saved past the trained length vs {name}: {entry.saved:+.4f} "
-                     f"nats per token ({low:+.4f} to {high:+.4f})")
-    return "\n".join(lines)

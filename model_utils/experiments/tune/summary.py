@@ -1,7 +1,8 @@
 """The tuner's summary: per bucket and view, the NLL pooled over documents with a bootstrap interval over
 documents, the best constant temperature per bucket on the plain model, each schedule's and each recipe's saving
 against T = 1, the same past the trained length per domain (tune/domains.py), and the corpus verdict's numbers
-(verdicts.corpus: chosen on some documents, scored on the one left out), as a TuneSummary record; and its table."""
+(verdicts.corpus: chosen on some documents, scored on the one left out), as a TuneSummary record (its table for the
+terminal is verdicts.words.tune_table)."""
 
 from __future__ import annotations
 
@@ -24,14 +25,15 @@ from model_utils.core.records.tune import (
     TuneSummary,
 )
 from model_utils.core.statistics import REPORTED_STATISTICS, bucket_bounds
-from model_utils.core.views import as_view
+from model_utils.core.views import as_view, reference_index
 from model_utils.experiments.corpus import Corpus
 from model_utils.experiments.runs.errors import RunError
-from model_utils.experiments.sweep import multiplier_ranges
+from model_utils.experiments.sweep import multipliers
 from model_utils.experiments.tune.domains import domain_savings
 from model_utils.experiments.tune.rows import ROWS, TuneSettings, read_rows
-from model_utils.verdicts.corpus import corpus_numbers
+from model_utils.verdicts.corpus import corpus_verdict
 from model_utils.verdicts.past import ViewInfo
+from model_utils.verdicts.words import CORPUS_BOOTSTRAP
 
 SEED = 0  # of the bootstrap over documents: the same dataset always gives the same summary
 
@@ -79,7 +81,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
     views = [as_view(spec) for spec in specs]
     constant = [i for i, view in enumerate(views) if view.is_plain]
     temperatures = np.array([views[i].temperature for i in constant])
-    reference = constant[int(np.flatnonzero(temperatures == 1.0)[0])]
+    reference = reference_index(views)
     rng = np.random.default_rng(seed)
     nll, nll_interval = [[] for _ in views], [[] for _ in views]  # [view][bucket reached]
     means_of = {name: [[] for _ in views] for name in REPORTED_STATISTICS}  # name -> [view][bucket reached]
@@ -110,14 +112,14 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
             savings[i].append(Saving(**where, nll=float(means[i]), saved=float(means[reference] - means[i]),
                                      saved_interval=tuple(interval(saved))))
     seconds = _document_seconds(out, hashes)
-    verdict = corpus_numbers(
+    verdict = corpus_verdict(
         views=[ViewInfo(label=view.label, temperature=view.temperature,
                         schedule=None if view.schedule is None else view.schedule.label, rope=view.rope,
-                        multipliers=multiplier_ranges(view, max(tokens), trained_length, sweep.q_start))
+                        multipliers=multipliers(view, max(tokens), trained_length, sweep.q_start))
                for view in views],
-        sums=sums[:, :, reached], counts=counts[:, reference, reached], buckets=[list(bounds[b]) for b in reached],
-        trained_length=trained_length, reported_best=[entry.to_dict() for entry in best], seed=seed,
-        statistics={name: np.array(values) for name, values in means_of.items()})
+        sums=sums[:, :, reached], counts=counts[:, reference, reached], buckets=[bounds[b] for b in reached],
+        trained_length=trained_length, reported_best={entry.bucket[0]: entry.temperature_interval for entry in best},
+        seed=seed, statistics={name: np.array(values) for name, values in means_of.items()})
     return TuneSummary(
         model=settings.model, model_fingerprint=settings.fingerprint, settings=settings.record(),
         trained_length=trained_length, corpus=_corpus_entry(corpus, tokens),
@@ -132,8 +134,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         recipes=tuple(Compared(label=views[i].label, rope=views[i].rope, buckets=tuple(savings[i]))
                       for i in compared if views[i].rope is not None),
         bootstrap=CorpusBootstrap(resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=seed,
-                            method="documents resampled with replacement; the NLL of a bucket is pooled over the "
-                                   "positions of the documents drawn (sum / count)"),
+                                  method=CORPUS_BOOTSTRAP),
         compute_seconds=round(sum(seconds), 1), rows=str(out / ROWS), verdict=verdict,
         domains=_domains(corpus, hashes, labels, sums[:, :, reached], counts[:, reference, reached],
                          reference, [i for i, b in enumerate(reached) if bounds[b][0] >= trained_length]))
@@ -166,27 +167,3 @@ def _document_seconds(out: Path, hashes: Sequence[str]) -> list[float]:
         metadata = pq.read_schema(out / ROWS / f"{sha}.parquet").metadata or {}
         seconds.append(float(json.loads(metadata.get(b"tune_document", b"{}")).get("seconds", math.nan)))
     return seconds
-
-
-def summary_table(summary: TuneSummary) -> str:
-    """One line per bucket: the best constant temperature, its interval, and what it saves against T = 1."""
-    corpus = summary.corpus
-    tokens = sorted(set(corpus.tokens))
-    length = f"{tokens[0]:,} tokens each" if len(tokens) == 1 else f"{tokens[0]:,}-{tokens[-1]:,} tokens"
-    lines = [f"{summary.model}: {corpus.documents} documents, {length}; {len(summary.results)} passes per "
-             f"document; {summary.workers} worker(s) x {summary.threads_per_worker} thread(s); "
-             f"{summary.wall_seconds:.0f} s this run ({summary.computed_documents} computed), "
-             f"peak {summary.peak_rss_gb.max} GB",
-             f"{'positions':>15} {'docs':>4} {'best T':>7} {'95% interval':>14} {'NLL at 1':>9} {'saved':>7} "
-             f"{'95% interval':>17}  best schedule (saved)"]
-    for index, best in enumerate(summary.best):
-        start, stop = best.bucket
-        low, high = best.temperature_interval
-        saved_low, saved_high = best.saved_interval
-        by_schedule = [(entry.label, entry.buckets[index].saved) for entry in summary.schedules]
-        schedule = max(by_schedule, key=lambda pair: pair[1], default=None)
-        lines.append(f"{f'{start:,}-{stop - 1:,}':>15} {best.documents:>4} {best.temperature:>7g} "
-                     f"{f'[{low:g}, {high:g}]':>14} {best.nll_at_1:>9.4f} {best.saved:>7.4f} "
-                     f"{f'[{saved_low:.4f}, {saved_high:.4f}]':>17}  "
-                     + (f"{schedule[0]} ({schedule[1]:+.4f})" if schedule else "-"))
-    return "\n".join(lines)

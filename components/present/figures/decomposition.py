@@ -6,27 +6,57 @@ out."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from components.present.figures import escape
+from components.present.figures.base import escape
 from components.present.margins import FULL_WIDTH, NARROWEST, SLACK, TICK_PX, WORD_EM, fit, left_margin, text_px
-from model_utils.verdicts.decomposition import FAMILIES, Lever, percent_of_rise
+from model_utils.core.records.verdict import Decomposition, DecompositionRow, Family, LeverKind
+from model_utils.verdicts.words import FAMILIES, percent_of_rise, row_label
 
-KIND_COLOURS = {"recipe": "#1f77b4", "temperature": "#d62728", "on_top": "#ff7f0e", "schedule": "#9467bd"}
-KIND_NAMES = {"recipe": "RoPE recipe at T = 1", "temperature": "best constant T alone",
-              "on_top": "a temperature on top of a recipe", "schedule": "published schedule"}
+KIND_COLOURS = {LeverKind.RECIPE: "#1f77b4", LeverKind.TEMPERATURE: "#d62728", LeverKind.ON_TOP: "#ff7f0e",
+                LeverKind.SCHEDULE: "#9467bd"}
+KIND_NAMES = {LeverKind.RECIPE: "RoPE recipe at T = 1", LeverKind.TEMPERATURE: "best constant T alone",
+              LeverKind.ON_TOP: "a temperature on top of a recipe", LeverKind.SCHEDULE: "published schedule"}
 # where a sweep ran more than one family of recipes, each family's recipes get a colour and a legend entry
-FAMILY_COLOURS = {"frequency": KIND_COLOURS["recipe"], "remap": "#2ca02c", "sink_window": "#8c564b"}
+FAMILY_COLOURS = {Family.FREQUENCY: KIND_COLOURS[LeverKind.RECIPE], Family.REMAP: "#2ca02c",
+                  Family.SINK_WINDOW: "#8c564b"}
 
 
-def decomposition_chart(levers: Sequence[Lever], rise: float, width: int = FULL_WIDTH) -> go.Figure:
-    """`levers` (verdicts.decomposition.Lever: label, kind, family, saved, interval, share_of_rise); `rise` in nats
-    per token. Bars in the order given, the first at the top; one legend entry per kind, and per recipe family where
-    more than one ran. Each bar's saving and share of the rise is written just right of its interval (and of 0), on
-    an x axis long enough to hold it."""
+@dataclass(frozen=True, kw_only=True)
+class Bar:
+    """One lever as the chart draws it: its name, kind, family, saving, interval and share of the rise."""
+
+    label: str
+    kind: LeverKind
+    family: Family | None
+    saved: float
+    interval: tuple[float, float] | None
+    share: float | None
+
+
+def bars(decomposition: Decomposition) -> list[Bar]:
+    """The decomposition's levers with a saving, as bars, in its order."""
+    return [_bar(row, decomposition) for row in decomposition.levers if row.saved is not None]
+
+
+def _bar(row: DecompositionRow, decomposition: Decomposition) -> Bar:
+    return Bar(label=row_label(row), kind=row.lever, family=row.family, saved=row.saved, interval=row.interval,
+               share=decomposition.share_of_rise(row))
+
+
+def decomposition_chart(decomposition: Decomposition, width: int = FULL_WIDTH) -> go.Figure:
+    """The levers of a verdict's decomposition on the scale of its rise (nats per token): bars in the verdict's
+    order, the first at the top; one legend entry per kind, and per recipe family where more than one ran. Each
+    bar's saving and share of the rise is written just right of its interval (and of 0), on an x axis long enough
+    to hold it."""
+    return bars_chart(bars(decomposition), decomposition.rise, width)
+
+
+def bars_chart(shown: Sequence[Bar], rise: float, width: int = FULL_WIDTH) -> go.Figure:
+    """decomposition_chart of the bars `shown` and the rise."""
     figure = go.Figure()
-    shown = [lever for lever in levers if lever.saved is not None]
     labels = [escape(lever.label) for lever in shown]
     for name, colour, chosen in _series(shown):
         saved = [lever.saved for lever in chosen]
@@ -53,15 +83,15 @@ def decomposition_chart(levers: Sequence[Lever], rise: float, width: int = FULL_
     return fit(figure, width)
 
 
-def _series(shown: Sequence[Lever]) -> list[tuple[str, str, list[Lever]]]:
-    """(legend name, colour, levers) of each trace: one per kind, the recipes split by family (FAMILIES) where a
+def _series(shown: Sequence[Bar]) -> list[tuple[str, str, list[Bar]]]:
+    """(legend name, colour, bars) of each trace: one per kind, the recipes split by family (FAMILIES) where a
     family besides the frequency changes ran."""
     families = [family for family in FAMILIES if any(lever.family == family for lever in shown
-                                                     if lever.kind == "recipe")]
+                                                     if lever.kind is LeverKind.RECIPE)]
     series = []
     for kind, colour in KIND_COLOURS.items():
-        chosen = [lever for lever in shown if lever.kind == kind]
-        if kind == "recipe" and families not in ([], ["frequency"]):
+        chosen = [lever for lever in shown if lever.kind is kind]
+        if kind is LeverKind.RECIPE and families not in ([], [Family.FREQUENCY]):
             series += [(f"{FAMILIES[family]} at T = 1", FAMILY_COLOURS[family],
                         [lever for lever in chosen if lever.family == family]) for family in families]
         elif chosen:
@@ -69,22 +99,22 @@ def _series(shown: Sequence[Lever]) -> list[tuple[str, str, list[Lever]]]:
     return series
 
 
-def _bounds(lever: Lever) -> tuple[float, float]:
+def _bounds(lever: Bar) -> tuple[float, float]:
     """The lever's 95% interval, or its saving twice where it has none (no error bar)."""
     low, high = lever.interval or (lever.saved, lever.saved)
     return low, high
 
 
-def _share(lever: Lever) -> str:
-    return "" if lever.share_of_rise is None else percent_of_rise(lever)
+def _share(lever: Bar) -> str:
+    return "" if lever.share is None else percent_of_rise(lever.share)
 
 
-def _said(lever: Lever) -> str:
+def _said(lever: Bar) -> str:
     share = _share(lever)
     return f"{lever.saved:+.3f}" + (f" ({share})" if share else "")
 
 
-def _x_range(figure: go.Figure, shown: Sequence[Lever], rise: float, width: int) -> list[float]:
+def _x_range(figure: go.Figure, shown: Sequence[Bar], rise: float, width: int) -> list[float]:
     """From 0 or the lowest interval to the rise or the highest, then on as far as the widest note right of a bar
     needs at the narrowest window (margins.NARROWEST), so that no note runs out of the plot."""
     bounds = [bound for lever in shown for bound in _bounds(lever)]

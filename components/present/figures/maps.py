@@ -1,0 +1,194 @@
+"""Attention as the model page draws it: query x key maps, layer x head grids, the sink / distant / recent mass per
+layer, the last query's distance profile, a statistic per layer, and the loss and the answer's probability (the
+Attention maps and Collapse inspector pages)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from components.present.figures.base import (
+    LOG_FLOOR,
+    MASS_COLOURS,
+    colour,
+    display_token,
+    escape,
+    side_by_side,
+    wrapped,
+)
+from components.present.margins import FULL_WIDTH, fit
+from model_utils.core.statistics import STATISTIC_LABELS
+
+
+def hidden_keys(n: int, sliding_span: int | None = None) -> np.ndarray:
+    """[query, key] True where the query cannot see the key: a later key, or (in a sliding-window layer, where a
+    query sees its last `sliding_span` keys) a key before its window."""
+    queries, keys = np.arange(n)[:, None], np.arange(n)[None, :]
+    hidden = keys > queries
+    if sliding_span:
+        hidden |= keys <= queries - sliding_span
+    return hidden
+
+
+def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles: Sequence[str],
+                       log_colour: bool = False, sliding_span: int | None = None,
+                       width: int = FULL_WIDTH) -> go.Figure:
+    """One query x key heatmap per temperature, side by side, on one shared colour scale.
+
+    Token labels go on both axes (numeric axes with tick text, so repeated tokens stay distinct); the hover shows
+    query token, key token and weight. With `log_colour` the colour is log10(weight) (floored at LOG_FLOOR),
+    because most weights are tiny; the hover still shows the weight itself. Keys a query cannot see are blank
+    (NaN), not weight 0: later keys, and with `sliding_span` the keys before the layer's window (the band)."""
+    labels = [display_token(t) for t in tokens]
+    n = len(labels)
+    positions = list(range(n))
+    query_labels = np.array([[labels[q]] * n for q in range(n)])
+    key_labels = np.array([labels] * n)
+    # side by side; with more than 24 tokens two panels per row, so that token labels stay readable
+    per_row = len(maps) if n <= 24 else min(2, len(maps))
+    rows = math.ceil(len(maps) / per_row)
+    figure = make_subplots(rows=rows, cols=per_row, subplot_titles=[escape(t) for t in titles], shared_yaxes=True,
+                           horizontal_spacing=0.04, vertical_spacing=min(0.12, 0.5 / rows))
+    top = max(float(np.max(m)) for m in maps)
+    hidden = hidden_keys(n, sliding_span)
+    for index, weights in enumerate(maps):
+        weights = np.asarray(weights, dtype=np.float64)
+        shown = np.log10(np.maximum(weights, LOG_FLOOR)) if log_colour else weights
+        shown = np.where(hidden, np.nan, shown)  # keys the query cannot see: blank, not 0
+        custom = np.dstack([query_labels, key_labels, weights])
+        figure.add_trace(go.Heatmap(
+            z=shown, x=positions, y=positions, coloraxis="coloraxis", customdata=custom,
+            hovertemplate="query %{y}: %{customdata[0]}<br>key %{x}: %{customdata[1]}"
+                          "<br>weight %{customdata[2]:.4g}<extra></extra>"),
+            row=index // per_row + 1, col=index % per_row + 1)
+    step = max(1, math.ceil(n / 40))  # at most ~40 labels per axis stay readable
+    # "allow": the margins grow to fit the labels anyway, and plotly's default ("hide past div") measures every
+    # label's box to find any past the figure's edge: 0.4 s of the page's one thread for the 4 panels' 320 labels
+    ticks = {"tickmode": "array", "tickvals": positions[::step], "ticktext": labels[::step], "tickfont_size": 9,
+             "ticklabeloverflow": "allow"}
+    figure.update_xaxes(**ticks, tickangle=-60, title_text="key")
+    figure.update_yaxes(**ticks, autorange="reversed")
+    for row in range(1, rows + 1):
+        figure.update_yaxes(title_text="query", row=row, col=1)
+    if log_colour:
+        floor = math.log10(LOG_FLOOR)
+        exponents = list(range(int(floor), 1))
+        coloraxis = {"cmin": floor, "cmax": 0, "colorscale": "Viridis", "colorbar": {
+            "title": {"text": "weight"}, "tickvals": exponents, "ticktext": [f"1e{e}" for e in exponents]}}
+    else:
+        coloraxis = {"cmin": 0.0, "cmax": top, "colorscale": "Viridis", "colorbar": {"title": {"text": "weight"}}}
+    row_height = max(360, min(820, 180 + (14 if per_row <= 2 else 9) * n))
+    figure.update_layout(coloraxis=coloraxis, height=rows * row_height, margin={"t": 50})
+    return fit(figure, width)
+
+
+def head_grids(grids: Sequence[np.ndarray], titles: Sequence[str], statistic: str = "normalized_entropy",
+               width: int = FULL_WIDTH) -> go.Figure:
+    """Layer x head grids of one statistic (a name of core.statistics.STATISTICS), one per temperature, on one colour
+    scale: 0..1 for the normalized entropy and the masses, 0..the largest for the entropy, and log10 for top_ratio
+    (a ratio from 1 up to huge; the hover shows the ratio itself)."""
+    label = STATISTIC_LABELS[statistic]
+    ratio = statistic == "top_ratio"
+    figure = side_by_side(titles, shared_yaxes=True, horizontal_spacing=0.02)
+    for column, grid in enumerate(grids, start=1):
+        grid = np.asarray(grid, dtype=np.float64)
+        layers, heads = grid.shape
+        figure.add_trace(go.Heatmap(z=np.log10(grid) if ratio else grid, x=list(range(heads)),
+                                    y=list(range(layers)), coloraxis="coloraxis", customdata=grid,
+                                    hovertemplate=f"layer %{{y}} head %{{x}}<br>{escape(label)}<br>"
+                                                  f"%{{customdata:{'.4g' if ratio else '.3f'}}}<extra></extra>"),
+                         row=1, col=column)
+    if ratio:
+        top = max(1.0, max(float(np.log10(np.max(grid))) for grid in grids))
+        scale = {"cmin": 0.0, "cmax": top, "colorbar": {"title": {"text": "log10 of the<br>" + wrapped(label)}}}
+    else:
+        top = max(float(np.max(grid)) for grid in grids) if statistic == "entropy" else 1.0
+        scale = {"cmin": 0.0, "cmax": top, "colorbar": {"title": {"text": wrapped(label)}}}
+    figure.update_xaxes(title_text="head", dtick=1)
+    figure.update_yaxes(title_text="layer", row=1, col=1)
+    figure.update_yaxes(autorange="reversed")
+    figure.update_layout(coloraxis={**scale, "colorscale": "Plasma"}, height=520, margin={"t": 50})
+    return fit(figure, width)
+
+
+def mass_bars(masses: Sequence[dict[str, np.ndarray]], titles: Sequence[str], width: int = FULL_WIDTH) -> go.Figure:
+    """Stacked bars per layer of the mean sink / distant / recent mass (they add up to 1), one panel per T."""
+    figure = side_by_side(titles, shared_yaxes=True, horizontal_spacing=0.02)
+    for column, parts in enumerate(masses, start=1):
+        layers = list(range(len(parts["sink"])))
+        for part in ("sink", "distant", "recent"):
+            figure.add_trace(go.Bar(x=layers, y=parts[part], name=part, marker_color=MASS_COLOURS[part],
+                                    legendgroup=part, showlegend=column == 1,
+                                    hovertemplate=f"layer %{{x}}<br>{part} mass %{{y:.3f}}<extra></extra>"),
+                             row=1, col=column)
+    figure.update_layout(barmode="stack", height=360, margin={"t": 50}, bargap=0.05,
+                         legend={"orientation": "h", "y": -0.2})
+    figure.update_yaxes(range=[0, 1], row=1, col=1, title_text="attention mass")
+    figure.update_xaxes(title_text="layer")
+    return fit(figure, width)
+
+
+def distance_bin_names(edges: Sequence[int]) -> list[str]:
+    """Key-distance bins [lo, hi) as labels: 0, 1, 2-3, 4-7, ..."""
+    return [f"{lo}" if hi - lo == 1 else f"{lo}-{hi - 1}" for lo, hi in itertools.pairwise(edges)]
+
+
+def distance_profile(profiles: Sequence[np.ndarray], edges: np.ndarray, labels: Sequence[str],
+                     width: int = FULL_WIDTH) -> go.Figure:
+    """Attention mass of the last query in log-spaced key-distance bins (0, 1, 2-3, 4-7, ...), one line per T."""
+    names = distance_bin_names(edges)
+    figure = go.Figure()
+    for index, (profile, label) in enumerate(zip(profiles, labels, strict=True)):
+        figure.add_trace(go.Scatter(x=names, y=profile, mode="lines+markers", name=escape(label),
+                                    line={"color": colour(index)},
+                                    hovertemplate="distance %{x}<br>mass %{y:.3f}<extra>"
+                                                  f"{escape(label)}</extra>"))
+    figure.update_xaxes(type="category", title_text="key distance from the last query (tokens; 0 = itself)")
+    figure.update_yaxes(title_text="attention mass in bin", rangemode="tozero")
+    figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.3})
+    return fit(figure, width)
+
+
+def layer_lines(values: Sequence[np.ndarray], labels: Sequence[str], statistic: str,
+                reference: float | None = None, reference_text: str = "", width: int = FULL_WIDTH) -> go.Figure:
+    """One line per temperature of a per-layer statistic, as TemperatureResult.layer_mean gives it: the mean of
+    the heads (the geometric mean for top_ratio, drawn on a log axis)."""
+    ratio = statistic == "top_ratio"
+    label = STATISTIC_LABELS[statistic]
+    figure = go.Figure()
+    for index, (series, name) in enumerate(zip(values, labels, strict=True)):
+        figure.add_trace(go.Scatter(x=list(range(len(series))), y=series, mode="lines+markers",
+                                    name=escape(name), line={"color": colour(index)},
+                                    hovertemplate=f"layer %{{x}}<br>%{{y:{'.4g' if ratio else '.3f'}}}"
+                                                  f"<extra>{escape(name)}</extra>"))
+    if reference is not None:
+        figure.add_hline(y=reference, line_dash="dash", line_color="grey", annotation_text=reference_text)
+    figure.update_xaxes(title_text="layer")
+    figure.update_yaxes(title_text=wrapped(label, 40) + f"<br>{'geometric mean' if ratio else 'mean'} of heads",
+                        **({"type": "log"} if ratio else {"rangemode": "tozero"}))
+    figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
+    return fit(figure, width)
+
+
+def outcome_bars(labels: Sequence[str], losses: Sequence[float], answer_probs: Sequence[float] | None,
+                 answer: str = "", width: int = FULL_WIDTH) -> go.Figure:
+    """The model's loss per temperature and, if an answer is given, the probability of its first token."""
+    columns = 2 if answer_probs is not None else 1
+    titles = ["loss (mean next-token NLL)"] + ([f"P(answer's first token: {answer})"] if columns == 2 else [])
+    figure = make_subplots(rows=1, cols=columns, subplot_titles=[escape(t) for t in titles])
+    names = [escape(label) for label in labels]
+    colours = [colour(i) for i in range(len(labels))]
+    figure.add_trace(go.Bar(x=names, y=losses, marker_color=colours, text=[f"{v:.2f}" for v in losses],
+                            hovertemplate="%{x}<br>loss %{y:.3f}<extra></extra>"), row=1, col=1)
+    if answer_probs is not None:
+        figure.add_trace(go.Bar(x=names, y=answer_probs, marker_color=colours,
+                                text=[f"{v:.2f}" for v in answer_probs],
+                                hovertemplate="%{x}<br>probability %{y:.3f}<extra></extra>"), row=1, col=2)
+        figure.update_yaxes(range=[0, 1], row=1, col=2)
+    figure.update_layout(showlegend=False, height=320, margin={"t": 50})
+    return fit(figure, width)

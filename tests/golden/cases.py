@@ -1,0 +1,208 @@
+"""The results the golden files are written from: the committed sweeps, corpus summaries and fits, and small
+synthetic sweeps, corpora and findings whose right verdict is known (tests/verdicts/synthetic.py), each by name."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+
+import numpy as np
+
+from bench import readme
+from model_utils.core.records.fit import FitSummary
+from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.tune import TuneSummary
+from model_utils.core.records.verdict import ContextVerdict
+from model_utils.core.rope import Rope
+from model_utils.core.views import View
+from model_utils.verdicts.corpus import corpus_verdict
+from model_utils.verdicts.findings import Direction, Finding
+from model_utils.verdicts.past import ViewInfo
+from tests.verdicts.synthetic import INSIDE, SCHEDULE, document, fit_summary, plain, yarn_rope
+
+GRID = {0.8: [2.25, 2.45, 3.45, 4.1], 1.0: [2.2, 2.5, 3.4, 4.0], 1.25: [2.3, 2.6, 3.2, 3.7],
+        1.5: [2.4, 2.7, 3.3, 3.6]}  # NLL past the trained length per constant temperature
+
+
+def grid_views(grid: dict = GRID) -> list[tuple]:
+    return [(t, [*(v + (0 if t == 1 else 0.05) for v in INSIDE), *past]) for t, past in grid.items()]
+
+
+def attention_views(entropy_past: list[float]) -> list[tuple]:
+    heads = {"normalized_entropy": [0.434, 0.41, 0.39, 0.381, *entropy_past], "sink_mass": 0.2,
+             "untrained_mass": [0.0] * 4 + [0.001, 0.3, 0.5, 0.6]}
+    return [(1.0, plain(GRID[1.0]), heads), (1.25, plain(GRID[1.25]))]
+
+
+def masses(value: float, effective: float | None = None) -> dict:
+    """Heads with this untrained-distance mass past the trained length (and a remapping's effective one)."""
+    found = {"untrained_mass": [0] * 4 + [value] * 4}
+    return found if effective is None else found | {"effective_untrained_mass": [0] * 4 + [effective] * 4}
+
+
+FAR, NEAR = masses(0.5), masses(0.5, effective=0.0)
+SELF_EXTEND = View(1.0, Rope("self-extend", group=2, window=512))
+SINKS = View(1.0, Rope("sink-window", sinks=4, window=1024))
+RECIPES = [(0.8, plain([2.25, 2.45, 3.45, 4.1]), masses(0.48)), (1.0, plain([2.2, 2.5, 3.4, 4.0]), masses(0.5)),
+           (1.25, plain([2.3, 2.6, 3.2, 3.7]), masses(0.52)),
+           (View(1.0, Rope("yarn", 2.0)), plain([2.15, 2.25, 2.35, 2.45]), masses(0.03)),
+           (yarn_rope(0.8), plain([2.3, 2.4, 2.5, 2.6]), masses(0.02)),
+           (yarn_rope(1.0), plain([2.2, 2.3, 2.4, 2.5]), masses(0.02)),
+           (yarn_rope(1.25), plain([2.25, 2.35, 2.35, 2.45]), masses(0.02)),
+           (View(1.0, Rope("dynamic", 2.0)), plain([2.2, 2.4, 2.8, 3.0]), masses(0.3)),
+           (View(1.0, Rope("linear", 2.0)), plain([2.3, 2.6, 3.0, 3.2]), masses(0.5))]
+RISE = [(1.0, plain([3.4, 3.6, 3.8, 4.0]), FAR), (0.8, plain([3.5, 3.7, 3.9, 4.1]), FAR),
+        (1.25, plain([3.35, 3.55, 3.75, 3.95]), FAR)]
+
+# name -> (spec, means[, heads]) views, and whether each view's own noise moves its bucket means
+SWEEPS = {
+    "grid, the best T on the largest tried": (grid_views(), True),
+    "no break, the loss stays in range": (grid_views({1.0: [2.2, 2.5, 2.4, 2.3], 1.25: [2.3, 2.6, 2.5, 2.4]}), True),
+    "attention within the trained range": (attention_views([0.39, 0.40, 0.41, 0.42]), True),
+    "attention spreading past it": (attention_views([0.39, 0.40, 0.45, 0.47]), True),
+    "frequency recipes, YaRN's own temperature": (RECIPES, True),
+    "distance remappings": ([*RECIPES[:3], (SELF_EXTEND, plain([2.2, 2.3, 2.45, 2.55]), NEAR),
+                             (View(1.0, Rope("rerope", window=512)), plain([2.2, 2.4, 2.6, 2.8]),
+                              masses(0.49, effective=0.3))], True),
+    "a recipe recovers the rise": ([*RISE, (yarn_rope(), plain([2.5] * 4))], True),
+    "the temperature recovers the rise": ([*RISE[:2], (1.25, plain([2.6, 2.6, 2.7, 2.7])),
+                                           (yarn_rope(), plain([3.3, 3.5, 3.7, 3.9]))], True),
+    "a remapping leads, resolved": ([*RISE, (yarn_rope(), plain([3.0, 3.2, 3.3, 3.4])),
+                                     (SELF_EXTEND, plain([2.5] * 4), NEAR), (SINKS, plain([2.9] * 4), NEAR)], True),
+    "two families within the noise": ([*RISE[:2], (yarn_rope(), plain([3.0, 3.2, 3.3, 3.4])),
+                                       (SELF_EXTEND, plain([2.9] * 4), NEAR), (SINKS, plain([2.9005] * 4), NEAR)],
+                                      True),
+    "a remapping loses, a sink + window saves less than nothing": (
+        [*RISE, (yarn_rope(), plain([2.5] * 4)), (SELF_EXTEND, plain([3.3, 3.5, 3.6, 3.7]), NEAR),
+         (SINKS, plain([3.5, 3.7, 3.9, 4.2]), NEAR)], True),
+    "no rise, a recipe still lowers the loss": (
+        [(0.8, plain([2.45, 2.5, 2.45, 2.5])), (1.0, plain([2.4, 2.45, 2.4, 2.45])),
+         (1.25, plain([2.5, 2.55, 2.5, 2.55])), (View(1.0, Rope("yarn", 2.0)), plain([2.1] * 4)),
+         (yarn_rope(1.0), plain([2.12] * 4))], True),
+    "no rise, no lever lowers it": ([(1.0, plain([2.4, 2.45, 2.4, 2.45])), (1.25, plain([2.4, 2.45, 2.4, 2.45]))],
+                                    False),
+    "a published schedule": ([*grid_views(), (SCHEDULE, plain([2.1, 2.4, 3.3, 3.9]))], True),
+    "entropy along the text": (
+        [(1.0, plain(GRID[1.0]), {"normalized_entropy": [0.434, 0.41, 0.39, 0.381, 0.39, 0.4, 0.41, 0.42],
+                                  "entropy": [2.6, 3.0, 3.2, 3.4, 3.6, 3.7, 3.9, 4.0]}), (1.25, plain(GRID[1.25]))],
+        True),
+    "noise only: the oracle gains, held out does not": ([(t, plain([2.2, 2.5, 3.4, 4.0]))
+                                                         for t in (0.8, 0.9, 1.0, 1.1, 1.25)], False),
+}
+
+
+@cache
+def sweeps() -> dict[str, SweepDocument]:
+    """Every sweep by name: the committed ones, then the synthetic ones."""
+    found = {f"committed sweep, {document.model}": document for document in readme.read_sweeps()}
+    return found | {name: document(views, exact=exact)[0] for name, (views, exact) in SWEEPS.items()}
+
+
+@cache
+def summaries() -> dict[str, TuneSummary]:
+    return {f"committed corpus, {summary.model}": summary for summary in readme.read_tunes()}
+
+
+CORPUS_VIEWS = (ViewInfo(label="T=0.8", temperature=0.8), ViewInfo(label="T=1", temperature=1.0),
+                ViewInfo(label="T=1.25", temperature=1.25),
+                ViewInfo(label="yarn-rope (s=2) + T=1", temperature=1.0, rope=Rope("yarn-rope", 2.0)))
+CORPUS_BUCKETS = [(1, 256), (256, 512), (512, 768), (768, 1024), (1024, 1280), (1280, 1536), (1536, 1792)]
+
+
+def corpus(documents: int, seed: int = 3) -> ContextVerdict:
+    """A corpus whose loss rises past a trained length of 1,024, each view's effect and each document's own ups and
+    downs drawn at random (tests/verdicts/test_corpus.py's corpus)."""
+    rng = np.random.default_rng(seed)
+    effect = np.array([[0.05] * 4 + [0.02, 0.05, 0.1], [0.0] * 7, [0.05] * 4 + [-0.02, -0.1, -0.3],
+                       [0.01] * 4 + [-0.2, -0.8, -1.5]])
+    nll = np.array([2.5, 2.3, 2.4, 2.3, 2.6, 3.5, 4.5]) + effect[None] + rng.normal(0, 0.3, (documents, 1, 7)) \
+        + rng.normal(0, 0.08, (documents, 4, 7))
+    counts = np.full((documents, 7), 255.0)
+    counts[-1, -1] = 0 if documents > 1 else 255
+    ones = np.ones((4, 7))
+    statistics = {"entropy": 3 * ones, "normalized_entropy": 0.4 * ones, "sink_mass": 0.2 * ones,
+                  "untrained_mass": np.array([[0] * 4 + [0.2, 0.4, 0.5]] * 3 + [[0] * 4 + [0.01] * 3])}
+    return corpus_verdict(views=CORPUS_VIEWS, sums=nll * counts[:, None, :], counts=counts, buckets=CORPUS_BUCKETS,
+                          trained_length=1024, statistics=statistics, reported_best={})
+
+
+@cache
+def verdicts() -> dict[str, ContextVerdict]:
+    """Every verdict by name: the sweeps', the corpus summaries', and two synthetic corpora (one of a single
+    document, which leaves none to choose on)."""
+    found = {name: document.verdict for name, document in sweeps().items()}
+    found |= {name: summary.verdict for name, summary in summaries().items()}
+    return found | {"a corpus of 5 documents": corpus(5), "a corpus of 1 document": corpus(1)}
+
+
+@cache
+def fits() -> dict[str, FitSummary]:
+    """The committed fits, and synthetic ones: YaRN's law within, below and above the fitted interval, a fit at a
+    bound, on the model's own positions, and one resolved no finer than its tolerance."""
+    found = {f"committed fit, {fit.rope.label if fit.rope else 'own positions'}, {fit.settings.max_tokens:,} tokens":
+             fit for fit in readme.read_fits()}
+    return found | {
+        "law within": fit_summary(values=(0.86, 0.9)),
+        "law below, every gain judged": fit_summary(values=(0.7, 0.75), gains={
+            "plain": (0.5, 0.2, 0.8), "recipe_at_1": (-0.2, -0.3, -0.1), "recipe": (-0.01, -0.03, 0.02),
+            "best_constant": (0.3, 0.1, 0.5), "best_schedule": (0.2, -0.1, 0.4)}),
+        "law above, at a bound": fit_summary(values=(0.95, 0.97), at_bound=True),
+        "own positions": fit_summary(rope=None, gains={"plain": (0.1, 0.05, 0.15)}),
+        "resolved to the tolerance": fit_summary(values=(0.9, 0.91))}
+
+
+def finding(label: str, m: tuple[float, float], shares: tuple[float, float], ratio: float | None, **more) -> Finding:
+    return Finding(label=label, direction=Direction(softer_share=shares[0], sharper_share=shares[1], smallest=m[0],
+                                                   largest=m[1]),
+                   n_layers=30, near_uniform_layers=more.get("uniform", 0), near_one_hot_layers=more.get("one_hot", 0),
+                   loss=1.0 * (ratio or 1.0), loss_ratio=ratio,
+                   mass_shift={"sink_mass": -0.158, "recent_mass": -0.109, "distant_mass": 0.266},
+                   answer_probability=more.get("answer"), answer_dropped=more.get("dropped", False))
+
+
+REFERENCE = replace(finding("T=1", (1.0, 1.0), (0.0, 0.0), None, answer=0.85),
+                    mass_shift={"sink_mass": 0.0, "recent_mass": 0.0, "distant_mass": 0.0})
+FINDINGS = {
+    "the reference": REFERENCE,
+    "sharper, the loss rose": finding("T=0.5", (2.0, 2.0), (0.0, 1.0), 1.8, one_hot=3),
+    "softer, the answer falls": finding("T=2", (0.5, 0.5), (1.0, 0.0), 4.0, answer=0.0, dropped=True),
+    "softer, near-uniform layers": finding("T=4", (0.25, 0.25), (1.0, 0.0), 1.1, uniform=20),
+    "a schedule that crosses 1": finding("logn (base=512)", (0.6, 1.2), (0.25, 0.75), 2.0, uniform=18),
+    "a range of multipliers, nothing wrong": finding("ssmax (train_length=512)", (1.0, 1.3), (0.0, 1.0), 1.05),
+    "mild, nothing to say": finding("T=1.1", (1 / 1.1, 1 / 1.1), (1.0, 0.0), 1.05),
+    "one-hot layers while softer": finding("T=1.2", (1 / 1.2, 1 / 1.2), (1.0, 0.0), 1.0, one_hot=4),
+}
+
+
+def _reach(outcome, value, low, high, spread=None, passages: int = 4, beyond: int = 0):
+    from model_utils.core.records.retrieval import Reach
+    from model_utils.core.records.spread import Spread
+
+    return Reach(outcome=outcome, value=value, low=low, high=high, spread=spread or Spread.RANGE, passages=passages,
+                 beyond=beyond)
+
+
+def retrieval_verdicts() -> dict:
+    """Retrieval verdicts made up to cover the words: a reach found with views that lengthen, shorten and leave it;
+    one past the longest distance; none at all; an interval over 8 passages."""
+    from model_utils.core.records.retrieval import Direction, ReachOutcome, ReachShift, RetrievalVerdict
+    from model_utils.core.records.spread import Spread
+
+    def verdict(reach, *shifts) -> RetrievalVerdict:
+        return RetrievalVerdict(reference="T=1", reach=reach, shifts=tuple(shifts), best_temperature=0.9,
+                                trained_length=8192, longest_distance=12288)
+
+    found = _reach(ReachOutcome.FOUND, 5123.4, 4300.0, 6020.0)
+    return {
+        "found, a recipe lengthens it, a temperature shortens it": verdict(
+            found, ReachShift(view="yarn-rope (s=2) + T=1", shift=2100.0, low=900.0, high=3300.0,
+                              direction=Direction.LONGER),
+            ReachShift(view="T=1.5", shift=-800.0, low=-1200.0, high=-100.0, direction=Direction.SHORTER),
+            ReachShift(view="T=0.9", shift=120.0, low=-300.0, high=500.0, direction=Direction.UNCHANGED)),
+        "found, nothing moves it": verdict(
+            found, ReachShift(view="T=0.7", shift=-50.0, low=-400.0, high=350.0, direction=Direction.UNCHANGED),
+            ReachShift(view="T=1.1", shift=10.0, low=-200.0, high=300.0, direction=Direction.UNCHANGED)),
+        "beyond the longest distance": verdict(_reach(ReachOutcome.BEYOND, 12288.0, 9000.0, 12288.0, beyond=3)),
+        "no reach": verdict(_reach(ReachOutcome.NONE, None, None, None)),
+        "an interval over 8 passages": verdict(_reach(ReachOutcome.FOUND, 812.0, 700.0, 950.0, Spread.INTERVAL_95, 8)),
+    }
