@@ -1,7 +1,9 @@
 """The context-length sweep's records: `SweepDocument` (the JSON `python -m model_utils sweep` writes and the pages
 read), its `SweepResult` per pass, `BestEntry` per bucket, and `SweepPass`, what one pass leaves in the pass cache.
 A recipe is a `Rope`; arrays are float64 numpy arrays, written back as lists; the verdict is a ContextVerdict
-(core/records/verdict.py, with its own format number). Format 3 adds each layer's sliding span (`layer_windows`),
+(core/records/verdict.py, with its own format number). Format 4 adds the cut-context reference (`cut_context`, the
+loss of the positions past the trained length read with at most the trained length before them), which older formats
+read as None; format 3 adds each layer's sliding span (`layer_windows`),
 which formats 2 and 1 read as None; format 2 added the format number and writes the best
 temperatures per recipe with their recipe; format 1 (no number, best_by_rope keyed by the recipe's label) is read by
 matching each label to a result's recipe."""
@@ -14,13 +16,14 @@ import numpy as np
 
 from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import Record, read
+from model_utils.core.records.cut_context import CutContextPass
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.verdict import ContextVerdict, Multipliers
 from model_utils.core.rope import Rope
 from model_utils.core.views import reference_index
 
-FORMAT = 3
-OLDER = (2,)  # numbered formats this reader still reads: without layer_windows
+FORMAT = 4
+OLDER = (3, 2)  # numbered formats this reader still reads: without the cut-context reference; 2: without layer_windows
 KIND = "sweep document"
 PASS = "sweep pass"
 
@@ -184,6 +187,9 @@ class SweepDocument:
     # per layer, the keys a query sees in a sliding-window layer, None for full attention (LoadedModel's
     # sliding_windows()): which layers can meet a distance past the trained length; None in formats 2 and 1
     layer_windows: tuple[int | None, ...] | None = None
+    # the loss past the trained length with the context cut to it (experiments.cut_context): what the rise past it is
+    # measured against, on the same tokens; None where the text does not pass it, and in formats 3 and older
+    cut_context: CutContextPass | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> SweepDocument:
@@ -210,7 +216,8 @@ class SweepDocument:
             verdict=None if verdict is None else ContextVerdict.from_dict(
                 verdict, ropes={result.rope.label: result.rope for result in results if result.rope is not None},
                 block=bootstrap.block),
-            layer_windows=_layer_windows(data))
+            layer_windows=_layer_windows(data),
+            cut_context=None if data.get("cut_context") is None else CutContextPass.from_dict(data["cut_context"]))
 
     def to_dict(self) -> dict:
         data = {"format": FORMAT, "model": self.model, "model_facts": self.model_facts,
@@ -224,7 +231,8 @@ class SweepDocument:
                                  for rope, entries in self.best_by_rope.items()],
                 "bootstrap": self.bootstrap.to_dict(), "seconds": self.seconds, "peak_rss_gb": self.peak_rss_gb,
                 "kernel": self.kernel, "verdict": None if self.verdict is None else self.verdict.to_dict(),
-                "layer_windows": None if self.layer_windows is None else list(self.layer_windows)}
+                "layer_windows": None if self.layer_windows is None else list(self.layer_windows),
+                "cut_context": None if self.cut_context is None else self.cut_context.to_dict()}
         return data if self.run is None else data | {"run": self.run.to_dict()}
 
     def reference(self) -> SweepResult:
