@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 
 .PHONY: setup models run test test-fast test-models lint golden bench bench-gpu bench-pages loadtest sweep sweep-gemma \
-	tune tune-gemma fit retrieval retrieval-gemma lmeval clean
+	tune tune-gemma fit cut-context retrieval retrieval-gemma lmeval clean
 
 setup: $(STAMP)
 
@@ -93,6 +93,12 @@ loadtest: setup
 # scores one block of distances and remaps none), several times slower per pass: `make bench` measures the ratio
 # (bench/RESULTS.md). Each pass is a job on 2 Ray workers. Finished passes are cached, so an interrupted run resumes
 # and a repeated one returns at once.
+# The cut-context reference (the rise past the trained length is measured against it, on the same tokens): each
+# position past the trained length L read with at most L tokens before it, in windows of L tokens L / 8 apart
+# (1,024 for the bundled model, 4,096 for Gemma 3 270M); its windows are committed here, one folder per model, so
+# a sweep or a tune reruns without them. `make cut-context` gives the committed sweeps made before it the reference
+# (T = 1's pass and the windows, not the sweep's hours of passes).
+CUT_CONTEXT ?= assets/passes/cut-context
 SWEEP_OUT ?= assets/sweeps/bundled-16k.json
 FREQUENCY_RECIPES ?= --rope yarn:2@1 --rope yarn-rope:2@0.7,0.8,0.9,1,1.1,1.25 --rope dynamic:2@1 --rope linear:2@1
 REMAP_RECIPES ?= --rope self-extend:2,1024@1 --rope self-extend:4,2048@0.9,1,1.1 --rope rerope:4096@1 \
@@ -102,8 +108,11 @@ sweep: setup
 	mkdir -p $(dir $(SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model bundled --builtin long --max-tokens 16384 --beyond-trained \
 		--bucket-size 1024 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 --schedule all:trained \
-		$(SWEEP_RECIPES) --workers 2 --json $(SWEEP_OUT)
+		$(SWEEP_RECIPES) --workers 2 --cut-context-dir $(CUT_CONTEXT)/bundled --json $(SWEEP_OUT)
 	$(BIN)/python -m bench.readme sweep
+
+cut-context: setup
+	$(BIN)/python -m bench.cut_context
 
 # The same sweep of Gemma 3 270M (installed by `make models`): 49,152 tokens (1.5x its trained length of 32,768) of
 # Python's decimal module (--builtin decimal-source, which shares no text with the built-in corpus), buckets of 2,048,
@@ -119,7 +128,8 @@ sweep-gemma: models
 	mkdir -p $(dir $(GEMMA_SWEEP_OUT))
 	$(BIN)/python -m model_utils sweep --model gemma3-270m --builtin decimal-source --max-tokens 49152 \
 		--beyond-trained --bucket-size 2048 --temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 1.75 2 2.5 \
-		--schedule all:trained $(FREQUENCY_RECIPES) --workers 2 --cache-dir $(GEMMA_PASSES) --json $(GEMMA_SWEEP_OUT)
+		--schedule all:trained $(FREQUENCY_RECIPES) --workers 2 --cache-dir $(GEMMA_PASSES) \
+		--cut-context-dir $(CUT_CONTEXT)/gemma3-270m --json $(GEMMA_SWEEP_OUT)
 	$(BIN)/python -m bench.readme sweep
 
 # Finished passes of the tune and the fits are kept here (the sweep's pass cache), so a fit reuses the tune's.
@@ -138,7 +148,8 @@ tune: setup
 	$(BIN)/python -m model_utils tune --model bundled --corpus builtin --documents $(TUNE_DOCUMENTS) \
 		--max-tokens 16384 --beyond-trained --bucket-size 1024 --temperatures 0.9 1 1.1 1.25 1.5 \
 		--schedule yarn:trained --schedule qwen-logn:trained --schedule ssmax:trained \
-		--rope yarn:2@1 --rope yarn-rope:2@1 --workers 2 --cache-dir $(PASSES) --out $(TUNE_OUT)
+		--rope yarn:2@1 --rope yarn-rope:2@1 --workers 2 --cache-dir $(PASSES) --cut-context-dir $(CUT_CONTEXT)/bundled \
+		--out $(TUNE_OUT)
 	$(BIN)/python -m bench.readme tune
 
 # The corpus tune of Gemma 3 270M (installed by `make models`), for the decomposition over documents: the 4 documents
@@ -157,7 +168,8 @@ GEMMA_TUNE_TEMPERATURES ?= 0.9 1 1.1
 tune-gemma: models
 	$(BIN)/python -m model_utils tune --model gemma3-270m --corpus builtin-long --documents 4 --max-tokens 49152 \
 		--beyond-trained --bucket-size 2048 --temperatures $(GEMMA_TUNE_TEMPERATURES) --rope yarn:2@1 \
-		--rope yarn-rope:2@1 --workers 2 --cache-dir $(GEMMA_TUNE_PASSES) --out $(GEMMA_TUNE_OUT)
+		--rope yarn-rope:2@1 --workers 2 --cache-dir $(GEMMA_TUNE_PASSES) --cut-context-dir $(CUT_CONTEXT)/gemma3-270m \
+		--out $(GEMMA_TUNE_OUT)
 	$(BIN)/python -m bench.readme tune
 
 # The fitted temperatures the page and README show: a constant T on YaRN's interpolation alone (yarn-rope), fitted

@@ -50,7 +50,8 @@ def write_tiny_sweep(folder: Path, name: str, *recipes: str) -> Path:
     status = main(["sweep", "--model", "tiny-random", "--builtin", "long", "--max-tokens", "2048", "--beyond-trained",
                    "--bucket-size", "256", "--temperatures", "0.8", "1", "1.25", "--schedule", "all:trained",
                    *(part for recipe in recipes for part in ("--rope", recipe)),
-                   "--json", str(path), "--cache-dir", str(folder / "passes")])
+                   "--json", str(path), "--cache-dir", str(folder / "passes"),
+                   "--cut-context-dir", str(folder / "cut-context")])
     assert status == 0 and path.is_file()
     return path
 
@@ -105,7 +106,8 @@ def summary_file(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("tune")
     status = main(["tune", "--model", "tiny-random", "--corpus", "builtin", "--documents", "2", "--max-tokens", "2048",
                    "--beyond-trained", "--bucket-size", "256", "--temperatures", "0.8", "1", "1.25",
-                   "--schedule", "yarn:trained", "--schedule", "logn:trained", "--out", str(folder / "out")])
+                   "--schedule", "yarn:trained", "--schedule", "logn:trained", "--out", str(folder / "out"),
+                   "--cut-context-dir", str(folder / "cut-context")])
     assert status == 0
     return folder / "out" / "summary.json"
 

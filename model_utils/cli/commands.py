@@ -148,14 +148,26 @@ def run_sweep(args) -> None:
     started = time.perf_counter()
     try:
         runner = sweep_on_ray if placed.on_ray else sweep_here
-        document = runner(loaded, text, specs, sweep_settings(args), placed, source=source, cache_dir=cache_dir)
+        document = runner(loaded, text, specs, sweep_settings(args), placed, source=source, cache_dir=cache_dir,
+                          cut=cut_settings(args))
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     run = run_record(argv_of(args), time.perf_counter() - started)
     write_json(replace(document, run=run).to_dict(), args.json)
 
 
-def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir):
+def cut_settings(args):
+    """--cut-context-stride and --cut-context-dir as the CutSettings of a sweep or a tune (None: --cut-context-stride
+    0, no reference)."""
+    from model_utils.experiments.cut_context import CutSettings
+
+    if args.cut_context_stride == 0:
+        return None
+    folder = Path(args.cut_context_dir).resolve() if args.cut_context_dir else cache_root() / "cut-context"
+    return CutSettings(folder=folder, stride=args.cut_context_stride)
+
+
+def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir, cut):
     """The sweep in this process, with a bar of layers over all its passes (drawn once a pass starts: a sweep refused
     by its checks, or all cached, draws none)."""
     from tqdm import tqdm
@@ -176,13 +188,13 @@ def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir):
 
     try:
         return sweep(loaded, text, specs, settings, source=source, cache_dir=cache_dir, on_start=on_start,
-                     progress=on_layer)
+                     progress=on_layer, cut=cut)
     finally:
         for bar in bars:
             bar.close()
 
 
-def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir):
+def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir, cut):
     """The sweep's missing passes on Ray workers, one pass per worker at a time: a bar of passes, and a line as each
     starts or finishes on its worker (drawn once the workers are ready)."""
     from tqdm import tqdm
@@ -204,7 +216,7 @@ def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir):
 
     try:
         return sweep_on_workers(loaded, text, specs, settings, placed, source=source, cache_dir=cache_dir,
-                                on_pass=on_pass)
+                                on_pass=on_pass, cut=cut)
     finally:
         for bar in bars:
             bar.close()
@@ -243,7 +255,7 @@ def run_tune(args) -> None:
     try:
         summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=placed.workers,
                        ray_address=placed.ray_address, threads=placed.threads, on_document=on_document, on_pass=on_pass,
-                       cache_dir=cache_folder(args))
+                       cache_dir=cache_folder(args), cut=cut_settings(args))
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     finally:

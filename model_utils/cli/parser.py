@@ -320,5 +320,13 @@ def add_sweep_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--q-start", type=int, default=1, help="first query position measured (default 1)")
     command.add_argument("--cache-dir", help="where finished passes are kept (sweep: default the model cache "
                                              "folder; tune: default OUT/.passes until their document is written)")
+    command.add_argument("--cut-context-stride", type=int, metavar="S",
+                         help="the reference the rise past the trained length is measured against: the same "
+                              "positions read with at most the trained length L before them, in windows of L tokens "
+                              "S apart ((n - L) / S passes of L tokens; default L / 8; 0: none, the rise is then "
+                              "against the text's earlier positions)")
+    command.add_argument("--cut-context-dir", metavar="DIR",
+                         help="where the reference's windows are kept (default: the model cache folder's "
+                              "cut-context/)")
 
 

@@ -9,6 +9,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +22,19 @@ from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.models import LoadedModel
 
 FORMAT = 1  # of a cached window: bump when a window's numbers would come out different
+STRIDE_PARTS = 8  # the default stride is an eighth of the trained length: a position reads 7/8 of it at least
+
+
+@dataclass(frozen=True, kw_only=True)
+class CutSettings:
+    """Whether and how a sweep or a tune measures the cut-context reference: the stride (None: the trained length
+    // STRIDE_PARTS: 1,024 for the bundled model, 4,096 for Gemma 3 270M) and the window cache."""
+
+    folder: Path
+    stride: int | None = None
+
+    def stride_for(self, trained_length: int) -> int:
+        return self.stride or max(1, trained_length // STRIDE_PARTS)
 
 
 def windows(n_tokens: int, trained_length: int, stride: int) -> list[tuple[int, int]]:

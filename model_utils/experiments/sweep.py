@@ -28,6 +28,7 @@ from model_utils.core.files import write_atomic
 from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
 from model_utils.core.progress import OnProgress
+from model_utils.core.records.cut_context import CutContextPass
 from model_utils.core.records.sweep import (
     BestEntry,
     Bootstrap,
@@ -44,10 +45,12 @@ from model_utils.core.schedules import Schedule
 from model_utils.core.statistics import REPORTED_STATISTICS
 from model_utils.core.views import View, as_view, reference_index
 from model_utils.engine.analyze import AnalysisRequest, CheckedRequest, analyze, check_length, tokenize, validate
+from model_utils.experiments.cut_context import CutSettings, cut_context_pass
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.texts import text_digest
 from model_utils.models import LoadedModel
 from model_utils.verdicts.context import sweep_verdict
+from model_utils.verdicts.rise import one_text_rise
 from model_utils.verdicts.words import SWEEP_BOOTSTRAP
 
 FORMAT = 4  # bump when a cached pass would come out different (4: the untrained mass and the RoPE recipe)
@@ -219,19 +222,23 @@ BOOTSTRAP = Bootstrap(resamples=BOOTSTRAP_RESAMPLES, block=BOOTSTRAP_BLOCK, conf
 
 
 def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequence[Spec],
-                   settings: SweepSettings, text: str, source: str) -> SweepDocument:
+                   settings: SweepSettings, text: str, source: str,
+                   cut: CutContextPass | None = None) -> SweepDocument:
     """The sweep's record: settings, one result per temperature or schedule (with its multiplier range inside and
     past the trained length), the best temperature per bucket on the plain model and on each recipe, and the
     context-length verdict's numbers (verdicts.context; None when the text does not reach past the trained
-    length), which need the passes' per-position NLL that the document leaves out."""
+    length), which need the passes' per-position NLL that the document leaves out; with `cut` (the cut-context
+    reference of the same text), the rise on the same tokens too."""
     first = passes[0]
     n_tokens, trained, q_start = first.n_tokens, first.trained_length, first.q_start
     results = tuple(replace(p.result, multipliers=multipliers(spec, n_tokens, trained, q_start))
                     for p, spec in zip(passes, specs, strict=True))
     best, spans = best_per_bucket(passes, first.buckets), tuple(loaded.sliding_windows())
+    position_nll = {p.result.label: p.position_nll for p in passes}
+    same = None if cut is None else one_text_rise(
+        np.asarray(position_nll[results[reference_index(results)].label][trained:]), cut)
     verdict = sweep_verdict(results=results, buckets=first.buckets, n_tokens=n_tokens, trained_length=trained,
-                            best=best, layer_spans=spans,
-                            position_nll={p.result.label: p.position_nll for p in passes})
+                            best=best, layer_spans=spans, position_nll=position_nll, same_token_rise=same)
     return SweepDocument(
         model=loaded.name, model_facts=loaded.facts(), text_source=source, text_sha256=text_digest(text),
         n_tokens=n_tokens, trained_length=trained, beyond_trained=settings.beyond_trained,
@@ -240,17 +247,30 @@ def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequ
         best_by_rope=best_by_recipe(passes, first.buckets), bootstrap=BOOTSTRAP,
         seconds=sum(p.result.seconds for p in passes),  # compute time, cached or not
         peak_rss_gb=max(p.result.peak_rss_gb for p in passes), kernel=_path(passes), verdict=verdict,
-        layer_windows=spans)
+        layer_windows=spans, cut_context=cut)
 
 
 def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
           source: str = "text", cache_dir: Path | None = None,
           on_start: Callable[[str, int], None] | None = None,
-          progress: OnProgress | None = None) -> SweepDocument:
-    """Check, run (or read from the cache) every pass, and assemble the sweep document."""
-    check_sweep(loaded, text, specs, settings)
+          progress: OnProgress | None = None, cut: CutSettings | None = None) -> SweepDocument:
+    """Check, run (or read from the cache) every pass, and assemble the sweep document; with `cut`, also the
+    cut-context reference of a text that runs past the trained length (experiments.cut_context)."""
+    n_tokens = check_sweep(loaded, text, specs, settings)
     passes = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
-    return sweep_document(loaded, passes, specs, settings, text, source)
+    return sweep_document(loaded, passes, specs, settings, text, source,
+                          cut_reference(loaded, text, n_tokens, settings, cut))
+
+
+def cut_reference(loaded: LoadedModel, text: str, n_tokens: int, settings: SweepSettings,
+                  cut: CutSettings | None) -> CutContextPass | None:
+    """The cut-context reference of the sweep's text (its windows from `cut.folder` where they are), None without
+    `cut` or a position past the trained length."""
+    trained = settings.trained_length or loaded.max_positions
+    if cut is None or n_tokens <= trained + 1:
+        return None
+    ids, _ = tokenize(loaded, text, settings.max_tokens)
+    return cut_context_pass(loaded, ids, trained, cut.stride_for(trained), cut.folder)
 
 
 def _path(passes) -> str:

@@ -17,6 +17,7 @@ from model_utils.core.paths import cache_root
 from model_utils.core.records.sweep import SweepDocument, SweepPass
 from model_utils.core.views import as_view
 from model_utils.experiments.corpus import Document
+from model_utils.experiments.cut_context import CutSettings
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.runs.pool import Placement, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
@@ -37,7 +38,8 @@ class PassEvent:
 
 def sweep_on_workers(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
                      placement: Placement, *, source: str = "text", cache_dir: Path | None = None,
-                     on_pass: Callable[[PassEvent], None] | None = None) -> SweepDocument:
+                     on_pass: Callable[[PassEvent], None] | None = None,
+                     cut: CutSettings | None = None) -> SweepDocument:
     """The sweep (experiments.sweep.sweep) with its missing passes run on `placement`'s workers first. Raises
     AnalysisError before any worker starts, RunUsageError for an address that is no Ray cluster, RunError when
     passes could not be finished (those finished are in the cache)."""
@@ -66,4 +68,4 @@ def sweep_on_workers(loaded: LoadedModel, text: str, specs: Sequence[Spec], sett
         work = WorkerSettings(model=loaded, sweep=settings, pass_dir=folder, keep_passes=True)
         with open_pool(work, placement) as pool:
             pool.passes(Document(source, text), missing, finished, started)
-    return sweep(loaded, text, specs, settings, source=source, cache_dir=folder)  # every pass from the cache now
+    return sweep(loaded, text, specs, settings, source=source, cache_dir=folder, cut=cut)  # passes from the cache now

@@ -8,15 +8,24 @@ argument next to what the sweep measured."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
 from model_utils.core.records.sweep import BestEntry, SweepDocument, SweepResult
-from model_utils.core.records.verdict import Bucket, ContextVerdict, EntropyTrend
+from model_utils.core.records.verdict import Bucket, ContextVerdict, EntropyTrend, RowKind, SameTokenRise
 from model_utils.core.views import reference_index
 from model_utils.verdicts.layers import layer_groups
-from model_utils.verdicts.past import PastData, PositionFolds, ViewInfo, entropy_trend, length_verdict
+from model_utils.verdicts.past import (
+    PastData,
+    PositionFolds,
+    ViewInfo,
+    entropy_trend,
+    inside_saving,
+    length_verdict,
+)
+from model_utils.verdicts.rise import with_same_token_rise
 
 SEED = 0  # of the verdict's resamples: the same sweep always gives the same verdict
 STATISTICS = ("entropy", "normalized_entropy", "sink_mass", "untrained_mass")  # what the verdict reads
@@ -45,11 +54,12 @@ def _bucket_statistic(result: SweepResult, name: str) -> np.ndarray:
 
 def sweep_verdict(*, results: Sequence[SweepResult], buckets: Sequence[Bucket], n_tokens: int, trained_length: int,
                   best: Sequence[BestEntry], layer_spans: Sequence[int | None] | None,
-                  position_nll: Mapping[str, Sequence[float]], seed: int = SEED) -> ContextVerdict | None:
+                  position_nll: Mapping[str, Sequence[float]], seed: int = SEED,
+                  same_token_rise: SameTokenRise | None = None) -> ContextVerdict | None:
     """The verdict of one text's sweep: its results (one per pass), buckets, best temperature per bucket and each
     layer's sliding span, with each pass's per-position NLL (label -> [n - 1]) for the held-out gains and their
-    intervals. None when the text does not reach past the trained length with a bucket that has a loss, or no
-    bucket lies wholly before it."""
+    intervals, and the rise on the same tokens where the cut context was measured (verdicts/rise.py). None when the
+    text does not reach past the trained length with a bucket that has a loss, or no bucket lies wholly before it."""
     scored = _scored(results)
     chosen = tuple(tuple(buckets[i]) for i in scored)
     weights = np.array([max(0, min(stop, n_tokens - 1) - start) for start, stop in chosen], dtype=np.float64)
@@ -68,7 +78,8 @@ def sweep_verdict(*, results: Sequence[SweepResult], buckets: Sequence[Bucket], 
                     reported_best={entry.bucket[0]: entry.temperature_interval for entry in best},
                     resamples=position_folds(position_nll, [result.label for result in results],
                                              [chosen[i] for i in past], n_tokens, seed), layer_types=layer_types)
-    return length_verdict(data)
+    verdict = length_verdict(data)
+    return verdict if verdict is None or same_token_rise is None else with_same_token_rise(verdict, same_token_rise)
 
 
 def position_folds(position_nll: Mapping[str, Sequence[float]], labels: list[str], buckets: list[Bucket],
@@ -86,3 +97,25 @@ def position_folds(position_nll: Mapping[str, Sequence[float]], labels: list[str
 def _view_info(result: SweepResult) -> ViewInfo:
     return ViewInfo(label=result.label, temperature=result.temperature, schedule=result.schedule, rope=result.rope,
                     multipliers=result.multipliers)
+
+
+def with_schedule_costs(verdict: ContextVerdict, results: Sequence[SweepResult], buckets: Sequence[Bucket],
+                        n_tokens: int) -> ContextVerdict:
+    """A verdict stored before the schedules' savings inside the trained context were measured, with them, from
+    its sweep's bucket means (past.inside_saving, as sweep_verdict computes them)."""
+    scored = _scored(results)
+    inside = [i for i in scored if buckets[i][1] <= verdict.trained_length]
+    weights = np.array([max(0, min(stop, n_tokens - 1) - start) for start, stop in (buckets[i] for i in inside)],
+                       dtype=np.float64)
+    by_label = {result.label: result for result in results}
+    reference = results[reference_index(results)]
+
+    def costed(row):
+        if row.kind is not RowKind.SCHEDULE or row.saved_inside is not None or not inside:
+            return row
+        view = by_label[row.view]
+        return replace(row, saved_inside=inside_saving([reference.nll[i] for i in inside],
+                                                       [view.nll[i] for i in inside], weights))
+
+    rows = tuple(costed(row) for row in verdict.decomposition.rows)
+    return replace(verdict, decomposition=replace(verdict.decomposition, rows=rows))

@@ -9,15 +9,19 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES
-from model_utils.core.records.verdict import Bucket, ContextVerdict, Interval
+from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, MIN_FOR_INTERVAL
+from model_utils.core.records.spread import Spread
+from model_utils.core.records.verdict import Bucket, ContextVerdict, Interval, SameTokenRise
 from model_utils.verdicts.context import SEED
 from model_utils.verdicts.past import DocumentFolds, PastData, ViewInfo, length_verdict
+from model_utils.verdicts.rise import with_same_token_rise
 
 
 def document_weights(documents: int, seed: int = SEED, resamples: int = BOOTSTRAP_RESAMPLES) -> np.ndarray:
     """[1 + resamples, document] how often each document is drawn: once each first, then resamples with
-    replacement."""
+    replacement; below MIN_FOR_INTERVAL documents, [1 + documents, document]: all, then each one alone."""
+    if documents < MIN_FOR_INTERVAL:
+        return np.concatenate([np.ones((1, documents)), np.eye(documents)])
     draws = np.random.default_rng(seed).integers(0, documents, size=(resamples, documents))
     counts = np.stack([np.bincount(row, minlength=documents) for row in draws]) if resamples else \
         np.zeros((0, documents))
@@ -26,7 +30,7 @@ def document_weights(documents: int, seed: int = SEED, resamples: int = BOOTSTRA
 
 def corpus_verdict(*, views: Sequence[ViewInfo], sums: np.ndarray, counts: np.ndarray, buckets: Sequence[Bucket],
                    trained_length: int, statistics: Mapping[str, np.ndarray], reported_best: Mapping[int, Interval],
-                   seed: int = SEED) -> ContextVerdict | None:
+                   seed: int = SEED, same_token_rise: SameTokenRise | None = None) -> ContextVerdict | None:
     """The verdict of a corpus: `sums` [document, view, bucket] NLL sums and `counts` [document, bucket] positions
     of the buckets in `buckets` (each reached by some document), `statistics` name -> [view, bucket] pooled over
     documents, `reported_best` bucket start -> the interval of its best temperature. None without a bucket past the
@@ -36,8 +40,10 @@ def corpus_verdict(*, views: Sequence[ViewInfo], sums: np.ndarray, counts: np.nd
     statistics = {name: values for name, values in statistics.items() if np.isfinite(values).all()}
     past = [i for i, (start, _) in enumerate(buckets) if start >= trained_length]
     resamples = DocumentFolds(sums=sums[:, :, past], counts=counts[:, past],
-                              weights=document_weights(len(sums), seed))
+                              weights=document_weights(len(sums), seed),
+                              spread=Spread.RANGE if len(sums) < MIN_FOR_INTERVAL else Spread.INTERVAL_95)
     data = PastData(documents=len(sums), trained_length=trained_length, buckets=tuple(map(tuple, buckets)),
                     weights=pooled.astype(np.float64), views=tuple(views), nll=sums.sum(axis=0) / pooled,
                     statistics=statistics, reported_best=reported_best, resamples=resamples)
-    return length_verdict(data)
+    verdict = length_verdict(data)
+    return verdict if verdict is None or same_token_rise is None else with_same_token_rise(verdict, same_token_rise)

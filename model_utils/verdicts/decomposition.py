@@ -16,6 +16,7 @@ from model_utils.core.records.verdict import (
     Dominant,
     Interval,
     LeverKind,
+    RiseBase,
 )
 
 # A lever "does the recovery" when its interval clears 0 and its point value recovers at least this share of the
@@ -23,13 +24,14 @@ from model_utils.core.records.verdict import (
 RECOVERS = 0.5
 
 
-def decompose(*, rise: float, rows: Sequence[DecompositionRow],
-              untrained_constant_range: Interval | None = None) -> Decomposition:
-    """The decomposition of the verdict's rows, with the lever that does the recovery."""
+def decompose(*, rise: float, rows: Sequence[DecompositionRow], untrained_constant_range: Interval | None = None,
+              rise_base: RiseBase = RiseBase.EARLIER_POSITIONS) -> Decomposition:
+    """The decomposition of the verdict's rows, with the lever that does the recovery; `rise` is measured against
+    `rise_base` (the cut context where it was measured)."""
     found = Decomposition(rise=rise, dominant=Dominant.NEITHER, rows=tuple(rows),
-                          untrained_constant_range=untrained_constant_range)
+                          untrained_constant_range=untrained_constant_range, rise_base=rise_base)
     return Decomposition(rise=rise, dominant=dominant(found.levers, rise), rows=tuple(rows),
-                         untrained_constant_range=untrained_constant_range)
+                         untrained_constant_range=untrained_constant_range, rise_base=rise_base)
 
 
 def dominant(levers: Sequence[DecompositionRow], rise: float) -> Dominant:

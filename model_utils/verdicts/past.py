@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from model_utils.core.bootstrap import cross_fit, interval
+from model_utils.core.records.spread import Spread
 from model_utils.core.records.verdict import (
     AttentionShift,
     Bucket,
@@ -67,6 +68,7 @@ class Resamples(Protocol):
     rows: int  # 1 + the number of resamples
     scoring: Scoring  # how the held-out choice is scored
     block: int | None  # positions per block of the choice and the resamples; None: documents are resampled
+    spread: Spread  # what the rows after row 0 are: resamples (a 95% interval) or the documents one by one (a range)
 
     def pooled(self) -> tuple[np.ndarray, np.ndarray]:
         """NLL sums [rows, view, bucket] and position counts [rows, bucket] of the buckets past the trained length."""
@@ -80,13 +82,16 @@ class Resamples(Protocol):
 class DocumentFolds:
     """Leave one document out: each document is scored with the choice made on the others. Resamples draw the
     documents with replacement (`weights` [rows, document], how often each is drawn; row 0 all ones) and make the
-    choice again without each drawn document, so the interval holds the choice's own variability."""
+    choice again without each drawn document, so the interval holds the choice's own variability. With fewer
+    documents than a bootstrap can speak for (core.bootstrap.MIN_FOR_INTERVAL, `spread` RANGE) the rows after row
+    0 are the documents one by one instead (`weights` their identity), and a figure's spread is their range."""
 
     sums: np.ndarray  # [document, view, bucket] NLL sums of the buckets past the trained length
     counts: np.ndarray  # [document, bucket] positions with a loss
     weights: np.ndarray  # [rows, document]
     scoring: Scoring = Scoring.HELD_OUT_DOCUMENTS
     block: int | None = None
+    spread: Spread = Spread.INTERVAL_95
 
     @property
     def rows(self) -> int:
@@ -109,8 +114,12 @@ class DocumentFolds:
         picked = np.take_along_axis(np.broadcast_to(own[None, :, candidates], chooser.shape), chosen[:, :, None],
                                     axis=2)[:, :, 0]  # [rows, document, bucket]
         usable = weights * (others > 0)  # a document scored only where the others have positions to choose on
-        saved = (usable * (own[None, :, reference] - picked)).sum(axis=(1, 2))
-        total = (usable * counts[None]).sum(axis=(1, 2))
+        saved = (usable * (own[None, :, reference] - picked)).sum(axis=2)  # [rows, document]
+        total = (usable * counts[None]).sum(axis=2)
+        if self.spread is Spread.RANGE:  # each document on its own: scored with the choice made on all the others
+            saved = np.concatenate([saved[:1], np.diag(saved[0])])  # [1 + document, document]
+            total = np.concatenate([total[:1], np.diag(total[0])])
+        saved, total = saved.sum(axis=1), total.sum(axis=1)
         return np.where(total > 0, saved / np.maximum(total, 1), np.nan)
 
 
@@ -124,6 +133,7 @@ class PositionFolds:
     counts: np.ndarray  # [bucket, fold]
     block: int
     scoring: Scoring = Scoring.CROSS_FIT_ONE_TEXT  # chosen and scored on the same text: not held out
+    spread: Spread = Spread.INTERVAL_95
 
     @property
     def rows(self) -> int:
@@ -173,7 +183,7 @@ def length_verdict(data: PastData) -> ContextVerdict | None:
     sums, counts = data.resamples.pooled()  # [rows, view, past bucket], [rows, past bucket]
     nll_before, nll_past = (float(np.average(data.nll[reference, chosen], weights=data.weights[chosen]))
                             for chosen in (before, past))
-    rise = nll_past - nll_before
+    rise = nll_past - nll_before  # against earlier positions; verdicts/rise.py puts the same-token rise in its place
     plain = _constant_views(data.views, None)
     rows, constant_range = judge_untrained(decomposition(data, reference, plain, past, sums, counts), data, plain,
                                            past)
@@ -181,12 +191,12 @@ def length_verdict(data: PastData) -> ContextVerdict | None:
     return ContextVerdict(
         documents=data.documents, trained_length=trained, past=(buckets[past[0]][0], buckets[past[-1]][1]),
         before=(buckets[before[0]][0], buckets[before[-1]][1]), nll_before=nll_before, nll_past=nll_past,
-        scoring=data.resamples.scoring, block=data.resamples.block,
+        scoring=data.resamples.scoring, block=data.resamples.block, spread=data.resamples.spread,
         loss_break=loss_break(data, reference, past, inside, sums, counts),
         gains=gains(data, reference, plain, past, sums, counts, rise),
         attention=attention(data, reference, past, inside),
         layer_types=layer_type_masses(data.layer_types, reference, past, data.weights),
-        decomposition=decompose(rise=rise, rows=(*rows, *schedule_rows(data, reference, sums, counts)),
+        decomposition=decompose(rise=rise, rows=(*rows, *schedule_rows(data, reference, sums, counts, inside)),
                                 untrained_constant_range=constant_range),
         entropy_trend=entropy_trend(data.documents, buckets, trained, stats["entropy"][reference],
                                     stats["normalized_entropy"][reference])
@@ -199,20 +209,24 @@ def _constant_views(views: tuple[ViewInfo, ...], recipe: str | None) -> list[int
     return sorted(chosen, key=lambda i: views[i].temperature)
 
 
-def _estimate(samples: np.ndarray | None) -> tuple[float | None, Interval | None]:
-    """(row 0, the interval of the resamples: None without any)."""
+def _estimate(samples: np.ndarray | None, spread: Spread) -> tuple[float | None, Interval | None]:
+    """(row 0, the spread of the other rows: their 95% interval where they are resamples, their range where they
+    are the documents one by one; None without any)."""
     if samples is None:
         return None, None
     drawn = samples[1:][np.isfinite(samples[1:])]
-    return float(samples[0]), tuple(interval(drawn)) if len(drawn) else None
+    if not len(drawn):
+        return float(samples[0]), None
+    bounds = (float(drawn.min()), float(drawn.max())) if spread is Spread.RANGE else tuple(interval(drawn))
+    return float(samples[0]), bounds
 
 
-def _gain(samples: np.ndarray | None, scoring: Scoring, rise: float | None = None) -> Gain | None:
+def _gain(samples: np.ndarray | None, scoring: Scoring, spread: Spread, rise: float | None = None) -> Gain | None:
     """A Gain of row 0 and its resamples (None without samples), its share of `rise` where that is given and
     positive."""
     if samples is None:
         return None
-    saved, bounds = _estimate(samples)
+    saved, bounds = _estimate(samples, spread)
     return Gain(saved=saved, interval=bounds, scoring=scoring,
                 share_of_rise=float(samples[0] / rise) if rise is not None and rise > 0 else None)
 
@@ -238,7 +252,7 @@ def loss_break(data: PastData, reference: int, past: list[int], inside: list[int
     with np.errstate(invalid="ignore", divide="ignore"):  # a resample may draw no document reaching a bucket
         samples = sums[:, reference] / counts  # [rows, past bucket]
     for column, index in enumerate(past):
-        bounds = _estimate(samples[:, column])[1]
+        bounds = _estimate(samples[:, column], data.resamples.spread)[1]
         if (bounds[0] if bounds else data.nll[reference, index]) > high:
             start = data.buckets[index][0]
             earlier = data.nll[reference, past[:column]]
@@ -257,8 +271,9 @@ def gains(data: PastData, reference: int, plain: list[int], past: list[int], sum
     if len(plain) < 2:
         return TemperatureGains(grid=grid, oracle=None, held_out=None, constant=None, best=(), edges=())
     return TemperatureGains(
-        grid=grid, oracle=_gain(_oracle(sums, counts, reference, plain), Scoring.IN_SAMPLE),
-        held_out=_gain(data.resamples.held_out(reference, plain, per_bucket=True), data.resamples.scoring, rise),
+        grid=grid, oracle=_gain(_oracle(sums, counts, reference, plain), Scoring.IN_SAMPLE, data.resamples.spread),
+        held_out=_gain(data.resamples.held_out(reference, plain, per_bucket=True), data.resamples.scoring,
+                       data.resamples.spread, rise),
         constant=constant(data, reference, plain, sums, counts),
         best=best_past_buckets(data, reference, plain, past, sums), edges=grid_edges(data, past, sums))
 
@@ -271,8 +286,9 @@ def constant(data: PastData, reference: int, plain: list[int], sums: np.ndarray,
     winner = plain[int(np.argmin(totals[0, plain]))]
     samples = (totals[:, reference] - totals[:, plain].min(axis=1)) / counts.sum(axis=1)
     return ConstantTemperature(
-        temperature=data.views[winner].temperature, in_sample=_gain(samples, Scoring.IN_SAMPLE),
-        held_out=_gain(data.resamples.held_out(reference, plain, per_bucket=False), data.resamples.scoring),
+        temperature=data.views[winner].temperature, in_sample=_gain(samples, Scoring.IN_SAMPLE, data.resamples.spread),
+        held_out=_gain(data.resamples.held_out(reference, plain, per_bucket=False), data.resamples.scoring,
+                       data.resamples.spread),
         worse_buckets=int((sums[0, winner] > sums[0, reference]).sum()), buckets=int(sums.shape[2]))
 
 
@@ -352,11 +368,11 @@ def uniform_share(start: int, stop: int, trained_length: int) -> float:
     return float(np.mean(np.maximum(0, queries - trained_length) / queries)) if len(queries) else 0.0
 
 
-def _row(kind: RowKind, *, against: str, view: str | None = None, rope: Rope | None = None,
+def _row(kind: RowKind, *, against: str, spread: Spread, view: str | None = None, rope: Rope | None = None,
          scoring: Scoring | None = None, samples: np.ndarray | None = None,
          masses: tuple[float | None, float | None] = (None, None), by_layer_type: tuple[float, ...] | None = None,
          own_temperature: bool = False, family: Family | None = None) -> DecompositionRow:
-    saved, bounds = _estimate(samples)
+    saved, bounds = _estimate(samples, spread)
     return DecompositionRow(kind=kind, view=view, rope=rope, against=against, scoring=scoring, saved=saved,
                             interval=bounds, untrained_mass_past=masses[0], effective_untrained_mass_past=masses[1],
                             untrained_mass_by_layer_type=by_layer_type, untrained=None,
@@ -379,7 +395,7 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
         by_type = None if chosen is None or not data.layer_types else tuple(
             chosen_mass(group, chosen, past, data.weights) for group in data.layer_types)
         return _row(kind, against=against, rope=ropes[recipe], masses=masses(chosen), by_layer_type=by_type,
-                    family=family_of(ropes[recipe]), **kwargs)
+                    family=family_of(ropes[recipe]), spread=data.resamples.spread, **kwargs)
 
     rows = [replace(row(RowKind.REFERENCE, [reference] * len(past), None, view=against), saved=0.0)]
     for recipe in _recipes(data.views, with_none=True):
@@ -441,7 +457,8 @@ def on_top_row(data: PastData, one: int, views: list[int]) -> DecompositionRow:
     (or documents) it is scored on: what a temperature adds on top of the interpolation."""
     rope = data.views[one].rope
     return _row(RowKind.ON_TOP, against=data.views[one].label, rope=rope, scoring=data.resamples.scoring,
-                samples=data.resamples.held_out(one, views, True), family=family_of(rope))
+                samples=data.resamples.held_out(one, views, True), family=family_of(rope),
+                spread=data.resamples.spread)
 
 
 def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -> list[DecompositionRow]:
@@ -458,7 +475,7 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
             if same and not info.temperature:
                 rows.append(_row(RowKind.OWN_TEMPERATURE, view=data.views[index].label, rope=rope,
                                  against=data.views[other].label, samples=_fixed(sums, counts, other, index),
-                                 family=Family.FREQUENCY))
+                                 family=Family.FREQUENCY, spread=data.resamples.spread))
     return rows
 
 
@@ -474,13 +491,27 @@ def family_gap_rows(data: PastData, rows: list[DecompositionRow], sums: np.ndarr
     views = {view.label: i for i, view in enumerate(data.views)}
     first, second = leads[:2]
     return [_row(RowKind.FAMILY_GAP, view=first.view, rope=first.rope, against=second.view,
-                 samples=_fixed(sums, counts, views[second.view], views[first.view]), family=first.family)]
+                 samples=_fixed(sums, counts, views[second.view], views[first.view]), family=first.family,
+                 spread=data.resamples.spread)]
 
 
-def schedule_rows(data: PastData, reference: int, sums: np.ndarray, counts: np.ndarray) -> list[DecompositionRow]:
-    """Each published schedule against T = 1, with its logit multipliers."""
+def inside_saving(reference: np.ndarray, view: np.ndarray, weights: np.ndarray) -> float:
+    """What a view saves against the reference over the buckets inside the trained context: their mean NLLs,
+    weighted by their positions (negative: what it costs there)."""
+    return float(np.average(np.asarray(reference) - np.asarray(view), weights=weights))
+
+
+def schedule_rows(data: PastData, reference: int, sums: np.ndarray, counts: np.ndarray,
+                  inside: list[int]) -> list[DecompositionRow]:
+    """Each published schedule against T = 1, with its logit multipliers and what it saves inside the trained
+    context (`inside`: its buckets), where a schedule that softens the early positions pays for it."""
+    def saved_inside(view: int) -> float | None:
+        return inside_saving(data.nll[reference, inside], data.nll[view, inside], data.weights[inside]) \
+            if inside else None
+
     return [replace(_row(RowKind.SCHEDULE, view=view.label, against=data.views[reference].label,
-                         samples=_fixed(sums, counts, reference, i)), rope=view.rope, multipliers=view.multipliers)
+                         samples=_fixed(sums, counts, reference, i), spread=data.resamples.spread), rope=view.rope,
+                    multipliers=view.multipliers, saved_inside=saved_inside(i))
             for i, view in enumerate(data.views) if view.schedule is not None]
 
 

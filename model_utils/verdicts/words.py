@@ -44,7 +44,9 @@ from model_utils.core.records.verdict import (
     LeverKind,
     MassMove,
     Multipliers,
+    RiseBase,
     RowKind,
+    SameTokenRise,
     Scoring,
     Trend,
     family_of,
@@ -75,11 +77,21 @@ def span(bounds: Sequence[int]) -> str:
     return f"positions {bounds[0]:,}-{bounds[1] - 1:,}"
 
 
-def bracket(bounds: Sequence[float] | None, tail: str = "") -> str:
-    """' (95% interval +0.050 to +0.190)' for a saving with an interval, '' without (then only `tail`)."""
+def bracket(bounds: Sequence[float] | None, tail: str = "", name: str = "95% interval") -> str:
+    """' (95% interval +0.050 to +0.190)' for a saving with an interval ('range of the 4 documents ...' where
+    `name` says so: interval_name), '' without (then only `tail`)."""
     if bounds is None:
         return f" ({tail.lstrip('; ')})" if tail else ""
-    return f" (95% interval {bounds[0]:+.3f} to {bounds[1]:+.3f}{tail})"
+    return f" ({name} {bounds[0]:+.3f} to {bounds[1]:+.3f}{tail})"
+
+
+def interval_name(verdict: ContextVerdict) -> str:
+    """What the verdict's intervals are: '95% interval' (a bootstrap: one text's positions, or 8 documents or
+    more), or 'range of the 4 documents' (fewer than 8: their smallest and largest value; core.bootstrap.
+    MIN_FOR_INTERVAL)."""
+    if verdict.spread is Spread.RANGE:
+        return f"range of the {verdict.documents} documents"
+    return "95% interval"
 
 
 def short_interval(bounds: Sequence[float] | None) -> str:
@@ -94,10 +106,16 @@ def signed(saved: float | None, bounds: Sequence[float] | None) -> str:
     return f"{saved:+.3f}" + ("" if bounds is None else f" ({bounds[0]:+.3f} to {bounds[1]:+.3f})")
 
 
+ABOVE_ALL = 1.005  # a share of the rise that rounds above 100%: the lever saves more than the rise
+
+
 def percent_of_rise(share: float | None) -> str:
-    """'101% of the rise'; a share that rounds to 0% keeps a decimal, and its sign."""
+    """'99% of the rise'; above 100%, what that means (more than all of it: the far text also helps); a share that
+    rounds to 0% keeps a decimal, and its sign."""
     if share is None:
         return "share of the rise unknown"
+    if share >= ABOVE_ALL:
+        return f"{share:.0%} of the rise: more than all of it, so the far text also helps the model"
     return f"{share:.0%} of the rise" if abs(share) >= 0.005 else f"{share:.1%} of the rise"
 
 
@@ -288,8 +306,9 @@ def answer(verdict: ContextVerdict) -> str:
     if decomposition.families() not in ([], [Family.FREQUENCY]):
         return _families_answer(verdict)
     recipe, temperature = decomposition.lever(Dominant.RECIPE), decomposition.best(LeverKind.TEMPERATURE)
-    parts = [_share(lever, decomposition) for lever in (recipe, temperature) if lever is not None]
-    said = _rise(verdict) + ", ".join(parts) + _on_top(decomposition, "the interpolation")
+    name = interval_name(verdict)
+    parts = [_share(lever, decomposition, name) for lever in (recipe, temperature) if lever is not None]
+    said = _rise(verdict) + ", ".join(parts) + _on_top(decomposition, "the interpolation", name)
     if decomposition.dominant is Dominant.RECIPE:
         return said + ". The interpolation does the recovery, not the temperature."
     if decomposition.dominant is Dominant.TEMPERATURE:
@@ -301,16 +320,16 @@ def _no_rise_sentence(verdict: ContextVerdict) -> str:
     """Where the loss does not rise across positions, what the levers still do on the same positions: the lever
     that saves the most (a recipe as `lever` picks it: the interpolation alone where it ran) and the temperature
     alone, each with its interval, and which of them lowers the loss there (its interval clears 0), if any."""
-    decomposition = verdict.decomposition
-    said = (f"The loss does not rise past the trained length ({decomposition.rise:+.2f} nats per token against the "
-            f"second half of the trained context; {scope(verdict.documents)})")
+    decomposition, name = verdict.decomposition, interval_name(verdict)
+    said = (f"The loss does not rise past the trained length ({decomposition.rise:+.2f} nats per token "
+            f"{rise_base_words(verdict)}; {scope(verdict.documents)})")
     temperature = decomposition.best(LeverKind.TEMPERATURE)
     ran = [lever for lever in (decomposition.lever(Dominant.RECIPE), decomposition.lever(Dominant.TEMPERATURE))
            if lever is not None]
     top = max(ran, key=lambda lever: lever.saved, default=None)
     if top is None:
         return said + "; no lever ran past it."
-    named = [_saving(top)] + ([_saving(temperature)] if temperature not in (None, top) else [])
+    named = [_saving(top, name)] + ([_saving(temperature, name)] if temperature not in (None, top) else [])
     if not top.clears_zero:
         return said + ", and no lever lowers it there: " + "; ".join(named) + "."
     who = {LeverKind.RECIPE: "a recipe, not the temperature,", LeverKind.TEMPERATURE: "a temperature, not a recipe,",
@@ -325,12 +344,13 @@ def _families_answer(verdict: ContextVerdict) -> str:
     decomposition = verdict.decomposition
     ranked = sorted((decomposition.family_lever(family) for family in decomposition.families()),
                     key=lambda lever: -lever.saved)
-    parts = [f"{FAMILIES[lever.family]}: {_share(lever, decomposition)}" for lever in ranked]
+    name = interval_name(verdict)
+    parts = [f"{FAMILIES[lever.family]}: {_share(lever, decomposition, name)}" for lever in ranked]
     temperature = decomposition.best(LeverKind.TEMPERATURE)
     if temperature is not None:
-        parts.append(f"temperature alone: {_share(temperature, decomposition)}")
-    said = _rise(verdict) + "; ".join(parts) + _on_top(decomposition, "a recipe")
-    most = _lead(decomposition, ranked[0])
+        parts.append(f"temperature alone: {_share(temperature, decomposition, name)}")
+    said = _rise(verdict) + "; ".join(parts) + _on_top(decomposition, "a recipe", name)
+    most = _lead(decomposition, ranked[0], name)
     if decomposition.dominant is Dominant.RECIPE:
         return said + f". {most[0].upper()}{most[1:]}, and a recipe, not the temperature, does the recovery."
     if decomposition.dominant is Dominant.TEMPERATURE:
@@ -338,7 +358,7 @@ def _families_answer(verdict: ContextVerdict) -> str:
     return said + f". No lever recovers half of the rise: most of it remains; {most}."
 
 
-def _lead(decomposition: Decomposition, lead: DecompositionRow) -> str:
+def _lead(decomposition: Decomposition, lead: DecompositionRow, name: str) -> str:
     """Which family recovers the most, if its lead over the next family clears 0; else that they recover about
     the same, with the lead and its interval."""
     most = (f"{SUBJECTS[lead.family]} recovers the most of the recipe families ({row_label(lead)}, "
@@ -347,46 +367,62 @@ def _lead(decomposition: Decomposition, lead: DecompositionRow) -> str:
     if gap is None or gap.interval is None:
         return most + ")"
     low, high = gap.interval
-    by = f"{gap.saved:+.3f} nats per token more than {gap.against}, 95% interval {low:+.3f} to {high:+.3f}"
+    by = f"{gap.saved:+.3f} nats per token more than {gap.against}, {name} {low:+.3f} to {high:+.3f}"
     if low > 0:
         return f"{most}; {by})"
     return f"the recipe families recover about the same ({row_label(lead)} saves {by}, which does not clear 0)"
 
 
+def rise_base_words(verdict: ContextVerdict) -> str:
+    """What the rise is measured against: the same words read with the context cut to the trained length, or the
+    text's own earlier positions (other words: the text's own difficulty is mixed in)."""
+    if verdict.decomposition.rise_base is RiseBase.CUT_CONTEXT:
+        return "on the same words, against reading them with at most the trained length before them"
+    return ("against the text's earlier positions, which are other words: how hard each part of the text is is "
+            "mixed in")
+
+
 def _rise(verdict: ContextVerdict) -> str:
-    return (f"Past the trained length the loss rises {verdict.rise:.2f} nats per token "
-            f"({scope(verdict.documents)}); ")
+    same = verdict.same_token_rise
+    interval = "" if same is None or same.interval is None else \
+        f", {_spread_words(same)} {same.interval[0]:.2f} to {same.interval[1]:.2f}"
+    return (f"Past the trained length the loss (lower is better) rises {verdict.rise:.2f} nats per token "
+            f"{rise_base_words(verdict)} ({scope(verdict.documents)}{interval}); ")
 
 
-def _on_top(decomposition: Decomposition, what: str) -> str:
+def _spread_words(same: SameTokenRise) -> str:
+    return "95% interval" if same.spread is Spread.INTERVAL_95 else f"range of the {same.documents} documents"
+
+
+def _on_top(decomposition: Decomposition, what: str, name: str = "95% interval") -> str:
     """'; a temperature on top of `what`: ...', every temperature on a recipe against the recipe at T = 1."""
     on_top = decomposition.on_top()
     if not on_top:
         return ""
     return f"; a temperature on top of {what}: " + ", ".join(
         f"{row_label(lever)} saves {lever.saved:+.3f} more "
-        f"({_with_interval(lever, 3, percent_of_rise(decomposition.share_of_rise(lever)))})" for lever in on_top)
+        f"({_with_interval(lever, 3, percent_of_rise(decomposition.share_of_rise(lever)), name)})" for lever in on_top)
 
 
-def _saving(lever: DecompositionRow) -> str:
+def _saving(lever: DecompositionRow, name: str = "95% interval") -> str:
     """'label saves +0.344 nats per token (95% interval ...)', for a lever without a share of a rise."""
-    interval = _with_interval(lever, 3)
+    interval = _with_interval(lever, 3, name=name)
     return f"{row_label(lever)} saves {lever.saved:+.3f} nats per token" + (f" ({interval})" if interval else "")
 
 
-def _share(lever: DecompositionRow, decomposition: Decomposition) -> str:
+def _share(lever: DecompositionRow, decomposition: Decomposition, name: str = "95% interval") -> str:
     """'label saves +2.27 nats per token (95% interval +2.10 to +2.45; 101% of the rise)': the figure with its
     interval first, then its share of the rise; a saving under 0.1 keeps a third decimal, so that a small one is
     not rounded into its interval's neighbour."""
     digits = 2 if abs(lever.saved) >= 0.1 else 3
     return (f"{row_label(lever)} saves {lever.saved:+.{digits}f} nats per token "
-            f"({_with_interval(lever, digits, percent_of_rise(decomposition.share_of_rise(lever)))})")
+            f"({_with_interval(lever, digits, percent_of_rise(decomposition.share_of_rise(lever)), name)})")
 
 
-def _with_interval(lever: DecompositionRow, digits: int, then: str = "") -> str:
+def _with_interval(lever: DecompositionRow, digits: int, then: str = "", name: str = "95% interval") -> str:
     """'95% interval +2.10 to +2.45', followed by '; `then`' where there is more to say; `then` alone (or '') for
     a lever without resamples. The one writer of a lever's interval in a sentence."""
-    said = [] if lever.interval is None else [f"95% interval {lever.interval[0]:+.{digits}f} to "
+    said = [] if lever.interval is None else [f"{name} {lever.interval[0]:+.{digits}f} to "
                                               f"{lever.interval[1]:+.{digits}f}"]
     return "; ".join(said + ([then] if then else []))
 
@@ -420,24 +456,25 @@ def held_out_sentence(verdict: ContextVerdict) -> str | None:
     gain = gains.held_out
     said = (f"{scoring_short(gain.scoring).capitalize()} ({where}): the best T per bucket, "
             f"{scoring_method(gain.scoring, verdict.block)}, saves {gain.saved:+.3f} nats "
-            f"per token past the trained length against T = 1{bracket(gain.interval, '; ' + SAVES)}")
-    levels = (f"{verdict.nll_before:.2f} nats per token at T = 1 ({span(verdict.before)}) to {verdict.nll_past:.2f} "
-              f"past the trained length ({span(verdict.past)})")
+            f"per token past the trained length against T = 1"
+            f"{bracket(gain.interval, '; ' + SAVES, interval_name(verdict))}")
     if gain.share_of_rise is None:
-        return f"{said}; the loss does not rise there, from {levels}."
-    return f"{said}: {gain.share_of_rise:.1%} of the loss rise, from {levels}."
+        return f"{said}; the loss does not rise there ({verdict.rise:+.2f} nats per token {rise_base_words(verdict)})."
+    return (f"{said}: {percent_of_rise(gain.share_of_rise)}, the rise being {verdict.rise:.2f} nats per token "
+            f"{rise_base_words(verdict)}.")
 
 
 def in_sample_sentence(verdict: ContextVerdict) -> str | None:
     oracle, constant = verdict.gains.oracle, verdict.gains.constant
     if oracle is None:
         return None
-    held = constant.held_out
+    held, name = constant.held_out, interval_name(verdict)
     return (f"In-sample, for comparison ({scope(verdict.documents)}): the oracle (the best T per bucket chosen and "
-            f"scored on the same positions) saves {oracle.saved:+.3f}{bracket(oracle.interval)}; one constant "
-            f"temperature for the whole past region, T = {constant.temperature:g}, saves "
+            f"scored on the same positions) saves {oracle.saved:+.3f}{bracket(oracle.interval, name=name)}; one "
+            f"constant temperature for the whole past region, T = {constant.temperature:g}, saves "
             f"{constant.in_sample.saved:+.3f} in-sample"
-            + (f" and {held.saved:+.3f} held out{bracket(held.interval)}" if held else "")
+            + (f" and {held.saved:+.3f} {scoring_short(held.scoring)}{bracket(held.interval, name=name)}" if held
+               else "")
             + f", and is worse than T = 1 in {constant.worse_buckets} of the {constant.buckets} past buckets.")
 
 
@@ -456,8 +493,8 @@ def best_sentences(verdict: ContextVerdict) -> list[str]:
     unsure = [entry for entry in best if entry.temperature != 1 and entry.temperature_interval
               and entry.temperature_interval[0] <= 1 <= entry.temperature_interval[1]]
     if unsure:
-        said.append(f"In {len(unsure)} of those buckets the 95% interval of the best temperature includes 1: there "
-                    "T = 1 is not ruled out.")
+        said.append(f"In {len(unsure)} of those buckets the {interval_name(verdict)} of the best temperature "
+                    "includes 1: there T = 1 is not ruled out.")
     return said
 
 
@@ -485,18 +522,19 @@ def break_sentence(verdict: ContextVerdict) -> str:
     if found.bucket is None:
         return (f"The loss at T = 1 does not break ({where}): up to position {verdict.past[1] - 1:,} no bucket "
                 f"past the trained length rises above the range of the buckets inside it ({low:.2f}-{high:.2f} "
-                "nats per token) beyond its own 95% interval.")
+                f"nats per token) beyond its own {interval_name(verdict)}; this compares other parts of the text, "
+                "not the same words.")
     bounds = found.interval
     said = (f"The loss at T = 1 breaks at position {found.at:,}, {found.ratio:.3g}x the trained length "
             f"of {verdict.trained_length:,} ({where}): {found.nll:.2f} nats per token for "
-            f"{span(found.bucket)}" + (f" (95% interval {bounds[0]:.2f}-{bounds[1]:.2f})" if bounds else "")
+            f"{span(found.bucket)}" + (f" ({interval_name(verdict)} {bounds[0]:.2f}-{bounds[1]:.2f})" if bounds else "")
             + f", above every bucket inside the trained context ({low:.2f}-{high:.2f})")
     earlier = found.earlier
     if earlier and earlier[1] > high:  # a mean above the range whose interval still reaches into it
         return said + (f"; the past buckets before it ({earlier[0]:.2f}-{earlier[1]:.2f}) reach above that "
-                       f"range already, up to {earlier[1]:.2f}, in their means but not beyond their 95% "
-                       "intervals: the loss leaves the range before the break; the break is where that is "
-                       "sure.")
+                       f"range already, up to {earlier[1]:.2f}, in their means but not beyond their "
+                       f"{interval_name(verdict)}s: the loss leaves the range before the break; the break is where "
+                       "that is sure.")
     return said + (f"; the past buckets before it: {earlier[0]:.2f}-{earlier[1]:.2f}." if earlier else ".")
 
 
@@ -509,7 +547,15 @@ def attention_sentences(verdict: ContextVerdict) -> list[str]:
         return []
     said = []
     rows = shift.untrained
-    if rows:
+    blind = _blind_layers(verdict)
+    if rows and blind:
+        first, last = rows[0], rows[-1]
+        said.append(f"Averaged over every layer ({where}), the attention at T = 1 on keys farther back than the "
+                    f"trained length (sink excluded) goes {first.mass:.3f} -> {last.mass:.3f} over the past buckets; "
+                    f"that average includes the {sum(len(kind.layers) for kind in blind)} sliding-window layers, "
+                    "which cannot see keys that far back, so it says little: the layer types below say where the "
+                    "far keys are read.")
+    elif rows:
         first, last = rows[0], rows[-1]
         moves = (f"the untrained-distance mass (sink excluded) goes {first.mass:.3f} -> {last.mass:.3f} over "
                  f"the past buckets, {first.share:.1%} -> {last.share:.1%} of the non-sink mass")
@@ -563,6 +609,13 @@ def layer_type_name(kind: LayerTypeMass) -> str:
 def layer_type_short(kind: LayerTypeMass) -> str:
     """A layer type in a table cell: 'sliding 512' or 'global'."""
     return "global" if kind.sliding_span is None else f"sliding {kind.sliding_span:,}"
+
+
+def _blind_layers(verdict: ContextVerdict) -> list[LayerTypeMass]:
+    """The layer types whose sliding span is no longer than the trained length: they never see an untrained
+    distance."""
+    return [kind for kind in verdict.layer_types or () if kind.sliding_span is not None
+            and kind.sliding_span <= verdict.trained_length]
 
 
 def layer_type_sentence(verdict: ContextVerdict) -> str | None:
@@ -653,31 +706,40 @@ def schedules_sentence(verdict: ContextVerdict) -> str | None:
     if not schedules:
         return None
     ranked = sorted(schedules, key=lambda row: -row.saved)
-    return (f"Published schedules past the trained length ({scope(verdict.documents)}; {SAVES}; m is the logit "
-            "multiplier there, m > 1 sharpens): " + "; ".join(_schedule_text(row) for row in ranked) + ".")
+    name = interval_name(verdict)
+    return (f"Published schedules past the trained length ({scope(verdict.documents)}; {SAVES}; each schedule's "
+            "logit multiplier m shown as the temperature it amounts to, T = 1 / m): "
+            + "; ".join(_schedule_text(row, name) for row in ranked) + ".")
 
 
-def _schedule_text(row: DecompositionRow) -> str:
-    text = f"{row.view} {row.saved:+.3f}{bracket(row.interval)}"
+def _temperatures(bounds: Sequence[float]) -> str:
+    """A multiplier range as the temperatures it amounts to: 'T 0.93-1' for m 1-1.08."""
+    low, high = sorted((1 / bounds[1], 1 / bounds[0]))
+    return f"T {low:.3g}" + (f"-{high:.3g}" if f"{high:.3g}" != f"{low:.3g}" else "")
+
+
+def _schedule_text(row: DecompositionRow, name: str = "95% interval") -> str:
+    text = f"{row.view} {row.saved:+.3f}{bracket(row.interval, name=name)}"
     multipliers = row.multipliers or Multipliers(trained_context=None, past=None)
-    low, high = multipliers.past or (None, None)
-    if low is None:
+    if multipliers.past is None:
         return text
-    text += f" (m {low:.3g}" + (f"-{high:.3g}" if high != low else "")
+    text += f" ({_temperatures(multipliers.past)} past it"
     inside = multipliers.trained_context
     if inside and inside[0] < 1:
-        text += f"; softer before the trained length, m down to {inside[0]:.3g}"
+        text += f"; softer before the trained length, up to T = {1 / inside[0]:.3g} there"
+        if row.saved_inside is not None:
+            text += f", which costs {-row.saved_inside:.3f} nats per token inside it"
     return text + ")"
 
 
 def schedule_words(multipliers: Multipliers | None) -> str:
-    """What a schedule does to the logits inside the trained context and past it, from its multiplier ranges."""
+    """What a schedule does inside the trained context and past it, as the temperatures it amounts to."""
     inside, past = (None, None) if multipliers is None else (multipliers.trained_context, multipliers.past)
     words = []
     if inside is not None and min(inside) < 1:
-        words.append(f"softens before the trained length (m down to {min(inside):.3g})")
+        words.append(f"softens before the trained length (up to T = {1 / min(inside):.3g})")
     if past is not None and max(past) > 1:
-        words.append(f"sharpens past it (m up to {max(past):.3g})")
+        words.append(f"sharpens past it (down to T = {1 / max(past):.3g})")
     return "a published schedule that " + " and ".join(words) if words else "a published schedule"
 
 
@@ -689,9 +751,18 @@ def schedules_line(verdict: ContextVerdict, where: str = "here") -> str | None:
     if not schedules:
         return None
     best, worst = max(schedules, key=lambda row: row.saved), min(schedules, key=lambda row: row.saved)
-    return (f"**Published schedules** multiply the logits by m >= 1 past the trained length (they sharpen). Best "
-            f"{where}: {best.view}, {best.saved:+.3f} ({schedule_words(best.multipliers)}); worst: {worst.view}, "
+    said = (f"**Published schedules** sharpen past the trained length (their T falls below 1). Best {where}: "
+            f"{best.view}, {best.saved:+.3f} past it ({schedule_words(best.multipliers)}); worst: {worst.view}, "
             f"{worst.saved:+.3f} ({schedule_words(worst.multipliers)}).")
+    inside = best.multipliers.trained_context if best.multipliers else None
+    if inside is None or min(inside) >= 1 or best.saved_inside is None or best.saved_inside >= 0:
+        return said
+    only_past = [row for row in schedules if row.multipliers and row.multipliers.trained_context
+                 and all(abs(m - 1) < 1e-9 for m in row.multipliers.trained_context)]
+    alike = "" if not only_past else (" The schedules that change nothing before it save "
+                                      + ", ".join(f"{row.view} {row.saved:+.3f}" for row in only_past) + ".")
+    return (said + f" The gain of {best.view} comes with softening every position before the trained length, "
+            f"which costs {-best.saved_inside:.3f} nats per token there." + alike)
 
 
 # --- the entropy trend and the published argument -------------------------------------------------------------------
@@ -744,10 +815,7 @@ def row_label(row: DecompositionRow) -> str:
     if kind is RowKind.ON_TOP:
         return f"{row.rope.label} + best T per bucket vs T=1 on it ({scoring_short(row.scoring)})"
     if kind is RowKind.FITTED:
-        fitted = row.fitted
-        low, high = fitted.interval
-        return (f"fitted {fitted.knob} = {fitted.value:.3f} ({low:.3f}-{high:.3f}) on {row.rope.label} "
-                "(held out)")
+        return f"{row.fitted.knob} fitted on {row.rope.label} (held out)"
     return f"{row.view} vs {row.against}"  # OWN_TEMPERATURE, FAMILY_GAP
 
 
@@ -783,8 +851,11 @@ def row_what(row: DecompositionRow, verdict: ContextVerdict) -> str:
                 "most, both at T = 1")
     if kind is RowKind.SCHEDULE:
         return schedule_words(row.multipliers)
-    return (f"a {row.fitted.family} {row.fitted.knob} fitted on the other fold's documents (`make fit`), on top of "
-            "the recipe at T = 1")
+    fitted = row.fitted
+    low, high = fitted.interval
+    return (f"a {fitted.family} {fitted.knob} on top of the recipe at T = 1, each document scored with the "
+            f"{fitted.knob} fitted on the other fold's documents (`make fit`); fitted on all the documents it is "
+            f"{fitted.value:.3f} (95% interval {low:.3f}-{high:.3f})")
 
 
 DECOMPOSITION_COLUMNS = ("view", "what it is", "saves past the trained length (95% interval)",
@@ -999,8 +1070,8 @@ def _scale(summary: FitSummary, name: str, entry: Gain) -> str:
     if summary.rope is None or plain is None:
         return ""
     if name in ("best_constant", "best_schedule") and own is not None:
-        return (f", of which the interpolation alone brings about {plain.saved - own.saved:+.3f} (the fit against "
-                f"T = 1 minus the temperature's own share, {own.saved:+.3f})")
+        return (f"; most of it is the interpolation's: against T = 1 on the model's own positions the fit saves "
+                f"{plain.saved:+.3f}, of which {own.saved:+.3f} is its temperature on top of the interpolation")
     if name == "recipe":
         recipe = plain.saved - entry.saved
         share = f", {entry.saved / recipe:.1%} of it" if recipe > 0 else ""
@@ -1241,3 +1312,82 @@ def retrieval_table(document: RetrievalDocument) -> str:
         gains = " ".join(f"{g:8.3f}" for g in curve.gain)
         lines.append(f"{curve.view:>{width}} {gains}  {reach_text(curve.reach)}")
     return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
+
+
+# === What we found (the README's short form) =========================================================================
+# One plain sentence computed from the corpora's verdicts, then at most three bullets with one number each, in the
+# words a teacher uses; the full verdicts are FINDINGS'. Shares are of the rise on the same tokens where it was
+# measured (SameTokenRise), and say so.
+
+PLAIN_RECIPES = {
+    "yarn-rope": "YaRN's stretch of the positions", "yarn": "YaRN in full (its stretch and its own sharpening)",
+    "dynamic": "dynamic NTK scaling of the positions", "linear": "linear interpolation of the positions",
+    "llama3": "Llama 3.1's stretch of the positions", "self-extend": "Self-Extend's grouped distances",
+    "rerope": "ReRoPE's clipped distances", "leaky-rerope": "leaky ReRoPE's distances",
+    "sink-window": "keeping the first tokens and a window"}
+
+
+def plain_lever(row: DecompositionRow) -> str:
+    """A lever as a teacher would name it: 'YaRN's stretch of the positions', 'the best temperature alone'."""
+    if row.rope is not None and row.kind is RowKind.RECIPE:
+        return PLAIN_RECIPES.get(row.rope.kind, row.rope.label)
+    if row.kind is RowKind.HELD_OUT and row.rope is None:
+        return "the best temperature alone"
+    if row.kind is RowKind.SCHEDULE:
+        return f"the published schedule {row.view}"
+    return row_label(row)
+
+
+def found_conclusion(corpora: Sequence[tuple[str, ContextVerdict]]) -> str:
+    """The one sentence "What we found" opens on, computed from each model's corpus verdict: which lever brings the
+    loss back past the trained length on every model, or that none does on all of them."""
+    leads = [verdict.decomposition.dominant for _, verdict in corpora]
+    models = " and ".join(model_name(model) for model, _ in corpora)
+    if leads and all(lead is Dominant.RECIPE for lead in leads):
+        names = {plain_lever(verdict.decomposition.lever(Dominant.RECIPE)) for _, verdict in corpora}
+        lever = names.pop() if len(names) == 1 else "a change of the positions"
+        return (f"Past the length they were trained on, {models} predict text worse; {lever} brings that back, and "
+                "a softmax temperature hardly helps.")
+    if leads and all(lead is Dominant.TEMPERATURE for lead in leads):
+        return (f"Past the length they were trained on, {models} predict text worse, and a softmax temperature "
+                "brings that back.")
+    return (f"Past the length they were trained on, {models} predict text worse, and no one lever brings it back "
+            "on every model.")
+
+
+def _share_words(share: float | None) -> str:
+    return "an unknown share" if share is None else "all" if share >= 0.995 and share <= 1.05 else f"{share:.0%}"
+
+
+def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
+                  probes: Sequence[RetrievalDocument] = ()) -> list[str]:
+    """At most three bullets with one number each: the first model's lead lever's share of the rise, the best
+    temperature alone's share there, and how far back the first probe's model still uses what it read."""
+    bullets = []
+    if corpora:
+        model, verdict = corpora[0]
+        decomposition, documents = verdict.decomposition, verdict.documents
+        on = (f"on {documents} documents {model_name(model)} was not tuned on" if documents else
+              f"on one text ({model_name(model)})")
+        base = ("on the same words" if decomposition.rise_base is RiseBase.CUT_CONTEXT
+                else "against earlier parts of the text")
+        lead = decomposition.lever(Dominant.RECIPE) or decomposition.lever(decomposition.dominant)
+        if lead is not None:
+            bullets.append(f"{plain_lever(lead)[0].upper()}{plain_lever(lead)[1:]} brings back "
+                           f"{_share_words(decomposition.share_of_rise(lead))} of the rise in the loss (lower is "
+                           f"better) past the trained length, {base}, {on}.")
+        alone = decomposition.best(LeverKind.TEMPERATURE)
+        if alone is not None:
+            bullets.append(f"The best temperature alone, chosen on other {'documents' if documents else 'positions'}, "
+                           f"brings back {_share_words(decomposition.share_of_rise(alone))} of it.")
+    if probes:
+        probe = probes[0]
+        moved = [s for s in probe.verdict.shifts if s.direction in (ReachDirection.LONGER, ReachDirection.SHORTER)
+                 and next((v for v in probe.views if v.label == s.view), None) is not None
+                 and next(v for v in probe.views if v.label == s.view).temperature is not None]
+        tail = "no temperature moves that the same way on every passage" if not moved else \
+            f"{_named(moved, False)} {'move' if len(moved) > 1 else 'moves'} it"
+        reach = probe.verdict.reach.value
+        bullets.append(reach_sentence(probe.model, probe.verdict) if reach is None else
+                       f"{model_name(probe.model)} still uses what it read up to {tokens_text(reach)} back; {tail}.")
+    return bullets[:3]

@@ -54,10 +54,10 @@ def but_verdict(data: dict) -> dict:
 
 
 def test_the_committed_sweep_is_read_as_written(committed, record, written):
-    """The committed file is this format: every key comes back unchanged but its verdict, whose older format is
-    upgraded (core/records/verdict.py); the bundled model has one layer type, so no layer has a window of its own."""
-    assert committed["format"] == FORMAT and but_verdict(written) == but_verdict(committed)
-    assert committed["verdict"]["format"] == 3 and written["verdict"]["format"] == 4
+    """The committed file is this format and comes back key for key, its verdict too (given the cut-context
+    reference by `make cut-context`); the bundled model has one layer type, so no layer has a window of its own."""
+    assert committed["format"] == FORMAT and written == committed
+    assert written["verdict"]["format"] == 5 and record.cut_context is not None
     assert record.layer_windows == (None,) * 30
     assert list(record.best_by_rope) == [Rope("yarn-rope", 2.0), Rope("self-extend", group=4, window=2048)]
 
@@ -67,7 +67,7 @@ def test_a_file_of_format_2_reads_to_the_same_record_without_layer_windows(commi
     older = {key: value for key, value in committed.items() if key != "layer_windows"} | {"format": 2}
     read = SweepDocument.from_dict(older)
     assert read.layer_windows is None
-    assert but_verdict(read.to_dict()) == but_verdict(committed) | {"layer_windows": None}
+    assert but_verdict(read.to_dict()) == but_verdict(committed) | {"layer_windows": None, "format": FORMAT}
     assert read.verdict == record.verdict
 
 
@@ -117,7 +117,7 @@ def test_a_missing_key_is_refused_by_name(written, path, key, kind):
 
 @pytest.mark.parametrize("found", [1, FORMAT + 1, "2", None])
 def test_another_format_is_refused(written, found):
-    with pytest.raises(RecordError, match=f"sweep document has format {found!r}; this version reads format 2, "
+    with pytest.raises(RecordError, match=f"sweep document has format {found!r}; this version reads format 2, 3, "
                                           f"{FORMAT}"):
         SweepDocument.from_dict(written | {"format": found})
 

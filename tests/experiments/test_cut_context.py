@@ -55,3 +55,25 @@ def test_cached_windows_give_the_same_record_without_a_pass(tiny, tmp_path):
 def test_a_text_within_the_trained_length_is_refused(tiny, tmp_path):
     with pytest.raises(AnalysisError, match="no position past the trained length"):
         cut_context_pass(tiny, list(range(3, 3 + L)), L, 4, tmp_path)
+
+
+def test_a_sweep_and_a_tune_measure_their_rise_against_the_cut_context(document, summary_file):
+    """The tiny model's sweep and tune (conftest: 2,048 tokens, twice its trained length): the reference travels
+    with them, and the verdict's rise is T = 1's loss past the trained length minus the reference's, on the same
+    positions, which the shares divide."""
+    import json
+
+    from model_utils.core.records.tune import TuneSummary
+
+    verdict, cut = document.verdict, document.cut_context
+    assert cut is not None and cut.trained_length == 1024 and cut.stride == 128
+    assert len(cut.position_nll) == document.n_tokens - 1 - 1024
+    same = verdict.same_token_rise
+    assert same.nll_cut == pytest.approx(float(cut.position_nll.mean()))
+    assert same.rise == pytest.approx(verdict.nll_past - same.nll_cut, abs=1e-5)  # bucket means vs positions
+    assert verdict.rise == same.rise and verdict.decomposition.rise_base.value == "cut_context"
+    summary = TuneSummary.from_dict(json.loads(summary_file.read_text()))
+    cuts, rise = summary.cut_context, summary.verdict.same_token_rise
+    assert len(cuts) == 2 and rise.documents == 2 and rise.spread.value == "range"
+    pooled = sum(c.nll_sum for c in cuts) / sum(c.positions for c in cuts)
+    assert rise.nll_cut == pytest.approx(pooled) and rise.rise == pytest.approx(summary.verdict.nll_past - pooled)

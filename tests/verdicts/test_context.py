@@ -289,7 +289,7 @@ def test_the_sweep_json_carries_the_verdict_and_the_page_needs_nothing_else():
     written, _ = document(RECIPE_VIEWS)
     data = json.loads(json.dumps(written.to_dict(), allow_nan=False))
     stored = data["verdict"]
-    assert stored["format"] == 4 and stored["documents"] is None and stored["scoring"] == "cross_fit_one_text"
+    assert stored["format"] == 5 and stored["documents"] is None and stored["scoring"] == "cross_fit_one_text"
     assert stored["loss_break"]["bucket"] == [1536, 1792] and stored["loss_break"]["ratio"] == 1.5
     assert {row["kind"] for row in stored["decomposition"]["rows"]} >= {"reference", "recipe", "on_top", "held_out"}
     for result in data["results"]:

@@ -89,7 +89,8 @@ def test_the_committed_summarys_verdict_reads_back_as_stored():
     summary = committed_summary()
     verdict = summary.verdict
     assert verdict.documents == summary.corpus.documents == 8
-    assert verdict.rise == pytest.approx(2.26, abs=0.005)  # the README's "rises 2.26 nats per token"
+    assert verdict.rise_against_earlier == pytest.approx(2.26, abs=0.005)  # against earlier positions, as before
+    assert verdict.rise == verdict.same_token_rise.rise == pytest.approx(2.30, abs=0.005)  # on the same tokens
     assert verdict.gains.held_out.scoring is Scoring.HELD_OUT_DOCUMENTS
     assert verdict.decomposition.row_of("yarn-rope (s=2) + T=1") is not None
     assert TuneSummary.from_dict(json.loads(json.dumps(summary.to_dict(), allow_nan=False))) == summary

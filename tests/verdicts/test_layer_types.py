@@ -63,7 +63,7 @@ def test_the_decomposition_gives_each_rows_mass_per_layer_type(gemma_document):
 
 def test_the_split_is_stored_in_the_json_verdict(gemma_document):
     stored = gemma_document.to_dict()["verdict"]
-    assert stored["format"] == FORMAT == 4
+    assert stored["format"] == FORMAT == 5
     assert [entry["sliding_span"] for entry in stored["layer_types"]] == [8, None]
     assert set(stored["layer_types"][0]) == {"sliding_span", "layers", "untrained_mass", "untrained_mass_past"}
     assert ContextVerdict.from_dict(stored) == gemma_document.verdict

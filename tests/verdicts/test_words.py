@@ -93,7 +93,7 @@ def test_every_kind_of_row_has_a_name_and_a_description():
     for kind, found in rows.items():
         assert found.kind is kind
         assert words.row_label(found) and words.row_what(found, verdict), kind
-    assert "0.920 (0.900-0.940)" in words.row_label(rows[RowKind.FITTED])  # the fitted value's numbers
+    assert "0.920 (95% interval 0.900-0.940)" in words.row_what(rows[RowKind.FITTED], verdict)  # fitted on all
     assert "1.14" in words.row_what(rows[RowKind.OWN_TEMPERATURE], verdict)  # YaRN's (0.1 ln 2 + 1)^2
 
 

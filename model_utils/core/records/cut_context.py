@@ -16,7 +16,7 @@ FORMAT = 1
 KIND = "cut-context reference"
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, eq=False)
 class CutContextPass(Record):
     """Next-token NLL of positions trained_length .. n_tokens - 2 (as a pass's position_nll[trained_length:]),
     each predicted from a window of the last `trained_length` tokens that ends `stride` positions or fewer after
@@ -30,6 +30,15 @@ class CutContextPass(Record):
     position_nll: np.ndarray  # [n_tokens - 1 - trained_length]
     seconds: float  # compute time of the windows (cached ones count what they cost when computed)
     format: int = FORMAT
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields, the losses compared as arrays (a dataclass's == would compare them element-wise)."""
+        if not isinstance(other, CutContextPass):
+            return NotImplemented
+        mine, theirs = self.to_dict(), other.to_dict()
+        return mine == theirs
+
+    __hash__ = None
 
     @property
     def first_position(self) -> int:

@@ -23,7 +23,7 @@ from model_utils.core.rope import Rope
 from model_utils.core.views import reference_index
 
 FORMAT = 4
-OLDER = (3, 2)  # numbered formats this reader still reads: without the cut-context reference; 2: without layer_windows
+OLDER = (2, 3)  # numbered formats this reader still reads: without the cut-context reference; 2: without layer_windows
 KIND = "sweep document"
 PASS = "sweep pass"
 
@@ -241,8 +241,8 @@ class SweepDocument:
 
 
 def _layer_windows(data: dict) -> tuple[int | None, ...] | None:
-    """This format's layer windows (a missing key is refused by name); None from a file of format 2 or 1."""
-    if data.get("format") != FORMAT:
+    """The layer windows of a file of this format or 3 (a missing key is refused by name); None from format 2 or 1."""
+    if data.get("format") not in (FORMAT, 3):
         return None
     windows = field(data, "layer_windows", KIND)
     return None if windows is None else tuple(windows)

@@ -203,6 +203,22 @@ class DomainSavings(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class DocumentCut(Record):
+    """One document's cut-context reference (experiments.cut_context), pooled: its positions past the trained length
+    read with at most the trained length before them, their NLL summed, and the windows' stride."""
+
+    sha256: str
+    nll_sum: float
+    positions: int
+    stride: int
+    min_context: int
+
+    @classmethod
+    def from_dict(cls, data: dict) -> DocumentCut:
+        return read(cls, data, KIND)
+
+
+@dataclass(frozen=True, kw_only=True)
 class TuneSummary(Record):
     """summary.json. summarize_tune fills the numbers; `tune` adds how this run went (workers .. peak_rss_gb) and
     the command line the record of the runs (run, runs): None or empty until then."""
@@ -231,6 +247,8 @@ class TuneSummary(Record):
     run: RunInfo | None = None  # this run
     runs: tuple[ComputingRun, ...] = ()  # every run that computed documents, oldest first
     domains: tuple[DomainSavings, ...] = ()  # per domain of a corpus whose documents carry one
+    cut_context: tuple[DocumentCut, ...] | None = None  # per document; None: not measured (the rise is then against
+    # the documents' earlier positions)
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, **super().to_dict()}
@@ -238,9 +256,9 @@ class TuneSummary(Record):
     @classmethod
     def from_dict(cls, data: dict) -> TuneSummary:
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
-        before domains were summarized read with none."""
+        before domains were summarized, or before the cut-context reference, read with none."""
         check_format(data, KIND, FORMAT)
-        data = {"domains": []} | data
+        data = {"domains": [], "cut_context": None} | data
         ropes = {found.recipe: found.rope for found in records(TuneResult.from_dict)(field(data, "results", KIND))
                  if found.rope is not None}
         documents = field(field(data, "corpus", KIND), "documents", KIND)
@@ -250,7 +268,7 @@ class TuneSummary(Record):
                     schedules=records(Compared.from_dict), recipes=records(Compared.from_dict),
                     bootstrap=CorpusBootstrap.from_dict, peak_rss_gb=PeakMemory.from_dict,
                     run=RunInfo.from_dict, runs=records(ComputingRun.from_dict),
-                    domains=records(DomainSavings.from_dict))
+                    domains=records(DomainSavings.from_dict), cut_context=records(DocumentCut.from_dict))
 
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:

@@ -4,7 +4,8 @@ and enums only: no sentence is stored, so changing a word changes no file. Every
 minus NLL, in nats per token past the trained length (positive = better); intervals are 95%, None without resamples.
 
 The verdict has one format number (FORMAT). Its older formats are upgraded in one place, `ContextVerdict.from_dict`
-(`_from_format_3`): format 3 wrote the same numbers with their words (a scope, a method, a label per row), which are
+(`_from_format_3`, `_from_format_4`): format 4 had no same-token rise (its rise was against earlier positions);
+format 3 wrote the same numbers with their words (a scope, a method, a label per row), which are
 read back from the numbers and the file's own recipes; format 2 had no layer types."""
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from enum import StrEnum
 
 from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import Record, read, records, rope
+from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
 
-FORMAT = 4  # bump when a key changes meaning
-OLDER = (2, 3)  # read through _from_format_3 (2: no layer types)
+FORMAT = 5  # bump when a key changes meaning
+OLDER = (2, 3, 4)  # 4: without the same-token rise (read with none); 3 and 2 through _from_format_3
 KIND = "context verdict"
 
 Interval = tuple[float, float]
@@ -101,6 +103,38 @@ class Edge(StrEnum):
 
 def _bucket(value) -> Bucket:
     return int(value[0]), int(value[1])
+
+
+class RiseBase(StrEnum):
+    """What the loss past the trained length is compared with, to say how much it rises: the same positions read
+    with at most the trained length before them (the cut context), or, where that was not measured, the loss of the
+    text's own earlier positions (the second half of the trained context), which mixes the text's difficulty in."""
+
+    CUT_CONTEXT = "cut_context"
+    EARLIER_POSITIONS = "earlier_positions"
+
+
+@dataclass(frozen=True, kw_only=True)
+class SameTokenRise(Record):
+    """The rise past the trained length on the same tokens: the loss at T = 1 there minus the loss of the same
+    positions read with the context cut to the trained length (each reads between min_context and trained_length
+    tokens: strided windows of `stride`). Its interval: moving blocks of positions on one text; over documents a
+    95% bootstrap from 8 documents on, their range below (`spread` says which)."""
+
+    nll_cut: float  # mean NLL of the past positions with the cut context
+    rise: float  # nll_past - nll_cut
+    interval: Interval | None
+    spread: Spread
+    stride: int
+    min_context: int
+    documents: int | None  # None: one text
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SameTokenRise:
+        return read(cls, data, KIND, interval=tuple, spread=Spread)
+
+    def to_dict(self) -> dict:
+        return super().to_dict() | {"spread": self.spread.value}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -349,6 +383,7 @@ class DecompositionRow(Record):
     remaps: bool
     multipliers: Multipliers | None = None  # a schedule's logit multipliers
     fitted: FittedValue | None = None
+    saved_inside: float | None = None  # a schedule's saving inside the trained context (negative: what it costs)
 
     @property
     def lever(self) -> LeverKind | None:
@@ -366,6 +401,8 @@ class DecompositionRow(Record):
 
     @classmethod
     def from_dict(cls, data: dict) -> DecompositionRow:
+        """A row; one written before schedules' savings inside the trained context reads with none."""
+        data = {"saved_inside": None} | data if isinstance(data, dict) else data
         return read(cls, data, KIND, kind=RowKind, rope=rope(KIND), scoring=Scoring, interval=tuple,
                     untrained_mass_by_layer_type=tuple, untrained=MassMove, family=Family,
                     multipliers=Multipliers.from_dict, fitted=FittedValue.from_dict)
@@ -384,10 +421,11 @@ class Decomposition(Record):
     """The loss rise past the trained length, every row's saving (the levers among them on the scale of the rise),
     and the dominant lever, chosen by the numbers when the verdict was computed (verdicts/decomposition.py)."""
 
-    rise: float  # NLL at T = 1 past the trained length minus in the second half of the trained context
+    rise: float  # NLL at T = 1 past the trained length minus the loss of `rise_base`: what the shares divide
     dominant: Dominant
     rows: tuple[DecompositionRow, ...]  # the table's rows, then the schedules' and the fitted values'
     untrained_constant_range: Interval | None  # the untrained-distance mass every constant T leaves past it
+    rise_base: RiseBase = RiseBase.EARLIER_POSITIONS
 
     @property
     def levers(self) -> tuple[DecompositionRow, ...]:
@@ -450,7 +488,7 @@ class Decomposition(Record):
     @classmethod
     def from_dict(cls, data: dict) -> Decomposition:
         return read(cls, data, KIND, dominant=Dominant, rows=records(DecompositionRow.from_dict),
-                    untrained_constant_range=tuple)
+                    untrained_constant_range=tuple, rise_base=RiseBase)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -468,16 +506,24 @@ class ContextVerdict(Record):
     nll_past: float
     scoring: Scoring  # how a choice is scored apart from the positions it is made on
     block: int | None  # positions per block of the cross-fit and its resamples; None: documents are resampled
+    spread: Spread  # what every interval of the verdict is: a 95% interval, or the range of its documents (< 8)
     loss_break: LossBreak
     gains: TemperatureGains
     attention: AttentionShift | None
     layer_types: tuple[LayerTypeMass, ...] | None  # where the model has more than one
     decomposition: Decomposition
     entropy_trend: EntropyTrend | None
+    same_token_rise: SameTokenRise | None = None  # None: the cut context was not measured
 
     @property
     def rise(self) -> float:
+        """What the shares of the rise divide: the same-token rise where measured, else against earlier positions."""
         return self.decomposition.rise
+
+    @property
+    def rise_against_earlier(self) -> float:
+        """NLL at T = 1 past the trained length minus in the second half of the trained context: other tokens."""
+        return self.nll_past - self.nll_before
 
     @property
     def remaps(self) -> bool:
@@ -485,7 +531,7 @@ class ContextVerdict(Record):
         return any(row.remaps for row in self.decomposition.rows)
 
     def to_dict(self) -> dict:
-        return {"format": FORMAT, **super().to_dict()}
+        return {"format": FORMAT, **super().to_dict(), "spread": self.spread.value}
 
     @classmethod
     def from_dict(cls, data: dict, *, ropes: Mapping[str, Rope] | None = None, documents: int | None = None,
@@ -494,15 +540,28 @@ class ContextVerdict(Record):
         older verdict said only in words, the file holding it says in numbers: `ropes` (label -> recipe, its own
         results), `documents` (a corpus's, None for one text) and `block` (one text's resampling block)."""
         found = check_format(data, KIND, FORMAT, OLDER)
-        if found != FORMAT:
+        if found in (2, 3):
             data = _from_format_3(data, ropes or {}, documents, block)
-        return read(cls, data, KIND, past=_bucket, before=_bucket, scoring=Scoring, loss_break=LossBreak.from_dict,
+        if found != FORMAT:
+            data = _from_format_4(data)
+        return read(cls, data, KIND, past=_bucket, before=_bucket, scoring=Scoring, spread=Spread,
+                    loss_break=LossBreak.from_dict,
                     gains=TemperatureGains.from_dict, attention=AttentionShift.from_dict,
                     layer_types=records(LayerTypeMass.from_dict), decomposition=Decomposition.from_dict,
-                    entropy_trend=EntropyTrend.from_dict)
+                    entropy_trend=EntropyTrend.from_dict, same_token_rise=SameTokenRise.from_dict)
 
 
 # --- older formats ------------------------------------------------------------------------------------------------
+
+
+def _from_format_4(data: dict) -> dict:
+    """A format-4 verdict (or an upgraded older one) as this format's JSON: its rise was against earlier positions,
+    it measured no same-token rise, and its intervals were 95% bootstrap intervals (over 4 documents too)."""
+    decomposition = field(data, "decomposition", KIND)
+    return data | {"same_token_rise": None, "spread": Spread.INTERVAL_95,
+                   "decomposition": decomposition | {"rise_base": RiseBase.EARLIER_POSITIONS}}
+
+
 # Format 3 (and 2, without layer types) stored the same numbers as dicts, with words next to them: "scope" ("one
 # model, one text" or "one model, N documents"), "bootstrap" and each gain's "method" and "short" (the scoring and
 # the block), which the file holding the verdict says in numbers (its documents, its bootstrap's block); each row's

@@ -12,9 +12,11 @@ from pathlib import Path
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.machine import peak_rss_gb
-from model_utils.core.records.tune import PeakMemory, TuneSummary
+from model_utils.core.records.tune import DocumentCut, PeakMemory, TuneSummary
 from model_utils.core.views import as_view
+from model_utils.engine.analyze import tokenize
 from model_utils.experiments.corpus import Corpus, Document
+from model_utils.experiments.cut_context import CutSettings, cut_context_pass
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.runs.pool import Placement, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
@@ -88,14 +90,16 @@ def check_documents(loaded: LoadedModel, corpus: Corpus, specs: Sequence, settin
 def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: SweepSettings,
          out: Path, *, workers: int = 1, ray_address: str | None = None, threads: int | None = None,
          on_document: Callable[[DocumentProgress], None] | None = None,
-         on_pass: Callable[[Document, str, int], None] | None = None, cache_dir: Path | None = None) -> TuneSummary:
+         on_pass: Callable[[Document, str, int], None] | None = None, cache_dir: Path | None = None,
+         cut: CutSettings | None = None) -> TuneSummary:
     """Run every document of `corpus` not yet in `out` and return the summary of all of them (see the module
     docstring); rows of the rows format before this one, made with the same settings, are upgraded first
     (upgrade_rows). workers=1 without ray_address runs in this process (`on_pass` hears of each pass); otherwise on
     Ray actors with `threads` torch threads each (default: this machine's cores // workers). Passes are kept in
     `cache_dir` (the sweep's pass cache, shared with `sweep` and `fit`) when given, else in OUT/.passes until their
     document is written. Raises AnalysisError or RunUsageError before any work, RunError when documents could not
-    be finished (those finished are kept)."""
+    be finished (those finished are kept). With `cut`, each document's cut-context reference too (its windows from
+    `cut.folder` where they are, else computed here), for the rise on the same tokens."""
     started = time.perf_counter()
     tokens = check_documents(loaded, corpus, specs, settings)
     fingerprint = model_fingerprint(loaded)
@@ -116,15 +120,31 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: S
             writer.begin()
             pool.run(pending, writer.finish, on_pass)
     _remove_if_empty(out / PASSES)
-    driver = peak_rss_gb()
     trained_length = settings.trained_length or loaded.max_positions
+    cuts = None if cut is None else document_cuts(loaded, corpus, settings, trained_length, cut)
+    driver = peak_rss_gb()
     return replace(
-        summarize_tune(out, corpus, tokens, specs, tune_settings, trained_length), workers=workers,
+        summarize_tune(out, corpus, tokens, specs, tune_settings, trained_length, cuts=cuts), workers=workers,
         threads_per_worker=placement.threads_each() or _torch_threads(), ray_address=ray_address,
         computed_documents=writer.computed, skipped_documents=writer.present,
         wall_seconds=round(time.perf_counter() - started, 1),
         peak_rss_gb=PeakMemory(driver=driver, workers=max(writer.worker_peaks, default=None),
                                max=max([driver, *writer.worker_peaks])))
+
+
+def document_cuts(loaded: LoadedModel, corpus: Corpus, settings: SweepSettings, trained_length: int,
+                  cut: CutSettings) -> list[DocumentCut] | None:
+    """Each document's cut-context reference, pooled (None when a document does not pass the trained length)."""
+    found = []
+    for document in corpus.documents:
+        ids, _ = tokenize(loaded, document.text, settings.max_tokens)
+        if len(ids) <= trained_length + 1:
+            return None
+        reference = cut_context_pass(loaded, ids, trained_length, cut.stride_for(trained_length), cut.folder)
+        found.append(DocumentCut(sha256=document.sha256, nll_sum=round(float(reference.position_nll.sum()), 5),
+                                 positions=len(reference.position_nll), stride=reference.stride,
+                                 min_context=reference.min_context))
+    return found
 
 
 def _torch_threads() -> int:

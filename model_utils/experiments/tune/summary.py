@@ -20,10 +20,12 @@ from model_utils.core.records.tune import (
     CorpusBest,
     CorpusBootstrap,
     CorpusEntry,
+    DocumentCut,
     Saving,
     TuneResult,
     TuneSummary,
 )
+from model_utils.core.records.verdict import SameTokenRise
 from model_utils.core.statistics import REPORTED_STATISTICS, bucket_bounds
 from model_utils.core.views import as_view, reference_index
 from model_utils.experiments.corpus import Corpus
@@ -33,6 +35,7 @@ from model_utils.experiments.tune.domains import domain_savings
 from model_utils.experiments.tune.rows import ROWS, TuneSettings, read_rows
 from model_utils.verdicts.corpus import corpus_verdict
 from model_utils.verdicts.past import ViewInfo
+from model_utils.verdicts.rise import corpus_rise
 from model_utils.verdicts.words import CORPUS_BOOTSTRAP
 
 SEED = 0  # of the bootstrap over documents: the same dataset always gives the same summary
@@ -62,10 +65,11 @@ def _arrays(table, hashes: list[str], labels: list[str], n_buckets: int):
 
 
 def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence, settings: TuneSettings,
-              trained_length: int, seed: int = SEED) -> TuneSummary:
+                   trained_length: int, seed: int = SEED, cuts: Sequence[DocumentCut] | None = None) -> TuneSummary:
     """Per bucket and spec, the NLL pooled over documents (sum / count) with a 95% bootstrap interval (documents
     resampled with replacement); per bucket, the best constant temperature with its interval and the NLL it saves
-    against T = 1; each schedule's saving alongside; and the corpus verdict's numbers under "verdict"."""
+    against T = 1; each schedule's saving alongside; and the corpus verdict's numbers under "verdict", its rise on
+    the same tokens where `cuts` (each document's cut-context reference) are given."""
     sweep = settings.sweep
     hashes = sorted(document.sha256 for document in corpus.documents)  # the bootstrap's order: not the corpus's
     n_tokens = dict(zip((d.sha256 for d in corpus.documents), tokens, strict=True))
@@ -119,7 +123,9 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                for view in views],
         sums=sums[:, :, reached], counts=counts[:, reference, reached], buckets=[bounds[b] for b in reached],
         trained_length=trained_length, reported_best={entry.bucket[0]: entry.temperature_interval for entry in best},
-        seed=seed, statistics={name: np.array(values) for name, values in means_of.items()})
+        seed=seed, statistics={name: np.array(values) for name, values in means_of.items()},
+        same_token_rise=None if not cuts else _same_token_rise(cuts, hashes, sums[:, reference], counts[:, reference],
+                                                               bounds, trained_length))
     return TuneSummary(
         model=settings.model, model_fingerprint=settings.fingerprint, settings=settings.record(),
         trained_length=trained_length, corpus=_corpus_entry(corpus, tokens),
@@ -137,7 +143,24 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                                   method=CORPUS_BOOTSTRAP),
         compute_seconds=round(sum(seconds), 1), rows=str(out / ROWS), verdict=verdict,
         domains=_domains(corpus, hashes, labels, sums[:, :, reached], counts[:, reference, reached],
-                         reference, [i for i, b in enumerate(reached) if bounds[b][0] >= trained_length]))
+                         reference, [i for i, b in enumerate(reached) if bounds[b][0] >= trained_length]),
+        cut_context=None if not cuts else tuple(cuts))
+
+
+def _same_token_rise(cuts: Sequence[DocumentCut], hashes: list[str], sums: np.ndarray, counts: np.ndarray,
+                     bounds: Sequence[tuple[int, int]], trained_length: int) -> SameTokenRise:
+    """The corpus's rise on the same tokens: T = 1's NLL past the trained length per document (`sums`, `counts`
+    [document, bucket] of the reference view) against each document's cut context."""
+    by_sha = {cut.sha256: cut for cut in cuts}
+    if set(by_sha) != set(hashes):
+        raise RunError("the cut-context references do not cover the corpus's documents: rerun the tune")
+    past = [b for b, (start, _) in enumerate(bounds) if start >= trained_length]
+    t1_sums, t1_counts = sums[:, past].sum(axis=1), counts[:, past].sum(axis=1)
+    ordered = [by_sha[sha] for sha in hashes]
+    if [int(c) for c in t1_counts] != [cut.positions for cut in ordered]:
+        raise RunError("a document's cut-context reference scores other positions than its rows: rerun the tune")
+    return corpus_rise(t1_sums, np.array([cut.nll_sum for cut in ordered]), t1_counts.astype(np.float64),
+                       stride=ordered[0].stride, min_context=ordered[0].min_context)
 
 
 def _domains(corpus: Corpus, hashes: list[str], labels: list[str], sums: np.ndarray, counts: np.ndarray,
