@@ -245,8 +245,8 @@ def _lever_headline(verdict: ContextVerdict, lever: DecompositionRow | None) -> 
     return Headline(label=f"Brings the loss back: {row_label(lever)}", value=lever.saved, interval=lever.interval,
                     unit=Unit.NATS_PER_TOKEN,
                     help=f"{row_what(lever, verdict)}: {SAVES}, per token over {span(verdict.past)} against T = 1 on "
-                         f"the model's own positions{share}; the loss rose {verdict.rise:.2f} nats per token from "
-                         f"{span(verdict.before)} to past the trained length ({scope(verdict.documents)}).")
+                         f"the model's own positions{share}; the loss rose {verdict.rise:.2f} nats per token past the "
+                         f"trained length, {rise_base_words(verdict)} ({scope(verdict.documents)}).")
 
 
 def _gain_headline(verdict: ContextVerdict) -> Headline | None:
@@ -257,7 +257,7 @@ def _gain_headline(verdict: ContextVerdict) -> Headline | None:
     how = (f"the best T per bucket, {scoring_method(gain.scoring, verdict.block)}" if gains.held_out is not None
            else "the oracle, in-sample: the best T per bucket chosen and scored on the same positions (no "
                 "out-of-sample gain could be measured)")
-    share = "" if gain.share_of_rise is None else f", {gain.share_of_rise:.1%} of the loss rise"
+    share = "" if gain.share_of_rise is None else f", {percent_of_rise(gain.share_of_rise)}"
     return Headline(label=f"Best temperature alone ({scoring_short(gain.scoring)})", value=gain.saved,
                     interval=gain.interval, unit=Unit.NATS_PER_TOKEN,
                     help=f"{SAVES[0].upper()}{SAVES[1:]}, per token over {span(verdict.past)}"
@@ -899,9 +899,10 @@ SIDE_BY_SIDE_COLUMNS = ("model", "trained length", "text", "tokens", "loss at T 
                         "best T alone", "best recipe alone", "temperature on top", "untrained-distance mass at T = 1")
 SIDE_BY_SIDE_CAPTION = (
     "One row per committed sweep, one model and one text each, past its trained length in nats per token "
-    f"({SAVES}; 95% intervals in brackets): the best T alone is cross-fit on the text, the best recipe runs "
-    "at T = 1, the temperature on top is what a temperature adds to a recipe, and the untrained-distance mass "
-    "(sink excluded) is T = 1's, per layer type where the model has several.")
+    f"({SAVES}; 95% intervals in brackets): the loss rise is on the same words where the cut context was "
+    "measured (else against the text's earlier positions), the best T alone is cross-fit on the text, the best "
+    "recipe runs at T = 1, the temperature on top is what a temperature adds to a recipe, and the "
+    "untrained-distance mass (sink excluded) is T = 1's, per layer type where the model has several.")
 
 
 def side_by_side_row(document: SweepDocument) -> dict[str, str]:
@@ -966,9 +967,12 @@ def domain_sentence(summary: TuneSummary, recipe: str) -> str | None:
     if found is None:
         return None
     ours, best, domains = found
-    return (f"Per domain ({domains} kinds of text): {recipe} saves {ours[0]:+.2f} to {ours[1]:+.2f} "
-            f"nats per token past the trained length; the best constant T for each domain, chosen on it "
-            f"(in-sample), {best[0]:+.2f} to {best[1]:+.2f}.")
+    sizes = sorted({len(entry.documents) for entry in summary.domains})
+    each = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
+    return (f"Per kind of text ({domains} kinds, each pooled over its {each} document"
+            f"{'s' if sizes != [1] else ''}; a range's ends are single kinds, not an interval): {recipe} saves "
+            f"{ours[0]:+.2f} to {ours[1]:+.2f} nats per token past the trained length; the best constant T for each "
+            f"kind, chosen on it (in-sample), {best[0]:+.2f} to {best[1]:+.2f}.")
 
 
 # === The fits ========================================================================================================
