@@ -1227,8 +1227,8 @@ def tune_table(summary: TuneSummary) -> str:
 
 
 def _round_tokens(value: float) -> float:
-    """A distance as a reader says it: two significant figures from 1,000 on, tens below."""
-    return round(value, -2) if value >= 1000 else round(value, -1)
+    """A distance as a reader says it: to the hundred from 1,000 on, to the token below."""
+    return round(value, -2) if value >= 1000 else round(value)
 
 
 def tokens_text(value: float) -> str:
@@ -1300,10 +1300,38 @@ def shifts_sentence(verdict: RetrievalVerdict) -> str:
 
 
 def retrieval_method() -> str:
-    """How the reach is measured, with the threshold that picks it."""
-    return (f"The reach is the distance at which what the copy saves on its repeat (the loss with nothing planted "
-            f"minus the loss with the passage planted, nats per token) falls below {REACH_SHARE:.0%} of what it "
-            "saves at the shortest distance, read between the measured distances on a log scale.")
+    """How the probe and its reach are measured, with the threshold that picks the reach."""
+    return ("A passage is planted early in a long filler text and repeated later; the loss on the repeat (its "
+            "tokens after the first) is compared with the loss of the same text with nothing planted, on the same "
+            "positions (the filler runs on where the copy was). The repeat's position moves with the distance: a "
+            "probe at distance D reads the lead, D tokens and the passage, so short distances are cheap and the "
+            "position's own difficulty is taken out by the nothing-planted text. The reach is the distance at "
+            f"which what the copy saves on its repeat falls below {REACH_SHARE:.0%} of what it saves at the "
+            "shortest distance, read between the measured distances on a log scale (REACH_SHARE in "
+            "model_utils/verdicts/retrieval.py). A view moves the reach when every passage's own reach moves the "
+            "same way (from 8 passages on: when the 95% interval of the shift excludes 0).")
+
+
+def retrieval_findings(document: RetrievalDocument) -> list[str]:
+    """FINDINGS' block of one probe: what it ran, its verdict, and a table of the gain by distance per view with
+    the passages' spread and the reach."""
+    distances = " | ".join(f"{d:,}" for d in document.distances)
+    lines = [f"{model_name(document.model)}: {len(document.passages)} passages of "
+             f"{len(document.passages[0].tokens)} tokens ({', '.join(p.name for p in document.passages)}) planted in "
+             f"{document.filler_source}; distances {', '.join(f'{d:,}' for d in document.distances)}; trained length "
+             f"{document.trained_length:,}; {document.seconds / 60:.0f} min of passes"
+             + (f"; command: `{document.run.command}`" if document.run else "") + ".", "",
+             f"- {reach_sentence(document.model, document.verdict)}", f"- {shifts_sentence(document.verdict)}",
+             f"- {retrieval_method()}", "",
+             "What the first copy saves on its repeat (nats per token; the passages' "
+             f"{'range' if document.curves[0].spread is Spread.RANGE else '95% interval'} in brackets), by distance "
+             "back, and the reach:", "", f"| view | {distances} | reach |",
+             "|---|" + "---:|" * len(document.distances) + "---|"]
+    for curve in document.curves:
+        cells = " | ".join(f"{g:.2f} ({lo:.2f} to {hi:.2f})" for g, lo, hi in
+                           zip(curve.gain, curve.low, curve.high, strict=True))
+        lines.append(f"| {curve.view} | {cells} | {reach_text(curve.reach)} |")
+    return lines
 
 
 def retrieval_table(document: RetrievalDocument) -> str:
