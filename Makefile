@@ -54,8 +54,8 @@ golden: setup
 # The engine against plain SDPA passes (the floor) and the usual way at 512 to 16,384 tokens, the fused kernel's first
 # use, half precision, start-up, a pass with each distance remapping against none (at BENCH_RECIPE_SIZES tokens;
 # BENCH_RECIPE_SIZES="2048 16384" adds the long one, many minutes on the torch path) -> bench/RESULTS.md and the
-# README's table; a continuation per token against transformers' generate -> bench/GENERATE.md. About an hour on 2
-# cores.
+# table of docs/PERFORMANCE.md; a continuation per token against transformers' generate -> bench/GENERATE.md. About
+# an hour on 2 cores.
 BENCH_RECIPE_SIZES ?= 2048
 bench: setup
 	$(BIN)/python -m bench --recipe-sizes $(BENCH_RECIPE_SIZES)
@@ -78,7 +78,7 @@ LOAD_SESSIONS ?= 8
 loadtest: setup
 	$(BIN)/python -m bench.loadtest --sessions $(LOAD_SESSIONS)
 
-# The context-length sweep the page and README show: 16,384 tokens of Python's own documentation (2x the bundled
+# The context-length sweep the page and FINDINGS show: 16,384 tokens of Python's own documentation (2x the bundled
 # model's trained length L = 8,192), 10 temperatures and the five schedules anchored at the trained length on the
 # model's own positions, and the RoPE recipes. Frequency changes: YaRN (s = 2) with its own attention factor, its
 # interpolation alone at 6 temperatures, dynamic NTK and linear interpolation. Distance remappings (the frequencies
@@ -135,7 +135,7 @@ sweep-gemma: models
 # Finished passes of the tune and the fits are kept here (the sweep's pass cache), so a fit reuses the tune's.
 PASSES ?= $(or $(ATTN_CACHE_DIR),$(HOME)/.cache/attention-temperature-explorer)/sweeps
 
-# The corpus tune the page and README show: the 8 built-in documents of 4 domains (Python's documentation, IDLE's
+# The corpus tune the page and FINDINGS show: the 8 built-in documents of 4 domains (Python's documentation, IDLE's
 # release notes, stdlib source, numpy's docstrings; none shares text with the sweep's) at 16,384 tokens (2x the
 # bundled model's trained length), the temperatures the verdict needs (0.9-1.5: every best T per bucket of the
 # earlier tune lay there), the schedules that separate softening before the trained length from sharpening past
@@ -172,7 +172,7 @@ tune-gemma: models
 		--out $(GEMMA_TUNE_OUT)
 	$(BIN)/python -m bench.readme tune
 
-# The fitted temperatures the page and README show: a constant T on YaRN's interpolation alone (yarn-rope), fitted
+# The fitted temperatures the page and FINDINGS show: a constant T on YaRN's interpolation alone (yarn-rope), fitted
 # on the tune's 8 documents in 2 folds to a tolerance of 0.002 in T, at s = 2 on 16,384 tokens and at s = 1.5 on
 # 12,288. At s = 2 the comparisons (the recipe at T = 1 and as published, the tune's temperatures and schedules) are
 # read from the committed tune's rows (--compare-from), checked against T = 1, which the fit computes; at s = 1.5

@@ -3,7 +3,7 @@ side by side in one run, plus the fused kernel's first use, the model in half pr
 command line.
 
 Each case runs in its own process (bench/cases.py) so peak memory is its own. Prints the tables, writes
-bench/RESULTS.md and the performance table of the README. Never part of `make test`: timings on shared machines
+bench/RESULTS.md and the performance table of docs/PERFORMANCE.md. Never part of `make test`: timings on shared machines
 are noisy, so the results are ratios of cases measured in the same run, and the targets are checked here.
 
     python -m bench [--sizes 512 2048 8192 16384] [--before c0d61d2]
@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.readme import replace_block
+from bench.readme import DOCS, replace_block
 from model_utils.core.machine import usable_cores
 
 HERE = Path(__file__).resolve().parent
@@ -177,8 +177,8 @@ def main() -> None:
     table = render(rows, buckets, profiles, startup, agreement, notes, args.before) + half_table(half) + recipes + ray
     print(table)
     Path(args.out).write_text(table)
-    update_readme(rows, startup)
-    print(f"\nwritten to {args.out} and README.md", file=sys.stderr)
+    update_performance(rows, startup)
+    print(f"\nwritten to {args.out} and docs/PERFORMANCE.md", file=sys.stderr)
 
 
 def ratios_only(sizes: list[int], out: Path) -> None:
@@ -445,8 +445,8 @@ def half_table(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def update_readme(rows, startup) -> None:
-    """Regenerate the README's performance table (between the bench markers) from this run."""
+def update_performance(rows, startup) -> None:
+    """Regenerate docs/PERFORMANCE.md's performance table (between the bench markers) from this run."""
     lines = ["| tokens | engine | usual way (eager + output_attentions) | plain SDPA passes, no "
              "capture |", "|---:|---:|---:|---:|"]
     for n, results in rows:
@@ -472,7 +472,8 @@ def update_readme(rows, startup) -> None:
             if "baseline_median" in collapse else "")
     lines += ["", f"Warm start {fmt(warm)} s, a layer/head re-draw {fmt(redraw)} s, a short `analyze` as a whole "
               f"process {fmt(cli)} s{against}.{first_use}{page} bench/RESULTS.md has the rest."]
-    replace_block("bench", lines)
+    if not replace_block("bench", lines, DOCS / "PERFORMANCE.md"):
+        raise SystemExit("docs/PERFORMANCE.md has no <!-- bench:start --> block")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,22 @@
-"""Write docs/FINDINGS.md's result blocks, the README's "What we found" and the figures its text quotes from the
-committed result files (`python -m bench.readme sweep|tune|fit|found|figures|verdicts`), between `<!-- NAME:start -->`
-/ `<!-- NAME:end -->` and `<!-- figure:NAME -->` / `<!-- /figure -->` markers, so neither file drifts from the data;
-docs/ARCHITECTURE.md ("The verdicts") says which file feeds which block. Every verdict is the one its file stores,
-said by model_utils.verdicts.words; `verdicts` (and `tune` and `fit`, first) rewrite the committed corpus summaries
-with the committed fits made on their documents folded into their verdicts (verdicts.fit.fold_fits), no pass run.
-The committed sweeps are SWEEP (the bundled model's, the first) and every other JSON file in its folder (another
-model's, such as `make sweep-gemma`'s): each function takes the folder, so a test can point it at its own."""
+"""Write the README's "What we found" and docs' generated blocks from the committed result files, between
+`<!-- NAME:start -->` / `<!-- NAME:end -->` and `<!-- figure:NAME -->` / `<!-- /figure -->` markers, so no page of
+text drifts from the data (`python -m bench.readme sweep|tune|fit|found|figures|verdicts`):
+
+- README.md: `found`, the short form (words.found_conclusion and words.found_bullets on the committed corpus tunes
+  and retrieval probes, the chart and one link);
+- docs/FINDINGS.md: `conclusion` (the same sentence and what it rests on), `rises` (the rise on the same tokens
+  next to the older rise against earlier positions), `sweeps` (every committed sweep side by side), `sweep`,
+  `other-sweeps`, `tune`, `other-tunes`, `fit` and `thresholds` (each constant that picks a word, read from the
+  code);
+- every Markdown file with a `<!-- figure:NAME -->` marker (README.md, docs/*.md): the timings the text quotes,
+  from bench/RESULTS.md and bench/PAGES.md.
+
+Every verdict is the one its file stores, said by model_utils.verdicts.words; `verdicts` (and `tune` and `fit`,
+first) rewrite the committed corpus summaries with the committed fits made on their documents folded into their
+verdicts (verdicts.fit.fold_fits), no pass run. The committed sweeps are SWEEP (the bundled model's, the first) and
+every other JSON file in its folder; the corpus tunes TUNE and every other summary; the retrieval probes RETRIEVAL
+and every other JSON file in its folder (none until `make retrieval` has finished): each function takes the folder,
+so a test can point it at its own. docs/ARCHITECTURE.md ("README and FINDINGS") says which file feeds which block."""
 
 from __future__ import annotations
 
@@ -15,30 +26,38 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from model_utils.core import bootstrap
 from model_utils.core.files import write_atomic
 from model_utils.core.names import model_name
 from model_utils.core.records.fit import FitSummary
+from model_utils.core.records.retrieval import RetrievalDocument
+from model_utils.core.records.spread import Spread
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
-from model_utils.core.records.verdict import ContextVerdict, Dominant
-from model_utils.verdicts import words
+from model_utils.core.records.verdict import ContextVerdict, Dominant, RiseBase
+from model_utils.verdicts import decomposition, findings, past, retrieval, words
 from model_utils.verdicts.fit import fit_order, fold_fits
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
 SWEEPS = ROOT / "assets" / "sweeps"  # the committed sweeps, one per model
-SWEEP = SWEEPS / "bundled-16k.json"  # the first: the FINDINGS sweep block and the README's lines on one text
+SWEEP = SWEEPS / "bundled-16k.json"  # the first: the FINDINGS sweep block
 TUNES = ROOT / "assets" / "tune"  # the committed corpus tunes, one per model
-TUNE = TUNES / "bundled-builtin" / "summary.json"  # the first: the FINDINGS tune block and the README's corpus line
+TUNE = TUNES / "bundled-builtin" / "summary.json"  # the first: the FINDINGS tune block and What we found's bullets
+RETRIEVALS = ROOT / "assets" / "retrieval"  # the committed retrieval probes, one per model (`make retrieval`)
+RETRIEVAL = RETRIEVALS / "bundled.json"  # the first: What we found's third bullet
 FITS = ROOT / "assets" / "fit"
-FINDINGS = ROOT / "docs" / "FINDINGS.md"  # the long blocks; the README keeps "What we found"
+FINDINGS = DOCS / "FINDINGS.md"  # the findings in full; the README keeps the short form
 CHART = "assets/screenshots/decomposition.png"  # the Context length page's decomposition chart (browser test)
+PROBE_LINK = "docs/PAGES.md#retrieval-at-a-distance"  # the Retrieval page, as docs/PAGES.md describes it
 RESULTS = ROOT / "bench" / "RESULTS.md"
 PAGES = ROOT / "bench" / "PAGES.md"
 SAVES = "saves = NLL at T = 1 minus NLL, in nats per token; positive = better"
 
 
-def replace_block(name: str, lines: list[str], readme: Path = ROOT / "README.md") -> bool:
-    """Put `lines` between the markers of block `name`; False when the README has no such block."""
+def replace_block(name: str, lines: list[str], readme: Path = README) -> bool:
+    """Put `lines` between the markers of block `name` in the file `readme`; False when it has no such block."""
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     text = readme.read_text()
     if start not in text:
@@ -129,11 +148,15 @@ def decomposition_lines(verdict: ContextVerdict | None) -> list[str]:
 
 
 def domain_lines(summary: TuneSummary) -> list[str]:
-    """The per-domain table (words.domain_rows) under its caption; none without domains."""
+    """The per-domain table (words.domain_rows) under its caption, then whether the leading recipe's answer holds
+    on every kind of text (words.domain_sentence); none without domains."""
     rows = words.domain_rows(summary)
     if not rows:
         return []
-    return ["", words.DOMAINS_CAPTION, "", *table(list(rows[0]), [list(row.values()) for row in rows])]
+    lines = ["", words.DOMAINS_CAPTION, "", *table(list(rows[0]), [list(row.values()) for row in rows])]
+    lever = None if summary.verdict is None else summary.verdict.decomposition.lever(Dominant.RECIPE)
+    said = None if lever is None else words.domain_sentence(summary, words.row_label(lever))
+    return lines + ([] if said is None else ["", said])
 
 
 def tune_lines(summary: TuneSummary) -> list[str]:
@@ -239,86 +262,142 @@ def figure_values(results: Path = RESULTS, pages: Path = PAGES) -> dict[str, str
             "warm-up": f"about {warm_up:.0f} s"}
 
 
-def replace_figures(values: dict[str, str], readme: Path = ROOT / "README.md") -> list[str]:
-    """Write each figure between its markers; returns the names the README has no marker for."""
-    text = readme.read_text()
-    for name, value in values.items():
-        text = re.sub(rf"(<!-- figure:{re.escape(name)} -->).*?(<!-- /figure -->)",
-                      lambda match, value=value: match[1] + value + match[2], text)
-    readme.write_text(text)
-    return [name for name in values if f"<!-- figure:{name} -->" not in text]
+def figure_files(root: Path = ROOT) -> list[Path]:
+    """The Markdown files whose text may quote a figure: the README and every page of docs/."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
 
 
-def found_lines(document: SweepDocument, summary: TuneSummary | None,
-                others: Sequence[SweepDocument] = (), other_summaries: Sequence[TuneSummary] = ()) -> list[str]:
-    """The README's "What we found", at most ten lines: the chart, the answer on the corpus (held out over
-    documents) and on one text (cross-fit), the recipe families side by side where more than the frequency changes
-    ran, what the published schedules do, the answer on each other committed sweep (`others`, after its model's
-    corpus answer where `other_summaries` holds one), and the scope; every number from the stored verdicts (the
-    corpus's with the fits made on its documents folded in). With sweeps of more than one model each line names the
-    model it was measured on."""
-    one = document.verdict
-    corpus = None if summary is None else summary.verdict
-    models = list(dict.fromkeys(model_name(sweep.model) for sweep in (document, *others)))
-
-    def on(model: str) -> str:
-        return f"{model_name(model)}, " if len(models) > 1 else ""
-
-    lines = [f"![What brings the loss back past the trained length: each lever's saving on the scale of the rise]"
-             f"({CHART})", ""]
-    if corpus is not None:
-        lines.append(f"- **On {on(summary.model)}{corpus_scope(corpus)}, held out over documents:** "
-                     f"{words.answer(corpus)}")
-        lines += domain_line(summary, corpus) + family_line(corpus)
-    if one is not None:
-        lines.append(f"- **On {on(document.model)}one text, cross-fit:** {words.answer(one)}")
-        lines += family_line(one) + schedule_line(one, "here" if len(models) == 1 else f"on {models[0]}")
-    for other in others:
-        for other_summary in (found for found in other_summaries if found.model == other.model):
-            other_corpus = other_summary.verdict
-            if other_corpus is not None:
-                lines.append(f"- **On {on(other.model)}{corpus_scope(other_corpus)}, held out over documents:** "
-                             f"{words.answer(other_corpus)}")
-        verdict = other.verdict
-        if verdict is not None:
-            lines.append(f"- **On {on(other.model)}one text, cross-fit:** {words.answer(verdict)}")
-    lines.append(f"- {scope_sentence(models)} The verdicts in full, the per-bucket tables and the fits: "
-                 "[docs/FINDINGS.md](docs/FINDINGS.md).")
-    return lines
+def replace_figures(values: dict[str, str], files: Sequence[Path] | None = None) -> list[str]:
+    """Write each figure between its markers in every file that has them; returns the names no file has a marker
+    for."""
+    files = figure_files() if files is None else files
+    marked: set[str] = set()
+    for path in files:
+        text = path.read_text()
+        for name, value in values.items():
+            text = re.sub(rf"(<!-- figure:{re.escape(name)} -->).*?(<!-- /figure -->)",
+                          lambda match, value=value: match[1] + value + match[2], text)
+        marked |= {name for name in values if f"<!-- figure:{name} -->" in text}
+        if text != path.read_text():
+            path.write_text(text)
+    return [name for name in values if name not in marked]
 
 
-def corpus_scope(verdict: ContextVerdict) -> str:
-    """'8 documents': what a corpus's answer rests on, as a README line names it."""
-    return words.scope(verdict.documents).removeprefix("one model, ")
+# === What we found: the README's short form and FINDINGS' opening ====================================================
+
+
+def corpora(summaries: Sequence[TuneSummary]) -> list[tuple[str, ContextVerdict]]:
+    """(model, corpus verdict) of each committed tune that has one, in read_tunes' order (the bundled model's
+    first): what words.found_conclusion and words.found_bullets judge."""
+    return [(summary.model, summary.verdict) for summary in summaries if summary.verdict is not None]
+
+
+def found_lines(corpus_verdicts: Sequence[tuple[str, ContextVerdict]],
+                probes: Sequence[RetrievalDocument] = ()) -> list[str]:
+    """The README's "What we found": the conclusion (words.found_conclusion), at most three bullets with one number
+    each (words.found_bullets; without a committed probe the third says where the probe will show), the chart and
+    one link to FINDINGS."""
+    said = words.found_bullets(corpus_verdicts, probes)
+    if not probes and len(said) < 3:
+        said.append(f"How far back the model still uses what it read: the probe's run is not committed yet "
+                    f"([the Retrieval page]({PROBE_LINK})).")
+    return [words.found_conclusion(corpus_verdicts), "", *[f"- {bullet}" for bullet in said], "",
+            f"![Each lever's share of the rise]({CHART})", "",
+            "[The findings in full, and how to read them](docs/FINDINGS.md)."]
+
+
+def models_of(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary]) -> list[str]:
+    """The models the findings rest on, by name, in the order they first appear."""
+    return list(dict.fromkeys(model_name(result.model) for result in (*sweeps, *summaries)))
 
 
 def scope_sentence(models: list[str]) -> str:
-    """What the findings rest on: one small model, or each model named, and texts that ship with Python."""
+    """What the findings rest on: one small model, or each model named, and texts that ship with Python or numpy."""
     if len(models) == 1:
-        return f"One small model ({models[0]}) and texts that ship with Python: not a law."
-    return (f"{len(models)} small models ({', '.join(models)}), each on texts that ship with Python, every line on the "
-            "model it names: not a law.")
+        return f"One small model ({models[0]}) and texts that ship with Python or numpy: not a law."
+    return (f"{len(models)} small models ({', '.join(models)}), each on texts that ship with Python or numpy, every "
+            "line on the model it names: not a law.")
 
 
-def domain_line(summary: TuneSummary, verdict: ContextVerdict) -> list[str]:
-    """The corpus's dominant recipe and the best constant T per domain (words.domain_sentence), when there are
-    domains."""
-    lever = verdict.decomposition.lever(Dominant.RECIPE)
-    said = None if lever is None else words.domain_sentence(summary, words.row_label(lever))
-    return [] if said is None else [f"- {said}"]
+def conclusion_lines(corpus_verdicts: Sequence[tuple[str, ContextVerdict]], models: list[str]) -> list[str]:
+    """FINDINGS' opening: the README's conclusion sentence, then what it rests on."""
+    return [f"**{words.found_conclusion(corpus_verdicts)}** {scope_sentence(models)}"]
 
 
-def family_line(verdict: ContextVerdict) -> list[str]:
-    """The recipe families compared (words.families_sentence), where the results hold more than the frequency
-    changes; nothing otherwise, so no claim is made on what was not measured."""
-    said = words.families_sentence(verdict)
-    return [] if said is None else [f"- **Frequency changes, distance remappings, sink + window:** {said}"]
+RISES_COLUMNS = ("model", "measured on", "loss past the trained length at T = 1",
+                 "the same words, read with at most the trained length before them",
+                 "rise on the same words (the shares of the rise are of it)",
+                 "rise against earlier positions (other words)")
 
 
-def schedule_line(verdict: ContextVerdict, where: str = "here") -> list[str]:
-    """The best and the worst published schedule on one text (`where`: "here", or "on <model>")."""
-    said = words.schedules_line(verdict, where)
-    return [] if said is None else [f"- {said}"]
+def rise_row(model: str, verdict: ContextVerdict, text: str | None = None) -> list[str]:
+    """One verdict's two rises past the trained length: on the same words (against the cut context), where it was
+    measured, and the older one against the second half of the trained context, with its positions; `text`, a
+    sweep's text (None for a corpus)."""
+    same, missing = verdict.same_token_rise, f"{words.NO_VALUE} (not measured)"
+    measured = f"one text, {text}" if verdict.documents is None else f"{verdict.documents} documents"
+    if same is None:
+        cut = rise = missing
+    else:
+        spread = "" if same.interval is None else (
+            f" ({'95% interval' if same.spread is Spread.INTERVAL_95 else f'range of the {same.documents} documents'}"
+            f" {same.interval[0]:.2f} to {same.interval[1]:.2f})")
+        cut, rise = f"{same.nll_cut:.2f}", f"{same.rise:+.2f}{spread}"
+    earlier = f"{verdict.rise_against_earlier:+.2f} (against {words.span(verdict.before)})"
+    if verdict.decomposition.rise_base is RiseBase.EARLIER_POSITIONS:
+        earlier += "; the shares of the rise are of this one"
+    return [model_name(model), measured, f"{verdict.nll_past:.2f}", cut, rise, earlier]
+
+
+def rises_lines(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary]) -> list[str]:
+    """Every committed verdict's rise on the same words next to its rise against earlier positions, in nats per
+    token (the loss: lower is better), the corpora first."""
+    rows = [rise_row(summary.model, summary.verdict) for summary in summaries if summary.verdict is not None]
+    rows += [rise_row(sweep.model, sweep.verdict, sweep.text_source) for sweep in sweeps if sweep.verdict is not None]
+    return table(list(RISES_COLUMNS), rows, "---")
+
+
+# Each constant that picks a word, where it lives and what it decides; its value is read from the code, so the table
+# cannot drift from it (a renamed or moved constant fails here, at import).
+THRESHOLDS = (
+    (decomposition, "RECOVERS", "A lever \"does the recovery\" (the answer names it) when its interval clears 0 "
+     "and its saving is at least this share of the rise; below it for every lever, most of the rise remains."),
+    (words, "ABOVE_ALL", "A share of the rise at or above this is said as \"more than all of it, so the far text also "
+     "helps the model\"."),
+    (past, "GONE", "A recipe makes the untrained-distance mass \"go away\" when it leaves at most this fraction of "
+     "T = 1's."),
+    (bootstrap, "MIN_FOR_INTERVAL", "From this many documents (or passages) on, a spread over them is called a 95% "
+     "interval; below, it is the range of the documents, and says how many."),
+    (bootstrap, "CONFIDENCE", "The level of every interval called a 95% interval."),
+    (retrieval, "REACH_SHARE", "The reach: the distance where what the first copy of a passage saves on its repeat "
+     "falls below this share of what it saves at the shortest distance."),
+    (findings, "NEAR_UNIFORM", "A layer is \"near uniform\" above this mean normalized entropy of its heads."),
+    (findings, "NEAR_ONE_HOT", "A layer is \"near one-hot\" (all the weight on one key) below it."),
+    (findings, "LOSS_FACTOR", "A loss is \"far above\" the reference's beyond this many times it."),
+    (findings, "ANSWER_FLOOR", "The answer's probability \"falls\" from at least this at the reference to under half "
+     "of it."),
+)
+RULES = (  # a rule that picks a word and has no one value: a function of the bucket
+    (past, "uniform_share", "Attention \"moves onto keys farther back than the trained length\" from the first bucket "
+     "past it where T = 1's share of the non-sink mass on such keys is above this share, what uniform attention over "
+     "the visible keys would give; in no bucket, it \"keeps mostly to distances it was trained on\"."),
+)
+
+
+def module_path(module) -> str:
+    """'model_utils/verdicts/past.py': where a module's constants live."""
+    return f"`{module.__name__.replace('.', '/')}.py`"
+
+
+def thresholds_lines() -> list[str]:
+    """The constants and rules that pick a word, with their values read from the code."""
+    rows = [[f"`{name}`", f"{getattr(module, name):g}", module_path(module), said] for module, name, said in THRESHOLDS]
+    rows += [[f"`{name}()`", "per bucket of queries q: the mean of (q - L) / q, L the trained length",
+              module_path(module), said] for module, name, said in RULES if callable(getattr(module, name))]
+    return table(["constant", "value", "where", "what it decides"], rows, "---")
+
+
+# === Reading the committed files =====================================================================================
 
 
 def read_sweep(path: Path) -> SweepDocument:
@@ -328,6 +407,13 @@ def read_sweep(path: Path) -> SweepDocument:
 def read_sweeps(folder: Path = SWEEPS, first: Path = SWEEP) -> list[SweepDocument]:
     """The committed sweeps: `first` (when it is there), then every other JSON file of `folder` by name."""
     return [read_sweep(path) for path in first_then_others(first, folder.glob("*.json"))]
+
+
+def read_probes(folder: Path = RETRIEVALS, first: Path = RETRIEVAL) -> list[RetrievalDocument]:
+    """The committed retrieval probes: `first` (when it is there), then every other JSON file of `folder` by name;
+    none before `make retrieval` has written one."""
+    return [RetrievalDocument.from_dict(json.loads(path.read_text()))
+            for path in first_then_others(first, folder.glob("*.json"))]
 
 
 def first_then_others(first: Path, found) -> list[Path]:
@@ -350,16 +436,21 @@ def other_sweep_lines(documents: Sequence[SweepDocument]) -> list[str]:
                      "No other model's sweep is committed yet (`make sweep-gemma` writes Gemma 3 270M's).")
 
 
-def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = ROOT / "README.md",
-                tunes: Path = TUNES) -> None:
-    """The README's "What we found" and the committed sweeps side by side (its `sweeps` block)."""
-    summary = read_tune() if TUNE.is_file() else None
-    sweeps = read_sweeps(folder, first)
-    others = read_tunes(tunes)[1 if summary is not None else 0:]
-    if not replace_block("found", found_lines(sweeps[0], summary, sweeps[1:], others), readme):
-        raise SystemExit("README.md has no <!-- found:start --> block")
-    if not replace_block("sweeps", sweeps_lines(sweeps), readme):
-        raise SystemExit("README.md has no <!-- sweeps:start --> block")
+def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = README, tunes: Path = TUNES,
+                probes: Path = RETRIEVALS, findings_file: Path = FINDINGS) -> None:
+    """The README's "What we found", and FINDINGS' conclusion, rises, committed sweeps side by side and
+    thresholds: the blocks every committed file feeds."""
+    sweeps, summaries = read_sweeps(folder, first), read_tunes(tunes)
+    found = corpora(summaries)
+    blocks = [(readme, "found", found_lines(found, read_probes(probes))),
+              (findings_file, "conclusion", conclusion_lines(found, models_of(sweeps, summaries))),
+              (findings_file, "rises", rises_lines(sweeps, summaries)),
+              (findings_file, "sweeps", sweeps_lines(sweeps)),
+              (findings_file, "thresholds", thresholds_lines())]
+    for path, name, lines in blocks:
+        if not replace_block(name, lines, path):
+            raise SystemExit(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} has no "
+                             f"<!-- {name}:start --> block")
 
 
 def main() -> None:
@@ -367,7 +458,7 @@ def main() -> None:
     if which == "figures":
         missing = replace_figures(figure_values())
         if missing:
-            raise SystemExit(f"README.md has no <!-- figure:{missing[0]} --> marker")
+            raise SystemExit(f"no README.md or docs/*.md has a <!-- figure:{missing[0]} --> marker")
         return
     if which == "found":
         write_found()

@@ -1,33 +1,51 @@
-"""The README's "What we found", docs/FINDINGS.md's result blocks and the timings the README quotes are the
-committed result files, rendered (bench/readme.py): they cannot drift."""
+"""The README and docs/: their generated blocks are the committed result files, rendered (bench/readme.py), so they
+cannot drift; the README keeps to its budgets (1,500 words, a screenshot in its first 30 lines, "Start here" for
+three readers, "What we found" in 120 words opening on its conclusion); every link leads somewhere; and nothing the
+README held at 44eb4d0 (main before it was cut down, issue 51) was lost on the way to docs/."""
 
 import json
 import re
+import subprocess
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from bench import readme
 from bench.readme import (
     FINDINGS,
     SWEEP,
     SWEEPS,
+    conclusion_lines,
+    corpora,
     fit_lines,
     found_lines,
+    models_of,
     other_sweep_lines,
     other_tune_lines,
     read_fits,
+    read_probes,
     read_sweeps,
     read_tune,
     read_tunes,
+    rises_lines,
     sweep_lines,
     sweeps_lines,
+    thresholds_lines,
     tune_lines,
     write_found,
 )
+from components.pages import PAGES
+from model_utils.core.names import GEMMA
+from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
+from model_utils.core.records.verdict import Dominant
 from model_utils.verdicts import words
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+DOCS = sorted((ROOT / "docs").glob("*.md"))
 
 
 def block(name: str, text: str | None = None) -> list[str]:
@@ -37,80 +55,144 @@ def block(name: str, text: str | None = None) -> list[str]:
     return match.group(1).split("\n")
 
 
-def test_the_readme_opens_its_findings_with_the_answer_in_ten_lines_at_most():
+def section(heading: str, text: str = README) -> str:
+    """The text under a `## ` heading, up to the next one."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert match, f"no section {heading!r}"
+    return match.group(1)
+
+
+def wc_words(text: str) -> int:
+    """Words as `wc -w` counts them: runs of non-space characters."""
+    return len(text.split())
+
+
+# === The blocks are the committed files, rendered ====================================================================
+
+
+def test_what_we_found_is_the_committed_tunes_and_probes_rendered():
     found = block("found", README)
-    sweeps = read_sweeps()
-    assert found == found_lines(sweeps[0], read_tune(), sweeps[1:], read_tunes()[1:])
-    assert len(found) <= 10 and found[0].startswith("![") and "(assets/screenshots/decomposition.png)" in found[0]
-    assert README.index("## What we found") < README.index("## What am I looking at")  # near the top
-    assert found[2].endswith(f" documents, held out over documents:** {words.answer(read_tune().verdict)}")
-    assert found[3].startswith("- ") and found[4].startswith("- **On ")  # the corpus first, then one text
+    assert found == found_lines(corpora(read_tunes()), read_probes())
+    assert found[0] == words.found_conclusion(corpora(read_tunes()))
+    assert f"({readme.CHART})" in "\n".join(found) and "(docs/FINDINGS.md)" in found[-1]
+    said = [line for line in found if line.startswith("- ")]
+    assert 1 <= len(said) <= 3
+    assert said[:2] == [f"- {bullet}" for bullet in words.found_bullets(corpora(read_tunes()), read_probes())][:2]
+
+
+def test_without_a_committed_probe_the_third_line_only_says_where_it_will_show():
+    if read_probes():
+        pytest.skip("a retrieval probe is committed: its bullet is words.found_bullets'")
+    said = [line for line in block("found", README) if line.startswith("- ")]
+    assert f"({readme.PROBE_LINK})" in said[-1] and not re.search(r"\d", said[-1])  # no number, no finding
+
+
+def test_a_committed_probe_gives_the_third_bullet(tiny_retrieval_file, tmp_path):
+    probes = tmp_path / "retrieval"
+    probes.mkdir()
+    probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
+    (probes / "bundled.json").write_text(json.dumps(probe.to_dict(), allow_nan=False))
+    found = corpora(read_tunes())
+    lines = found_lines(found, read_probes(probes, probes / "bundled.json"))
+    said = [line for line in lines if line.startswith("- ")]
+    assert said == [f"- {bullet}" for bullet in words.found_bullets(found, [probe])]
+    assert len(said) == 3 and readme.PROBE_LINK not in "\n".join(lines)
+
+
+def test_findings_open_on_the_same_conclusion_and_what_it_rests_on():
+    sweeps, summaries = read_sweeps(), read_tunes()
+    opening = FINDINGS.read_text().split("\n## ")[0]
+    assert block("conclusion") == conclusion_lines(corpora(summaries), models_of(sweeps, summaries))
+    assert block("conclusion")[0].startswith(f"**{words.found_conclusion(corpora(summaries))}**")
+    assert "<!-- conclusion:start -->" in opening  # before any section
+    scope = readme.scope_sentence(models_of(sweeps, summaries))
+    assert "with Python or numpy" in scope and all(name in scope for name in models_of(sweeps, summaries))
+    assert "One model" not in FINDINGS.read_text() and "ship with Python:" not in FINDINGS.read_text()
+
+
+def test_how_to_read_this_gives_both_rises_of_every_committed_verdict():
+    sweeps, summaries = read_sweeps(), read_tunes()
+    rows = block("rises")
+    assert rows == rises_lines(sweeps, summaries)
+    assert len(rows) == 2 + sum(result.verdict is not None for result in (*sweeps, *summaries))
+    text = section("How to read this", FINDINGS.read_text())
+    assert "same words" in text and "earlier positions" in text and "(#thresholds)" in text
+    bundled = read_tune().verdict
+    assert f"{bundled.same_token_rise.rise:+.2f}" in rows[2] and f"{bundled.rise_against_earlier:+.2f}" in rows[2]
+
+
+def test_the_thresholds_are_read_from_the_code():
+    from model_utils.core import bootstrap
+    from model_utils.verdicts import decomposition, findings, past, retrieval
+
+    rows = block("thresholds")
+    assert rows == thresholds_lines()
+    for module, name in ((past, "GONE"), (decomposition, "RECOVERS"), (retrieval, "REACH_SHARE"),
+                         (bootstrap, "MIN_FOR_INTERVAL"), (words, "ABOVE_ALL"), (findings, "NEAR_UNIFORM"),
+                         (findings, "NEAR_ONE_HOT")):
+        assert any(row.startswith(f"| `{name}` | {getattr(module, name):g} | `{module.__name__.replace('.', '/')}.py`")
+                   for row in rows), name
+    assert any(row.startswith("| `uniform_share()` |") for row in rows)
 
 
 def test_the_context_length_block_is_the_committed_sweep():
     assert block("sweep") == sweep_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())))
 
 
-def test_the_readme_sets_every_committed_sweep_side_by_side_one_row_each():
+def test_findings_set_every_committed_sweep_side_by_side_one_row_each():
     sweeps = read_sweeps()
     assert sweeps[0] == SweepDocument.from_dict(json.loads(SWEEP.read_text()))  # the bundled model's first
     assert len(sweeps) == len(list(SWEEPS.glob("*.json")))
-    lines = block("sweeps", README)
+    lines = block("sweeps")
     assert lines == sweeps_lines(sweeps)
     rows = [line for line in lines if line.startswith("| ") and not line.startswith("| model |")]
     assert [row.split(" | ")[0] for row in rows] == [f"| {readme.model_name(sweep.model)}" for sweep in sweeps]
-    assert README.index("<!-- found:end -->") < README.index("<!-- sweeps:start -->") < README.index(
-        "## What am I looking at")
 
 
 def test_the_findings_give_every_other_models_sweep_in_full():
     assert block("other-sweeps") == other_sweep_lines(read_sweeps()[1:])
 
 
-def test_with_a_second_model_every_line_names_the_model_it_was_measured_on(other_sweeps, tmp_path):
+def copies(tmp_path: Path) -> tuple[Path, Path]:
+    """The README and FINDINGS as they are, in `tmp_path`, for write_found to rewrite."""
+    (tmp_path / "README.md").write_text(README)
+    (tmp_path / "FINDINGS.md").write_text(FINDINGS.read_text())
+    return tmp_path / "README.md", tmp_path / "FINDINGS.md"
+
+
+def test_with_a_second_model_findings_name_it_and_set_its_sweep_beside(other_sweeps, tmp_path):
     """A second model's sweep in the folder (the tiny Gemma 3's under Gemma 3 270M's name) and no corpus tune of it:
-    "What we found" names the model in each line and in its scope, the table gains its row, the rest of the README
-    stays as it is."""
-    copy = tmp_path / "README.md"
-    copy.write_text(README)
-    write_found(other_sweeps, SWEEP, copy, tunes=tmp_path / "no-other-tunes")  # the committed tunes left out
-    written = copy.read_text()
-    found, sweeps = block("found", written), read_sweeps(other_sweeps, SWEEP)
-    assert [sweep.model for sweep in sweeps] == ["bundled", "gemma3-270m"]
-    said = [line for line in found if line.startswith("- **On ")]
-    assert [line.split(",")[0] for line in said] == ["- **On SmolLM2-135M"] * 2 + ["- **On Gemma 3 270M"]
-    assert said[-1] == f"- **On Gemma 3 270M, one text, cross-fit:** {words.answer(sweeps[1].verdict)}"
-    assert "Best on SmolLM2-135M: " in next(line for line in found if line.startswith("- **Published schedules"))
-    assert found[-1].startswith("- 2 small models (SmolLM2-135M, Gemma 3 270M), each on texts that ship with Python")
-    assert len(found) <= 10 and found[:2] == block("found", README)[:2]
+    the side-by-side table gains its row, the rises table its line, the scope names it; What we found stays the
+    corpus's, and nothing outside the blocks changes."""
+    readme_copy, findings_copy = copies(tmp_path)
+    write_found(other_sweeps, SWEEP, readme_copy, tunes=tmp_path / "no-tunes", probes=tmp_path / "no-probes",
+                findings_file=findings_copy)
+    written, sweeps = findings_copy.read_text(), read_sweeps(other_sweeps, SWEEP)
+    assert [sweep.model for sweep in sweeps] == ["bundled", GEMMA]
     table = block("sweeps", written)
     assert table == sweeps_lines(sweeps) and table[-2].startswith("| SmolLM2-135M | 8,192 |")
     assert table[-1].startswith("| Gemma 3 270M | 64 |") and "| sliding 8: 0.000; global: 0." in table[-1]
-    outside = re.compile(r"<!-- (found|sweeps):start -->.*?<!-- \1:end -->", re.S)
-    assert outside.sub("", written) == outside.sub("", README)
-    lines = other_sweep_lines(sweeps[1:])
-    assert lines[0] == "### Gemma 3 270M" and lines[2:] == sweep_lines(sweeps[1])
+    assert block("rises", written)[-1].startswith("| Gemma 3 270M | one text, ")
+    assert "2 small models (SmolLM2-135M, Gemma 3 270M), each on texts that ship with Python or numpy" in \
+        block("conclusion", written)[0]
+    outside = re.compile(r"<!-- (\w+):start -->.*?<!-- \1:end -->", re.S)
+    assert outside.sub("", written) == outside.sub("", FINDINGS.read_text())
+    assert outside.sub("", readme_copy.read_text()) == outside.sub("", README)
 
 
-def test_a_second_models_corpus_tune_leads_its_lines_in_what_we_found(other_sweeps, tmp_path):
-    """With a corpus tune of the second model committed (the bundled summary under Gemma 3 270M's name), its
-    held-out answer comes before the same model's one-text line, named by model and document count."""
-    from dataclasses import replace
-
-    from model_utils.core.names import GEMMA
-
+def test_a_second_models_corpus_joins_the_conclusion(tmp_path):
+    """With a corpus tune of a second model committed (the bundled summary under Gemma 3 270M's name), the
+    conclusion judges both corpora and names both models."""
     gemma = replace(read_tune(), model=GEMMA)
     (tmp_path / "tunes" / "gemma").mkdir(parents=True)
     (tmp_path / "tunes" / "gemma" / "summary.json").write_text(json.dumps(gemma.to_dict(), allow_nan=False))
-    copy = tmp_path / "README.md"
-    copy.write_text(README)
-    write_found(other_sweeps, SWEEP, copy, tunes=tmp_path / "tunes")
-    said = [line for line in block("found", copy.read_text()) if line.startswith("- **On ")]
-    assert [line.split(",")[0] for line in said] == ["- **On SmolLM2-135M"] * 2 + ["- **On Gemma 3 270M"] * 2
-    documents = gemma.corpus.documents
-    assert said[2] == (f"- **On Gemma 3 270M, {documents} documents, held out over documents:** "
-                       f"{words.answer(gemma.verdict)}")
-    assert said[3].startswith("- **On Gemma 3 270M, one text, cross-fit:** ")
+    readme_copy, findings_copy = copies(tmp_path)
+    write_found(SWEEPS, SWEEP, readme_copy, tunes=tmp_path / "tunes", probes=tmp_path / "no-probes",
+                findings_file=findings_copy)
+    summaries = read_tunes(tmp_path / "tunes")  # the bundled model's committed tune first, then the folder's
+    assert [summary.model for summary in summaries] == ["bundled", GEMMA]
+    conclusion = block("found", readme_copy.read_text())[0]
+    assert conclusion == words.found_conclusion(corpora(summaries)) and "SmolLM2-135M and Gemma 3 270M" in conclusion
 
 
 def test_the_corpus_block_is_the_committed_tune():
@@ -121,30 +203,6 @@ def test_the_findings_give_every_other_models_corpus_in_full():
     assert block("other-tunes") == other_tune_lines(read_tunes()[1:])
 
 
-def test_a_second_models_corpus_answer_comes_before_its_one_text(other_sweeps, summary_file, tmp_path):
-    """A second model's corpus tune under assets/tune/*/summary.json (the tiny model's under Gemma 3 270M's name):
-    "What we found" gives its held-out answer, named by its model, just before its one-text answer, and the
-    FINDINGS block gives it in full under the model's name."""
-    from dataclasses import replace
-
-    from model_utils.core.names import GEMMA
-
-    gemma = replace(TuneSummary.from_dict(json.loads(summary_file.read_text())), model=GEMMA)
-    (tmp_path / "tune" / "gemma").mkdir(parents=True)
-    (tmp_path / "tune" / "gemma" / "summary.json").write_text(json.dumps(gemma.to_dict(), allow_nan=False))
-    copy = tmp_path / "README.md"
-    copy.write_text(README)
-    write_found(other_sweeps, SWEEP, copy, tunes=tmp_path / "tune")
-    said = [line for line in block("found", copy.read_text()) if line.startswith("- **On ")]
-    assert said[-2] == f"- **On Gemma 3 270M, 2 documents, held out over documents:** {words.answer(gemma.verdict)}"
-    assert said[-1].startswith("- **On Gemma 3 270M, one text, cross-fit:** ")
-    assert len(block("found", copy.read_text())) <= 10
-    summaries = read_tunes(tmp_path / "tune")
-    assert [summary.model for summary in summaries] == ["bundled", GEMMA]
-    lines = other_tune_lines(summaries[1:])
-    assert lines[0] == "### Gemma 3 270M" and lines[2:] == tune_lines(gemma)
-
-
 def test_the_fit_block_is_the_committed_fits():
     fits = read_fits()
     assert fits, "no committed fit under assets/fit"
@@ -152,12 +210,13 @@ def test_the_fit_block_is_the_committed_fits():
 
 
 def test_the_timings_in_the_text_are_the_committed_benchmarks():
-    """The cold start, the warm start and the warm-up, as bench/RESULTS.md and bench/PAGES.md measured them."""
-    quoted = re.findall(r"<!-- figure:([a-z-]+) -->(.*?)<!-- /figure -->", README)
+    """The cold start, the warm start and the warm-up, as bench/RESULTS.md and bench/PAGES.md measured them,
+    wherever README.md and docs/ quote them."""
     values = readme.figure_values()
+    quoted = [found for path in readme.figure_files()
+              for found in re.findall(r"<!-- figure:([a-z-]+) -->(.*?)<!-- /figure -->", path.read_text())]
     assert {name for name, _ in quoted} == set(values)
     assert all(value == values[name] for name, value in quoted), quoted
-    assert "about 25 s" not in README and "a minute and a half" not in README
 
 
 def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its_parameter():
@@ -196,26 +255,236 @@ def test_the_corpus_block_leads_with_the_answer_then_the_gain_held_out_over_docu
 
 
 def test_the_recipe_families_are_compared_only_where_the_results_hold_them():
-    """With a distance remapping in the sweep, "What we found" gains one line comparing the families, from the
-    verdict's numbers; the committed results compare them exactly when they hold a remapping."""
-    from model_utils.core.records.verdict import Family
-    from model_utils.core.rope import Rope
-    from model_utils.core.views import View
-    from tests.verdicts.synthetic import document, plain, yarn_rope
-
-    far = {"untrained_mass": [0] * 4 + [0.5] * 4}
-    written, _ = document([(1.0, plain([3.4, 3.6, 3.8, 4.0]), far), (1.25, plain([3.35, 3.55, 3.75, 3.95]), far),
-                           (yarn_rope(1.0), plain([3.0, 3.2, 3.3, 3.4]), {"untrained_mass": [0] * 4 + [0.02] * 4}),
-                           (View(1.0, Rope("self-extend", group=2, window=512)), plain([2.5] * 4),
-                            far | {"effective_untrained_mass": [0.0] * 8})])
-    lines = found_lines(written, None)
-    verdict = written.verdict
-    (line,) = [line for line in lines if line.startswith("- **Frequency changes, distance remappings")]
-    said = words.families_sentence(verdict)
-    assert line.endswith(said) and said in words.sentences(verdict)
-    assert lines.index(line) == lines.index(f"- **On one text, cross-fit:** {words.answer(verdict)}") + 1
-    assert verdict.decomposition.families() == [Family.FREQUENCY, Family.REMAP] and len(lines) <= 10
+    """The sweep block compares the recipe families (words.families_sentence) exactly when the committed sweep holds
+    a distance remapping: it says what it holds, no more."""
     committed = SweepDocument.from_dict(json.loads(SWEEP.read_text()))
     has_remaps = any(result.rope is not None and result.rope.remaps for result in committed.results)
-    compared = [line for line in found_lines(committed, read_tune()) if "recipe families" in line]
-    assert bool(compared) == has_remaps  # the committed sweep says what it holds, no more
+    said = words.families_sentence(committed.verdict)
+    assert (said is not None) == has_remaps
+    assert said is None or f"- {said}" in block("sweep")
+
+
+# === The README's budgets ============================================================================================
+
+
+def test_the_readme_is_at_most_1500_words():
+    assert wc_words(README) <= 1500, wc_words(README)
+
+
+def test_a_screenshot_of_the_app_is_in_the_first_30_lines():
+    pictures = re.findall(r"!\[[^\]]*\]\((assets/screenshots/[^)]+\.png)\)", "\n".join(README.split("\n")[:30]))
+    assert pictures and all((ROOT / picture).is_file() for picture in pictures)
+
+
+def test_the_readme_opens_on_what_the_tool_is_then_the_two_commands():
+    opening = README.split("\n## ")[0]
+    assert "temperature" in opening.split("![")[0] and "make run" in opening and "make test" in opening
+    assert 2 <= len(re.findall(r"[.!?](?:\s|$)", opening.split("![")[0].split("\n", 1)[1])) <= 3  # 2-3 sentences
+
+
+def test_start_here_has_a_path_for_each_of_three_readers():
+    start = section("Start here")
+    paths = re.split(r"^\*\*A ", start, flags=re.M)[1:]
+    assert [path.split(" ")[0] for path in paths] == ["teacher", "researcher", "student"]
+    teacher, researcher, student = paths
+    assert all(what in teacher for what in ("make run", "Softmax lab", "Attention maps", "token view"))
+    assert all(what in researcher for what in ("Context length", "model_utils sweep", "Retrieval"))
+    assert "model_utils analyze" in student and "seconds" in student
+    assert student.count("model_utils analyze") == 1 and "```\nbundled: " in student  # one command and its output
+
+
+def test_what_we_found_is_at_most_120_words_and_opens_on_its_conclusion():
+    found = section("What we found")
+    said = re.sub(r"<!--.*?-->", "", found).strip()
+    assert wc_words(said) <= 120, wc_words(said)
+    assert said.startswith(words.found_conclusion(corpora(read_tunes())))
+    assert README.index("## Start here") < README.index("## What we found")
+
+
+def test_one_line_per_page_and_one_line_per_document():
+    pages = section("The pages")
+    for page in PAGES:
+        assert len([line for line in pages.split("\n") if line.startswith(f"- **{page.title}**")]) == 1, page.title
+    more = section("More")
+    for name in ("FINDINGS", "PAGES", "COMMAND_LINE", "MODELS", "TUNING", "PERFORMANCE", "DEPLOYING", "ARCHITECTURE"):
+        assert len([line for line in more.split("\n") if line.startswith(f"- [docs/{name}.md](docs/{name}.md)")]) == 1
+
+
+def test_the_readme_names_the_libraries_it_is_built_on():
+    built_on = section("Built on").lower()
+    for library in ("streamlit", "torch", "transformers", "plotly", "numpy", "pyarrow", "ray", "scipy",
+                    "lm-evaluation-harness"):
+        assert library in built_on, library
+
+
+def test_the_commands_the_readme_gives_are_ones_the_command_line_takes():
+    from model_utils.cli.parser import build_parser
+
+    commands = re.findall(r"^\.venv/bin/python -m model_utils (.+?)(?<!\\)$", README.replace("\\\n    ", " "), re.M)
+    assert len(commands) == 2
+    for command in commands:
+        build_parser().parse_args(command.split())
+
+
+@pytest.mark.slow
+def test_the_students_command_prints_what_the_readme_shows(bundled, capsys):
+    """The analyze table in "Start here" is what the command prints (all but the seconds it took)."""
+    from model_utils.__main__ import main
+
+    student = section("Start here").split("**A student")[1]
+    command = re.search(r"model_utils (analyze .+)", student).group(1)
+    shown = re.search(r"```\n(bundled: .*?)\n```", student, re.S).group(1).split("\n")
+    assert main(command.split()) == 0
+    printed = capsys.readouterr().out.strip().split("\n")
+    assert printed[1:] == shown[1:]
+    assert printed[0].rsplit(",", 1)[0] == shown[0].rsplit(",", 1)[0]  # the header but its time
+
+
+# === Every link leads somewhere ======================================================================================
+
+# Files of the same issue that another branch brings (the pages' glossary): a link to them is checked once they are
+# here.
+ARRIVING = {ROOT / "docs" / "GLOSSARY.md"}
+
+
+def anchors(path: Path) -> set[str]:
+    """GitHub's anchors of a Markdown file's headings."""
+    headings = re.findall(r"^#{1,6} (.+)$", re.sub(r"```.*?```", "", path.read_text(), flags=re.S), re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.replace("`", "").lower()).replace(" ", "-") for heading in headings}
+
+
+def test_every_relative_link_of_the_readme_and_docs_leads_somewhere():
+    broken = []
+    for path in [ROOT / "README.md", *DOCS]:
+        text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            goes = (path.parent / file).resolve() if file else path
+            if goes in ARRIVING and not goes.exists():
+                continue
+            if not goes.exists() or (anchor and goes.suffix == ".md" and anchor not in anchors(goes)):
+                broken.append(f"{path.relative_to(ROOT)}: {target}")
+    assert not broken, broken
+
+
+# === Nothing the README held at 44eb4d0 was lost =====================================================================
+
+BEFORE = ROOT / "tests" / "support" / "readme_44eb4d0.json"  # its numbers and tables, by section (snapshot below)
+# Where each section of the README went; the README keeps a short form of some.
+MOVED = {
+    "(opening)": ["README.md", "docs/PAGES.md"],
+    "What we found": ["docs/FINDINGS.md"],
+    "What am I looking at": ["docs/PAGES.md"],
+    "Supported models": ["docs/MODELS.md"],
+    "Gemma 3 270M, an optional second model": ["docs/MODELS.md"],
+    "The command line and the Python API": ["docs/COMMAND_LINE.md"],
+    "Past the trained length: what the bundled model does": ["docs/TUNING.md"],
+    "Tuning on a corpus": ["docs/TUNING.md"],
+    "Fitting a temperature": ["docs/TUNING.md"],
+    "How it works, and what it is built on": ["docs/ARCHITECTURE.md"],
+    "Performance": ["docs/PERFORMANCE.md"],
+    "Deploying": ["docs/DEPLOYING.md"],
+    "Tests": ["README.md", "docs/ARCHITECTURE.md"],
+}
+GENERATED = re.compile(r"<!-- (found|sweeps|bench):start -->.*?<!-- \1:end -->", re.S)
+FIGURE = re.compile(r"<!-- figure:([a-z-]+) -->.*?<!-- /figure -->")
+DIGITS = re.compile(r"\d+(?:[.,]\d+)*")
+OPENING = "(opening)"
+
+
+def split_sections(text: str) -> dict[str, str]:
+    """The README's text by `##` / `###` heading; what comes before the first, under OPENING."""
+    sections, heading, fence = {OPENING: []}, OPENING, False
+    for line in text.split("\n"):
+        fence ^= line.startswith("```")
+        if not fence and re.match(r"#{2,3} ", line):
+            heading = line.lstrip("#").strip()
+            sections[heading] = []
+        sections[heading].append(line)
+    return {name: "\n".join(lines) for name, lines in sections.items()}
+
+
+def table_rows(text: str) -> list[list[str]]:
+    """The cells of every table row (header rows included, separator rows not)."""
+    rows = []
+    for line in text.split("\n"):
+        line = line.strip()
+        if line.startswith("|") and not re.fullmatch(r"\|[-:| ]+\|", line):
+            rows.append([cell.strip() for cell in line.strip("|").split(" | ")])
+    return rows
+
+
+def snapshot(text: str) -> dict:
+    """What a README holds that must not be lost: per section, its numbers and its tables' cells, outside the
+    blocks a generator rewrites (found, sweeps, bench: checked as regenerated); the figures it quotes; the token
+    counts of its performance table."""
+    bench = re.search(r"<!-- bench:start -->(.*?)<!-- bench:end -->", text, re.S).group(1)
+    kept = FIGURE.sub(lambda m: f"<!-- figure:{m[1]} -->", GENERATED.sub("", text))
+    sections = {name: {"numbers": sorted(set(DIGITS.findall(body)), key=lambda n: (len(n), n)),
+                       "tables": table_rows(body)} for name, body in split_sections(kept).items()}
+    return {"commit": "44eb4d0", "figures": sorted(set(FIGURE.findall(text))),
+            "bench_rows": [row[0] for row in table_rows(bench)[1:]], "sections": sections}
+
+
+def plain(text: str) -> str:
+    """Text with every Markdown link reduced to its words and white space to single spaces: a sentence moved into
+    docs/ keeps its words while its links are rewritten."""
+    return " ".join(re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text).split())
+
+
+def test_the_stored_snapshot_is_the_readme_at_44eb4d0():
+    shown = subprocess.run(["git", "show", "44eb4d0:README.md"], cwd=ROOT, capture_output=True, text=True)
+    if shown.returncode != 0:
+        pytest.skip("commit 44eb4d0 is not in this clone (a shallow one): the stored snapshot stands for it")
+    assert json.loads(BEFORE.read_text()) == snapshot(shown.stdout)
+
+
+def test_every_number_of_the_old_readme_is_still_in_the_readme_or_the_document_its_section_went_to():
+    before = json.loads(BEFORE.read_text())
+    assert set(before["sections"]) == set(MOVED)
+    lost = []
+    for name, kept in before["sections"].items():
+        text = "\n".join((ROOT / path).read_text() for path in ["README.md", *MOVED[name]])
+        found = set(DIGITS.findall(text))
+        lost += [f"{name}: {number}" for number in kept["numbers"] if number not in found]
+    assert not lost, lost
+
+
+def test_every_table_of_the_old_readme_is_still_there_cell_by_cell():
+    """Each cell of each table, its links aside, in the document its section went to; the one exception is the
+    pages' table, now a section per page in docs/PAGES.md (its numbers are checked above)."""
+    before = json.loads(BEFORE.read_text())
+    missing = []
+    for name, kept in before["sections"].items():
+        text = plain("\n".join((ROOT / path).read_text() for path in ["README.md", *MOVED[name]]))
+        for row in kept["tables"]:
+            if row[0] == "page":
+                break  # the pages' table: its rows follow its header
+            missing += [f"{name}: {cell[:60]}" for cell in row if plain(cell) not in text]
+    assert not missing, missing
+    pages = (ROOT / "docs" / "PAGES.md").read_text()
+    assert all(f"\n## {page.title}\n" in pages for page in PAGES)
+
+
+def test_the_old_readmes_generated_blocks_are_in_docs_as_regenerated():
+    """What the old "What we found", its side-by-side table, its performance table and its figures said, from the
+    committed files as they are now: every verdict's answer, the recipe families and the domains in FINDINGS; the
+    schedules' numbers there too; the side-by-side table (above); the performance table in docs/PERFORMANCE.md with
+    the same lengths; each figure quoted somewhere (test_the_timings_in_the_text_are_the_committed_benchmarks)."""
+    before, findings = json.loads(BEFORE.read_text()), FINDINGS.read_text()
+    for result in (*read_sweeps(), *read_tunes()):
+        if result.verdict is not None:
+            assert words.answer(result.verdict) in findings
+    one = read_sweeps()[0].verdict
+    assert words.families_sentence(one) is None or words.families_sentence(one) in findings
+    corpus = read_tune()
+    said = words.domain_sentence(corpus, words.row_label(corpus.verdict.decomposition.lever(Dominant.RECIPE)))
+    assert said is None or said in findings
+    numbers = set(DIGITS.findall(findings))
+    assert set(DIGITS.findall(words.schedules_line(one) or "")) <= numbers
+    performance = block("bench", (ROOT / "docs" / "PERFORMANCE.md").read_text())
+    assert [row[0] for row in table_rows("\n".join(performance))[1:]] == before["bench_rows"]
+    figures = "\n".join(path.read_text() for path in readme.figure_files())
+    assert all(f"<!-- figure:{name} -->" in figures for name in before["figures"])

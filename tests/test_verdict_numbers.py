@@ -1,6 +1,7 @@
 """Every number a committed verdict sentence quotes is in its JSON: the sentences of the committed sweep, corpus
-and fits are walked, and each number they say is found among the file's own numbers (or one step from them: a
-share of the rise, a difference of two gains, a bucket's last position), at the precision the sentence gives."""
+and fits, and the README's "What we found", are walked, and each number they say is found among the files' own
+numbers (or one step from them: a share of the rise, a difference of two gains, a bucket's last position), at the
+precision the sentence gives ("about 5,100 tokens": to the hundred)."""
 
 import json
 import re
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.readme import SWEEP, TUNE, read_fits
+from bench.readme import SWEEP, TUNE, corpora, read_fits, read_probes, read_tunes
+from model_utils.core.names import MODEL_NAMES
+from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.verdicts import words
@@ -52,7 +55,10 @@ def candidates(data) -> set[float]:
 
 
 def quoted(sentence: str) -> list[tuple[float, int]]:
-    """(value, decimals) of every number the sentence says, skipping those inside a label such as 's=2'."""
+    """(value, decimals) of every number the sentence says, skipping those inside a label such as 's=2' and the
+    models' names; a whole number after "about" is rounded to its trailing zeros (negative decimals)."""
+    for name in MODEL_NAMES.values():
+        sentence = sentence.replace(name, "the model")
     said = []
     for match in NUMBER.finditer(sentence):
         start = match.start()
@@ -60,6 +66,8 @@ def quoted(sentence: str) -> list[tuple[float, int]]:
             continue  # a view's label: its own name, not a measured number
         token = match.group(0).replace(",", "")
         decimals = len(token.split(".")[1]) if "." in token else 0
+        if decimals == 0 and sentence[max(0, start - 6):start] == "about ":
+            decimals = -(len(token) - len(token.rstrip("0")))
         said.append((float(token), decimals))
     return said
 
@@ -100,3 +108,31 @@ def test_the_walk_finds_a_number_the_json_does_not_hold():
     data = {"verdict": {"saved": 0.174, "rise": 1.95}}
     assert unmatched(["It saves +0.174 of a rise of 1.95 (8.9% of it)."], data) == []
     assert unmatched(["It saves +0.175."], data) == ["0.175 in: It saves +0.175."]
+
+
+def found_sentences() -> list[str]:
+    """The README's "What we found" as its sentences are written: the conclusion and the bullets (a link reduced to
+    its words)."""
+    lines = (Path(__file__).resolve().parent.parent / "README.md").read_text().split("<!-- found:start -->")[1]
+    lines = lines.split("<!-- found:end -->")[0].strip().split("\n")
+    said = [line.removeprefix("- ") for line in lines if line and not line.startswith(("![", "["))]
+    return [re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", sentence) for sentence in said]
+
+
+def test_every_number_of_what_we_found_is_in_the_committed_tunes_and_probes():
+    summaries, probes = read_tunes(), read_probes()
+    said = found_sentences()
+    found = corpora(summaries)
+    assert said[0] == words.found_conclusion(found) and len(said) <= 4
+    data = {"tunes": [{"verdict": summary.to_dict()["verdict"]} for summary in summaries],
+            "probes": [probe.to_dict()["verdict"] for probe in probes]}
+    assert unmatched(said, data) == []
+
+
+def test_the_probes_bullet_says_only_the_probes_numbers(tiny_retrieval_file):
+    """Until a probe is committed, the tiny model's stands for it: its bullet's numbers are in its verdict."""
+    probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
+    bullet = words.found_bullets(corpora(read_tunes()), [probe])[-1]
+    assert unmatched([bullet], probe.to_dict()["verdict"]) == []
+    assert unmatched(["It reads about 5,100 tokens back."], {"reach": 5137.0}) == []  # rounded to the hundred
+    assert unmatched(["It reads about 5,200 tokens back."], {"reach": 5137.0}) != []

@@ -1388,7 +1388,10 @@ def found_conclusion(corpora: Sequence[tuple[str, ContextVerdict]]) -> str:
 
 
 def _share_words(share: float | None) -> str:
-    return "an unknown share" if share is None else "all" if share >= 0.995 and share <= 1.05 else f"{share:.0%}"
+    """'96%' or 'an unknown share': a share of the rise as a percentage; 'more than all (106%)' above 100%."""
+    if share is None:
+        return "an unknown share"
+    return f"more than all ({share:.0%})" if share >= ABOVE_ALL else f"{share:.0%}"
 
 
 def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
@@ -1413,13 +1416,21 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
             bullets.append(f"The best temperature alone, chosen on other {'documents' if documents else 'positions'}, "
                            f"brings back {_share_words(decomposition.share_of_rise(alone))} of it.")
     if probes:
-        probe = probes[0]
-        moved = [s for s in probe.verdict.shifts if s.direction in (ReachDirection.LONGER, ReachDirection.SHORTER)
-                 and next((v for v in probe.views if v.label == s.view), None) is not None
-                 and next(v for v in probe.views if v.label == s.view).temperature is not None]
-        tail = "no temperature moves that the same way on every passage" if not moved else \
-            f"{_named(moved, False)} {'move' if len(moved) > 1 else 'moves'} it"
-        reach = probe.verdict.reach.value
-        bullets.append(reach_sentence(probe.model, probe.verdict) if reach is None else
-                       f"{model_name(probe.model)} still uses what it read up to {tokens_text(reach)} back; {tail}.")
+        bullets.append(_probe_bullet(probes[0]))
     return bullets[:3]
+
+
+def _probe_bullet(probe: RetrievalDocument) -> str:
+    """How far back the probe's model still uses what it read, and which plain temperatures (no recipe) move that
+    the same way on every passage; the short form where it uses nothing or everything measured."""
+    plain = {view.label for view in probe.views if view.temperature is not None and view.rope is None}
+    moved = [s for s in probe.verdict.shifts if s.view in plain
+             and s.direction in (ReachDirection.LONGER, ReachDirection.SHORTER)]
+    tail = ("no temperature moves that the same way on every passage" if not moved else
+            f"{_named(moved, False)} {'move' if len(moved) > 1 else 'moves'} it")
+    reach, model = probe.verdict.reach, model_name(probe.model)
+    if reach.outcome is ReachOutcome.NONE:
+        return f"{model} does not use a passage it read earlier, even at the shortest distance measured."
+    if reach.outcome is ReachOutcome.BEYOND:
+        return f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured; {tail}."
+    return f"{model} still uses what it read up to {tokens_text(reach.value)} back; {tail}."
