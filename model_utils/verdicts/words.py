@@ -109,14 +109,18 @@ def signed(saved: float | None, bounds: Sequence[float] | None) -> str:
 ABOVE_ALL = 1.005  # a share of the rise that rounds above 100%: the lever saves more than the rise
 
 
-def percent_of_rise(share: float | None) -> str:
-    """'99% of the rise'; above 100%, what that means (more than all of it: the far text also helps); a share that
-    rounds to 0% keeps a decimal, and its sign."""
+def share_label(share: float | None) -> str:
+    """'106% of the rise', a chart's short note; a share that rounds to 0% keeps a decimal, and its sign."""
     if share is None:
         return "share of the rise unknown"
-    if share >= ABOVE_ALL:
-        return f"{share:.0%} of the rise: more than all of it, so the far text also helps the model"
     return f"{share:.0%} of the rise" if abs(share) >= 0.005 else f"{share:.1%} of the rise"
+
+
+def percent_of_rise(share: float | None) -> str:
+    """share_label in a sentence: above 100%, what that means (more than all of it: the far text also helps)."""
+    if share is not None and share >= ABOVE_ALL:
+        return f"{share_label(share)}: more than all of it, so the far text also helps the model"
+    return share_label(share)
 
 
 def layer_list(layers: Sequence[int]) -> str:

@@ -356,7 +356,8 @@ def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_
 def test_the_committed_rows_and_fits_give_the_committed_summary():
     """summarize_tune on the committed rows writes the committed summary's numbers, to the last digit (the
     documents are the built-in corpus's eight), and its verdict is theirs with the committed fit made on those
-    documents folded in (verdicts.fit.fold_fits): no number of it was made any other way."""
+    documents folded in (verdicts.fit.fold_fits), its rise on the same tokens from the committed cut-context
+    references: no number of it was made any other way."""
     from dataclasses import replace
 
     from bench.readme import read_fits
@@ -371,7 +372,7 @@ def test_the_committed_rows_and_fits_give_the_committed_summary():
     corpus = Corpus(source=committed.corpus.source, documents=documents,
                     duplicates=list(committed.corpus.duplicates_skipped))
     summary = summarize(COMMITTED.relative_to(COMMITTED.parents[2]), corpus, list(committed.corpus.tokens), views,
-                        settings, committed.trained_length)
+                        settings, committed.trained_length, cuts=committed.cut_context)
     made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
                "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
     assert fold_fits(replace(summary, **{name: getattr(committed, name) for name in made_by}), read_fits()) == committed

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from components.present.figures.base import escape
 from components.present.margins import FULL_WIDTH, NARROWEST, SLACK, TICK_PX, WORD_EM, fit, left_margin, text_px
 from model_utils.core.records.verdict import Decomposition, DecompositionRow, Family, LeverKind
-from model_utils.verdicts.words import FAMILIES, percent_of_rise, row_label
+from model_utils.verdicts.words import FAMILIES, row_label, share_label
 
 KIND_COLOURS = {LeverKind.RECIPE: "#1f77b4", LeverKind.TEMPERATURE: "#d62728", LeverKind.ON_TOP: "#ff7f0e",
                 LeverKind.SCHEDULE: "#9467bd"}
@@ -106,7 +106,7 @@ def _bounds(lever: Bar) -> tuple[float, float]:
 
 
 def _share(lever: Bar) -> str:
-    return "" if lever.share is None else percent_of_rise(lever.share)
+    return "" if lever.share is None else share_label(lever.share)
 
 
 def _said(lever: Bar) -> str:
