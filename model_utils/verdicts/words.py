@@ -1241,3 +1241,86 @@ def retrieval_table(document: RetrievalDocument) -> str:
         gains = " ".join(f"{g:8.3f}" for g in curve.gain)
         lines.append(f"{curve.view:>{width}} {gains}  {reach_text(curve.reach)}")
     return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
+
+
+# === Pages ===========================================================================================================
+# What the app's pages say about a result in their own words: temperatures only (a schedule's logit multiplier m is
+# said as the T = 1 / m it amounts to), and the one short sentence a page opens on.
+
+
+def temperature_words(direction: Direction, label: str = "") -> str:
+    """Which way a result moved attention against T = 1, in temperatures: m is said as T = 1 / m. The value is left
+    out where `label` already says it (a constant temperature labelled 'T=2')."""
+    way = direction.kind
+    if way is Way.UNCHANGED:
+        return "leaves attention as at T = 1"
+    low, high = 1 / direction.largest, 1 / direction.smallest  # the largest m is the smallest T
+    if way is Way.MIXED:
+        return (f"is softer than T = 1 on {direction.softer_share:.0%} of the measured queries and sharper on "
+                f"{direction.sharper_share:.0%} (T from {low:.3g} to {high:.3g})")
+    verb = "softens" if way is Way.SOFTER else "sharpens"
+    if low != high:
+        return f"{verb} attention (T from {low:.3g} to {high:.3g})"
+    if label == f"T={low:g}":
+        return f"{verb} attention"
+    return f"{verb} attention (T = {low:.3g} {'>' if way is Way.SOFTER else '<'} 1)"
+
+
+def page_finding_sentence(finding: Finding, reference: Finding, answer_text: str = "") -> tuple[str, str] | None:
+    """finding_sentence in temperatures only, for a page: (level, text), level 'warning' for a verdict in a
+    direction, 'info' for problems without one; None when there is nothing to say."""
+    reasons = problems(finding, reference, answer_text)
+    outcome = finding.verdict
+    if outcome is None and not reasons:
+        return None
+    head = f"{finding.label} {temperature_words(finding.direction, finding.label)}"
+    if outcome in (Outcome.OVER_SOFTENED, Outcome.OVER_SHARPENED):
+        return "warning", f"{head} and is {outcome.value}: " + "; ".join(reasons) + "."
+    if outcome is Outcome.LOSS_ROSE:
+        return "warning", f"{head}; the loss rose: " + "; ".join(reasons) + "."
+    return "info", f"{head}: " + "; ".join(reasons) + "."
+
+
+def answer_point(verdict: ContextVerdict) -> str:
+    """The Context length page's opening sentence, in plain words: which lever brings the loss back past the trained
+    length, by how much, and what the best temperature alone does (the full answer, every lever with its interval,
+    is `answer`)."""
+    decomposition = verdict.decomposition
+    recipe, temperature = decomposition.lever(Dominant.RECIPE), decomposition.best(LeverKind.TEMPERATURE)
+    where = f"past the trained length ({scope(verdict.documents)})"
+    alone = "" if temperature is None else f"; the best temperature alone {_lowers(temperature, decomposition)}"
+    subjects = {Family.FREQUENCY: "stretching the positions (a RoPE interpolation)",
+                Family.REMAP: "giving far keys a distance the model was trained on (a distance remapping)",
+                Family.SINK_WINDOW: "keeping only the first tokens and a window of the last (a sink + window)"}
+    if decomposition.dominant is Dominant.NO_RISE:
+        top = max((lever for lever in (recipe, temperature) if lever is not None), key=lambda lever: lever.saved,
+                  default=None)
+        if top is None or top is temperature:
+            return f"The loss at T = 1 does not rise {where}{alone}."
+        return f"The loss at T = 1 does not rise {where}, yet {row_label(top)} {_lowers(top, decomposition)}{alone}."
+    if decomposition.dominant is Dominant.RECIPE:
+        subject = subjects[recipe.family]
+        return (f"{subject[0].upper()}{subject[1:]} brings the loss back {where}, not the temperature: "
+                f"{row_label(recipe)} {_lowers(recipe, decomposition)}{alone}.")
+    if decomposition.dominant is Dominant.TEMPERATURE:
+        lead = decomposition.lever(Dominant.TEMPERATURE)
+        other = "" if recipe is None else f"; {row_label(recipe)} {_lowers(recipe, decomposition)}"
+        return f"The temperature brings the loss back {where}: {row_label(lead)} {_lowers(lead, decomposition)}{other}."
+    best = max((lever for lever in (recipe, temperature) if lever is not None), key=lambda lever: lever.saved,
+               default=None)
+    if best is None:
+        return f"No lever brings back half of the loss's rise {where}."
+    return f"No lever brings back half of the loss's rise {where}: the best, {row_label(best)}, " \
+           f"{_lowers(best, decomposition)}."
+
+
+def _lowers(lever: DecompositionRow, decomposition: Decomposition) -> str:
+    """'lowers the loss by 2.27 nats per token (101% of the rise)', 'raises the loss by 0.004 nats per token', 'leaves
+    the loss as it is': a lever's saving in plain words, rounded as the answer rounds it, with its share of the rise
+    where the loss rises."""
+    digits = 2 if abs(lever.saved) >= 0.1 else 3
+    if round(lever.saved, digits) == 0:
+        return "leaves the loss as it is (0.000 nats per token)"
+    share = decomposition.share_of_rise(lever)
+    said = f"{'lowers' if lever.saved > 0 else 'raises'} the loss by {abs(lever.saved):.{digits}f} nats per token"
+    return said + ("" if share is None else f" ({percent_of_rise(share)})")
