@@ -77,11 +77,14 @@ def rgba(hex_colour: str, alpha: float) -> str:
 
 
 def add_trained_length(figure: go.Figure, trained_length: int | None, line_colour: str = TRAINED_COLOUR,
-                       position: str = "top left", **where) -> None:
-    """A dashed vertical line at the trained length, labelled, on every panel (`where`: row/col of a subplot)."""
+                       position: str = "top left", log_x: bool = False, **where) -> None:
+    """A dashed vertical line at the trained length, labelled, on every panel (`where`: row/col of a subplot). On a
+    log x axis (`log_x`) plotly places shapes and annotations at log10 of the value: given the value itself, it
+    stretches the axis to 10^value."""
     if trained_length is None:
         return
-    figure.add_vline(x=trained_length, line_dash="dash", line_color=line_colour, line_width=1.5,
+    figure.add_vline(x=math.log10(trained_length) if log_x else trained_length, line_dash="dash",
+                     line_color=line_colour, line_width=1.5,
                      annotation_text=f"trained length {trained_length:,}", annotation_position=position,
                      annotation_font_size=11, annotation_font_color=line_colour, **where)
 
