@@ -90,6 +90,16 @@ def window_note(windows: Sequence[int | None], recent_window: int) -> str | None
             + " The maps leave keys outside a layer's window blank, as they leave later keys.")
 
 
+def collapse_limit_line(longest: int, trained_length: int, model: str) -> str:
+    """Where the Collapse inspector stops against the model's trained length, and the pages that go past it (links
+    to their url paths, components.pages.PAGES)."""
+    inside = (f"inside {model_name(model)}'s trained length of {trained_length:,}" if longest <= trained_length
+              else f"{model_name(model)}'s trained length is {trained_length:,}")
+    return (f"This page reads a prompt of up to {longest:,} tokens ({inside}): to see what happens past the trained "
+            "length, the [Context length](context) page's form runs your text past it, and the "
+            "[Retrieval](retrieval) page measures how far back the model still uses what it read.")
+
+
 def map_titles(report: Report, layer: int, head: int | None) -> list[str]:
     """One panel title per result: its label and the normalized entropy of the drawn head, or the mean of the
     heads' normalized entropies for 'mean of heads'."""
