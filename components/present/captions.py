@@ -22,7 +22,12 @@ from model_utils.core.softmax import entropy, softmax_with_temperature, weight_r
 from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.verdicts.context import entropy_with_length
 from model_utils.verdicts.findings import Way, direction_of
-from model_utils.verdicts.words import FAMILIES, PUBLISHED_ENTROPY, direction_words, measured_entropy_sentence
+from model_utils.verdicts.words import (
+    FAMILIES,
+    PUBLISHED_ENTROPY_IN_T,
+    measured_entropy_sentence,
+    temperature_words,
+)
 
 NORMALIZED_ENTROPY = "H / ln(visible keys)"
 
@@ -168,14 +173,41 @@ def entropy_lines(documents: Sequence[SweepDocument]) -> list[str]:
         measured.append(f"On the committed sweep of {model_name(document.model)} ({document.n_tokens:,} tokens, "
                         f"trained length {document.trained_length:,}{sliding}): {measured_entropy_sentence(trend)}")
     if not measured:
-        return [PUBLISHED_ENTROPY, "No committed sweep to set a measurement next to it (make sweep writes one)."]
-    return [PUBLISHED_ENTROPY, *measured]
+        return [PUBLISHED_ENTROPY_IN_T, "No committed sweep to set a measurement next to it (make sweep writes one)."]
+    return [PUBLISHED_ENTROPY_IN_T, *measured]
+
+
+# Each schedule as the temperature it amounts to, T = 1 / m, with {value} where its knob goes (core.schedules
+# publishes them as multipliers of the logits, SCHEDULES[name].formula)
+SCHEDULE_TEMPERATURES = {
+    "yarn": "1 / (0.1 ln s + 1)² with s = {value}, at every position",
+    "qwen-logn": "1 / log_{value}(p + 1) past position {value}, else 1",
+    "llama4": "1 / (0.1 ln(⌊(p + 1) / {value}⌋ + 1) + 1)",
+    "ssmax": "ln {value} / ln n for a query that sees n keys",
+    "logn": "ln {value} / ln n for a query that sees n keys",
+}
+TABLE_LENGTHS = (8192, 65536)  # the lengths at which the schedules table gives each T
+
+
+def schedule_temperature(schedule: Schedule) -> str:
+    """A schedule's T = 1 / m with its knob written in: 'ln 512 / ln n for a query that sees n keys'."""
+    return SCHEDULE_TEMPERATURES[schedule.name].format(value=f"{schedule.resolved_parameter:g}")
 
 
 def schedule_rows(schedules: dict[str, Schedule]) -> list[dict[str, str]]:
-    """The schedules table: the formula at the knob's current value, what the explorer applies, the source."""
-    return [{"schedule": name, "multiplier m": schedule.formula, "applied here": SCHEDULES[name].applied,
-             "source": schedule.source} for name, schedule in schedules.items()]
+    """The schedules table, a few words a cell: each schedule's temperature at the knob's current value, and the T
+    of the last query of a text of each TABLE_LENGTHS (where it sharpens, below 1)."""
+    return [{"schedule": name, "temperature T": schedule_temperature(schedule),
+             **{f"T at {n:,} tokens": f"{1.0 / float(schedule.multipliers(n)[-1]):.3f}" for n in TABLE_LENGTHS}}
+            for name, schedule in schedules.items()]
+
+
+def schedule_details(schedules: dict[str, Schedule]) -> list[tuple[str, str]]:
+    """Each schedule in full, as (its label, its text): T, as its source publishes it (a multiplier of the scores),
+    its source and what the explorer applies of it."""
+    return [(schedule.label, f"T = {schedule_temperature(schedule)}; published as the scores times "
+                             f"{schedule.formula}. Source: {schedule.source}. {SCHEDULES[name].applied}")
+            for name, schedule in schedules.items()]
 
 
 def _log_curves_that_coincide(lengths: dict[str, float]) -> str:
@@ -200,13 +232,13 @@ def _log_curves_that_coincide(lengths: dict[str, float]) -> str:
 def curves_caption(schedules: dict[str, Schedule]) -> str:
     """What the schedule curves show at the knobs' current values."""
     knob = {name: schedule.resolved_parameter for name, schedule in schedules.items()}
-    yarn = float(schedules["yarn"].multipliers(1)[0])
+    yarn = 1.0 / float(schedules["yarn"].multipliers(1)[0])
     return " ".join([
         _log_curves_that_coincide(knob),
-        f"Log-n goes below 1 (softer) for contexts shorter than its base, {number(knob['logn'])} tokens, and "
-        f"SSMax below its L, {number(knob['ssmax'])}; Qwen's log-n never does.",
-        f"Llama 4's steps start at {number(knob['llama4'])} tokens; YaRN's factor is the same at every position "
-        f"(m = {yarn:.3f} for s = {knob['yarn']:g}).",
+        f"Log-n runs above T = 1 (softer) for contexts shorter than its base, {number(knob['logn'])} tokens, and "
+        f"SSMax for contexts shorter than its L, {number(knob['ssmax'])}; Qwen's log-n never does.",
+        f"Llama 4's steps start at {number(knob['llama4'])} tokens; YaRN's is the same at every position "
+        f"(T = {yarn:.3f} for s = {knob['yarn']:g}).",
     ])
 
 
@@ -216,8 +248,8 @@ def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
 
     direction = direction_of(report, view)
     unchanged = 1.0 - direction.softer_share - direction.sharper_share
-    rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind is Way.MIXED and unchanged else ""
-    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction_words(direction)}{rest}, over "
+    rest = f"; T = 1 on the other {unchanged:.0%}" if direction.kind is Way.MIXED and unchanged else ""
+    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {temperature_words(direction)}{rest}, over "
             f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")
 
 
@@ -404,9 +436,15 @@ def recipe_applied(kind: str) -> str:
 
 
 def recipe_rows() -> list[dict[str, str]]:
-    """The RoPE recipes table of the Length schedules page: what each changes, its source, what is applied."""
-    return [{"recipe": f"{kind}: {info.name}", "what it changes": info.formula, "source": info.source,
-             "applied here": recipe_applied(kind)} for kind, info in RECIPES.items()]
+    """The RoPE recipes table of the Length schedules page, a few words a cell: the recipe, its name, how to run
+    it (its formula, source and what is applied: recipe_details)."""
+    return [{"recipe": kind, "what it is": info.name, "run it": f"--rope {kind}:S"} for kind, info in RECIPES.items()]
+
+
+def recipe_details() -> list[tuple[str, str]]:
+    """Each RoPE recipe in full, as (its name, its text): what it changes, its source and what is applied."""
+    return [(f"{kind}: {info.name}", f"{info.formula}. Source: {info.source}. {recipe_applied(kind)}")
+            for kind, info in RECIPES.items()]
 
 
 # The remappings drawn on the Length schedules page: the form's example of each (core.rope.EXAMPLES) at the bundled
@@ -415,11 +453,16 @@ REMAP_EXAMPLE_TRAINED, REMAP_EXAMPLE_TOKENS = 8192, 16384
 
 
 def remap_rows() -> list[dict[str, str]]:
-    """The distance remappings table of the Length schedules page: what each does, its source, how it is run."""
-    return [{"remapping": f"{kind}: {info.name}", "what it does": info.formula, "source": info.source,
-             "run it": f"--rope {usage(kind)} (e.g. {EXAMPLES[kind]}), or the Context length page's form, on the "
-                       "torch path: the fused kernel scores one block of distances and remaps none"}
+    """The distance remappings table of the Length schedules page, a few words a cell (the rest: remap_details)."""
+    return [{"remapping": kind, "what it is": info.name, "example": f"--rope {EXAMPLES[kind]}"}
             for kind, info in REMAPS.items()]
+
+
+def remap_details() -> list[tuple[str, str]]:
+    """Each distance remapping in full, as (its name, its text): what it does, its source and how it is run."""
+    return [(f"{kind}: {info.name}", f"{info.formula}. Source: {info.source}. Run it with --rope {usage(kind)} (e.g. "
+             f"{EXAMPLES[kind]}) or the Context length page's form, on the torch path: the fused kernel scores one "
+             "block of distances and remaps none.") for kind, info in REMAPS.items()]
 
 
 def remap_examples() -> list[Rope]:

@@ -1247,6 +1247,11 @@ def retrieval_table(document: RetrievalDocument) -> str:
 # What the app's pages say about a result in their own words: temperatures only (a schedule's logit multiplier m is
 # said as the T = 1 / m it amounts to), and the one short sentence a page opens on.
 
+PUBLISHED_ENTROPY_IN_T = ("Published argument (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax): with "
+                          "attention scores of a fixed spread, attention entropy grows like ln n as the context "
+                          "grows, so attention spreads thin; the length schedules lower the temperature below 1 "
+                          "(sharper) to counter that.")  # PUBLISHED_ENTROPY as the pages say it
+
 
 def temperature_words(direction: Direction, label: str = "") -> str:
     """Which way a result moved attention against T = 1, in temperatures: m is said as T = 1 / m. The value is left
@@ -1256,8 +1261,11 @@ def temperature_words(direction: Direction, label: str = "") -> str:
         return "leaves attention as at T = 1"
     low, high = 1 / direction.largest, 1 / direction.smallest  # the largest m is the smallest T
     if way is Way.MIXED:
-        return (f"is softer than T = 1 on {direction.softer_share:.0%} of the measured queries and sharper on "
-                f"{direction.sharper_share:.0%} (T from {low:.3g} to {high:.3g})")
+        softer, sharper = direction.softer_share, direction.sharper_share
+        shares = (f"softer than T = 1 on {softer:.0%} of the measured queries and sharper on {sharper:.0%}"
+                  if softer and sharper else
+                  f"{'softer' if softer else 'sharper'} than T = 1 on {softer or sharper:.0%} of the measured queries")
+        return f"is {shares} (T from {low:.3g} to {high:.3g})"
     verb = "softens" if way is Way.SOFTER else "sharpens"
     if low != high:
         return f"{verb} attention (T from {low:.3g} to {high:.3g})"
