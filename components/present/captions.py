@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
+from components.present.sweep_data import HEADLINE_LINES, MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
 from components.present.text import ratio_text
 from model_utils.core.names import model_name
 from model_utils.core.records.sweep import SweepDocument
@@ -388,9 +388,16 @@ def identical_lines(groups: Sequence[Sequence[str]]) -> str | None:
 
 
 
-def lines_caption(group: str, groups: Sequence[str]) -> str:
+def lines_caption(group: str, groups: Sequence[str], cut: bool = False) -> str:
     """What the lines of a chart by position are, for the set of results chosen (a name of
-    sweep_data.line_groups, which offers `groups`)."""
+    sweep_data.line_groups, which offers `groups`, or HEADLINE_LINES, with the cut-context line where `cut`)."""
+    if group == HEADLINE_LINES:
+        return ("Lines: T = 1 on the model's own positions (thick); the best constant temperature of each bucket "
+                "(black, dotted), chosen on the very positions it is scored on, so no one temperature does better "
+                "there; the recipe the answer names, at T = 1, where a recipe ran"
+                + ("; and T = 1 with the context cut to the trained length (grey, dashed): the same tokens, each "
+                   "read with at most the trained length of text before it" if cut else "")
+                + ". 'Every line' shows every temperature, schedule and recipe.")
     if group == OWN_POSITIONS:
         others = " The RoPE recipes are among the other choices above." if len(groups) > 1 else ""
         return ("Lines: every constant temperature (solid, T = 1 thicker) and published schedule (dashed) on the "
@@ -487,9 +494,26 @@ def fit_caption() -> str:
             "trained length) and scores it on the other documents, so the gains are held out, with a bootstrap "
             "interval over the held-out documents. The fitted value is the minimum over every document, its "
             "interval a bootstrap over documents of each document's loss curve near the minimum. YaRN's law, "
-            "(0.1 ln s + 1)^2 on the logits, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are "
-            "what this model wants on YaRN's interpolation alone (yarn-rope). Above 1 the logits are sharpened; "
+            "T = 1 / (0.1 ln s + 1)^2, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are "
+            "what this model wants on YaRN's interpolation alone (yarn-rope). Below 1 attention is sharpened; "
             "make fit writes them.")
+
+
+LAW_COLUMNS = ("logit multiplier", "YaRN's law")  # words.fit_row's columns in m, which the page shows as T
+
+
+def fit_rows_in_t(rows: Sequence[dict[str, str]], laws: Sequence) -> list[dict[str, str]]:
+    """The fits table as the pages show it, in temperatures only: words.fit_row's rows without their columns in m,
+    YaRN's law at each fit's scale as the T it amounts to (`laws`: verdicts.fit.law of each fit, None where it has
+    none) after the fitted T."""
+    shown = []
+    for row, multiplier in zip(rows, laws, strict=True):
+        kept = {key: value for key, value in row.items() if key not in LAW_COLUMNS}
+        at = list(kept).index("fitted") + 1 if "fitted" in kept else len(kept)
+        law_t = "—" if multiplier is None else f"T = {1 / multiplier.yarn_law:.3f} at s = {multiplier.scale:g}"
+        items = list(kept.items())
+        shown.append(dict([*items[:at], ("YaRN's law", law_t), *items[at:]]))
+    return shown
 
 
 def decomposition_caption(remapped: bool = False) -> str:
