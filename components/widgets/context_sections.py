@@ -104,7 +104,7 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
     document = yours if view == YOURS else sweeps.get(path)
     if document is None:
         st.info(f"There is no committed sweep at {plain(settings.CONTEXT_SWEEP)}: `make sweep` writes it. Run one "
-                "with the form above.")
+                "with the form at the foot of the page.")
     several = len({found.model for found in sweeps.values()}) > 1
     summary = summary_for(committed.summaries, document, several)
     if summary is None and committed.summaries and document is not None:
@@ -153,7 +153,12 @@ def _scored(verdict: ContextVerdict) -> str:
 
 def answer_ui(shown: Shown) -> None:
     """The answer first: the lead verdict's one sentence (which lever brings the loss back, by how much, and the
-    best temperature alone), its decomposition chart, then its headline numbers."""
+    best temperature alone), its decomposition chart, then its headline numbers; first of all, why the sweep shown
+    has no verdict where it has none."""
+    document = shown.document
+    if document is not None and shown.verdict is None:  # why the sweep shown has no answer, before any other's
+        blocked = past_bucket_without_loss(document)
+        st.info(captions.no_context_verdict(document) if blocked is None else captions.no_verdict_without_loss(blocked))
     said = answers(shown)
     if not said:
         return
@@ -220,7 +225,7 @@ def tables_ui(shown: Shown) -> None:
 
 
 def method_ui(shown: Shown) -> None:
-    """The verdicts in full (or why the shown sweep has none), the sweep's settings and the method, folded."""
+    """The verdicts in full, the sweep's settings and the method, folded."""
     document = shown.document
     if document is None:
         return
@@ -228,10 +233,6 @@ def method_ui(shown: Shown) -> None:
         if shown.verdict is not None:
             st.markdown("**What this sweep measured past the trained length** (computed from its numbers):\n"
                         + _bullets(shown.verdict))
-        elif (blocked := past_bucket_without_loss(document)) is not None:
-            st.info(captions.no_verdict_without_loss(blocked))
-        else:
-            st.info(captions.no_context_verdict(document))
         if shown.corpus is not None:
             st.markdown("**What the corpus measured past the trained length**:\n" + _bullets(shown.corpus))
         st.caption(plain(captions.sweep_caption(document)))
