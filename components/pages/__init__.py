@@ -46,4 +46,5 @@ PAGES = (
              controls=("model", "temperatures"),
              controls_note="On this page these settings act only on the probe of your own passage (its passes are "
                            "always in-model). The committed probe is drawn as it was run."),
+    PageSpec(script="glossary", title="Glossary", icon=":material/menu_book:", url_path="glossary", controls=()),
 )

@@ -5,6 +5,7 @@ import streamlit as st
 
 from components.present import captions, guide
 from components.present.figures.maps import attention_heatmaps, head_grids
+from components.present.glossary import term_link
 from components.present.parsing import parse_choice
 from components.widgets.continuations import continuations_ui
 from components.widgets.controls import layer_head_ui
@@ -17,7 +18,7 @@ from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
 MAX_MAP_TOKENS = MAPS_VIEW.limit  # beyond 256 a token-labelled n x n map is unreadable (and the kept q/k grow)
 
 st.title("Attention maps")
-st.markdown(f"**{guide.LOOK_AT['attention_maps']}**")
+st.markdown(f"**{guide.POINT['attention_maps']}**")
 page = ModelPage("maps_text", MAPS_VIEW.example, f"Text (the first {MAX_MAP_TOKENS} tokens are drawn)", height=100)
 # statistics over queries 1..n-1 (MAPS_VIEW.options): every row of the drawn map but row 0, so the numbers describe
 # the map shown
@@ -47,11 +48,13 @@ st.subheader("What the model says")
 continuations_ui(page, report, "maps_said")
 
 st.subheader("Every layer and head")
+st.caption(f"The model reads the text in layers, and several heads attend in each: "
+           f"{term_link('Head, layer', 'what a layer and a head are')}.")
 statistic = linked_widget(st.selectbox, "Statistic", key="maps_statistic", url_key="statistic",
                           default="normalized_entropy", options=STATISTICS, format_func=STATISTIC_LABELS.get,
                           parse=lambda raw: parse_choice(raw, STATISTICS),
-                          help="Normalized entropy: 0 means all weight on one key, 1 uniform over the visible keys, "
-                               "so sharp and near-uniform heads stand out.")
+                          help=f"{term_link('Entropy', 'Normalized entropy')}: 0 means all weight on one key, 1 "
+                               "uniform over the visible keys, so sharp and near-uniform heads stand out.")
 st.plotly_chart(head_grids([result.heads[statistic] for result in report.results], report.labels,
                            statistic), key="maps_grid")
 st.caption(captions.grid_caption(report, statistic))

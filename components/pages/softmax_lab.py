@@ -6,6 +6,7 @@ import streamlit as st
 
 from components.present import captions, guide
 from components.present.figures.softmax import entropy_curve_figure, ratio_curves, weight_bars
+from components.present.glossary import term_link
 from components.present.margins import HALF_WIDTH
 from components.present.parsing import MAX_SCORES, format_numbers, nearest_on_log_scale, parse_scores
 from components.present.text import plain
@@ -16,15 +17,7 @@ DEFAULT_SCORES = "5, 0, 0, 0, 0, 0, 0, 0"
 SLIDER_TEMPERATURES = [float(f"{0.1 * 10 ** (step / 20):.3g}") for step in range(41)]  # log-spaced, 0.1 .. 10
 
 st.title("Softmax lab")
-st.markdown(f"**{guide.LOOK_AT['softmax_lab']}**")
-st.markdown(
-    "Attention turns a query's scores into weights with a softmax: **p = softmax(s / T)**. "
-    "Dividing by **T > 1 softens** the weights (the gaps between scores shrink, entropy rises); "
-    "**T < 1 sharpens** them (the gaps grow, entropy falls). The order never changes: the top key stays on top "
-    "at every T. Two keys whose scores differ by g get weights in the ratio exp(g / T), so a gap of 5 is a "
-    "148x ratio at T = 1 and 12x at T = 2. Soften far enough and the weights tend to uniform (entropy ln n): "
-    "the head can no longer single anything out."
-)
+st.markdown(f"**{guide.POINT['softmax_lab']}**")
 
 temperatures = require_temperatures(sidebar_choices())
 # the scores go into the link only once they parse, so both halves of the round trip are spelled out here
@@ -32,7 +25,8 @@ seed("lab_scores", DEFAULT_SCORES, lambda raw: format_numbers(parse_scores(raw))
 seed("lab_temperature", 1.0, lambda raw: nearest_on_log_scale(raw, SLIDER_TEMPERATURES), url_key="lab_t")
 left, right = st.columns([3, 2])
 scores_text = left.text_input("Scores of the keys (before the softmax)", key="lab_scores", max_chars=800,
-                              help=f"2 to {MAX_SCORES} numbers separated by commas.")
+                              help=f"2 to {MAX_SCORES} numbers separated by commas: the "
+                                   f"{term_link('Logit (score)', 'scores')} a query gives its keys.")
 slider_t = right.select_slider("Temperature T (log scale)", options=SLIDER_TEMPERATURES, key="lab_temperature",
                                format_func=lambda t: f"{t:g}")
 try:
@@ -43,6 +37,14 @@ except ValueError as error:
 publish_to_url({"scores": scores_text if scores_text != DEFAULT_SCORES else None, "lab_t": f"{slider_t:g}"})
 
 st.plotly_chart(weight_bars(scores, temperatures, slider=slider_t), key="lab_bars")
+st.markdown(
+    f"Attention turns a query's {term_link('Logit (score)', 'scores')} into weights with a softmax: "
+    "**p = softmax(s / T)**. Dividing by **T > 1 softens** the weights (the gaps between scores shrink, "
+    f"{term_link('Entropy', 'entropy')} rises); **T < 1 sharpens** them (the gaps grow, entropy falls). The order "
+    "never changes: the top key stays on top at every T. Two keys whose scores differ by g get weights in the ratio "
+    "exp(g / T), so a gap of 5 is a 148x ratio at T = 1 and 12x at T = 2. Soften far enough and the weights tend to "
+    "uniform (entropy ln n): the head can no longer single anything out."
+)
 shown = ([] if slider_t in temperatures else [slider_t]) + list(temperatures)  # as the bars are drawn
 st.dataframe(captions.softmax_rows(scores, shown), hide_index=True)
 
@@ -52,7 +54,8 @@ entropy_column.plotly_chart(entropy_curve_figure(scores, temperatures, width=HAL
                             key="lab_entropy")
 st.caption(
     f"With these {len(scores)} scores the entropy can never exceed ln {len(scores)} = {math.log(len(scores)):.3f} "
-    "nats, reached only by uniform weights; as T -> 0 the weights concentrate on the top score(s)."
+    f"{term_link('Loss', 'nats')}, reached only by uniform weights; as T -> 0 the weights concentrate on the top "
+    "score(s)."
 )
 
 st.markdown(guide.NEXT_STEP["softmax_lab"])

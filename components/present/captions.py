@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from components.present.sweep_data import MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
+from components.present.sweep_data import HEADLINE_LINES, MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
 from components.present.text import ratio_text
 from model_utils.core.names import model_name
 from model_utils.core.records.sweep import SweepDocument
@@ -22,7 +22,12 @@ from model_utils.core.softmax import entropy, softmax_with_temperature, weight_r
 from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.verdicts.context import entropy_with_length
 from model_utils.verdicts.findings import Way, direction_of
-from model_utils.verdicts.words import FAMILIES, PUBLISHED_ENTROPY, direction_words, measured_entropy_sentence
+from model_utils.verdicts.words import (
+    FAMILIES,
+    PUBLISHED_ENTROPY_IN_T,
+    measured_entropy_sentence,
+    temperature_words,
+)
 
 NORMALIZED_ENTROPY = "H / ln(visible keys)"
 
@@ -88,6 +93,16 @@ def window_note(windows: Sequence[int | None], recent_window: int) -> str | None
                      f"the keys the query sees, min(q + 1, {size:,}).")
     return ("This model has sliding-window layers. " + " ".join(parts)
             + " The maps leave keys outside a layer's window blank, as they leave later keys.")
+
+
+def collapse_limit_line(longest: int, trained_length: int, model: str) -> str:
+    """Where the Collapse inspector stops against the model's trained length, and the pages that go past it (links
+    to their url paths, components.pages.PAGES)."""
+    inside = (f"inside {model_name(model)}'s trained length of {trained_length:,}" if longest <= trained_length
+              else f"{model_name(model)}'s trained length is {trained_length:,}")
+    return (f"This page reads a prompt of up to {longest:,} tokens ({inside}): to see what happens past the trained "
+            "length, the [Context length](context) page's form runs your text past it, and the "
+            "[Retrieval](retrieval) page measures how far back the model still uses what it read.")
 
 
 def map_titles(report: Report, layer: int, head: int | None) -> list[str]:
@@ -158,14 +173,41 @@ def entropy_lines(documents: Sequence[SweepDocument]) -> list[str]:
         measured.append(f"On the committed sweep of {model_name(document.model)} ({document.n_tokens:,} tokens, "
                         f"trained length {document.trained_length:,}{sliding}): {measured_entropy_sentence(trend)}")
     if not measured:
-        return [PUBLISHED_ENTROPY, "No committed sweep to set a measurement next to it (make sweep writes one)."]
-    return [PUBLISHED_ENTROPY, *measured]
+        return [PUBLISHED_ENTROPY_IN_T, "No committed sweep to set a measurement next to it (make sweep writes one)."]
+    return [PUBLISHED_ENTROPY_IN_T, *measured]
+
+
+# Each schedule as the temperature it amounts to, T = 1 / m, with {value} where its knob goes (core.schedules
+# publishes them as multipliers of the logits, SCHEDULES[name].formula)
+SCHEDULE_TEMPERATURES = {
+    "yarn": "1 / (0.1 ln s + 1)² with s = {value}, at every position",
+    "qwen-logn": "1 / log_{value}(p + 1) past position {value}, else 1",
+    "llama4": "1 / (0.1 ln(⌊(p + 1) / {value}⌋ + 1) + 1)",
+    "ssmax": "ln {value} / ln n for a query that sees n keys",
+    "logn": "ln {value} / ln n for a query that sees n keys",
+}
+TABLE_LENGTHS = (8192, 65536)  # the lengths at which the schedules table gives each T
+
+
+def schedule_temperature(schedule: Schedule) -> str:
+    """A schedule's T = 1 / m with its knob written in: 'ln 512 / ln n for a query that sees n keys'."""
+    return SCHEDULE_TEMPERATURES[schedule.name].format(value=f"{schedule.resolved_parameter:g}")
 
 
 def schedule_rows(schedules: dict[str, Schedule]) -> list[dict[str, str]]:
-    """The schedules table: the formula at the knob's current value, what the explorer applies, the source."""
-    return [{"schedule": name, "multiplier m": schedule.formula, "applied here": SCHEDULES[name].applied,
-             "source": schedule.source} for name, schedule in schedules.items()]
+    """The schedules table, a few words a cell: each schedule's temperature at the knob's current value, and the T
+    of the last query of a text of each TABLE_LENGTHS (where it sharpens, below 1)."""
+    return [{"schedule": name, "temperature T": schedule_temperature(schedule),
+             **{f"T at {n:,} tokens": f"{1.0 / float(schedule.multipliers(n)[-1]):.3f}" for n in TABLE_LENGTHS}}
+            for name, schedule in schedules.items()]
+
+
+def schedule_details(schedules: dict[str, Schedule]) -> list[tuple[str, str]]:
+    """Each schedule in full, as (its label, its text): T, as its source publishes it (a multiplier of the scores),
+    its source and what the explorer applies of it."""
+    return [(schedule.label, f"T = {schedule_temperature(schedule)}; published as the scores times "
+                             f"{schedule.formula}. Source: {schedule.source}. {SCHEDULES[name].applied}")
+            for name, schedule in schedules.items()]
 
 
 def _log_curves_that_coincide(lengths: dict[str, float]) -> str:
@@ -190,13 +232,13 @@ def _log_curves_that_coincide(lengths: dict[str, float]) -> str:
 def curves_caption(schedules: dict[str, Schedule]) -> str:
     """What the schedule curves show at the knobs' current values."""
     knob = {name: schedule.resolved_parameter for name, schedule in schedules.items()}
-    yarn = float(schedules["yarn"].multipliers(1)[0])
+    yarn = 1.0 / float(schedules["yarn"].multipliers(1)[0])
     return " ".join([
         _log_curves_that_coincide(knob),
-        f"Log-n goes below 1 (softer) for contexts shorter than its base, {number(knob['logn'])} tokens, and "
-        f"SSMax below its L, {number(knob['ssmax'])}; Qwen's log-n never does.",
-        f"Llama 4's steps start at {number(knob['llama4'])} tokens; YaRN's factor is the same at every position "
-        f"(m = {yarn:.3f} for s = {knob['yarn']:g}).",
+        f"Log-n runs above T = 1 (softer) for contexts shorter than its base, {number(knob['logn'])} tokens, and "
+        f"SSMax for contexts shorter than its L, {number(knob['ssmax'])}; Qwen's log-n never does.",
+        f"Llama 4's steps start at {number(knob['llama4'])} tokens; YaRN's is the same at every position "
+        f"(T = {yarn:.3f} for s = {knob['yarn']:g}).",
     ])
 
 
@@ -206,8 +248,8 @@ def applied_caption(report: Report, view: int, schedule: Schedule) -> str:
 
     direction = direction_of(report, view)
     unchanged = 1.0 - direction.softer_share - direction.sharper_share
-    rest = f"; m = 1 (as at T = 1) on the other {unchanged:.0%}" if direction.kind is Way.MIXED and unchanged else ""
-    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {direction_words(direction)}{rest}, over "
+    rest = f"; T = 1 on the other {unchanged:.0%}" if direction.kind is Way.MIXED and unchanged else ""
+    return (f"On this {report.n_tokens:,}-token prompt, {schedule.label} {temperature_words(direction)}{rest}, over "
             f"{measured_queries(report)}. {SCHEDULES[schedule.name].applied}")
 
 
@@ -346,9 +388,16 @@ def identical_lines(groups: Sequence[Sequence[str]]) -> str | None:
 
 
 
-def lines_caption(group: str, groups: Sequence[str]) -> str:
+def lines_caption(group: str, groups: Sequence[str], cut: bool = False) -> str:
     """What the lines of a chart by position are, for the set of results chosen (a name of
-    sweep_data.line_groups, which offers `groups`)."""
+    sweep_data.line_groups, which offers `groups`, or HEADLINE_LINES, with the cut-context line where `cut`)."""
+    if group == HEADLINE_LINES:
+        return ("Lines: T = 1 on the model's own positions (thick); the best constant temperature of each bucket "
+                "(black, dotted), chosen on the very positions it is scored on, so no one temperature does better "
+                "there; the recipe the answer names, at T = 1, where a recipe ran"
+                + ("; and T = 1 with the context cut to the trained length (grey, dashed): the same tokens, each "
+                   "read with at most the trained length of text before it" if cut else "")
+                + ". 'Every line' shows every temperature, schedule and recipe.")
     if group == OWN_POSITIONS:
         others = " The RoPE recipes are among the other choices above." if len(groups) > 1 else ""
         return ("Lines: every constant temperature (solid, T = 1 thicker) and published schedule (dashed) on the "
@@ -394,9 +443,15 @@ def recipe_applied(kind: str) -> str:
 
 
 def recipe_rows() -> list[dict[str, str]]:
-    """The RoPE recipes table of the Length schedules page: what each changes, its source, what is applied."""
-    return [{"recipe": f"{kind}: {info.name}", "what it changes": info.formula, "source": info.source,
-             "applied here": recipe_applied(kind)} for kind, info in RECIPES.items()]
+    """The RoPE recipes table of the Length schedules page, a few words a cell: the recipe, its name, how to run
+    it (its formula, source and what is applied: recipe_details)."""
+    return [{"recipe": kind, "what it is": info.name, "run it": f"--rope {kind}:S"} for kind, info in RECIPES.items()]
+
+
+def recipe_details() -> list[tuple[str, str]]:
+    """Each RoPE recipe in full, as (its name, its text): what it changes, its source and what is applied."""
+    return [(f"{kind}: {info.name}", f"{info.formula}. Source: {info.source}. {recipe_applied(kind)}")
+            for kind, info in RECIPES.items()]
 
 
 # The remappings drawn on the Length schedules page: the form's example of each (core.rope.EXAMPLES) at the bundled
@@ -405,11 +460,16 @@ REMAP_EXAMPLE_TRAINED, REMAP_EXAMPLE_TOKENS = 8192, 16384
 
 
 def remap_rows() -> list[dict[str, str]]:
-    """The distance remappings table of the Length schedules page: what each does, its source, how it is run."""
-    return [{"remapping": f"{kind}: {info.name}", "what it does": info.formula, "source": info.source,
-             "run it": f"--rope {usage(kind)} (e.g. {EXAMPLES[kind]}), or the Context length page's form, on the "
-                       "torch path: the fused kernel scores one block of distances and remaps none"}
+    """The distance remappings table of the Length schedules page, a few words a cell (the rest: remap_details)."""
+    return [{"remapping": kind, "what it is": info.name, "example": f"--rope {EXAMPLES[kind]}"}
             for kind, info in REMAPS.items()]
+
+
+def remap_details() -> list[tuple[str, str]]:
+    """Each distance remapping in full, as (its name, its text): what it does, its source and how it is run."""
+    return [(f"{kind}: {info.name}", f"{info.formula}. Source: {info.source}. Run it with --rope {usage(kind)} (e.g. "
+             f"{EXAMPLES[kind]}) or the Context length page's form, on the torch path: the fused kernel scores one "
+             "block of distances and remaps none.") for kind, info in REMAPS.items()]
 
 
 def remap_examples() -> list[Rope]:
@@ -434,9 +494,26 @@ def fit_caption() -> str:
             "trained length) and scores it on the other documents, so the gains are held out, with a bootstrap "
             "interval over the held-out documents. The fitted value is the minimum over every document, its "
             "interval a bootstrap over documents of each document's loss curve near the minimum. YaRN's law, "
-            "(0.1 ln s + 1)^2 on the logits, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are "
-            "what this model wants on YaRN's interpolation alone (yarn-rope). Above 1 the logits are sharpened; "
+            "T = 1 / (0.1 ln s + 1)^2, is what YaRN (Peng et al. 2023) publishes for a scale s; the points are "
+            "what this model wants on YaRN's interpolation alone (yarn-rope). Below 1 attention is sharpened; "
             "make fit writes them.")
+
+
+LAW_COLUMNS = ("logit multiplier", "YaRN's law")  # words.fit_row's columns in m, which the page shows as T
+
+
+def fit_rows_in_t(rows: Sequence[dict[str, str]], laws: Sequence) -> list[dict[str, str]]:
+    """The fits table as the pages show it, in temperatures only: words.fit_row's rows without their columns in m,
+    YaRN's law at each fit's scale as the T it amounts to (`laws`: verdicts.fit.law of each fit, None where it has
+    none) after the fitted T."""
+    shown = []
+    for row, multiplier in zip(rows, laws, strict=True):
+        kept = {key: value for key, value in row.items() if key not in LAW_COLUMNS}
+        at = list(kept).index("fitted") + 1 if "fitted" in kept else len(kept)
+        law_t = "—" if multiplier is None else f"T = {1 / multiplier.yarn_law:.3f} at s = {multiplier.scale:g}"
+        items = list(kept.items())
+        shown.append(dict([*items[:at], ("YaRN's law", law_t), *items[at:]]))
+    return shown
 
 
 def decomposition_caption(remapped: bool = False) -> str:

@@ -48,7 +48,7 @@ def reach_chart(curves: Sequence[Curve], styles: dict[str, dict], trained_length
                 marker={"symbol": "diamond", "size": 11, "color": style["color"],
                         "line": {"width": 1, "color": "#ffffff"}},
                 hovertemplate=f"reach: about %{{x:,.0f}} tokens<extra>{name}</extra>"))
-    add_trained_length(figure, trained_length, position="top left")
+    add_trained_length(figure, trained_length, position="top left", log_x=True)
     distances = sorted({d for curve in curves for d in curve.distances} | {trained_length})
     figure.update_xaxes(type="log", title_text="distance back to the first copy (tokens, log scale)",
                         tickvals=distances, ticktext=[f"{d:,}" for d in distances])

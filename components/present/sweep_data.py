@@ -11,7 +11,7 @@ import numpy as np
 
 from model_utils.core.records.sweep import BestEntry, SweepDocument
 from model_utils.core.records.tune import TuneSummary
-from model_utils.core.records.verdict import Family, family_of
+from model_utils.core.records.verdict import Dominant, Family, family_of
 from model_utils.core.statistics import STATISTICS, statistic_mean
 from model_utils.core.views import reference_index
 from model_utils.verdicts.words import FAMILIES
@@ -53,6 +53,34 @@ def best_recipes(document: SweepDocument) -> list[str]:
 
 
 MAIN_LINES = "T = 1, the best T per bucket and each recipe at T = 1"
+# the four lines a chart of the loss by position opens on (the rest: line_groups, behind a toggle)
+HEADLINE_LINES = "T = 1, the best T per bucket, the best recipe and the context cut to the trained length"
+CUT_LABEL = "T=1, context cut to the trained length"  # the cut-context reference pass, as a line
+
+
+def lead_recipe(document) -> int | None:
+    """The index of the recipe pass a sweep's or a summary's verdict names as the recipe lever
+    (Decomposition.lever(RECIPE): the answer's and the headline numbers' recipe); None without a verdict or a
+    recipe."""
+    verdict = document.verdict
+    lever = None if verdict is None else verdict.decomposition.lever(Dominant.RECIPE)
+    labels = [result.label for result in document.results]
+    return labels.index(lever.view) if lever is not None and lever.view in labels else None
+
+
+def cut_context_by_bucket(document) -> np.ndarray | None:
+    """[bucket] the mean NLL of the cut-context reference pass (SweepDocument.cut_context: positions trained_length
+    .. n_tokens - 2, each read with at most the trained length before it) over each bucket's positions, as the
+    passes' NLL is averaged; NaN for a bucket that starts before the trained length (its tokens are read whole);
+    None where the document has no such pass (a summary, a sweep within the trained length, an older format)."""
+    cut = document.cut_context if isinstance(document, SweepDocument) else None
+    if cut is None:
+        return None
+    first, values = cut.first_position, []
+    for start, stop in document.buckets:
+        chosen = cut.position_nll[start - first : min(stop, cut.n_tokens - 1) - first] if start >= first else []
+        values.append(float(np.mean(chosen)) if len(chosen) else np.nan)
+    return np.array(values, dtype=np.float64)
 
 
 def line_groups(document) -> dict[str, list[int]]:

@@ -1,6 +1,7 @@
-"""The Context length page's charts by query position: the loss (this text and the corpus side by side), the best
-temperature per bucket, and attention (a statistic by layer, the untrained-distance mass of every pass, the
-distance profile against T = 1). Each choice among what the shown document offers is kept in the link."""
+"""The Context length page's charts by query position: the loss (this text and the corpus side by side; four lines
+by default, the rest behind a toggle), and, each folded in an expander, the best temperature per bucket and
+attention (a statistic by layer, the untrained-distance mass of every pass, the distance profile against T = 1).
+Each choice among what the shown document offers is kept in the link."""
 
 from __future__ import annotations
 
@@ -12,24 +13,30 @@ import streamlit as st
 from components.present import captions
 from components.present.figures.context import (
     BEST_STYLE,
+    CUT_STYLE,
     best_temperatures,
     distance_heatmaps,
     pass_heatmap,
     position_lines,
     sweep_styles,
 )
+from components.present.glossary import term_link
 from components.present.margins import FULL_WIDTH, HALF_WIDTH
 from components.present.parsing import parse_choice
 from components.present.sweep_data import (
+    CUT_LABEL,
+    HEADLINE_LINES,
     MAIN_LINES,
     OWN_POSITIONS,
     best_entries,
     best_nll_by_bucket,
     best_recipes,
     constant_temperatures,
+    cut_context_by_bucket,
     default_comparison,
     distance_by_bucket,
     identical_results,
+    lead_recipe,
     line_groups,
     n_layers,
     nll_by_bucket,
@@ -42,11 +49,11 @@ from components.present.sweep_data import (
 )
 from components.present.text import plain
 from components.widgets.context_sections import Shown, forget_stale
-from components.widgets.url_state import linked_widget
+from components.widgets.url_state import linked_widget, publish_to_url
 from model_utils.core.statistics import STATISTIC_LABELS
 
 MEAN_OF_LAYERS = "mean of layers"
-NLL_TITLE = "mean next-token NLL (nats)"
+NLL_TITLE = "loss, nats per token (lower is better)"
 BEST_LABEL = "best constant T per bucket"
 
 
@@ -94,22 +101,45 @@ class Lines:
 
 
 def loss_lines(document, group: str) -> Lines:
-    """The NLL by bucket of the results in `group` (a name of line_groups; the model's own positions where the
-    document has no such group), with the best constant temperature per bucket in the main comparison."""
+    """The NLL by bucket of the results in `group` (a name of line_groups, or HEADLINE_LINES; the model's own
+    positions where the document has no such group), with the best constant temperature per bucket in the main
+    comparison and the headline lines, and the cut-context reference in the headline lines where the document
+    has it."""
     groups = line_groups(document)
-    if group == MAIN_LINES:  # a corpus without recipes still has T = 1 and its best T per bucket
-        indices = groups.get(MAIN_LINES, [list(document.results).index(reference_result(document))])
+    reference = list(document.results).index(reference_result(document))
+    if group == HEADLINE_LINES:  # T = 1, the best T, the recipe the verdict names, the cut context
+        indices = [reference] + ([] if (recipe := lead_recipe(document)) is None else [recipe])
+    elif group == MAIN_LINES:  # a corpus without recipes still has T = 1 and its best T per bucket
+        indices = groups.get(MAIN_LINES, [reference])
     else:
         indices = groups.get(group, groups[OWN_POSITIONS])
-    chosen, labels, styles = drawn_lines(document, indices, group == MAIN_LINES)
+    chosen, labels, styles = drawn_lines(document, indices, group in (MAIN_LINES, HEADLINE_LINES))
     values = [best_nll_by_bucket(document) if result is None else nll_by_bucket(result) for result in chosen]
+    cut = cut_context_by_bucket(document) if group == HEADLINE_LINES else None
+    if cut is not None:
+        chosen, labels, styles, values = [*chosen, None], [*labels, CUT_LABEL], [*styles, CUT_STYLE], [*values, cut]
     return Lines(values=values, labels=labels, styles=styles, results=chosen)
+
+
+def lines_ui(groups: list[str]) -> str:
+    """The lines of the loss by position: the four headline lines, or with the toggle on, a group chosen (kept in
+    the link, which turns the toggle on)."""
+    if "context_every_line" not in st.session_state:
+        st.session_state["context_every_line"] = "lines" in st.query_params
+    if not st.toggle("Every line", key="context_every_line",
+                     help="Off: T = 1, the best T per bucket, the best recipe and T = 1 with the context cut to the "
+                          "trained length. On: every temperature, schedule and recipe, by group."):
+        publish_to_url({"lines": None})
+        return HEADLINE_LINES
+    return choice_ui(st.selectbox, "Lines", "context_lines", "lines", groups) if len(groups) > 1 else OWN_POSITIONS
 
 
 def loss_ui(shown: Shown) -> None:
     """The loss by position of the shown sweep (the lines chosen) and of the corpus, with its intervals."""
     groups = shown.groups
-    group = choice_ui(st.selectbox, "Lines", "context_lines", "lines", groups) if len(groups) > 1 else OWN_POSITIONS
+    if shown.document is None and shown.summary is None:
+        return
+    group = lines_ui(groups)
     single, corpus, width = panes(shown)
     if (document := shown.document) is not None:
         lines = loss_lines(document, group)
@@ -117,8 +147,11 @@ def loss_ui(shown: Shown) -> None:
                                            document.trained_length, NLL_TITLE,
                                            title="Loss by position: this text", width=width),
                             key="context_nll")
-        single.caption(plain(captions.lines_caption(group, groups)))
-        passes = [result for result in lines.results if result is not None]  # the best-T line is no pass
+        single.caption(plain(captions.lines_caption(group, groups, cut=CUT_LABEL in lines.labels))
+                       + f" The {term_link('Loss', 'loss')} of a {term_link('Bucket', 'bucket')} is the mean over "
+                         f"its positions; the {term_link('Cut context', 'cut context')} reads the same tokens with "
+                         "at most the trained length before each.")
+        passes = [result for result in lines.results if result is not None]  # the best-T and cut lines are no pass
         hidden = captions.identical_lines(identical_results(passes, "nll"))
         if hidden is not None:
             single.caption(plain(hidden))
@@ -135,11 +168,16 @@ def loss_ui(shown: Shown) -> None:
 
 def best_ui(shown: Shown) -> None:
     """The best constant temperature per bucket: of the shown sweep (on its own positions or a recipe chosen) and
-    of the corpus, side by side."""
+    of the corpus, side by side, folded."""
+    if shown.document is not None or shown.summary is not None:
+        with st.expander("Best temperature per bucket"):
+            best_panes_ui(shown)
+
+
+def best_panes_ui(shown: Shown) -> None:
     document, summary = shown.document, shown.summary
     best_on = OWN_POSITIONS
     if document is not None:
-        st.subheader("Best temperature per bucket")
         on_recipes = best_recipes(document)
         if on_recipes:
             best_on = choice_ui(st.selectbox, "Temperatures on", "context_best_on", "best_on",
@@ -164,12 +202,16 @@ def best_chart(pane, document, *, recipe: str | None, trained: int | None, title
 
 
 def attention_ui(shown: Shown) -> None:
-    """Attention by position in the shown sweep: a statistic of a layer (or their mean) for the lines chosen, the
-    untrained-distance mass of every pass, and the distance profile of T = 1 against a pass chosen."""
+    """Attention by position in the shown sweep, folded: a statistic of a layer (or their mean) for the lines
+    chosen, the untrained-distance mass of every pass, and the distance profile of T = 1 against a pass chosen."""
+    if shown.document is not None:
+        with st.expander("Attention by position: a statistic by layer, the untrained distances, the distance "
+                         "profile"):
+            attention_charts_ui(shown)
+
+
+def attention_charts_ui(shown: Shown) -> None:
     document = shown.document
-    if document is None:
-        return
-    st.subheader("Attention by position")
     groups = shown.groups
     layer_column, statistic_column, lines_column = st.columns(3)
     layer = choice_ui(layer_column.selectbox, "Layer", "context_layer", "layer",

@@ -1,9 +1,10 @@
 """The Context length page's sections that are not charts by position: what is shown (a committed sweep, chosen by
 model where several are committed, or your run, and the committed corpus summary, all read through one cached
-function, serving.cache.committed_results, each carrying its verdict), the answer first (each verdict's sentence and
-its decomposition chart, then the headline numbers), the decomposition table, the committed sweeps side by side, the
-corpus per domain, what was measured and how, the committed fits, and the downloads. Each section draws nothing when
-what it needs is absent; every word of a verdict is model_utils.verdicts.words'."""
+function, serving.cache.committed_results, each carrying its verdict), the answer first (the lead verdict's one
+sentence, its decomposition chart, then its headline numbers), and, each folded in an expander, the answers in full
+with the other verdict's chart and the decomposition table, the committed sweeps side by side and the corpus per
+domain, the committed fits, what was measured and how, and the downloads. Each section draws nothing when what it
+needs is absent; every word of a verdict is model_utils.verdicts.words'."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import streamlit as st
 from components.present import captions
 from components.present.figures.context import fitted_against_law
 from components.present.figures.decomposition import decomposition_chart
+from components.present.glossary import term_link
 from components.present.sweep_data import corpus_trained_length, line_groups, past_bucket_without_loss, summary_for
 from components.present.text import plain
 from components.serving import settings
@@ -38,8 +40,8 @@ METHOD = (
     "recipe, each an in-model pass with the temperature in every layer; the loss and the attention statistics are "
     "averaged over buckets of query positions (causality makes one pass hold every shorter context: the query at "
     "position p sees the same p + 1 tokens whatever follows). The dashed line on every chart is the trained length. "
-    "Past the length they are anchored to (here the trained length), the published schedules all **multiply the "
-    "logits by m > 1: they sharpen**. A RoPE recipe changes the rotary positions instead (see the Length schedules "
+    "Past the length they are anchored to (here the trained length), the published schedules all **run at a "
+    "temperature below 1: they sharpen**. A RoPE recipe changes the rotary positions instead (see the Length schedules "
     "page); YaRN adds its own attention factor, which yarn-rope leaves out. The verdict is computed from the numbers "
     "and may contradict popular explanations: it says what was measured, on one model and one text."
 )
@@ -87,7 +89,7 @@ class Answer:
 def shown_ui(yours: SweepDocument | None) -> Shown:
     """The committed sweeps and corpus summary, the choice between a committed sweep and your run when there is a
     run, and the choice of committed sweep by model when there are several; a note where the committed sweep would
-    be when there is none."""
+    be when there is none. Drawn where the page puts it (under the answer, which it chooses)."""
     committed = committed_results()
     for error in committed.errors:
         st.error(error)
@@ -102,7 +104,7 @@ def shown_ui(yours: SweepDocument | None) -> Shown:
     document = yours if view == YOURS else sweeps.get(path)
     if document is None:
         st.info(f"There is no committed sweep at {plain(settings.CONTEXT_SWEEP)}: `make sweep` writes it. Run one "
-                "with the form above.")
+                "with the form at the foot of the page.")
     several = len({found.model for found in sweeps.values()}) > 1
     summary = summary_for(committed.summaries, document, several)
     if summary is None and committed.summaries and document is not None:
@@ -150,14 +152,38 @@ def _scored(verdict: ContextVerdict) -> str:
 
 
 def answer_ui(shown: Shown) -> None:
-    """The answer first: each verdict's sentence (which lever brings the loss back, and the temperature's share)
-    and its decomposition chart, then the lead's headline numbers."""
+    """The answer first: the lead verdict's one sentence (which lever brings the loss back, by how much, and the
+    best temperature alone), its decomposition chart, then its headline numbers; first of all, why the sweep shown
+    has no verdict where it has none."""
+    document = shown.document
+    if document is not None and shown.verdict is None:  # why the sweep shown has no answer, before any other's
+        blocked = past_bucket_without_loss(document)
+        st.info(captions.no_context_verdict(document) if blocked is None else captions.no_verdict_without_loss(blocked))
     said = answers(shown)
-    for answer in said:
-        st.markdown(f"**{plain(answer.title)}.** {plain(words.answer(answer.verdict))}")
-        st.plotly_chart(decomposition_chart(answer.verdict.decomposition), key=answer.key)
-    if said:
-        headline_ui(said[0].verdict)
+    if not said:
+        return
+    lead = said[0]
+    st.markdown(f"**{plain(lead.title)}.** {plain(words.answer_point(lead.verdict))}")
+    st.plotly_chart(decomposition_chart(lead.verdict.decomposition), key=lead.key)
+    st.caption(f"Each bar: what a lever saves past the trained length, in {term_link('Loss', 'loss')} (nats per "
+               f"token, lower is better), against T = 1; the {term_link('Rise', 'rise')} is how much the loss goes up "
+               f"there. {term_link('Held out', 'Held out')} and {term_link('Cross-fit', 'cross-fit')}: scored on what "
+               "the choice was not made on.")
+    headline_ui(lead.verdict)
+
+
+def answers_in_full_ui(shown: Shown) -> None:
+    """Folded: every verdict's answer in full (every lever with its interval), the other verdict's decomposition
+    chart, and the shown sweep's decomposition table."""
+    said = answers(shown)
+    if not said:
+        return
+    with st.expander("Every lever, in full: the answers and the decomposition table"):
+        for index, answer in enumerate(said):
+            st.markdown(f"**{plain(answer.title)}, in full.** {plain(words.answer(answer.verdict))}")
+            if index:  # the lead's chart is the page's first
+                st.plotly_chart(decomposition_chart(answer.verdict.decomposition), key=answer.key)
+        decomposition_table_ui(shown)
 
 
 def headline_ui(verdict: ContextVerdict) -> None:
@@ -177,30 +203,29 @@ def decomposition_table_ui(shown: Shown) -> None:
     mass); absent without a RoPE recipe."""
     rows = [] if shown.verdict is None else words.decomposition_table(shown.verdict)
     if rows:
-        st.subheader("What brings the loss back past the trained length")
+        st.markdown("**What brings the loss back past the trained length**, this text")
         st.table(rows, hide_index=True)  # a table: its cells wrap
         st.caption(plain(captions.decomposition_caption(remapped=shown.verdict.remaps)))
 
 
-def side_by_side_ui(shown: Shown) -> None:
-    """Every committed sweep's verdict in one row per model (words.side_by_side_rows), as the README's table."""
-    if shown.committed:
-        st.subheader("The committed sweeps side by side")
-        st.table(words.side_by_side_rows(shown.committed), hide_index=True)  # a table: its cells wrap
-        st.caption(plain(words.SIDE_BY_SIDE_CAPTION))
-
-
-def domains_ui(shown: Shown) -> None:
-    """The committed corpus's savings per domain past the trained length; absent without a corpus or domains."""
+def tables_ui(shown: Shown) -> None:
+    """Folded: every committed sweep's verdict in one row per model (words.side_by_side_rows, as the README's
+    table), and the committed corpus's savings per domain past the trained length."""
     rows = [] if shown.summary is None else words.domain_rows(shown.summary)
-    if rows:
-        st.subheader("Per domain of the corpus")
-        st.table(rows, hide_index=True)  # a table: its cells wrap
-        st.caption(plain(words.DOMAINS_CAPTION))
+    if not shown.committed and not rows:
+        return
+    with st.expander("The committed sweeps side by side, and the corpus per domain"):
+        if shown.committed:
+            st.table(words.side_by_side_rows(shown.committed), hide_index=True)  # a table: its cells wrap
+            st.caption(plain(words.SIDE_BY_SIDE_CAPTION))
+        if rows:
+            st.markdown("**Per domain of the corpus**")
+            st.table(rows, hide_index=True)
+            st.caption(plain(words.DOMAINS_CAPTION))
 
 
 def method_ui(shown: Shown) -> None:
-    """The verdicts in full (or why the shown sweep has none), the sweep's settings and the method, folded."""
+    """The verdicts in full, the sweep's settings and the method, folded."""
     document = shown.document
     if document is None:
         return
@@ -208,10 +233,6 @@ def method_ui(shown: Shown) -> None:
         if shown.verdict is not None:
             st.markdown("**What this sweep measured past the trained length** (computed from its numbers):\n"
                         + _bullets(shown.verdict))
-        elif (blocked := past_bucket_without_loss(document)) is not None:
-            st.info(captions.no_verdict_without_loss(blocked))
-        else:
-            st.info(captions.no_context_verdict(document))
         if shown.corpus is not None:
             st.markdown("**What the corpus measured past the trained length**:\n" + _bullets(shown.corpus))
         st.caption(plain(captions.sweep_caption(document)))
@@ -223,19 +244,19 @@ def _bullets(verdict: ContextVerdict) -> str:
 
 
 def fits_ui(shown: Shown) -> None:
-    """The committed fits, when there are any: one table row per fit (held-out gains with intervals), the fitted
-    logit multipliers on YaRN's interpolation against YaRN's law, and each fit's verdict."""
+    """Folded, the committed fits when there are any: one table row per fit (held-out gains with intervals), the
+    fitted temperatures on YaRN's interpolation against YaRN's law as a temperature, and each fit's verdict."""
     if not shown.fits:
         return
     fits = fit_order(shown.fits)
-    st.subheader("Fitted temperature, held out, against YaRN's law")
-    st.table([words.fit_row(fit) for fit in fits], hide_index=True)  # a table: its cells wrap
-    points = [{"scale": m.scale, "multiplier": m.fitted, "range": list(m.interval), "label": words.fit_point_label(fit)}
-              for fit in fits if (m := law(fit)) is not None]
-    if points:
-        st.plotly_chart(fitted_against_law(points), key="context_fit_law")
-    st.caption(plain(captions.fit_caption()))
-    with st.expander("What the fits measured"):
+    with st.expander("Fitted temperature, held out, against YaRN's law"):
+        laws = [law(fit) for fit in fits]
+        st.table(captions.fit_rows_in_t([words.fit_row(fit) for fit in fits], laws), hide_index=True)
+        points = [{"scale": m.scale, "temperature": 1 / m.fitted, "range": [1 / m.interval[1], 1 / m.interval[0]],
+                   "label": words.fit_point_label(fit)} for fit, m in zip(fits, laws, strict=True) if m is not None]
+        if points:
+            st.plotly_chart(fitted_against_law(points), key="context_fit_law")
+        st.caption(plain(captions.fit_caption()))
         for fit in fits:
             st.markdown(f"**{plain(words.fit_point_label(fit))}**\n"
                         + "\n".join(f"- {plain(sentence)}" for sentence in words.fit_sentences(fit)))
@@ -246,9 +267,10 @@ def downloads_section_ui(shown: Shown) -> None:
     document = shown.document
     if document is None:
         return
-    st.subheader("Downloads")
-    if shown.view == COMMITTED:
-        path = shown.path
-        sweep_downloads_ui(document, lambda: path.read_text(encoding="utf-8"), "context-sweep")
-    else:
-        sweep_downloads_ui(document, lambda: json.dumps(document.to_dict(), allow_nan=False), "context-sweep-run")
+    with st.expander("Downloads: the sweep as JSON and CSV"):
+        if shown.view == COMMITTED:
+            path = shown.path
+            sweep_downloads_ui(document, lambda: path.read_text(encoding="utf-8"), "context-sweep")
+        else:
+            sweep_downloads_ui(document, lambda: json.dumps(document.to_dict(), allow_nan=False),
+                               "context-sweep-run")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.present.glossary import term_link
 from components.present.parsing import (
     MAX_UI_TEMPERATURES,
     MAX_WINDOW,
@@ -76,18 +77,21 @@ def sidebar_ui(acting: Sequence[str] = SIDEBAR_CONTROLS, note: str = "") -> Side
         if "temperatures" in acting:
             st.text_input("Temperatures to compare", key="temperatures", max_chars=80,
                           help=f"Up to {MAX_UI_TEMPERATURES} numbers in {TEMPERATURE_RANGE}, e.g. 0.5, 1, 2. "
-                               "T > 1 softens attention, T < 1 sharpens it.")
+                               f"T > 1 softens attention, T < 1 sharpens it "
+                               f"({term_link('Temperature (T)', 'the temperature')}).")
         if "mode" in acting:
             linked_widget(st.radio, "Mode", key="mode", url_key="mode", default=MODES[0], options=MODES,
                           parse=lambda raw: parse_choice(raw, MODES), keep_default=True,
-                          captions=[MODE_HELP[mode] for mode in MODES])
+                          captions=[MODE_HELP[mode] for mode in MODES],
+                          help=f"Where the temperature acts: {term_link('In-model, isolated', 'the two modes')}.")
         if "window" in acting:
             linked_widget(st.number_input, "Recent window (tokens)", key="window", url_key="window",
                           default=DEFAULT_WINDOW, parse=parse_window, keep_default=True, min_value=1,
                           max_value=MAX_WINDOW, step=1,
                           help="Keys within this many positions of the query count as recent; the first token "
-                               "(the sink) is always counted on its own. In a sliding-window layer a query "
-                               "sees only the keys in the layer's window: the pages say what that changes.")
+                               f"(the {term_link('Sink', 'sink')}) is always counted on its own. In a "
+                               f"{term_link('Sliding-window layer', 'sliding-window layer')} a query sees only the "
+                               "keys in the layer's window: the pages say what that changes.")
     try:
         temperatures, error = parse_temperatures(st.session_state["temperatures"]), None
     except AnalysisError as problem:

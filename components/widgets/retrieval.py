@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from components.present.glossary import term_link
 from components.present.retrieval import layer_mass_chart, loss_html, reach_chart, view_styles
 from components.present.text import plain
 from components.serving import settings
@@ -21,6 +22,8 @@ from model_utils.verdicts.words import reach_sentence, reach_short, reach_text, 
 
 DEFAULT_PASSAGE = (settings.ASSETS / "essay.txt")
 CHOSEN_DISTANCES = (256, 512, 1024, 2048, 3072, 3800)  # your probe: the text stays within RETRIEVAL_MAX_TOKENS
+QUESTION = ("Plant a passage early in a long text and repeat it later: a model that can still reach the first copy "
+            "predicts the repeat almost perfectly. How far back does that work, and does a temperature move it?")
 
 
 def committed_ui() -> RetrievalDocument | None:
@@ -59,10 +62,11 @@ def answer_ui(document: RetrievalDocument) -> None:
     curves = [document.curve(label) for label in labels if label in shown]
     chart.plotly_chart(reach_chart(curves, view_styles(document.views), document.trained_length, REACH_SHARE),
                        key="retrieval_reach")
-    st.caption(f"Each line: the loss on a repeated passage with nothing planted minus the loss with its first copy "
+    st.caption(f"{QUESTION} Each line: the {term_link('Loss', 'loss')} on a repeated "
+               f"{term_link('Passage, filler', 'passage')} with nothing planted minus the loss with its first copy "
                f"planted that far back (higher: the model used the copy), mean of {len(document.passages)} passages. "
-               f"A diamond marks the reach: where the line falls below {REACH_SHARE:.0%} of its shortest-distance "
-               "value.")
+               f"A diamond marks the {term_link('Reach', 'reach')}: where the line falls below {REACH_SHARE:.0%} of "
+               "its shortest-distance value.")
     columns = st.columns(3)
     for column, label in zip(columns, _headline_views(document), strict=False):
         column.metric(f"reach at {label}", reach_short(document.curve(label).reach),
@@ -98,8 +102,8 @@ def passage_ui(document: RetrievalDocument) -> None:
                "the first token is not scored). Hover a token for its loss.")
     st.plotly_chart(layer_mass_chart(points, view_styles(document.views)), key="retrieval_layers")
     st.caption("In each layer, the weight the strongest head puts on the first copy of the token to be predicted "
-               "(what an induction copy reads), averaged over the repeat's tokens; dotted: the same keys with "
-               "nothing planted.")
+               f"(what an {term_link('Induction copy', 'induction copy')} reads), averaged over the repeat's tokens; "
+               "dotted: the same keys with nothing planted.")
 
 
 def method_ui(document: RetrievalDocument) -> None:

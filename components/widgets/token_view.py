@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import streamlit as st
 
+from components.present.glossary import term_link
 from components.present.text import plain, ratio_text, visible_token
 from components.present.token_view import ratio_line, token_html, top_keys
 from components.widgets.url_state import linked_widget
@@ -99,5 +100,5 @@ def token_view_ui(report: Report, maps: Sequence[np.ndarray], *, layer: int, hea
     st.caption(f"Query {query} {shown(report.tokens[query])} (outlined), layer {layer}, {chosen}. Each token it "
                f"sees is shaded by the weight it gets, on one {'logarithmic' if log_colour else 'linear'} scale for "
                f"every temperature that tops at {top:.3f}, the largest weight on any token but the first; the first "
-               "token (the sink, dotted underline) is drawn at full colour when it takes more. Hover a token for its "
-               "weight; later tokens are not shown (the query cannot see them).")
+               f"token (the {term_link('Sink', 'sink')}, dotted underline) is drawn at full colour when it takes "
+               "more. Hover a token for its weight; later tokens are not shown (the query cannot see them).")

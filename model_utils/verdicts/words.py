@@ -1438,3 +1438,94 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
     if reach.outcome is ReachOutcome.BEYOND:
         return f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured; {tail}."
     return f"{model} still uses what it read up to {tokens_text(reach.value)} back; {tail}."
+
+
+# === Pages ===========================================================================================================
+# What the app's pages say about a result in their own words: temperatures only (a schedule's logit multiplier m is
+# said as the T = 1 / m it amounts to), and the one short sentence a page opens on.
+
+PUBLISHED_ENTROPY_IN_T = ("Published argument (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax): with "
+                          "attention scores of a fixed spread, attention entropy grows like ln n as the context "
+                          "grows, so attention spreads thin; the length schedules lower the temperature below 1 "
+                          "(sharper) to counter that.")  # PUBLISHED_ENTROPY as the pages say it
+
+
+def temperature_words(direction: Direction, label: str = "") -> str:
+    """Which way a result moved attention against T = 1, in temperatures: m is said as T = 1 / m. The value is left
+    out where `label` already says it (a constant temperature labelled 'T=2')."""
+    way = direction.kind
+    if way is Way.UNCHANGED:
+        return "leaves attention as at T = 1"
+    low, high = 1 / direction.largest, 1 / direction.smallest  # the largest m is the smallest T
+    if way is Way.MIXED:
+        softer, sharper = direction.softer_share, direction.sharper_share
+        shares = (f"softer than T = 1 on {softer:.0%} of the measured queries and sharper on {sharper:.0%}"
+                  if softer and sharper else
+                  f"{'softer' if softer else 'sharper'} than T = 1 on {softer or sharper:.0%} of the measured queries")
+        return f"is {shares} (T from {low:.3g} to {high:.3g})"
+    verb = "softens" if way is Way.SOFTER else "sharpens"
+    if low != high:
+        return f"{verb} attention (T from {low:.3g} to {high:.3g})"
+    if label == f"T={low:g}":
+        return f"{verb} attention"
+    return f"{verb} attention (T = {low:.3g} {'>' if way is Way.SOFTER else '<'} 1)"
+
+
+def page_finding_sentence(finding: Finding, reference: Finding, answer_text: str = "") -> tuple[str, str] | None:
+    """finding_sentence in temperatures only, for a page: (level, text), level 'warning' for a verdict in a
+    direction, 'info' for problems without one; None when there is nothing to say."""
+    reasons = problems(finding, reference, answer_text)
+    outcome = finding.verdict
+    if outcome is None and not reasons:
+        return None
+    head = f"{finding.label} {temperature_words(finding.direction, finding.label)}"
+    if outcome in (Outcome.OVER_SOFTENED, Outcome.OVER_SHARPENED):
+        return "warning", f"{head} and is {outcome.value}: " + "; ".join(reasons) + "."
+    if outcome is Outcome.LOSS_ROSE:
+        return "warning", f"{head}; the loss rose: " + "; ".join(reasons) + "."
+    return "info", f"{head}: " + "; ".join(reasons) + "."
+
+
+def answer_point(verdict: ContextVerdict) -> str:
+    """The Context length page's opening sentence, in plain words: which lever brings the loss back past the trained
+    length, by how much, and what the best temperature alone does (the full answer, every lever with its interval,
+    is `answer`)."""
+    decomposition = verdict.decomposition
+    recipe, temperature = decomposition.lever(Dominant.RECIPE), decomposition.best(LeverKind.TEMPERATURE)
+    where = f"past the trained length ({scope(verdict.documents)})"
+    alone = "" if temperature is None else f"; the best temperature alone {_lowers(temperature, decomposition)}"
+    subjects = {Family.FREQUENCY: "stretching the positions (a RoPE interpolation)",
+                Family.REMAP: "giving far keys a distance the model was trained on (a distance remapping)",
+                Family.SINK_WINDOW: "keeping only the first tokens and a window of the last (a sink + window)"}
+    if decomposition.dominant is Dominant.NO_RISE:
+        top = max((lever for lever in (recipe, temperature) if lever is not None), key=lambda lever: lever.saved,
+                  default=None)
+        if top is None or top is temperature:
+            return f"The loss at T = 1 does not rise {where}{alone}."
+        return f"The loss at T = 1 does not rise {where}, yet {row_label(top)} {_lowers(top, decomposition)}{alone}."
+    if decomposition.dominant is Dominant.RECIPE:
+        subject = subjects[recipe.family]
+        return (f"{subject[0].upper()}{subject[1:]} brings the loss back {where}, not the temperature: "
+                f"{row_label(recipe)} {_lowers(recipe, decomposition)}{alone}.")
+    if decomposition.dominant is Dominant.TEMPERATURE:
+        lead = decomposition.lever(Dominant.TEMPERATURE)
+        other = "" if recipe is None else f"; {row_label(recipe)} {_lowers(recipe, decomposition)}"
+        return f"The temperature brings the loss back {where}: {row_label(lead)} {_lowers(lead, decomposition)}{other}."
+    best = max((lever for lever in (recipe, temperature) if lever is not None), key=lambda lever: lever.saved,
+               default=None)
+    if best is None:
+        return f"No lever brings back half of the loss's rise {where}."
+    return f"No lever brings back half of the loss's rise {where}: the best, {row_label(best)}, " \
+           f"{_lowers(best, decomposition)}."
+
+
+def _lowers(lever: DecompositionRow, decomposition: Decomposition) -> str:
+    """'lowers the loss by 2.27 nats per token (101% of the rise)', 'raises the loss by 0.004 nats per token', 'leaves
+    the loss as it is': a lever's saving in plain words, rounded as the answer rounds it, with its share of the rise
+    where the loss rises."""
+    digits = 2 if abs(lever.saved) >= 0.1 else 3
+    if round(lever.saved, digits) == 0:
+        return "leaves the loss as it is (0.000 nats per token)"
+    share = decomposition.share_of_rise(lever)
+    said = f"{'lowers' if lever.saved > 0 else 'raises'} the loss by {abs(lever.saved):.{digits}f} nats per token"
+    return said + ("" if share is None else f" ({percent_of_rise(share)})")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from components.pages import PAGES
 from components.serving.defaults import COLLAPSE_VIEW, DEFAULT_VIEWS
 from components.serving.settings import CONTEXT_SWEEP, DEFAULT_TEMPERATURES, RETRIEVAL_DEFAULT
 from tests.support import ROOT
@@ -83,9 +84,10 @@ def browser(chromium_path):
 
 
 def wait_for_page(page, charts: int) -> None:
-    """Until the script run ends and `charts` plotly charts are drawn (their SVG is in the DOM)."""
+    """Until the script run ends, its title is drawn and `charts` plotly charts are (their SVG is in the DOM)."""
     page.wait_for_function(
         f"""() => document.querySelectorAll('.js-plotly-plot .main-svg').length >= {charts}
+                 && document.querySelector('[data-testid="stMain"] h1')
                  && !document.querySelector('[data-testid="stStatusWidget"]')""",
         timeout=PAGE_TIMEOUT_MS, polling=500)
     page.wait_for_timeout(1500)  # let plotly finish its transitions before the screenshot
@@ -291,7 +293,7 @@ def test_the_context_length_page_shows_its_answer_and_first_chart_within_the_fir
 
 def test_the_retrieval_page_opens_on_its_sentence_and_the_reach_chart_within_the_first_screen(app_url, browser):
     """At 1,400 x 900 the reach chart starts on the first screen under the verdict's sentence, before any
-    scrolling, and the headline reaches follow it; a screenshot of that screen is kept."""
+    scrolling, and the headline reaches follow it."""
     with drawn_page(app_url, browser, "retrieval", 1400, 900) as page:
         page.locator('[data-testid="stMetric"]').first.wait_for(timeout=PAGE_TIMEOUT_MS)
         where = page.evaluate(FIRST_SCREEN)
@@ -300,8 +302,6 @@ def test_the_retrieval_page_opens_on_its_sentence_and_the_reach_chart_within_the
         assert where["scrolled"] == 0
         assert 0 < where["chart"] < 900 - 430, f"the reach chart starts at {where['chart']:.0f} px: not all on screen"
         assert where["metrics"] and all(top > where["chart"] for top in where["metrics"]), where
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "6-retrieval-first-screen.png"))
 
 
 TOKEN_VIEW = 'div[style*="line-height: 1.9"]'  # one text of the token view (components/present/token_view.py)
@@ -361,8 +361,6 @@ def test_the_first_screen_of_the_attention_maps_page_shows_the_token_view(app_ur
                 return [box.top, box.bottom];
             }}),
             scrolled: document.querySelector('[data-testid="stMain"]').scrollTop + window.scrollY}})""")
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "2-attention-maps-first-screen.png"))
     print(f"token view at 1,400 x 900: {[[round(edge) for edge in text] for text in where['texts']]} px")
     assert where["scrolled"] == 0 and len(where["texts"]) == len(DEFAULT_TEMPERATURES.split(","))
     assert all(0 < top < bottom <= 900 for top, bottom in where["texts"]), where
@@ -423,7 +421,7 @@ def test_several_sessions_at_once_each_see_their_own_results(app_url, browser):
 ANSWER_FIRST = """() => {
     const box = element => { const r = element.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
     const answer = [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')].find(markdown =>
-        /Past the trained length the loss rises|The loss does not rise past/.test(markdown.innerText));
+        /^(The corpus|One text)/.test(markdown.innerText.trim()));
     const chart = document.querySelector('.js-plotly-plot');
     return {answer: answer ? box(answer) : null, said: answer ? answer.innerText : '', chart: box(chart),
             axis: chart._fullLayout.xaxis.title.text,
@@ -464,3 +462,99 @@ def test_the_context_length_page_opens_on_the_answer_sentence_and_the_decomposit
         DECOMPOSITION_PNG.parent.mkdir(parents=True, exist_ok=True)
         page.locator(".js-plotly-plot").first.screenshot(path=str(DECOMPOSITION_PNG))
         assert page.locator('[data-testid="stException"]').count() == 0
+
+
+# Each page's point, the one sentence it opens on: the guide's, or for the pages that open on a measured result, the
+# words of its verdict (Context length: the lead answer; Retrieval: the reach)
+def point_of(path: str) -> str:
+    import json
+
+    from components.present import guide
+    from components.present.sweep_data import summary_for
+    from components.serving.cache import committed_results
+    from model_utils.core.records.retrieval import RetrievalDocument
+    from model_utils.verdicts import words
+
+    if path == "context":
+        committed = committed_results()
+        sweeps = list(committed.sweeps.values())
+        several = len({document.model for document in sweeps}) > 1
+        summary = summary_for(committed.summaries, sweeps[0], several)
+        return words.answer_point((summary or sweeps[0]).verdict)
+    if path == "retrieval":
+        document = RetrievalDocument.from_dict(json.loads(RETRIEVAL_DEFAULT.read_text()))
+        return words.reach_sentence(document.model, document.verdict)
+    script = next(spec.script for spec in PAGES if spec.url_path == path)
+    return guide.POINT[script]
+
+
+# the first screen of a page: its first text after the title, and its main chart (a token view on the maps page, the
+# first plotly chart elsewhere), where they are before any scrolling
+OPENING = """main => {
+    const box = element => { const r = element.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
+    const texts = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stMarkdownContainer"]')]
+        .filter(text => text.innerText.trim() && !text.querySelector('h1'));
+    const title = document.querySelector('[data-testid="stMain"] h1');
+    const chart = document.querySelector(main);
+    return {title: box(title), first: texts[0].innerText, text: box(texts[0]), chart: chart ? box(chart) : null,
+            height: document.querySelector('[data-testid="stMain"]').scrollHeight,
+            scrolled: document.querySelector('[data-testid="stMain"]').scrollTop + window.scrollY};
+}"""
+MAIN_CHART = {"maps": TOKEN_VIEW}  # elsewhere the page's first plotly chart
+WHOLE_CHART = ("context", "retrieval")  # pages whose first chart fits the first screen whole
+
+
+@pytest.mark.parametrize("path", [path for path, (_, charts) in SCREENS.items() if charts])
+def test_every_page_opens_on_its_point_then_its_main_chart_within_the_first_screen(app_url, browser, path):
+    """At 1,400 x 900, before any scrolling: the page's first text after its title is its point, one sentence,
+    and the top of its main chart is on the screen under it (the whole chart on the Context length and Retrieval
+    pages). Saves the first screen."""
+    name, _ = SCREENS[path]
+    with drawn_page(app_url, browser, path, 1400, 900) as page:
+        where = page.evaluate(OPENING, MAIN_CHART.get(path, ".js-plotly-plot"))
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{name}-first-screen.png"))
+    print(f"/{path} at 1,400 x 900: point at {where['text']['top']:.0f}-{where['text']['bottom']:.0f} px, main chart "
+          f"at {where['chart']['top']:.0f}-{where['chart']['bottom']:.0f} px, page {where['height']:,} px tall")
+    assert where["scrolled"] == 0
+    assert point_of(path) in where["first"].replace("\n", " "), where["first"][:300]
+    assert where["title"]["bottom"] <= where["text"]["top"] < where["text"]["bottom"] <= where["chart"]["top"] < 900
+    if path in WHOLE_CHART:
+        assert where["chart"]["bottom"] <= 900, f"the first chart ends at {where['chart']['bottom']:.0f} px"
+
+
+CONTEXT_HEIGHT = 2700  # px at 1,400 x 900, every expander closed: three screens
+
+
+def test_the_context_length_page_fits_in_three_screens_with_every_section_folded(app_url, browser):
+    """The answer, one chart, the headline numbers and the loss by position; the rest folded in expanders, none of
+    them open on arrival: the main scroll container is at most three screens tall."""
+    with drawn_page(app_url, browser, "context", 1400, 900) as page:
+        page.locator('[data-testid="stMetric"]').first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_timeout(1500)
+        height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+        opened = page.evaluate("[...document.querySelectorAll('[data-testid=\"stExpander\"] details')]"
+                               ".filter(d => d.open).length")
+        folded = page.locator('[data-testid="stExpander"]').count()
+    print(f"context-length page at 1,400 x 900: {height:,} px tall, {folded} sections folded")
+    assert opened == 0 and folded >= 5
+    assert height <= CONTEXT_HEIGHT, f"the page is {height:,} px tall at 1,400 x 900"
+
+
+def test_a_link_to_a_term_opens_the_glossary_at_that_term(app_url, browser):
+    """present.glossary.term_link's anchor is the id Streamlit gives the term's heading: the link lands on it."""
+    from components.present.glossary import anchor
+
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{app_url}/glossary#{anchor('Sliding-window layer')}", wait_until="domcontentloaded")
+        wait_for_page(page, 0)
+        heading = page.locator(f"#{anchor('Sliding-window layer')}")
+        heading.wait_for(timeout=PAGE_TIMEOUT_MS)
+        page.wait_for_timeout(1500)
+        top = heading.evaluate("element => element.getBoundingClientRect().top")
+        scrolled = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollTop")
+        assert scrolled > 0 and 0 <= top < 900, (scrolled, top)  # far down the page, brought into view
+    finally:
+        context.close()

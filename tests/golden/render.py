@@ -70,6 +70,12 @@ def retrieval(verdict) -> list[str]:
             words.reach_text(verdict.reach)]
 
 
+def page_findings(finding) -> list[str]:
+    """A report's finding as the pages say it: in temperatures only."""
+    level, text = words.page_finding_sentence(finding, cases.REFERENCE, " Mar") or ("-", "(none)")
+    return [words.temperature_words(finding.direction, finding.label), f"{level}: {text}"]
+
+
 KINDS: dict[str, Callable[[], str]] = {
     "answer": lambda: verdicts(lambda verdict: said(words.answer(verdict))),
     "headlines": lambda: verdicts(headlines),
@@ -94,4 +100,6 @@ KINDS: dict[str, Callable[[], str]] = {
         words.mass_shift_lines(list(cases.FINDINGS.values()), 0)),
     "tables": lambda: by_case(cases.summaries().items(), lambda summary: words.tune_table(summary).splitlines()),
     "retrieval": lambda: by_case(cases.retrieval_verdicts().items(), retrieval),
+    "page_answers": lambda: verdicts(lambda verdict: said(words.answer_point(verdict))),
+    "page_findings": lambda: by_case(cases.FINDINGS.items(), page_findings),
 }

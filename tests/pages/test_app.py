@@ -15,7 +15,7 @@ from tests.support.apptest import PAGE_SCRIPTS, SPECS, TITLES, assert_clean, cha
 def test_every_page_opens_without_error_and_draws_charts(tiny_env, page):
     at = open_app(page)
     assert_clean(at)
-    assert at.get("plotly_chart"), f"{page} drew no chart"
+    assert at.get("plotly_chart") or page == "glossary", f"{page} drew no chart"
     assert [title.value for title in at.title] == [TITLES[page]]
     if "model" in SPECS[page].controls:
         assert at.selectbox(key="model").value == "tiny-random"
@@ -43,8 +43,9 @@ def test_the_lab_runs_no_model_so_shows_only_the_temperatures():
     assert lab.controls == ("temperatures",) and "runs no model" in lab.controls_note
     context = SPECS["context_length"]
     assert "mode" not in context.controls and "only on the form" in context.controls_note
+    assert SPECS["retrieval"].controls == ("model", "temperatures") and SPECS["glossary"].controls == ()
     assert all(spec.controls == SIDEBAR_CONTROLS for name, spec in SPECS.items()
-               if name not in ("softmax_lab", "context_length"))
+               if name not in ("softmax_lab", "context_length", "retrieval", "glossary"))
 
 
 def test_a_control_hidden_on_one_page_keeps_its_value_for_the_next(tiny_env):
@@ -134,14 +135,16 @@ def test_a_mangled_link_opens_a_sane_view(tiny_env, query):
     # nothing in these links is valid, so every widget keeps its default: never a model from the link
     assert at.selectbox(key="model").value == "tiny-random"
     assert at.number_input(key="window").value == 32
-    assert at.selectbox(key="maps_layer").value == 1
-    assert at.selectbox(key="maps_head").value == "mean of heads"
+    if "layer" in query:  # the page's own default view, the head whose weights move most with T (most_moved_head)
+        plain_view = open_app("attention_maps")
+        for key in ("maps_layer", "maps_head"):
+            assert at.selectbox(key=key).value == plain_view.selectbox(key=key).value, key
     assert at.text_input(key="temperatures").value == "0.5, 1, 1.5, 2"
     assert at.radio(key="mode").value == "in-model"
 
 
 @pytest.mark.parametrize(("query", "widget", "key", "value"), [
-    ({"window": "8"}, "number_input", "window", 8), ({"layer": "2", "head": "3"}, "selectbox", "maps_head", 3),
+    ({"window": "8"}, "number_input", "window", 8), ({"layer": "2", "head": "1"}, "selectbox", "maps_head", 1),
     ({"layer": "2"}, "selectbox", "maps_layer", 2), ({"t": "0.3,3"}, "text_input", "temperatures", "0.3, 3"),
     ({"mode": "isolated"}, "radio", "mode", "isolated"), ({"log": "1"}, "toggle", "maps_log", True),
     ({"statistic": "top_ratio"}, "selectbox", "maps_statistic", "top_ratio"),

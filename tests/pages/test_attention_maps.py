@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import components.serving.cache
+from components.present import guide
 from components.serving.cache import cached_report, cached_report_with_maps
 from components.widgets import downloads
 from model_utils import analyze
@@ -244,7 +245,7 @@ def test_the_token_view_shades_one_text_per_temperature_and_follows_the_query_wi
     passes = counting(tiny_env, "analyze")
     at = open_app("attention_maps", query={"layer": "1", "head": "mean of heads"})
     assert_clean(at)
-    assert "Look at the text" in at.markdown[0].value  # the first screen says what to look at
+    assert guide.POINT["attention_maps"] in at.markdown[0].value  # the first screen says its point
     picker = at.selectbox(key="maps_query")
     n = len(picker.options)
     assert picker.value == n - 1  # the last token by default

@@ -4,6 +4,8 @@ the report's distance profile, and says why nothing is distant in a short text."
 import numpy as np
 
 import components.serving.cache
+from components.present import guide
+from components.present.text import plain
 from components.serving.cache import cached_answer_token, cached_report
 from model_utils import analyze
 from model_utils.engine.analyze import answer_token
@@ -104,7 +106,7 @@ def test_a_continuation_past_the_trained_length_is_an_error_line_kept_without_as
                      lambda *a, **k: calls.append(1) or real(*a, **k))
     at = open_app("collapse_inspector")
     assert_clean(at)
-    assert "Look at where the mass goes" in at.markdown[0].value  # the first screen says what to look at
+    assert guide.POINT["collapse_inspector"] in at.markdown[0].value  # the first screen says its point
     at.button(key="collapse_said_button").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [e.value for e in at.error] == [
@@ -120,3 +122,24 @@ def test_a_continuation_past_the_trained_length_is_an_error_line_kept_without_as
     at.button(key="collapse_said_button").click().run()
     assert_clean(at)
     assert len(at.get("code")) == 4 and len(calls) == 2
+
+
+def test_the_first_screen_says_its_point_its_limit_and_its_verdicts_in_temperatures_before_the_prompt(tiny_env):
+    """The point, one line on the token limit against the trained length (with the pages that go past it), the
+    verdicts in temperatures only, then the mass chart; the prompt and its settings under them."""
+    from tests.support.context_page import page_order
+
+    at = open_app("collapse_inspector")
+    at.text_input(key="temperatures").set_value("0.05, 1, 20").run()  # far enough to be judged
+    assert_clean(at)
+    order = page_order(at.main)[1:]  # after the main block itself
+    assert order[:2] == ["title", f"markdown:**{guide.POINT['collapse_inspector'][:28]}"], order[:3]
+    limit = next(c.value for c in at.caption if c.value.startswith("This page reads a prompt of up to 4,096 tokens"))
+    assert "trained length is 1,024" in limit  # the tiny model's: 4,096 is past it
+    assert "[Context length](context)" in limit and "[Retrieval](retrieval)" in limit
+    said = " ".join(box.value for box in [*at.warning, *at.info])
+    assert plain("T=20 softens attention") in said and plain("T=0.05 sharpens attention") in said
+    assert "m = " not in said and "m from" not in said  # temperatures only
+    assert order.index("plotly_chart:collapse_masses") < order.index("text_area")
+    assert order.index(next(entry for entry in order if entry.startswith("warning"))) < order.index(
+        "plotly_chart:collapse_masses")

@@ -15,6 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.pages import PAGES
+from components.present.sweep_data import CUT_LABEL
 from components.present.text import plain
 from components.serving import settings
 from model_utils.core.records.sweep import SweepDocument
@@ -28,6 +29,8 @@ from tests.support.context_page import (
     POSITION_CHARTS,
     answer_line,
     bars,
+    every_line,
+    full_answer_line,
     open_page,
     opening,
     page_order,
@@ -48,8 +51,12 @@ def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, d
     assert "context_view" not in [radio.key for radio in at.radio]  # nothing to choose between before a run
     # the verdict is the document's own, in words.py's words (escaped for markdown)
     assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(document.verdict)]
-    # the charts draw the document's numbers
-    nll = traces(chart(at, "context_nll"), "scatter")
+    # the loss by position opens on T = 1, the best T per bucket and the cut-context reference (no recipe ran)
+    assert document.cut_context is not None
+    assert [trace["name"] for trace in traces(chart(at, "context_nll"), "scatter")] == [
+        "T=1", "best constant T per bucket", CUT_LABEL]
+    # the charts draw the document's numbers: every line, once asked for
+    nll = traces(chart(every_line(at), "context_nll"), "scatter")
     assert [trace["name"] for trace in nll] == [result.label for result in document.results]
     for trace, result in zip(nll, document.results, strict=True):
         np.testing.assert_allclose(array(trace["y"]).astype(float), result.nll)
@@ -114,14 +121,19 @@ def test_the_committed_bundled_sweep_loads_and_renders(tiny_env, runs):
         assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(document.verdict)]
     recipes = list(dict.fromkeys(label.split(" + ")[0] for label in (r.label for r in document.results)
                                  if " + " in label))
-    if recipes:  # the main figure: T = 1, the best T per bucket and each recipe at T = 1
+    if recipes:  # four lines: T = 1, the best T per bucket, the verdict's recipe and the cut context where it ran
         lines = [trace["name"] for trace in traces(chart(at, "context_nll"), "scatter")]
+        lead = document.verdict.decomposition.lever(Dominant.RECIPE).view
+        cut = ["T=1, context cut to the trained length"] if document.cut_context is not None else []
+        assert lines == ["T=1", "best constant T per bucket", lead, *cut]
+        # every line: T = 1, the best T per bucket and each recipe at T = 1
+        lines = [trace["name"] for trace in traces(chart(every_line(at), "context_nll"), "scatter")]
         assert lines == ["T=1", "best constant T per bucket", *(f"{recipe} + T=1" for recipe in recipes)]
 
 
 def test_the_page_opens_with_the_answer_and_the_loss_chart_before_the_words(recipe_env):
-    """Title, one paragraph, the form folded away, the answer (one sentence) and its chart, then the loss by
-    position; the verdict in full and the method come in an expander under it."""
+    """Title, the answer (one sentence) and its chart, the headline numbers, then the loss by position; everything
+    else folded in expanders under it, the form last."""
     at = open_page()
     order = page_order(at.main)
 
@@ -130,27 +142,28 @@ def test_the_page_opens_with_the_answer_and_the_loss_chart_before_the_words(reci
 
     chart_at = where("plotly_chart:context_nll")
     before = [entry for entry in order[:chart_at] if entry.startswith("markdown:")]
-    assert len(before) == 2 and before[0].startswith("markdown:How does a model do"), before  # the lead
-    assert before[1].startswith("markdown:**One text, the committed"), before  # and the answer, no more words
-    assert where("expander:Run the sweep on your own text") < chart_at  # folded: one line high
+    assert len(before) == 1 and before[0].startswith("markdown:**One text, the committed"), before  # no more words
+    expanders = [entry for entry in order if entry.startswith("expander:")]
+    assert where("expander:") > chart_at and expanders[-1] == "expander:Run the sweep on your own text and model"
     assert chart_at < where("expander:What this sweep measured, and how") < where("markdown:**What this sweep") \
         < where("markdown:How it was measured")
 
 
 def test_the_page_opens_on_the_answer_sentence_then_its_decomposition_chart(recipe_env, recipe_document):
-    """Right after the title and the lead (and the folded form): the verdict's answer in one sentence, then the
-    decomposition chart of the same verdict, then the headline numbers, then the loss by position."""
+    """Right after the title: the verdict's answer in one sentence, then the decomposition chart of the same
+    verdict, then the headline numbers, then the loss by position; the answer in full is folded."""
     at = open_page()
     assert_clean(at)
     order = opening(at)
-    assert order[0] == "title" and order[1].startswith("markdown:How does a model do past the"), order[:2]
-    assert order[2] == "expander:Run the sweep on your own text and model", order[2]
-    assert order[3].startswith("markdown:**One text, the committed")
-    assert order[4] == "plotly_chart:context_decomposition"
+    assert order[0] == "title" and order[1].startswith("markdown:**One text, the committed"), order[:2]
+    assert order[2] == "plotly_chart:context_decomposition"
     assert order.index("plotly_chart:context_decomposition") < min(
         i for i, entry in enumerate(order) if entry.startswith("metric:")) < order.index("plotly_chart:context_nll")
+    assert order[-1] == "expander:Run the sweep on your own text and model"  # folded, at the foot
     verdict = recipe_document.verdict
-    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(words.answer(verdict))
+    title = "One text, the committed sweep (cross-fit on one text)"
+    assert answer_line(at, title) == plain(words.answer_point(verdict))
+    assert full_answer_line(at, title) == plain(words.answer(verdict))
     decomposition = verdict.decomposition
     figure = chart(at, "context_decomposition")
     assert bars(figure) == pytest.approx({words.row_label(lever): lever.saved for lever in decomposition.levers
@@ -186,7 +199,8 @@ def test_the_headline_leads_with_the_dominant_lever(tiny_env, tmp_path, views, d
     decomposition = verdict.decomposition
     assert decomposition.dominant == dominant
     lever = decomposition.lever(decomposition.dominant)
-    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(words.answer(verdict))
+    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(
+        words.answer_point(verdict))
     shown = at.get("metric")
     assert shown[0].value == plain(f"{lever.saved:+.3f} nats/token")  # the lead's number, big
     assert shown[0].label.endswith(plain(words.row_label(lever)))
@@ -212,8 +226,9 @@ def test_the_answer_names_the_recipe_family_that_recovers_the_most(tiny_env, tmp
     the chart colours each family, the table gives a remapping's untrained mass on both distances."""
     at, written = open_on_synthetic(tiny_env, tmp_path, views)
     verdict = written.verdict
-    answer = answer_line(at, "One text, the committed sweep (cross-fit on one text)")
+    answer = full_answer_line(at, "One text, the committed sweep (cross-fit on one text)")
     assert answer == plain(words.answer(verdict)) and verdict.decomposition.lever(Dominant.RECIPE).view == lead
+    assert plain(lead) in answer_line(at, "One text, the committed sweep (cross-fit on one text)")
     names = {trace["name"] for trace in traces(chart(at, "context_decomposition"), "bar")}
     assert {"frequency change (interpolation) at T = 1", "distance remapping at T = 1"} <= names
     table = next(t.value for t in at.table if "view" in t.value.columns)
@@ -243,17 +258,17 @@ def test_the_headline_numbers_are_the_verdicts_and_come_before_the_loss_chart(re
 
 def test_the_decomposition_is_a_table_of_the_verdicts_rows_and_absent_without_a_recipe(recipe_env, recipe_document,
                                                                                       tiny_sweep_file):
+    heading = "**What brings the loss back past the trained length**"
     at = open_page()
     assert_clean(at)
-    headers = [header.value for header in at.subheader]
     table = next(t.value for t in at.table if "view" in t.value.columns)
     rows = words.decomposition_table(recipe_document.verdict)
-    assert "What brings the loss back past the trained length" in headers and rows
+    assert any(m.value.startswith(heading) for m in at.markdown) and rows
     assert list(table["view"]) == [row["view"] for row in rows]
     assert any(view.startswith("yarn-rope") for view in table["view"])
     recipe_env.setattr(settings, "CONTEXT_SWEEP", tiny_sweep_file)
     at = open_page()
-    assert "What brings the loss back past the trained length" not in [header.value for header in at.subheader]
+    assert not any(m.value.startswith(heading) for m in at.markdown)
 
 
 def test_no_page_passes_a_long_tuple_or_splats_one():

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.present import captions
 from components.present.text import plain
 from components.serving import settings
 from model_utils.core.records.fit import FORMAT as FIT_FORMAT
@@ -20,11 +21,14 @@ from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import RowKind
 from model_utils.experiments.texts import builtin_corpus
 from model_utils.verdicts import words
+from model_utils.verdicts.fit import law as law_of
 from tests.support.apptest import array, assert_clean, chart, charts, traces
 from tests.support.context_page import (
     COMMITTED,
     answer_line,
     bars,
+    every_line,
+    full_answer_line,
     open_page,
     opening,
     trained_line_positions,
@@ -39,7 +43,10 @@ def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summa
     at = open_page()
     assert_clean(at)
     assert runs["passes"] == 0
-    nll = chart(at, "context_corpus_nll")
+    opened = [trace["name"] for trace in traces(chart(at, "context_corpus_nll"), "scatter")
+              if trace.get("mode") == "lines+markers"]
+    assert opened == ["T=1", "best constant T per bucket"]  # four lines at most: no recipe ran on this corpus
+    nll = chart(every_line(at), "context_corpus_nll")
     lines = [trace for trace in traces(nll, "scatter") if trace.get("mode") == "lines+markers"]
     bands = [trace for trace in traces(nll, "scatter") if trace.get("fill") == "tonexty"]
     assert [trace["name"] for trace in lines] == [result.label for result in summary.results]
@@ -58,7 +65,7 @@ def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summa
     assert plain(f"({names})") in caption
     # per domain: the two documents share one, and the table holds the summary's savings past the trained length
     assert [entry.domain for entry in summary.domains] == ["reference documentation"]
-    assert any(header.value == "Per domain of the corpus" for header in at.subheader)
+    assert any(m.value == "**Per domain of the corpus**" for m in at.markdown)
     domains = next(table.value for table in at.table if "domain" in table.value.columns)
     lever = summary.domains[0].levers[0]
     assert list(domains["domain"]) == ["reference documentation"]
@@ -103,12 +110,16 @@ def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts
     at = open_page()
     assert_clean(at)
     assert runs["passes"] == 0
-    assert any(header.value.startswith("Fitted temperature") for header in at.subheader)
+    assert "Fitted temperature, held out, against YaRN's law" in [e.label for e in at.expander]
     table = at.table[-1].value
-    assert table.to_dict("records") == [words.fit_row(on_recipe), words.fit_row(own)]  # recipes first
+    fits = [on_recipe, own]  # recipes first
+    assert table.to_dict("records") == captions.fit_rows_in_t([words.fit_row(fit) for fit in fits],
+                                                              [law_of(fit) for fit in fits])
     assert list(table["saved vs T = 1"]) == ["+2.000 (+1.900 to +2.100)", "+0.050 (-0.010 to +0.100)"]
+    assert not set(captions.LAW_COLUMNS) - {"YaRN's law"} & set(table.columns)  # no column in m
+    assert table["YaRN's law"].iloc[0] == f"T = {1 / law_of(on_recipe).yarn_law:.3f} at s = 2"
     law, point = traces(chart(at, "context_fit_law"), "scatter")
-    assert law["name"].startswith("YaRN's law") and array(point["y"])[0] == pytest.approx(1 / 0.88)
+    assert law["name"].startswith("YaRN's law") and array(point["y"])[0] == pytest.approx(0.88)  # as a T
     said = next(m.value for m in at.markdown if m.value.startswith(f"**{plain(words.fit_point_label(on_recipe))}"))
     assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in words.fit_sentences(on_recipe)]
 
@@ -116,7 +127,7 @@ def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts
 def test_without_fits_the_page_shows_no_fit_section(tiny_env, runs):
     at = open_page()
     assert_clean(at)
-    assert not any(header.value.startswith("Fitted temperature") for header in at.subheader)
+    assert not any(e.label.startswith("Fitted temperature") for e in at.expander)
 
 
 # --- RoPE recipes: the committed view per recipe, the untrained-distance mass, the form's recipe -------------------
@@ -137,11 +148,12 @@ def test_with_a_corpus_its_answer_comes_first_held_out_over_documents_and_its_nu
     assert_clean(at)
     corpus = TuneSummary.from_dict(json.loads(summary_file.read_text())).verdict
     order = opening(at)
-    assert order[3].startswith("markdown:**The corpus") and order[4] == "plotly_chart:context_corpus_decomposition"
-    assert order[5].startswith("markdown:**One text, the committed")
-    assert order[6] == "plotly_chart:context_decomposition"
-    assert answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
-    assert answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(
+    assert order[1].startswith("markdown:**The corpus") and order[2] == "plotly_chart:context_corpus_decomposition"
+    assert order.index("expander:Every lever, in full: the answers and the decomposition table") < order.index(
+        "plotly_chart:context_decomposition")  # the one text's answer and chart, folded
+    assert answer_line(at, "The corpus (held out over documents)") == plain(words.answer_point(corpus))
+    assert full_answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
+    assert full_answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(
         words.answer(document.verdict))
     assert bars(chart(at, "context_corpus_decomposition")) == pytest.approx(
         {words.row_label(lever): lever.saved for lever in corpus.decomposition.levers if lever.saved is not None})
@@ -164,15 +176,15 @@ def test_the_committed_sweeps_of_two_models_are_a_choice_and_a_table_side_by_sid
     assert choice.options == ["tiny-random, 2,048 tokens", "Gemma 3 270M, 256 tokens"]
     assert choice.value == "tiny-random, 2,048 tokens"
     assert answer_line(at, "One text, the committed sweep of tiny-random (cross-fit on one text)") == plain(
-        words.answer(tiny.verdict))
+        words.answer_point(tiny.verdict))
     table = next(t.value for t in at.table if "model" in t.value.columns)
     assert table.to_dict("records") == words.side_by_side_rows([tiny, gemma])
-    assert "The committed sweeps side by side" in [header.value for header in at.subheader]
+    assert "The committed sweeps side by side, and the corpus per domain" in [e.label for e in at.expander]
     choice.set_value("Gemma 3 270M, 256 tokens").run()
     assert_clean(at)
     verdict = gemma.verdict
     assert answer_line(at, "One text, the committed sweep of Gemma 3 270M (cross-fit on one text)") == plain(
-        words.answer(verdict))
+        words.answer_point(verdict))
     assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(verdict)]
     assert any(line.startswith("By layer type") for line in verdict_lines(at))
     decomposition = next(t.value for t in at.table if "view" in t.value.columns)
@@ -194,7 +206,7 @@ def test_the_corpus_shown_is_the_chosen_models_and_none_leads_for_a_model_withou
 
     def titles(at: AppTest) -> list[str]:
         return [m.value.split(".**")[0].replace("\\", "") for m in at.markdown  # markdown escapes left out
-                if m.value.startswith(("**The corpus", "**One text"))]
+                if m.value.startswith(("**The corpus", "**One text")) and ", in full.**" not in m.value]
 
     at = open_page()
     assert_clean(at)
@@ -221,7 +233,7 @@ def test_one_committed_sweep_offers_no_choice_and_a_table_of_one_row(tiny_env, r
     table = next(t.value for t in at.table if "model" in t.value.columns)
     assert table.to_dict("records") == words.side_by_side_rows([document])
     answers = [m.value for m in at.markdown if m.value.startswith("**One text, the committed sweep")]
-    assert len(answers) == 1 and " of " not in answers[0].split(".**")[0]  # one model: its answer names none
+    assert len(answers) == 2 and all(" of " not in said.split(".**")[0] for said in answers)  # one model: none named
 
 
 def test_the_committed_fit_on_the_corpus_documents_is_a_bar_of_its_decomposition(tiny_env, runs):
@@ -233,7 +245,7 @@ def test_the_committed_fit_on_the_corpus_documents_is_a_bar_of_its_decomposition
     assert_clean(at)
     corpus = read_tune().verdict  # the fits made on its documents folded in when they were written
     (fitted,) = [lever for lever in corpus.decomposition.levers if lever.kind is RowKind.FITTED]
-    assert answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
+    assert full_answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
     assert bars(chart(at, "context_corpus_decomposition"))[words.row_label(fitted)] == pytest.approx(fitted.saved)
 
 

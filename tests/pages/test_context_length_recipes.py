@@ -1,13 +1,21 @@
 """The Context length page's charts by position on a committed sweep with RoPE recipes and distance remappings: the
-main comparison, a recipe's passes, the best temperature on a recipe, the untrained-distance mass of every pass,
-the distance profile, and each recipe family's lines."""
+four lines it opens on (with the cut-context reference where the sweep has it), the main comparison, a recipe's
+passes, the best temperature on a recipe, the untrained-distance mass of every pass, the distance profile, and each
+recipe family's lines."""
 
 from __future__ import annotations
 
-import numpy as np
+import json
+from dataclasses import replace
 
+import numpy as np
+import pytest
+
+from components.present.sweep_data import CUT_LABEL
 from components.present.text import plain
 from components.serving import settings
+from model_utils.core.records.sweep import SweepDocument
+from model_utils.core.records.verdict import Dominant
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTIC_LABELS
 from tests.support.apptest import array, assert_clean, chart, traces
@@ -15,14 +23,65 @@ from tests.support.context_page import (
     MAIN,
     OWN,
     by_label,
+    every_line,
     line_names,
     open_page,
     trained_line_positions,
 )
 
 
-def test_the_main_figure_draws_t1_the_best_t_and_each_recipe_at_t1(recipe_env, runs, recipe_document):
+def test_the_loss_opens_on_t1_the_best_t_and_the_recipe_the_answer_names(recipe_env, runs, recipe_document):
     at = open_page()
+    assert_clean(at)
+    assert runs == {"sweeps": 0, "passes": 0}
+    assert not at.toggle(key="context_every_line").value and "context_lines" not in [b.key for b in at.selectbox]
+    lead = recipe_document.verdict.decomposition.lever(Dominant.RECIPE).view
+    assert line_names(chart(at, "context_nll")) == ["T=1", "best constant T per bucket", lead, CUT_LABEL]
+    assert recipe_document.cut_context is not None  # the sweep ran the cut-context pass: its line is drawn
+    assert any(c.value.startswith(plain("Lines: T = 1 on the model's own positions (thick); the best constant"))
+               and "cut to the trained length" in c.value for c in at.caption)
+
+
+@pytest.fixture(scope="module")
+def cut_document(tiny, recipe_document, tmp_path_factory) -> SweepDocument:
+    """The recipe sweep with the cut-context reference pass of its text (experiments.cut_context on the tiny model:
+    positions 1,024 .. 2,046, each read with at most the trained length of 1,024 before it, 256 scored a window)."""
+    from model_utils.engine.analyze import tokenize
+    from model_utils.experiments.cut_context import cut_context_pass
+    from model_utils.experiments.texts import builtin_text
+
+    ids, _ = tokenize(tiny, builtin_text("long"), recipe_document.n_tokens)
+    assert len(ids) == recipe_document.n_tokens
+    cut = cut_context_pass(tiny, ids, recipe_document.trained_length, 256, tmp_path_factory.mktemp("cut"))
+    return replace(recipe_document, cut_context=cut)
+
+
+def test_the_context_cut_to_the_trained_length_is_the_fourth_line_where_the_sweep_has_it(recipe_env, cut_document,
+                                                                                         tmp_path):
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(cut_document.to_dict(), allow_nan=False))
+    recipe_env.setattr(settings, "CONTEXT_SWEEP", path)
+    at = open_page()
+    assert_clean(at)
+    lead = cut_document.verdict.decomposition.lever(Dominant.RECIPE).view
+    figure = chart(at, "context_nll")
+    assert line_names(figure) == ["T=1", "best constant T per bucket", lead, "T=1, context cut to the trained length"]
+    cut = cut_document.cut_context
+    drawn = array(traces(figure, "scatter")[3]["y"]).astype(float)
+    for (start, stop), value in zip(cut_document.buckets, drawn, strict=True):
+        if start < 1024:  # read whole: the cut changes nothing there, so no point is drawn
+            assert np.isnan(value)
+        else:  # the mean over the bucket's positions with a next token, as the passes' NLL
+            positions = range(start, min(stop, cut_document.n_tokens - 1))
+            assert value == pytest.approx(np.mean([cut.position_nll[p - 1024] for p in positions]), abs=1e-9)
+    assert traces(figure, "scatter")[3]["line"]["dash"] == "dash"
+    assert any(plain("cut to the trained length (grey, dashed)") in c.value for c in at.caption)
+    # every line: the comparisons of passes, without the reference
+    assert "T=1, context cut to the trained length" not in line_names(chart(every_line(at), "context_nll"))
+
+
+def test_the_main_figure_draws_t1_the_best_t_and_each_recipe_at_t1(recipe_env, runs, recipe_document):
+    at = every_line(open_page())
     assert_clean(at)
     assert runs == {"sweeps": 0, "passes": 0}
     assert at.selectbox(key="context_lines").value == MAIN
@@ -52,7 +111,7 @@ def test_the_main_figure_draws_t1_the_best_t_and_each_recipe_at_t1(recipe_env, r
 
 def test_the_lines_choice_draws_a_recipes_passes_next_to_the_plain_t1_and_stays_in_the_link(recipe_env,
                                                                                                recipe_document):
-    at = open_page()
+    at = every_line(open_page())
     at.selectbox(key="context_lines").set_value("yarn-rope (s=2)").run()
     assert_clean(at)
     names = line_names(chart(at, "context_nll"))
@@ -64,8 +123,12 @@ def test_the_lines_choice_draws_a_recipes_passes_next_to_the_plain_t1_and_stays_
     at.selectbox(key="context_lines").set_value(OWN).run()
     assert line_names(chart(at, "context_nll")) == [r.label for r in recipe_document.results if r.rope is None]
 
+    at.toggle(key="context_every_line").set_value(False).run()  # back to the four lines: the link forgets the choice
+    assert "lines" not in at.query_params
+
     linked = open_page({"lines": "linear (s=2)", "best_on": "nonsense"})
     assert_clean(linked)
+    assert linked.toggle(key="context_every_line").value  # a link with a choice of lines opens on it
     assert line_names(chart(linked, "context_nll")) == ["T=1", "linear (s=2) + T=1"]
     assert linked.selectbox(key="context_best_on").value == OWN  # a mangled choice falls back to the default
 
@@ -134,7 +197,7 @@ def test_the_distance_heatmap_compares_t1_with_any_pass_a_recipe_first(recipe_en
 def test_a_sweep_with_remappings_offers_each_family_and_marks_the_remapped_rows(tiny_env, tiny_remap_sweep_file,
                                                                                  remap_document):
     tiny_env.setattr(settings, "CONTEXT_SWEEP", tiny_remap_sweep_file)
-    at = open_page()
+    at = every_line(open_page())
     assert_clean(at)
     options = at.selectbox(key="context_lines").options
     assert options[:4] == [MAIN, "T = 1 and each frequency change (interpolation) at T = 1",

@@ -27,6 +27,7 @@ from tests.support.context_page import (
     OWN,
     POSITION_CHARTS,
     by_label,
+    every_line,
     open_page,
     submit,
     verdict_lines,
@@ -63,7 +64,9 @@ def test_a_run_on_the_tiny_model_shows_its_own_sweep_and_verdict(runs, tiny):
     assert runs["passes"] == 4  # the same passes, from the page's pass cache: the page ran what it said
     caption = next(c.value for c in at.caption if c.value.startswith("tiny\\-random on 1,536 tokens"))
     assert "trained length 1,024" in caption
-    for trace, result in zip(traces(chart(at, "context_nll"), "scatter"), expected.results, strict=True):
+    assert [trace["name"] for trace in traces(chart(at, "context_nll"), "scatter")] == [
+        "T=1", "best constant T per bucket"]  # no recipe ran: T = 1 and the best T per bucket
+    for trace, result in zip(traces(chart(every_line(at), "context_nll"), "scatter"), expected.results, strict=True):
         assert trace["name"] == result.label
         np.testing.assert_allclose(array(trace["y"]).astype(float), result.nll)
     assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(expected.verdict)]
@@ -151,7 +154,8 @@ def test_a_run_with_a_recipe_runs_every_temperature_on_it(runs, tiny):
     assert runs["passes"] == 4  # 2 temperatures on the model's own positions, 2 on the recipe
     labels = at.selectbox(key="context_compare").options
     assert labels == ["T=0.8", "yarn-rope (s=2) + T=0.8", "yarn-rope (s=2) + T=1"]
-    assert at.selectbox(key="context_lines").options == [MAIN, OWN, "yarn-rope (s=2)"]
+    assert "yarn-rope (s=2) + T=1" in [trace["name"] for trace in traces(chart(at, "context_nll"), "scatter")]
+    assert every_line(at).selectbox(key="context_lines").options == [MAIN, OWN, "yarn-rope (s=2)"]
     assert at.selectbox(key="context_best_on").options == [OWN, "yarn-rope (s=2)"]
     expected = sweep(tiny, builtin_text("long"), [0.8, 1.0, *(View(t, Rope("yarn-rope", 2.0)) for t in (0.8, 1.0))],
                      SweepSettings(max_tokens=1280, bucket_size=256, window=32, beyond_trained=True),

@@ -5,12 +5,14 @@ import json
 import numpy as np
 import pytest
 
+from components.present import guide
 from components.present.text import plain
 from model_utils import Schedule
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, parse_rope, usage
+from model_utils.core.schedules import SCHEDULES
 from model_utils.verdicts.context import entropy_with_length
-from model_utils.verdicts.words import PUBLISHED_ENTROPY, entropy_trend_sentences, measured_entropy_sentence
+from model_utils.verdicts.words import PUBLISHED_ENTROPY_IN_T, entropy_trend_sentences, measured_entropy_sentence
 from tests.support import SHORT_TEXT
 from tests.support.apptest import array, assert_clean, chart, open_app, texts
 
@@ -32,14 +34,13 @@ def test_length_schedules_follow_their_inputs(tiny_env):
     assert_clean(at)
     assert chart(at, "schedule_loss")["data"][0]["x"][-1].startswith("yarn")
 
-    multipliers = [array(trace["y"]) for trace in chart(at, "schedule_curves")["data"]]
-    at.toggle(key="schedule_as_t").set_value(True).run()
-    assert_clean(at)
-    shown = [array(trace["y"]) for trace in chart(at, "schedule_curves")["data"]]
-    assert len(shown) == len(multipliers) == 5
-    for m, t in zip(multipliers, shown, strict=True):
-        assert m[-1] > 1.0 and t[-1] < 1.0  # at 128k tokens every schedule sharpens: m > 1, T = 1 / m < 1
-        np.testing.assert_allclose(t[m > 0], 1.0 / m[m > 0])
+    shown = {trace["name"]: array(trace["y"]) for trace in chart(at, "schedule_curves")["data"]}
+    assert len(shown) == 5 and not at.toggle  # the page speaks of T only: no switch to m
+    for name, info in SCHEDULES.items():
+        schedule = Schedule(name, info.default)
+        t = shown[schedule.label]
+        assert t[-1] < 1.0  # at 128k tokens every schedule sharpens: T = 1 / m < 1
+        np.testing.assert_allclose(t[-1], 1.0 / schedule.multipliers(131072)[-1])
 
     at.radio(key="mode").set_value("isolated").run()
     assert_clean(at)
@@ -55,11 +56,24 @@ def schedule_table(at) -> dict[str, dict[str, str]]:
     return {row["schedule"]: row for row in frame.to_dict("records")}
 
 
+def schedule_details(at) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("- **yarn"))
+
+
+def test_the_page_opens_on_its_point_and_the_schedules_chart(tiny_env):
+    at = open_app("length_schedules")
+    assert_clean(at)
+    order = [element.type for element in at.main.children.values()]
+    assert at.markdown[0].value == f"**{guide.POINT['length_schedules']}**"
+    # the title, the point, then the chart (drawn into the container above its knobs)
+    assert order[:2] == ["title", "markdown"] and "schedule_curves" in at.main.children[2].children[0].proto.id
+
+
 def test_schedule_texts_follow_the_knobs(tiny_env):
     at = open_app("length_schedules")
     assert_clean(at)
     assert "Three curves coincide past 512 tokens" in schedule_caption(at, "coincide")
-    assert schedule_table(at)["logn"]["multiplier m"].startswith("ln n / ln 512 ")
+    assert schedule_table(at)["logn"]["temperature T"] == "ln 512 / ln n for a query that sees n keys"
 
     for name in ("qwen-logn", "ssmax", "logn"):
         at.number_input(key=f"schedule_knob_{name}").set_value(1024.0)
@@ -70,13 +84,16 @@ def test_schedule_texts_follow_the_knobs(tiny_env):
     caption = schedule_caption(at, "coincide")
     assert "Three curves coincide past 1,024 tokens" in caption and "s = 1 / ln 1024" in caption
     assert "shorter than its base, 1,024 tokens" in caption and "Llama 4's steps start at 4,096 tokens" in caption
-    assert f"m = {(0.1 * np.log(16) + 1) ** 2:.3f} for s = 16" in caption
-    assert "512" not in caption and "8,192" not in caption
+    assert f"T = {1 / (0.1 * np.log(16) + 1) ** 2:.3f} for s = 16" in caption
+    assert "512" not in caption and "8,192" not in caption and "m = " not in caption
     table = schedule_table(at)
-    assert table["logn"]["multiplier m"].startswith("ln n / ln 1024 ")
-    assert "log_1024(p + 1)" in table["qwen-logn"]["multiplier m"] and "1 / ln 1024" in table["ssmax"]["multiplier m"]
-    assert "/ 4096)" in table["llama4"]["multiplier m"] and "s = 16" in table["yarn"]["multiplier m"]
-    assert not any("512" in row["multiplier m"] or "8192" in row["multiplier m"] for row in table.values())
+    assert table["logn"]["temperature T"].startswith("ln 1024 / ln n ")
+    assert "log_1024(p + 1)" in table["qwen-logn"]["temperature T"] and "ln 1024 / ln n" in table["ssmax"][
+        "temperature T"]
+    assert "/ 4096⌋" in table["llama4"]["temperature T"] and "s = 16" in table["yarn"]["temperature T"]
+    assert not any("512" in row["temperature T"] or "8192" in row["temperature T"] for row in table.values())
+    details = schedule_details(at)  # one click away: the formula as published, at the knob
+    assert plain(SCHEDULES["logn"].formula_for(1024)) in details and plain("/ 4096)") in details
 
     at.number_input(key="schedule_knob_logn").set_value(2048.0).run()  # log-n leaves the other two
     assert_clean(at)
@@ -93,10 +110,15 @@ def test_schedule_table_and_caption_say_what_is_applied(tiny_env):
     at = open_app("length_schedules")
     table = schedule_table(at)
     assert set(table) == {"yarn", "qwen-logn", "llama4", "ssmax", "logn"}
-    yarn = table["yarn"]["applied here"]
-    assert "only YaRN's attention factor" in yarn and "RoPE interpolation" in yarn and "left out" in yarn
-    assert "the RoPE recipe yarn:S" in yarn  # the whole recipe is there too, elsewhere
-    assert "NoPE layers" in table["llama4"]["applied here"] and "every layer" in table["llama4"]["applied here"]
+    assert max(len(cell) for row in table.values() for cell in row.values()) <= 60  # a few words a cell
+    details = schedule_details(at).splitlines()
+    yarn = next(line for line in details if line.startswith("- **yarn"))
+    assert plain("only YaRN's attention factor") in yarn and "RoPE interpolation" in yarn and "left out" in yarn
+    assert plain("the RoPE recipe yarn:S") in yarn  # the whole recipe is there too, elsewhere
+    llama4 = next(line for line in details if line.startswith("- **llama4"))
+    assert "NoPE layers" in llama4 and "every layer" in llama4
+    assert "Each schedule in full: its formula as published, its source, what the explorer applies" in [
+        e.label for e in at.expander]
     at.selectbox(key="schedule_choice").set_value("yarn").run()
     assert_clean(at)
     assert "RoPE interpolation" in schedule_caption(at, "On this ")
@@ -112,7 +134,8 @@ def test_applied_schedule_caption_states_the_share_of_softer_queries(tiny_env):
     assert 0.4 < softer < 0.6
     caption = schedule_caption(at, "On this ")
     assert caption.startswith("On this 1,024-token prompt, logn (base=512) is softer than T = 1 on "
-                              f"{softer:.0%} of the measured queries and sharper on {sharper:.0%}")
+                              f"{softer:.0%} of the measured queries and sharper on {sharper:.0%} (T from ")
+    assert "m = " not in caption and "m from" not in caption
     assert "over the 992 queries at positions 32 to 1,023" in caption
 
 
@@ -123,6 +146,12 @@ def test_the_schedules_page_says_why_nothing_is_distant(tiny_env):
     assert any(info.startswith("Nothing in this text is distant") for info in texts(at, "info"))
 
 
+def argument(at) -> str:
+    """The published entropy argument and what each committed sweep measured, folded under the schedules."""
+    assert "The argument behind them, and what a model measured" in [e.label for e in at.expander]
+    return next(m.value for m in at.markdown if m.value.startswith("- Published argument"))
+
+
 def rows_by_kind(table, column: str) -> dict[str, dict]:
     """A table's rows by the kind that opens their `column` ('yarn: YaRN ...' -> 'yarn'), in order."""
     return {row[column].split(":")[0]: row for row in table.to_dict("records")}
@@ -131,17 +160,20 @@ def rows_by_kind(table, column: str) -> dict[str, dict]:
 def test_the_rope_recipes_are_explained_as_position_changes_with_their_sources(tiny_env):
     at = open_app("length_schedules")
     assert_clean(at)
-    assert "Length extension by the rotary positions: the RoPE recipes" in [h.value for h in at.subheader]
+    assert "Length extension by the rotary positions: the RoPE recipes" in [e.label for e in at.expander]
     rows = rows_by_kind(at.table[1].value, "recipe")
     assert list(rows) == list(RECIPES)
     for kind, info in RECIPES.items():
-        assert rows[kind]["recipe"] == f"{kind}: {info.name}"
-        assert rows[kind]["what it changes"] == info.formula and rows[kind]["source"] == info.source
-        assert f"--rope {kind}:S" in rows[kind]["applied here"] and "Context length page" in rows[kind]["applied here"]
-    assert "is the yarn schedule above" in rows["yarn"]["applied here"]
-    assert "without its attention factor" in rows["yarn-rope"]["applied here"]
+        assert rows[kind] == {"recipe": kind, "what it is": info.name, "run it": f"--rope {kind}:S"}
+    details = {line.split("**")[1]: line for m in at.markdown if m.value.startswith("- **" + plain("yarn: "))
+               for line in m.value.splitlines()}
+    for kind, info in RECIPES.items():
+        line = details[plain(f"{kind}: {info.name}")]
+        assert plain(info.formula) in line and plain(info.source) in line and "Context length page" in line
+    assert "is the yarn schedule above" in details[plain("yarn: YaRN")]
+    assert "without its attention factor" in details[plain("yarn-rope: YaRN's interpolation alone")]
     explained = " ".join(m.value for m in at.markdown)
-    for words in ("θ → θ s^(d / (d − 2))", "(0.1 ln s + 1)²", "divides every position by the scale factor s",
+    for words in ("θ → θ s^(d / (d − 2))", "T = 1 / (0.1 ln s + 1)²", "divides every position by the scale factor s",
                   "**What the explorer applies**", "yarn-rope is YaRN's interpolation without its factor"):
         assert words in explained, words
 
@@ -151,10 +183,11 @@ def test_the_entropy_argument_is_stated_as_the_published_one_next_to_what_was_me
     assert_clean(at)
     assert "roughly like ln n" not in at.markdown[0].value  # no longer stated as a law
     published, measured = entropy_trend_sentences(entropy_with_length(document))
-    said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
-    assert said.splitlines()[1:] == [f"- {plain(published)}", "- " + plain(
+    said = argument(at)
+    assert said.splitlines() == [f"- {plain(PUBLISHED_ENTROPY_IN_T)}", "- " + plain(
         f"On the committed sweep of tiny-random (2,048 tokens, trained length 1,024): {measured}")]
     assert published.startswith("Published argument (Chiang & Cholak 2022; Nakanishi 2025, Scalable-Softmax)")
+    assert PUBLISHED_ENTROPY_IN_T.startswith(published.split(" the length schedules")[0])  # the same, in T
 
 
 def test_each_models_committed_sweep_says_what_it_measured_next_to_the_argument(tiny_env, document, other_sweeps):
@@ -169,8 +202,7 @@ def test_each_models_committed_sweep_says_what_it_measured_next_to_the_argument(
     assert windows and len(windows) < len(gemma.layer_windows)  # the premise: a mix of layer types
     at = open_app("length_schedules")
     assert_clean(at)
-    said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
-    lines = said.splitlines()[1:]
+    lines = argument(at).splitlines()
     assert len(lines) == 3 and lines[1].startswith("- On the committed sweep of tiny" + plain("-") + "random")
     assert lines[2] == "- " + plain(
         f"On the committed sweep of Gemma 3 270M ({gemma.n_tokens:,} tokens, trained length "
@@ -184,8 +216,7 @@ def test_without_a_committed_sweep_the_argument_stands_alone(tiny_env, tmp_path)
     tiny_env.setattr(settings, "CONTEXT_SWEEP", tmp_path / "missing.json")
     at = open_app("length_schedules")
     assert_clean(at)
-    said = next(m.value for m in at.markdown if m.value.startswith("**The argument behind them"))
-    assert said.splitlines()[1:] == [f"- {plain(PUBLISHED_ENTROPY)}", "- " + plain(
+    assert argument(at).splitlines() == [f"- {plain(PUBLISHED_ENTROPY_IN_T)}", "- " + plain(
         "No committed sweep to set a measurement next to it (make sweep writes one).")]
 
 
@@ -207,12 +238,13 @@ def published_distance(kind: str, query: int, key: int, *, group=None, window=No
 def test_the_distance_remappings_are_explained_with_their_sources_and_drawn_from_the_engine(tiny_env):
     at = open_app("length_schedules")
     assert_clean(at)
-    assert "Length extension inside attention: the distance remappings" in [h.value for h in at.subheader]
+    assert "Length extension inside attention: the distance remappings" in [e.label for e in at.expander]
     rows = rows_by_kind(at.table[2].value, "remapping")
     assert list(rows) == list(REMAPS)
+    details = "\n".join(m.value for m in at.markdown if m.value.startswith("- **" + plain("self-extend: ")))
     for kind, info in REMAPS.items():
-        assert rows[kind]["what it does"] == info.formula and rows[kind]["source"] == info.source
-        assert f"--rope {usage(kind)}" in rows[kind]["run it"]
+        assert rows[kind] == {"remapping": kind, "what it is": info.name, "example": f"--rope {EXAMPLES[kind]}"}
+        assert plain(info.formula) in details and plain(f"--rope {usage(kind)}") in details
     figure = chart(at, "remap_distances")
     lines = {trace["name"]: trace for trace in figure["data"]}
     assert list(lines) == ["no remapping", *(parse_rope(EXAMPLES[kind]).label for kind in REMAPS)]

@@ -4,6 +4,7 @@ message for a mistake."""
 
 import json
 
+import numpy as np
 import pytest
 
 from model_utils.core.records.retrieval import RetrievalDocument
@@ -26,6 +27,9 @@ def test_the_page_opens_on_the_reach_chart_of_the_committed_probe(tiny_env, prob
     assert set(drawn) == {"T=0.8", "T=1", "T=1.25", "yarn-rope (s=2) + T=1"}  # the schedule is one click away
     assert array(drawn["T=1"]["y"]) == pytest.approx(probe.curve("T=1").gain)
     assert array(drawn["T=1"]["x"]).tolist() == [48, 96, 192]
+    # the trained length on the log axis: plotly places a shape at log10 of its value
+    (line,) = chart(at, "retrieval_reach")["layout"]["shapes"]
+    assert line["x0"] == pytest.approx(np.log10(probe.trained_length))
     assert next(m.label for m in at.metric) == "reach at T=1"
     at.multiselect(key="retrieval_lines").set_value(["T=1", "qwen-logn (train_length=256)"]).run()
     assert_clean(at)

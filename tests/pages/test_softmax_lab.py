@@ -2,6 +2,7 @@
 
 import pytest
 
+from components.present import guide
 from tests.support.apptest import array, assert_clean, chart, open_app, traces
 
 
@@ -50,7 +51,9 @@ def test_the_lab_leads_on_to_the_attention_maps_with_its_temperatures(tiny_env):
     link = links[0].proto
     assert link.page == "maps" and link.label == "Attention maps at T = 0.5,1,3"
     assert link.query_string == "t=0.5%2C1%2C3"  # the sidebar's temperatures ride along in the link
-    assert "bars as T moves" in at.markdown[0].value  # the first screen says what to look at
+    assert at.markdown[0].value == f"**{guide.POINT['softmax_lab']}**"  # the first screen says its point
+    order = [element.type for element in at.main.children.values()]
+    assert order.index("plotly_chart") < order.index("markdown", 1 + order.index("markdown"))  # then the bars
 
 
 def test_a_gap_too_large_for_a_float_reads_unbounded_not_a_traceback(tiny_env):

@@ -7,7 +7,7 @@ from components.present import captions
 from model_utils import Schedule, analyze
 from model_utils.core.schedules import SCHEDULES
 from model_utils.verdicts.findings import direction_of
-from model_utils.verdicts.words import direction_words
+from model_utils.verdicts.words import temperature_words
 from tests.support import SAMPLE_TEXT
 
 
@@ -38,20 +38,22 @@ def test_measured_queries_and_run_summary_say_what_every_number_averages(report)
 def test_applied_caption_takes_the_direction_from_findings(report):
     caption = captions.applied_caption(report, 2, Schedule("logn", 64))
     assert caption.startswith(f"On this {report.n_tokens}-token prompt, logn (base=64) ")
-    assert direction_words(direction_of(report, 2)) in caption
+    assert temperature_words(direction_of(report, 2)) in caption
+    assert "m = " not in caption and "m from" not in caption  # the pages speak of T only
     measured = Schedule("logn", 64).multipliers(report.n_tokens)[16:]
     assert f"softer than T = 1 on {np.mean(measured < 1):.0%}" in caption
     assert caption.endswith(SCHEDULES["logn"].applied)
 
 
-def test_applied_caption_names_the_queries_a_schedule_leaves_at_m_1(tiny):
-    """Qwen's log-n keeps m = 1 up to its L: those queries are neither softer nor sharper, and the caption says so."""
+def test_applied_caption_names_the_queries_a_schedule_leaves_at_t_1(tiny):
+    """Qwen's log-n keeps T = 1 up to its L: those queries are neither softer nor sharper, and the caption says so."""
     report = analyze(tiny, SAMPLE_TEXT, temperatures=[1.0, Schedule("qwen-logn", 64)], window=16)
     measured = Schedule("qwen-logn", 64).multipliers(report.n_tokens)[16:]
     caption = captions.applied_caption(report, 1, Schedule("qwen-logn", 64))
-    assert f"sharper on {np.mean(measured > 1):.0%}" in caption
-    assert f"; m = 1 (as at T = 1) on the other {np.mean(measured == 1):.0%}, over the " in caption
-    assert "m = 1 (as at T = 1)" not in captions.applied_caption(report, 0, Schedule("qwen-logn", 64))  # T = 1
+    assert f"is sharper than T = 1 on {np.mean(measured > 1):.0%} of the measured queries" in caption
+    assert f"; T = 1 on the other {np.mean(measured == 1):.0%}, over the " in caption
+    assert f"(T from {1 / measured.max():.3g} to 1)" in caption
+    assert "T = 1 on the other" not in captions.applied_caption(report, 0, Schedule("qwen-logn", 64))  # T = 1
 
 
 def test_map_titles_name_what_their_number_is(report):
@@ -105,11 +107,43 @@ def test_curves_caption_says_which_curves_coincide_only_when_the_knobs_make_it_t
         assert equal == pair_said, (first, second, caption)
 
 
-def test_schedule_rows_write_each_formula_at_its_knob():
-    rows = {row["schedule"]: row for row in captions.schedule_rows(knobs(logn=1000.0, llama4=2000.0))}
-    assert rows["logn"]["multiplier m"] == SCHEDULES["logn"].formula_for(1000)
-    assert "/ 2000)" in rows["llama4"]["multiplier m"]
-    assert rows["yarn"]["applied here"] == SCHEDULES["yarn"].applied
+def test_schedule_rows_give_each_temperature_at_its_knob_in_a_few_words():
+    schedules = knobs(logn=1000.0, llama4=2000.0)
+    rows = {row["schedule"]: row for row in captions.schedule_rows(schedules)}
+    assert rows["logn"]["temperature T"] == "ln 1000 / ln n for a query that sees n keys"
+    assert "/ 2000⌋" in rows["llama4"]["temperature T"] and "s = 4" in rows["yarn"]["temperature T"]
+    for name, schedule in schedules.items():  # each T is 1 / m of the last query at that length
+        for n in captions.TABLE_LENGTHS:
+            assert float(rows[name][f"T at {n:,} tokens"]) == pytest.approx(1 / schedule.multipliers(n)[-1],
+                                                                             abs=5e-4)
+        assert float(rows[name][f"T at {captions.TABLE_LENGTHS[-1]:,} tokens"]) < 1  # past its anchor, sharper
+    assert max(len(cell) for row in rows.values() for cell in row.values()) <= 60  # a few words a cell
+
+
+def test_schedule_details_keep_the_published_formula_the_source_and_what_is_applied():
+    details = dict(captions.schedule_details(knobs(logn=1000.0)))
+    said = details["logn (base=1000)"]
+    assert said.startswith("T = ln 1000 / ln n") and SCHEDULES["logn"].formula_for(1000) in said
+    assert SCHEDULES["logn"].source in said and said.endswith(SCHEDULES["logn"].applied)
+
+
+@pytest.mark.parametrize("name, knob", [("yarn", 4.0), ("qwen-logn", 512.0), ("llama4", 8192.0), ("ssmax", 512.0),
+                                        ("logn", 512.0)])
+def test_each_schedules_temperature_in_words_is_one_over_its_multiplier(name, knob):
+    """The T the table writes, evaluated at a few positions, against 1 / m of core.schedules."""
+    import math
+
+    schedule = Schedule(name, knob)
+    positions = np.array([0, 100, 511, 512, 8191, 8192, 100000])
+    m = schedule.multipliers(100001)[positions]
+    written = {"yarn": lambda p: 1 / (0.1 * math.log(knob) + 1) ** 2,
+               "qwen-logn": lambda p: 1 / (math.log(p + 1) / math.log(knob)) if p + 1 > knob else 1.0,
+               "llama4": lambda p: 1 / (0.1 * math.log(math.floor((p + 1) / knob) + 1) + 1),
+               "ssmax": lambda p: math.log(knob) / math.log(p + 1) if p else math.inf,
+               "logn": lambda p: math.log(knob) / math.log(p + 1) if p else math.inf}[name]
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose([written(p) for p in positions], 1 / m)
+    assert f"{knob:g}" in captions.schedule_temperature(schedule)
 
 
 def test_softmax_rows_follow_the_closed_forms():

@@ -205,16 +205,19 @@ def test_a_recipe_counts_in_the_budget_refusal():
     assert refusal.endswith("Ask for at most 1,638 tokens, or fewer temperatures or schedules, or no recipe.")
 
 
-def test_the_recipes_table_says_what_each_changes_and_what_is_applied():
+def test_the_recipes_table_is_short_and_its_details_say_what_each_changes_and_what_is_applied():
     from model_utils.core.rope import RECIPES
 
     rows = captions.recipe_rows()
-    assert [row["recipe"] for row in rows] == [f"{kind}: {info.name}" for kind, info in RECIPES.items()]
-    for row, (kind, info) in zip(rows, RECIPES.items(), strict=True):
-        assert row["what it changes"] == info.formula and row["source"] == info.source
-        assert f"--rope {kind}:S" in row["applied here"]
-    assert "is the yarn schedule above" in rows[0]["applied here"]
-    assert sum("schedule above" in row["applied here"] for row in rows) == 1  # only YaRN has a temperature of its own
+    assert [(row["recipe"], row["what it is"]) for row in rows] == [(kind, info.name) for kind, info in RECIPES.items()]
+    assert [row["run it"] for row in rows] == [f"--rope {kind}:S" for kind in RECIPES]
+    assert max(len(cell) for row in rows for cell in row.values()) <= 60  # a few words a cell
+    details = dict(captions.recipe_details())
+    for kind, info in RECIPES.items():
+        said = details[f"{kind}: {info.name}"]
+        assert said.startswith(info.formula) and info.source in said and f"--rope {kind}:S" in said
+    assert "is the yarn schedule above" in details["yarn: YaRN"]
+    assert sum("schedule above" in said for said in details.values()) == 1  # only YaRN has a temperature of its own
 
 
 def test_a_remapped_pass_shows_its_untrained_mass_on_the_distances_it_gives(remap_document):

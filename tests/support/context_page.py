@@ -63,12 +63,16 @@ def line_names(figure: dict) -> list[str]:
     return [trace["name"] for trace in traces(figure, "scatter")]
 
 
+LAYOUT = ("flex_container",)  # a plain container (the page's sections are drawn into some): no entry of its own
+
+
 def page_order(node) -> list[str]:
-    """The page's elements top to bottom (depth first), as 'type' or 'type:what' for charts, expanders and text."""
+    """The page's elements top to bottom (depth first), as 'type' or 'type:what' for charts, expanders and text;
+    a plain container adds none, its elements do."""
     kind = node.type
     said = {"plotly_chart": lambda: node.proto.id.rsplit("-", 1)[-1], "expander": lambda: node.label,
             "markdown": lambda: node.value[:30], "metric": lambda: node.label}.get(kind)
-    order = [f"{kind}:{said()}" if said else kind]
+    order = [] if kind in LAYOUT else [f"{kind}:{said()}" if said else kind]
     for index in sorted(getattr(node, "children", None) or {}):
         order += page_order(node.children[index])
     return order
@@ -76,16 +80,31 @@ def page_order(node) -> list[str]:
 
 def opening(at: AppTest) -> list[str]:
     """The page top to bottom as page_order names it, the folded form as one entry (its widgets are hidden)."""
-    order = []
-    for index in sorted(at.main.children):
-        flat = page_order(at.main.children[index])
-        order += flat[:1] if flat[0].startswith("expander:Run the sweep") else flat
+    order, form = [], False
+    for entry in (entry for index in sorted(at.main.children) for entry in page_order(at.main.children[index])):
+        if entry.startswith("expander:"):
+            form = entry.startswith("expander:Run the sweep")
+            order.append(entry)
+        elif not form:
+            order.append(entry)
     return order
 
 
 def answer_line(at: AppTest, title: str) -> str:
+    """The one-sentence answer the page opens on, under `title` (words.answer_point)."""
     (line,) = [m.value for m in at.markdown if m.value.startswith(f"**{plain(title)}.** ")]
     return line.removeprefix(f"**{plain(title)}.** ")
+
+
+def full_answer_line(at: AppTest, title: str) -> str:
+    """A verdict's answer in full (words.answer), under `title`, in the folded 'Every lever' section."""
+    (line,) = [m.value for m in at.markdown if m.value.startswith(f"**{plain(title)}, in full.** ")]
+    return line.removeprefix(f"**{plain(title)}, in full.** ")
+
+
+def every_line(at: AppTest) -> AppTest:
+    """The loss by position with every line (its toggle on)."""
+    return at.toggle(key="context_every_line").set_value(True).run()
 
 
 def bars(figure: dict) -> dict[str, float]:

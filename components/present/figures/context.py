@@ -1,7 +1,7 @@
 """The Context length page's charts: a per-bucket quantity against the query position with the trained length
 drawn in (the loss, a statistic, one line per pass in its colour and dash), the distance profile and the
-untrained-distance mass of every pass as heatmaps, the best temperature per bucket, and the fitted logit
-multipliers against YaRN's law."""
+untrained-distance mass of every pass as heatmaps, the best temperature per bucket, and the fitted temperatures
+against YaRN's law (as the temperature it amounts to)."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ SCHEDULE_COLOURS = ("#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173")
 # schedule's), its T = 1 solid, sharper temperatures darker and dotted, softer ones lighter and dashed.
 RECIPE_COLOURS = ("#e7298a", "#1b9e77", "#a6761d", "#6a3d9a", "#b15928", "#66a61e", "#e6ab02", "#666666")
 BEST_STYLE = {"color": "#000000", "dash": "dot", "width": 2.5}  # the best constant temperature of each bucket
+CUT_STYLE = {"color": "#7f7f7f", "dash": "dash", "width": 2.5}  # T = 1 with the context cut to the trained length
 
 
 def _mix(hex_colour: str, towards: int, share: float) -> str:
@@ -77,11 +78,14 @@ def rgba(hex_colour: str, alpha: float) -> str:
 
 
 def add_trained_length(figure: go.Figure, trained_length: int | None, line_colour: str = TRAINED_COLOUR,
-                       position: str = "top left", **where) -> None:
-    """A dashed vertical line at the trained length, labelled, on every panel (`where`: row/col of a subplot)."""
+                       position: str = "top left", log_x: bool = False, **where) -> None:
+    """A dashed vertical line at the trained length, labelled, on every panel (`where`: row/col of a subplot). On a
+    log x axis (`log_x`) plotly places shapes and annotations at log10 of the value: given the value itself, it
+    stretches the axis to 10^value."""
     if trained_length is None:
         return
-    figure.add_vline(x=trained_length, line_dash="dash", line_color=line_colour, line_width=1.5,
+    figure.add_vline(x=math.log10(trained_length) if log_x else trained_length, line_dash="dash",
+                     line_color=line_colour, line_width=1.5,
                      annotation_text=f"trained length {trained_length:,}", annotation_position=position,
                      annotation_font_size=11, annotation_font_color=line_colour, **where)
 
@@ -204,24 +208,25 @@ def best_temperatures(buckets: Sequence[Sequence[int]], best: Sequence, tried: S
 
 
 def fitted_against_law(points: Sequence[dict], width: int = FULL_WIDTH) -> go.Figure:
-    """Fitted logit multipliers 1 / T on a RoPE recipe (each point: scale s, multiplier, its fold range as error
-    bars, a label) against YaRN's published law m(s) = (0.1 ln s + 1)^2, with m = 1 (no temperature) dotted."""
+    """Fitted temperatures on a RoPE recipe (each point: scale s, temperature, its range over documents as error
+    bars, a label) against YaRN's published law as a temperature, T(s) = 1 / (0.1 ln s + 1)^2, with T = 1 dotted."""
     largest = max([4.0, *(point["scale"] * 1.25 for point in points)])
     scales = np.linspace(1.0, largest, 200)
-    figure = go.Figure(go.Scatter(x=scales, y=yarn_multiplier(scales), mode="lines", name="YaRN's law (0.1 ln s + 1)²",
-                                  line={"color": colour(1)}))
+    figure = go.Figure(go.Scatter(x=scales, y=1.0 / yarn_multiplier(scales), mode="lines",
+                                  name="YaRN's law 1 / (0.1 ln s + 1)²", line={"color": colour(1)}))
     for index, point in enumerate(points):
         low, high = point["range"]
+        law_t = 1.0 / float(yarn_multiplier(point["scale"]))
         figure.add_trace(go.Scatter(
-            x=[point["scale"]], y=[point["multiplier"]], mode="markers", name=escape(point["label"]),
+            x=[point["scale"]], y=[point["temperature"]], mode="markers", name=escape(point["label"]),
             marker={"size": 11, "color": colour(index + 2) if index else "black"},
-            error_y={"type": "data", "symmetric": False, "array": [high - point["multiplier"]],
-                     "arrayminus": [point["multiplier"] - low], "thickness": 1.5, "width": 6},
-            hovertemplate=f"{escape(point['label'])}<br>s = %{{x:g}}, fitted m = %{{y:.3f}} (folds {low:.3f} to "
-                          f"{high:.3f})<br>YaRN's law: {float(yarn_multiplier(point['scale'])):.3f}<extra></extra>"))
-    figure.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="m = 1 (T = 1)",
-                     annotation_position="bottom right")
+            error_y={"type": "data", "symmetric": False, "array": [high - point["temperature"]],
+                     "arrayminus": [point["temperature"] - low], "thickness": 1.5, "width": 6},
+            hovertemplate=f"{escape(point['label'])}<br>s = %{{x:g}}, fitted T = %{{y:.3f}} ({low:.3f} to "
+                          f"{high:.3f})<br>YaRN's law: T = {law_t:.3f}<extra></extra>"))
+    figure.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="T = 1",
+                     annotation_position="top right")
     figure.update_xaxes(title_text="RoPE scale factor s")
-    figure.update_yaxes(title_text="logit multiplier m = 1 / T<br>(above 1: sharper)")
+    figure.update_yaxes(title_text="temperature T<br>(below 1: sharper)")
     figure.update_layout(height=360, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
     return fit(figure, width)

@@ -1,5 +1,6 @@
-"""The Length schedules page's charts: each published schedule's logit multiplier (or T = 1 / m) against the
-context length, and the distance each remapping gives a key against its distance in the text."""
+"""The Length schedules page's charts: each published schedule as the temperature it amounts to (T = 1 / m, the
+schedules being published as logit multipliers m) against the context length, and the distance each remapping gives
+a key against its distance in the text."""
 
 from __future__ import annotations
 
@@ -14,35 +15,31 @@ from components.present.margins import FULL_WIDTH, fit
 from model_utils.core.schedules import Schedule
 
 
-def schedule_curves(lengths: np.ndarray, multipliers: dict[str, np.ndarray], as_temperature: bool = False,
-                    width: int = FULL_WIDTH) -> go.Figure:
-    """Each published schedule's logit multiplier m (or T = 1 / m) against context length, log x axis."""
+def schedule_curves(lengths: np.ndarray, multipliers: dict[str, np.ndarray], width: int = FULL_WIDTH) -> go.Figure:
+    """Each published schedule's temperature T = 1 / m (`multipliers`: its logit multipliers m) against context
+    length, log x axis."""
     figure = go.Figure()
     for index, (name, values) in enumerate(multipliers.items()):
         with np.errstate(divide="ignore"):
-            shown = 1.0 / values if as_temperature else values
+            shown = 1.0 / values
         figure.add_trace(go.Scatter(x=lengths, y=shown, mode="lines", name=escape(name),
                                     line={"color": colour(index + 3), "dash": DASHES[index % len(DASHES)],
                                           "width": 3 - 0.4 * index},  # coinciding curves stay visible
-                                    hovertemplate="n %{x:,.0f}<br>%{y:.3f}<extra>" f"{escape(name)}</extra>"))
-    figure.add_hline(y=1.0, line_dash="dot", line_color="grey",
-                     annotation_text="T = 1 (unchanged)" if as_temperature else "m = 1 (unchanged)")
+                                    hovertemplate="n %{x:,.0f}<br>T %{y:.3f}<extra>" f"{escape(name)}</extra>"))
+    figure.add_hline(y=1.0, line_dash="dot", line_color="grey", annotation_text="T = 1 (unchanged)")
     figure.update_xaxes(type="log", title_text="context length n (tokens; position p = n - 1)")
-    figure.update_yaxes(title_text="temperature T = 1 / m  (below 1: sharper)" if as_temperature
-                        else "logit multiplier m  (above 1: sharper)")
-    if as_temperature:  # log-n and SSMax start at m = 0 (T infinite) for one key; the interesting part is near 1
-        figure.update_yaxes(range=[0, 2.5])
+    figure.update_yaxes(title_text="temperature T  (below 1: sharper)")
+    # log-n and SSMax start at m = 0 (T infinite) for one key; the interesting part is near 1
+    figure.update_yaxes(range=[0, 2.5])
     figure.update_layout(height=400, margin={"t": 30}, legend={"orientation": "h", "y": -0.25})
     return fit(figure, width)
 
 
-def schedule_figure(schedules: Sequence[Schedule], as_temperature: bool = False, longest: int = 131072,
-                    width: int = FULL_WIDTH) -> go.Figure:
+def schedule_figure(schedules: Sequence[Schedule], longest: int = 131072, width: int = FULL_WIDTH) -> go.Figure:
     """schedule_curves of `schedules` over 400 log-spaced context lengths from 1 to `longest` tokens."""
     lengths = np.unique(np.geomspace(1, longest, 400).round()).astype(int)
     curves = {schedule.label: schedule.multipliers(longest)[lengths - 1] for schedule in schedules}
-    return schedule_curves(lengths, curves, as_temperature=as_temperature, width=width)
-
+    return schedule_curves(lengths, curves, width=width)
 
 
 def remapped_distances(effective: dict[str, np.ndarray], trained_length: int, points: int = 600,

@@ -1,0 +1,15 @@
+"""The Glossary page: every term of docs/GLOSSARY.md as a heading (the anchor the other pages link to), no model,
+no chart, no sidebar control."""
+
+from components.present import glossary
+from tests.support.apptest import assert_clean, open_app
+
+
+def test_the_glossary_shows_every_term_and_runs_nothing(tiny_env):
+    at = open_app("glossary")
+    assert_clean(at)
+    assert [title.value for title in at.title] == ["Glossary"]
+    headings = [m.value.split("\n", 1)[0] for m in at.markdown if m.value.startswith("##### ")]
+    assert headings == [f"##### {entry.term}" for entry in glossary.read()]
+    assert not at.get("plotly_chart")
+    assert not at.sidebar.selectbox and not at.sidebar.text_input and not at.sidebar.radio
