@@ -50,6 +50,7 @@ RETRIEVAL = RETRIEVALS / "bundled.json"  # the first: What we found's third bull
 FITS = ROOT / "assets" / "fit"
 FINDINGS = DOCS / "FINDINGS.md"  # the findings in full; the README keeps the short form
 CHART = "assets/screenshots/decomposition.png"  # the Context length page's decomposition chart (browser test)
+NO_PROBE = "No retrieval probe is committed yet: `make retrieval` writes the bundled model's."
 PROBE_LINK = "docs/PAGES.md#retrieval-at-a-distance"  # the Retrieval page, as docs/PAGES.md describes it
 RESULTS = ROOT / "bench" / "RESULTS.md"
 PAGES = ROOT / "bench" / "PAGES.md"
@@ -438,14 +439,15 @@ def other_sweep_lines(documents: Sequence[SweepDocument]) -> list[str]:
 
 def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = README, tunes: Path = TUNES,
                 probes: Path = RETRIEVALS, findings_file: Path = FINDINGS) -> None:
-    """The README's "What we found", and FINDINGS' conclusion, rises, committed sweeps side by side and
-    thresholds: the blocks every committed file feeds."""
+    """The README's "What we found", and FINDINGS' conclusion, rises, committed sweeps side by side, retrieval
+    probes and thresholds: the blocks every committed file feeds."""
     sweeps, summaries = read_sweeps(folder, first), read_tunes(tunes)
     found = corpora(summaries)
     blocks = [(readme, "found", found_lines(found, read_probes(probes))),
               (findings_file, "conclusion", conclusion_lines(found, models_of(sweeps, summaries))),
               (findings_file, "rises", rises_lines(sweeps, summaries)),
               (findings_file, "sweeps", sweeps_lines(sweeps)),
+              (findings_file, "retrieval", per_model(read_probes(probes), words.retrieval_findings, NO_PROBE)),
               (findings_file, "thresholds", thresholds_lines())]
     for path, name, lines in blocks:
         if not replace_block(name, lines, path):

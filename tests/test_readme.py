@@ -36,7 +36,7 @@ from bench.readme import (
     write_found,
 )
 from components.pages import PAGES
-from model_utils.core.names import GEMMA
+from model_utils.core.names import GEMMA, model_name
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
@@ -97,6 +97,24 @@ def test_a_committed_probe_gives_the_third_bullet(tiny_retrieval_file, tmp_path)
     said = [line for line in lines if line.startswith("- ")]
     assert said == [f"- {bullet}" for bullet in words.found_bullets(found, [probe])]
     assert len(said) == 3 and readme.PROBE_LINK not in "\n".join(lines)
+
+
+def test_findings_set_each_committed_probe_out_in_full_or_say_there_is_none(tiny_retrieval_file, tmp_path):
+    """FINDINGS' retrieval block is the committed probes' words.retrieval_findings under each model's name, or the
+    line that none is committed; the file as committed is what the committed probes give."""
+    assert block("retrieval") == readme.per_model(read_probes(), words.retrieval_findings, readme.NO_PROBE)
+    probes = tmp_path / "retrieval"
+    probes.mkdir()
+    probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
+    (probes / "bundled.json").write_text(json.dumps(probe.to_dict(), allow_nan=False))
+    findings, readme_file = tmp_path / "FINDINGS.md", tmp_path / "README.md"
+    findings.write_text(FINDINGS.read_text())
+    readme_file.write_text(README)
+    readme.write_found(probes=probes, readme=readme_file, findings_file=findings)
+    written = block("retrieval", findings.read_text())
+    assert written[0] == f"### {model_name(probe.model)}" and readme.NO_PROBE not in written
+    assert f"- {words.reach_sentence(probe.model, probe.verdict)}" in written
+    assert sum(line.startswith("| ") for line in written) == 1 + len(probe.curves)  # the header, a row per view
 
 
 def test_findings_open_on_the_same_conclusion_and_what_it_rests_on():
