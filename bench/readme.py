@@ -30,6 +30,7 @@ from model_utils.core import bootstrap
 from model_utils.core.files import write_atomic
 from model_utils.core.names import model_name
 from model_utils.core.records.fit import FitSummary
+from model_utils.core.records.lmeval import LmEvalDocument
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.sweep import SweepDocument
@@ -50,6 +51,8 @@ RETRIEVAL = RETRIEVALS / "bundled.json"  # the first: What we found's third bull
 FITS = ROOT / "assets" / "fit"
 FINDINGS = DOCS / "FINDINGS.md"  # the findings in full; the README keeps the short form
 CHART = "assets/screenshots/decomposition.png"  # the Context length page's decomposition chart (browser test)
+LMEVALS = ROOT / "assets" / "lmeval"  # the committed lm-evaluation-harness runs (`make lmeval`)
+NO_LMEVAL = "No lm-evaluation-harness run is committed yet: `make lmeval` writes the bundled model's."
 NO_PROBE = "No retrieval probe is committed yet: `make retrieval` writes the bundled model's."
 PROBE_LINK = "docs/PAGES.md#retrieval-at-a-distance"  # the Retrieval page, as docs/PAGES.md describes it
 RESULTS = ROOT / "bench" / "RESULTS.md"
@@ -417,6 +420,11 @@ def read_probes(folder: Path = RETRIEVALS, first: Path = RETRIEVAL) -> list[Retr
             for path in first_then_others(first, folder.glob("*.json"))]
 
 
+def read_lmevals(folder: Path = LMEVALS) -> list[LmEvalDocument]:
+    """The committed lm-evaluation-harness runs, by file name; none before `make lmeval` has written one."""
+    return [LmEvalDocument.from_dict(json.loads(path.read_text())) for path in sorted(folder.glob("*.json"))]
+
+
 def first_then_others(first: Path, found) -> list[Path]:
     """`first` (when it is there), then the other paths of `found` by name."""
     return [first] * first.is_file() + sorted(path for path in found if path.resolve() != first.resolve())
@@ -438,9 +446,9 @@ def other_sweep_lines(documents: Sequence[SweepDocument]) -> list[str]:
 
 
 def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = README, tunes: Path = TUNES,
-                probes: Path = RETRIEVALS, findings_file: Path = FINDINGS) -> None:
+                probes: Path = RETRIEVALS, findings_file: Path = FINDINGS, lmevals: Path = LMEVALS) -> None:
     """The README's "What we found", and FINDINGS' conclusion, rises, committed sweeps side by side, retrieval
-    probes and thresholds: the blocks every committed file feeds."""
+    probes, lm-evaluation-harness runs and thresholds: the blocks every committed file feeds."""
     sweeps, summaries = read_sweeps(folder, first), read_tunes(tunes)
     found = corpora(summaries)
     blocks = [(readme, "found", found_lines(found, read_probes(probes))),
@@ -448,6 +456,7 @@ def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = READM
               (findings_file, "rises", rises_lines(sweeps, summaries)),
               (findings_file, "sweeps", sweeps_lines(sweeps)),
               (findings_file, "retrieval", per_model(read_probes(probes), words.retrieval_findings, NO_PROBE)),
+              (findings_file, "lmeval", per_model(read_lmevals(lmevals), words.lmeval_findings, NO_LMEVAL)),
               (findings_file, "thresholds", thresholds_lines())]
     for path, name, lines in blocks:
         if not replace_block(name, lines, path):

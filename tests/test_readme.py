@@ -506,3 +506,29 @@ def test_the_old_readmes_generated_blocks_are_in_docs_as_regenerated():
     assert [row[0] for row in table_rows("\n".join(performance))[1:]] == before["bench_rows"]
     figures = "\n".join(path.read_text() for path in readme.figure_files())
     assert all(f"<!-- figure:{name} -->" in figures for name in before["figures"])
+
+
+def test_findings_set_each_committed_lmeval_run_out_as_a_table_and_say_which_views_move(tmp_path):
+    """FINDINGS' lmeval block is the committed runs' words.lmeval_findings, or the line that none is committed; a run
+    gives one row per view with its score at each length, and the sentence counts the samples a view gets right
+    beyond T = 1's."""
+    from dataclasses import replace
+
+    from tests.core.records.test_lmeval_record import document
+
+    assert block("lmeval") == readme.per_model(readme.read_lmevals(), words.lmeval_findings, readme.NO_LMEVAL)
+    run = document()
+    run = replace(run, scores=(run.scores[0], replace(run.scores[1], score=1.0)))  # the recipe gets both right
+    runs = tmp_path / "lmeval"
+    runs.mkdir()
+    (runs / "bundled.json").write_text(json.dumps(run.to_dict(), allow_nan=False))
+    findings, readme_file = tmp_path / "FINDINGS.md", tmp_path / "README.md"
+    findings.write_text(FINDINGS.read_text())
+    readme_file.write_text(README)
+    readme.write_found(readme=readme_file, findings_file=findings, lmevals=runs)
+    written = block("lmeval", findings.read_text())
+    assert written[0] == f"### {model_name(run.model)}" and readme.NO_LMEVAL not in written
+    assert "| niah_single_1 | T=1 | 0.50 |" in written and "| niah_single_1 | yarn-rope (s=2) + T=1 | 1.00 |" in written
+    assert written[-1].startswith("yarn-rope (s=2) + T=1 scores 1 sample more right at 2,048 tokens")
+    assert words.lmeval_sentence(replace(run, scores=(run.scores[0], replace(run.scores[1], score=0.5)))).startswith(
+        "yarn-rope (s=2) + T=1 scores as T = 1 at every length")

@@ -19,6 +19,7 @@ from enum import StrEnum
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE
 from model_utils.core.names import model_name
 from model_utils.core.records.fit import FitSummary, Gain
+from model_utils.core.records.lmeval import LmEvalDocument
 from model_utils.core.records.retrieval import Direction as ReachDirection
 from model_utils.core.records.retrieval import (
     Reach,
@@ -1348,6 +1349,39 @@ def retrieval_table(document: RetrievalDocument) -> str:
         gains = " ".join(f"{g:8.3f}" for g in curve.gain)
         lines.append(f"{curve.view:>{width}} {gains}  {reach_text(curve.reach)}")
     return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
+
+
+def lmeval_findings(document: LmEvalDocument) -> list[str]:
+    """FINDINGS' block of one lm-evaluation-harness run: what ran, a table of the scores by length per view, and
+    which views score other than T = 1 at some length (with so few samples, one sample is a big step)."""
+    step = 1 / document.limit
+    lines = [f"{model_name(document.model)}: {', '.join(document.tasks)} through lm-evaluation-harness "
+             f"{document.lm_eval_version}, the first {document.limit} samples at each length (one sample is "
+             f"{step:.2f} of a score); trained length {document.trained_length:,}"
+             + (f"; command: `{document.run.command}`" if document.run else "") + ".", "",
+             "| task | view | " + " | ".join(f"{length:,} tokens" for length in document.lengths) + " |",
+             "|---|---|" + "---:|" * len(document.lengths)]
+    for task in document.tasks:
+        for view in document.views:
+            cells = " | ".join(f"{document.score(task, length, view.label).score:.2f}" for length in document.lengths)
+            lines.append(f"| {task} | {view.label} | {cells} |")
+    return [*lines, "", lmeval_sentence(document)]
+
+
+def lmeval_sentence(document: LmEvalDocument) -> str:
+    """Which views score differently from T = 1, task by task and length by length, by how many samples."""
+    said = []
+    for view in (view.label for view in document.views if view.label != "T=1"):
+        moved = [(task, length, document.score(task, length, view).score - document.score(task, length, "T=1").score)
+                 for task in document.tasks for length in document.lengths]
+        moved = [(task, length, gap) for task, length, gap in moved if round(gap * document.limit) != 0]
+        if not moved:
+            said.append(f"{view} scores as T = 1 at every length")
+        else:
+            said.append(f"{view} scores " + ", ".join(
+                f"{abs(round(gap * document.limit))} sample{'s' if abs(round(gap * document.limit)) != 1 else ''} "
+                f"{'more' if gap > 0 else 'fewer'} right at {length:,} tokens" for _, length, gap in moved))
+    return ("; ".join(said) + f" ({document.limit} samples a length: a check, not a measurement).") if said else ""
 
 
 # === What we found (the README's short form) =========================================================================
