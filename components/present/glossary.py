@@ -9,6 +9,7 @@ from pathlib import Path
 
 GLOSSARY = Path(__file__).resolve().parents[2] / "docs" / "GLOSSARY.md"
 URL_PATH = "glossary"  # the Glossary page's (components.pages.PAGES)
+TERM_KEY = "term"  # the query parameter a link names its term in: the page shows that entry first
 _ENTRY = re.compile(r"^\*\*(?P<term>[^*]+?)\.\*\* ", re.MULTILINE)
 
 
@@ -41,7 +42,13 @@ def read() -> list[Entry]:
 
 
 def term_link(term: str, label: str | None = None) -> str:
-    """A markdown link to `term` on the Glossary page ('[held out](glossary#held-out)'), relative, so that it works
-    under any base URL. The term must be one of the glossary's (tests/present/test_glossary.py checks every one the
-    components use)."""
-    return f"[{label or term.lower()}]({URL_PATH}#{anchor(term)})"
+    """A markdown link to `term` on the Glossary page ('[held out](glossary?term=held-out)'), relative, so that it
+    works under any base URL; the page shows that entry first (a query parameter the page reads: a '#' fragment
+    left the entry far down the page, tests/browser). The term must be one of the glossary's
+    (tests/present/test_glossary.py checks every one the components use)."""
+    return f"[{label or term.lower()}]({URL_PATH}?{TERM_KEY}={anchor(term)})"
+
+
+def chosen(entries: list[Entry], key: str | None) -> Entry | None:
+    """The entry a link asked for (its anchor in the `term` query parameter), None for none or an unknown one."""
+    return next((entry for entry in entries if entry.anchor == key), None)

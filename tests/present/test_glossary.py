@@ -23,8 +23,8 @@ def test_an_anchor_is_the_heading_id_streamlit_gives_it():
     assert glossary.anchor("Logit (score)") == "logit-score"
     assert glossary.anchor("Head, layer") == "head-layer"
     assert glossary.anchor("Held out") == "held-out"
-    assert glossary.term_link("Held out") == "[held out](glossary#held-out)"
-    assert glossary.term_link("Loss", "nats") == "[nats](glossary#loss)"
+    assert glossary.term_link("Held out") == "[held out](glossary?term=held-out)"
+    assert glossary.term_link("Loss", "nats") == "[nats](glossary?term=loss)"
 
 
 def linked_terms() -> list[tuple[str, str]]:
