@@ -1264,7 +1264,9 @@ def reach_text(reach: Reach) -> str:
         return "no reach (the first copy does not help even at the shortest distance)"
     spread = spread_text(reach.low, reach.high, reach.spread, reach.passages)
     if reach.outcome is ReachOutcome.BEYOND:
-        return f"at least {reach.value:,.0f} tokens, the longest distance measured ({spread})"
+        every = reach.beyond == reach.passages  # then the spread is the longest distance twice: say so instead
+        return (f"at least {reach.value:,.0f} tokens, the longest distance measured "
+                f"({f'on all {reach.passages} passages' if every else spread})")
     return f"{tokens_text(reach.value)} ({spread})"
 
 
