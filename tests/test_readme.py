@@ -459,6 +459,10 @@ def test_the_stored_snapshot_is_the_readme_at_44eb4d0():
     assert json.loads(BEFORE.read_text()) == snapshot(shown.stdout)
 
 
+# numbers of the old README that were wrong, and what now stands in their place
+CORRECTED = {("Performance", "0.1"): "up to 0.2"}  # "the ratio moves by about 0.1": it read 0.90x and 1.09x
+
+
 def test_every_number_of_the_old_readme_is_still_in_the_readme_or_the_document_its_section_went_to():
     before = json.loads(BEFORE.read_text())
     assert set(before["sections"]) == set(MOVED)
@@ -466,7 +470,8 @@ def test_every_number_of_the_old_readme_is_still_in_the_readme_or_the_document_i
     for name, kept in before["sections"].items():
         text = "\n".join((ROOT / path).read_text() for path in ["README.md", *MOVED[name]])
         found = set(DIGITS.findall(text))
-        lost += [f"{name}: {number}" for number in kept["numbers"] if number not in found]
+        lost += [f"{name}: {number}" for number in kept["numbers"] if number not in found
+                 and CORRECTED.get((name, number), "\0") not in text]
     assert not lost, lost
 
 

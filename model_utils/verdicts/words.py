@@ -1461,19 +1461,42 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
 
 
 def _probe_bullet(probe: RetrievalDocument) -> str:
-    """How far back the probe's model still uses what it read, and which plain temperatures (no recipe) move that
-    the same way on every passage; the short form where it uses nothing or everything measured."""
-    plain = {view.label for view in probe.views if view.temperature is not None and view.rope is None}
-    moved = [s for s in probe.verdict.shifts if s.view in plain
-             and s.direction in (ReachDirection.LONGER, ReachDirection.SHORTER)]
-    tail = ("no temperature moves that the same way on every passage" if not moved else
-            f"{_named(moved, False)} {'move' if len(moved) > 1 else 'moves'} it")
+    """How far back the probe's model still uses what it read at T = 1, then what the plain temperatures (no recipe)
+    do to that: which cut it short or take it farther on every passage, and which do not move it the same way on
+    every passage; the short form where the model uses nothing even at the shortest distance."""
     reach, model = probe.verdict.reach, model_name(probe.model)
     if reach.outcome is ReachOutcome.NONE:
         return f"{model} does not use a passage it read earlier, even at the shortest distance measured."
-    if reach.outcome is ReachOutcome.BEYOND:
-        return f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured; {tail}."
-    return f"{model} still uses what it read up to {tokens_text(reach.value)} back; {tail}."
+    head = (f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured"
+            if reach.outcome is ReachOutcome.BEYOND else f"{model} still uses what it read up to "
+            f"{tokens_text(reach.value)} back")
+    plain = {view.label: view.temperature for view in probe.views
+             if view.temperature is not None and view.rope is None and view.schedule is None and view.label != "T=1"}
+    shifts = [shift for shift in probe.verdict.shifts if shift.view in plain]
+    groups = ((ReachDirection.SHORTER, "cuts it short", "cut it short"),
+              (ReachDirection.LONGER, "takes it farther", "take it farther"))
+    parts = []
+    for direction, one, several in groups:
+        named = [s.view for s in shifts if s.direction is direction]
+        if named:
+            parts.append(f"{_by_side(named, plain)} {one if len(named) == 1 else several}")
+    still = [s.view for s in shifts if s.direction not in (ReachDirection.SHORTER, ReachDirection.LONGER)]
+    if still:
+        parts.append(f"{_by_side(still, plain)} {'does' if len(still) == 1 else 'do'} not move it the same way on "
+                     "every passage")
+    return head + "".join(f"; {part}" for part in parts) + "."
+
+
+def _by_side(labels: Sequence[str], temperatures: dict[str, float]) -> str:
+    """'T=1.5 (softer)', 'T=0.7 and T=0.9 (sharper)', 'T=0.9 (sharper) and T=1.5 (softer)'."""
+    sides = [(side, [label for label in labels if (temperatures[label] > 1) == (side == "softer")])
+             for side in ("sharper", "softer")]
+    return " and ".join(f"{_and(named)} ({side})" for side, named in sides if named)
+
+
+def _and(names: Sequence[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 # === Pages ===========================================================================================================
