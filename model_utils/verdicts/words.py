@@ -1462,8 +1462,8 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
 
 def _probe_bullet(probe: RetrievalDocument) -> str:
     """How far back the probe's model still uses what it read at T = 1, then what the plain temperatures (no recipe)
-    do to that: which cut it short or take it farther on every passage, and which do not move it the same way on
-    every passage; the short form where the model uses nothing even at the shortest distance."""
+    do to that: which cut it short and which take it farther, each on every passage (or that none moves it so); the
+    short form where the model uses nothing even at the shortest distance."""
     reach, model = probe.verdict.reach, model_name(probe.model)
     if reach.outcome is ReachOutcome.NONE:
         return f"{model} does not use a passage it read earlier, even at the shortest distance measured."
@@ -1473,17 +1473,13 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
     plain = {view.label: view.temperature for view in probe.views
              if view.temperature is not None and view.rope is None and view.schedule is None and view.label != "T=1"}
     shifts = [shift for shift in probe.verdict.shifts if shift.view in plain]
-    groups = ((ReachDirection.SHORTER, "cuts it short", "cut it short"),
-              (ReachDirection.LONGER, "takes it farther", "take it farther"))
-    parts = []
-    for direction, one, several in groups:
-        named = [s.view for s in shifts if s.direction is direction]
-        if named:
-            parts.append(f"{_by_side(named, plain)} {one if len(named) == 1 else several}")
-    still = [s.view for s in shifts if s.direction not in (ReachDirection.SHORTER, ReachDirection.LONGER)]
-    if still:
-        parts.append(f"{_by_side(still, plain)} {'does' if len(still) == 1 else 'do'} not move it the same way on "
-                     "every passage")
+    shorter = [s.view for s in shifts if s.direction is ReachDirection.SHORTER]
+    longer = [s.view for s in shifts if s.direction is ReachDirection.LONGER]
+    if not shorter and not longer:
+        return f"{head}; no temperature tried moves it the same way on every passage."
+    parts = [f"{_by_side(shorter, plain)} {'cuts' if len(shorter) == 1 else 'cut'} it short"] if shorter else []
+    parts.append(f"{_by_side(longer, plain)} {'takes' if len(longer) == 1 else 'take'} it farther" if longer else
+                 "no temperature tried takes it farther")
     return head + "".join(f"; {part}" for part in parts) + "."
 
 
