@@ -375,6 +375,8 @@ THRESHOLDS = (
     (bootstrap, "CONFIDENCE", "The level of every interval called a 95% interval."),
     (retrieval, "REACH_SHARE", "The reach: the distance where what the first copy of a passage saves on its repeat "
      "falls below this share of what it saves at the shortest distance."),
+    (retrieval, "SMALL_SHIFT", "A temperature \"barely moves\" the reach (What we found) when it shifts it by less "
+     "than this share of the reach at T = 1."),
     (findings, "NEAR_UNIFORM", "A layer is \"near uniform\" above this mean normalized entropy of its heads."),
     (findings, "NEAR_ONE_HOT", "A layer is \"near one-hot\" (all the weight on one key) below it."),
     (findings, "LOSS_FACTOR", "A loss is \"far above\" the reference's beyond this many times it."),
@@ -450,12 +452,12 @@ def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = READM
     """The README's "What we found", and FINDINGS' conclusion, rises, committed sweeps side by side, retrieval
     probes, lm-evaluation-harness runs and thresholds: the blocks every committed file feeds."""
     sweeps, summaries = read_sweeps(folder, first), read_tunes(tunes)
-    found = corpora(summaries)
-    blocks = [(readme, "found", found_lines(found, read_probes(probes))),
+    found, probed = corpora(summaries), read_probes(probes, probes / RETRIEVAL.name)
+    blocks = [(readme, "found", found_lines(found, probed)),
               (findings_file, "conclusion", conclusion_lines(found, models_of(sweeps, summaries))),
               (findings_file, "rises", rises_lines(sweeps, summaries)),
               (findings_file, "sweeps", sweeps_lines(sweeps)),
-              (findings_file, "retrieval", per_model(read_probes(probes), words.retrieval_findings, NO_PROBE)),
+              (findings_file, "retrieval", per_model(probed, words.retrieval_findings, NO_PROBE)),
               (findings_file, "lmeval", per_model(read_lmevals(lmevals), words.lmeval_findings, NO_LMEVAL)),
               (findings_file, "thresholds", thresholds_lines())]
     for path, name, lines in blocks:

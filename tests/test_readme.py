@@ -80,11 +80,13 @@ def test_what_we_found_is_the_committed_tunes_and_probes_rendered():
     assert said[:2] == [f"- {bullet}" for bullet in words.found_bullets(corpora(read_tunes()), read_probes())][:2]
 
 
-def test_without_a_committed_probe_the_third_line_only_says_where_it_will_show():
-    if read_probes():
-        pytest.skip("a retrieval probe is committed: its bullet is words.found_bullets'")
-    said = [line for line in block("found", README) if line.startswith("- ")]
+def test_without_a_committed_probe_the_third_line_only_says_where_it_will_show(tmp_path):
+    said = [line for line in found_lines(corpora(read_tunes()), read_probes(tmp_path, tmp_path / "bundled.json"))
+            if line.startswith("- ")]
     assert f"({readme.PROBE_LINK})" in said[-1] and not re.search(r"\d", said[-1])  # no number, no finding
+    committed = [line for line in block("found", README) if line.startswith("- ")]
+    assert committed[-1] == f"- {words.found_bullets(corpora(read_tunes()), read_probes())[-1]}" \
+        if read_probes() else committed[-1] == said[-1]
 
 
 def test_a_committed_probe_gives_the_third_bullet(tiny_retrieval_file, tmp_path):

@@ -22,6 +22,7 @@ from model_utils.core.records.retrieval import (
 )
 
 REACH_SHARE = 0.5  # the reach: the distance where the gain falls below this share of its short-distance value
+SMALL_SHIFT = 0.05  # a view "barely moves" the reach when it shifts it by less than this share of T = 1's
 
 
 def reach_of(distances: Sequence[int], gains: Sequence[float]) -> tuple[ReachOutcome, float | None]:

@@ -58,7 +58,7 @@ from model_utils.verdicts.domains import domain_ranges
 from model_utils.verdicts.findings import NEAR_ONE_HOT, NEAR_UNIFORM, Direction, Finding, Outcome, Way
 from model_utils.verdicts.fit import REFERENCES as FIT_REFERENCES
 from model_utils.verdicts.fit import Judgement, LawPosition, judge, law, law_position
-from model_utils.verdicts.retrieval import REACH_SHARE
+from model_utils.verdicts.retrieval import REACH_SHARE, SMALL_SHIFT
 
 # === Shared pieces ===================================================================================================
 
@@ -1371,7 +1371,11 @@ def lmeval_findings(document: LmEvalDocument) -> list[str]:
 
 
 def lmeval_sentence(document: LmEvalDocument) -> str:
-    """Which views score differently from T = 1, task by task and length by length, by how many samples."""
+    """Which views score differently from T = 1, task by task and length by length, by how many samples; where
+    every view gets every sample right, that the task does not tell them apart there."""
+    if all(score.score == 1 for score in document.scores):
+        return (f"Every view gets all {document.limit} samples right at every length: at these lengths the task does "
+                "not tell the views apart.")
     said = []
     for view in (view.label for view in document.views if view.label != "T=1"):
         moved = [(task, length, document.score(task, length, view).score - document.score(task, length, "T=1").score)
@@ -1462,8 +1466,9 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
 
 def _probe_bullet(probe: RetrievalDocument) -> str:
     """How far back the probe's model still uses what it read at T = 1, then what the plain temperatures (no recipe)
-    do to that: which cut it short and which take it farther, each on every passage (or that none moves it so); the
-    short form where the model uses nothing even at the shortest distance."""
+    do to that: which cut it short and which take it farther, each on every passage, and which barely move it (by
+    less than SMALL_SHIFT of the reach); the short form where the model uses nothing even at the shortest
+    distance."""
     reach, model = probe.verdict.reach, model_name(probe.model)
     if reach.outcome is ReachOutcome.NONE:
         return f"{model} does not use a passage it read earlier, even at the shortest distance measured."
@@ -1473,13 +1478,17 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
     plain = {view.label: view.temperature for view in probe.views
              if view.temperature is not None and view.rope is None and view.schedule is None and view.label != "T=1"}
     shifts = [shift for shift in probe.verdict.shifts if shift.view in plain]
-    shorter = [s.view for s in shifts if s.direction is ReachDirection.SHORTER]
-    longer = [s.view for s in shifts if s.direction is ReachDirection.LONGER]
-    if not shorter and not longer:
+    small = SMALL_SHIFT * (reach.value or 0.0)
+    barely = [s.view for s in shifts if s.shift is not None and abs(s.shift) < small]
+    shorter = [s.view for s in shifts if s.direction is ReachDirection.SHORTER and s.view not in barely]
+    longer = [s.view for s in shifts if s.direction is ReachDirection.LONGER and s.view not in barely]
+    if not shorter and not longer and not barely:
         return f"{head}; no temperature tried moves it the same way on every passage."
     parts = [f"{_by_side(shorter, plain)} {'cuts' if len(shorter) == 1 else 'cut'} it short"] if shorter else []
-    parts.append(f"{_by_side(longer, plain)} {'takes' if len(longer) == 1 else 'take'} it farther" if longer else
-                 "no temperature tried takes it farther")
+    parts += [f"{_by_side(longer, plain)} {'takes' if len(longer) == 1 else 'take'} it farther"] if longer else []
+    parts += [f"{_by_side(barely, plain)} {'barely moves' if len(barely) == 1 else 'barely move'} it"] if barely else []
+    if not longer and len(shorter) + len(barely) < len(shifts):  # the others: not the same way on every passage
+        parts.append("no other temperature tried takes it clearly farther")
     return head + "".join(f"; {part}" for part in parts) + "."
 
 
