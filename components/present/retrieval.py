@@ -81,6 +81,7 @@ def layer_mass_chart(points: Sequence[RetrievalPoint], styles: dict[str, dict], 
                                     ("nothing planted", point.unplanted.target_mass_top, "dot")):
             figure.add_trace(go.Scatter(
                 x=layers, y=values, mode="lines+markers", name=f"{name}, {which}", legendgroup=name,
+                showlegend=dash == "solid",  # one legend entry a view; the caption says what dotted is
                 line={"color": style["color"], "dash": dash, "width": 2}, marker={"size": 4},
                 hovertemplate=f"layer %{{x}}: %{{y:.3f}}<extra>{name}, {which}</extra>"))
     figure.update_xaxes(title_text="layer", dtick=5)
