@@ -49,7 +49,7 @@ def reach_chart(curves: Sequence[Curve], styles: dict[str, dict], trained_length
                         "line": {"width": 1, "color": "#ffffff"}},
                 hovertemplate=f"reach: about %{{x:,.0f}} tokens<extra>{name}</extra>"))
     add_trained_length(figure, trained_length, position="top left", log_x=True)
-    distances = sorted({d for curve in curves for d in curve.distances} | {trained_length})
+    distances = sorted({d for curve in curves for d in curve.distances})  # the trained length has its own label
     figure.update_xaxes(type="log", title_text="distance back to the first copy (tokens, log scale)",
                         tickvals=distances, ticktext=[f"{d:,}" for d in distances])
     figure.update_yaxes(title_text="what the first copy saves on its repeat (nats per token)", rangemode="tozero")

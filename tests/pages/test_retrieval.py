@@ -27,9 +27,14 @@ def test_the_page_opens_on_the_reach_chart_of_the_committed_probe(tiny_env, prob
     assert set(drawn) == {"T=0.8", "T=1", "T=1.25", "yarn-rope (s=2) + T=1"}  # the schedule is one click away
     assert array(drawn["T=1"]["y"]) == pytest.approx(probe.curve("T=1").gain)
     assert array(drawn["T=1"]["x"]).tolist() == [48, 96, 192]
-    # the trained length on the log axis: plotly places a shape at log10 of its value
-    (line,) = chart(at, "retrieval_reach")["layout"]["shapes"]
-    assert line["x0"] == pytest.approx(np.log10(probe.trained_length))
+    # the trained length on the log axis: plotly draws a shape at the value itself, an annotation at its log10 (a
+    # shape at log10 drew the line at the axis's far left and stretched the axis to it: the browser's screenshot)
+    layout = chart(at, "retrieval_reach")["layout"]
+    (line,) = layout["shapes"]
+    assert line["x0"] == line["x1"] == probe.trained_length
+    (label,) = [note for note in layout["annotations"] if note["text"].startswith("trained length")]
+    assert label["x"] == pytest.approx(np.log10(probe.trained_length))
+    assert probe.trained_length not in layout["xaxis"]["tickvals"]  # its label says it; a tick would crowd 7,900
     assert next(m.label for m in at.metric) == "reach at T=1"
     at.multiselect(key="retrieval_lines").set_value(["T=1", "qwen-logn (train_length=256)"]).run()
     assert_clean(at)

@@ -80,14 +80,20 @@ def rgba(hex_colour: str, alpha: float) -> str:
 def add_trained_length(figure: go.Figure, trained_length: int | None, line_colour: str = TRAINED_COLOUR,
                        position: str = "top left", log_x: bool = False, **where) -> None:
     """A dashed vertical line at the trained length, labelled, on every panel (`where`: row/col of a subplot). On a
-    log x axis (`log_x`) plotly places shapes and annotations at log10 of the value: given the value itself, it
-    stretches the axis to 10^value."""
+    log x axis (`log_x`) plotly draws a shape at the value itself but an annotation at log10 of it, so the label is
+    added on its own there (one x for both put the line at 10^-ish of the axis or the label off it)."""
     if trained_length is None:
         return
-    figure.add_vline(x=math.log10(trained_length) if log_x else trained_length, line_dash="dash",
-                     line_color=line_colour, line_width=1.5,
-                     annotation_text=f"trained length {trained_length:,}", annotation_position=position,
-                     annotation_font_size=11, annotation_font_color=line_colour, **where)
+    label = f"trained length {trained_length:,}"
+    line = {"line_dash": "dash", "line_color": line_colour, "line_width": 1.5}
+    if not log_x:
+        figure.add_vline(x=trained_length, annotation_text=label, annotation_position=position,
+                         annotation_font_size=11, annotation_font_color=line_colour, **line, **where)
+        return
+    figure.add_vline(x=trained_length, **line, **where)
+    figure.add_annotation(x=math.log10(trained_length), y=1, yref="y domain", text=label, showarrow=False,
+                          xanchor="right" if "left" in position else "left", yanchor="top",
+                          font={"size": 11, "color": line_colour}, **where)
 
 
 def _positions(buckets: Sequence[Sequence[int]]) -> tuple[np.ndarray, list[str]]:
