@@ -3,6 +3,7 @@ command, as `make -n` prints it, is one the command line accepts and whose every
 its model, so that hours of passes never end at once on a refused recipe (a distance remapping on Gemma 3's RoPE per
 layer type did)."""
 
+import json
 import shlex
 import subprocess
 from pathlib import Path
@@ -18,6 +19,7 @@ from model_utils.cli.commands import (
     sweep_settings,
 )
 from model_utils.cli.parser import build_parser
+from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.experiments.retrieval.run import check_retrieval, units
 from model_utils.experiments.sweep import check_sweep
 
@@ -72,12 +74,12 @@ def checked_retrieval(argv: list[str], loaded) -> tuple[int, int]:
 
 def test_make_retrieval_runs_passes_the_bundled_model_takes(bundled):
     argv = make_command("retrieval")
-    assert argv[0] == "retrieval" and "--beyond-trained" in argv and "self-extend:4,2048@1" in argv
+    assert argv[0] == "retrieval" and "--beyond-trained" not in argv and "yarn-rope:2@1" in argv
     views, passes = checked_retrieval(argv, bundled)
-    # 5 T, 5 schedules, 3 recipes; ssmax and logn (base 8,192) run the same multipliers, and qwen-logn and llama4
-    # are T = 1 inside the trained length: 10 distinct views at the 6 distances inside it and 12 at the 2 past it,
-    # each planted and not, for 4 passages
-    assert views == 13 and passes == 4 * 2 * (6 * 10 + 2 * 12)
+    # 4 T and one recipe at 6 distances inside the trained length, each planted and not, for 4 passages
+    assert views == 5 and passes == 4 * 2 * 6 * 5
+    committed = RetrievalDocument.from_dict(json.loads((ROOT / "assets" / "retrieval" / "bundled.json").read_text()))
+    assert committed.run.command == "python -m model_utils " + " ".join(argv)  # the file is what make writes
 
 
 @pytest.mark.models
