@@ -75,13 +75,15 @@ def test_a_format_3_verdict_upgrades_to_the_words_it_stored():
     assert verdict.loss_break.at == old["breaks_at"] and verdict.rise == old["rise"]
 
 
-def test_a_format_2_verdict_reads_without_layer_types(raw):
-    """Format 2 had no layer types: read as None, every other number as stored."""
-    path = ASSETS / "sweeps" / "gemma3-270m-49k.json"
-    data = raw[path]
-    older = data | {"verdict": {key: value for key, value in data["verdict"].items() if key != "layer_types"}
-                    | {"format": 2}}
-    verdict, current = SweepDocument.from_dict(older).verdict, SweepDocument.from_dict(data).verdict
+def test_a_format_2_verdict_reads_without_layer_types():
+    """Format 2 had no layer types: read as None, every other number as stored (Gemma's format-3 verdict, which has
+    two layer types, stripped of them: tests/core/records/format3_gemma_verdict.json)."""
+    stored = json.loads((Path(__file__).parent / "format3_gemma_verdict.json").read_text())
+    ropes = {label: Rope.from_dict(rope) for label, rope in stored["ropes"].items()}
+    data = stored["verdict"]
+    older = {key: value for key, value in data.items() if key != "layer_types"} | {"format": 2}
+    verdict = ContextVerdict.from_dict(older, ropes=ropes, block=stored["block"])
+    current = ContextVerdict.from_dict(data, ropes=ropes, block=stored["block"])
     assert current.layer_types is not None and verdict.layer_types is None
     assert verdict.decomposition.levers == current.decomposition.levers
 
