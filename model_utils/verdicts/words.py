@@ -1127,14 +1127,15 @@ def problems(finding: Finding, reference: Finding, answer_text: str = "") -> lis
     return said
 
 
-def finding_sentence(finding: Finding, reference: Finding, answer_text: str = "") -> tuple[str, str] | None:
+def finding_sentence(finding: Finding, reference: Finding, answer_text: str = "",
+                     head: str | None = None) -> tuple[str, str] | None:
     """(level, text) for a page or the command line: level 'warning' for a verdict in a direction, 'info' for
-    problems without one; None when there is nothing to say."""
+    problems without one; None when there is nothing to say. `head` replaces the label and its direction words."""
     reasons = problems(finding, reference, answer_text)
     outcome = finding.verdict
     if outcome is None and not reasons:
         return None
-    head = f"{finding.label} {direction_words(finding.direction)}"
+    head = head or f"{finding.label} {direction_words(finding.direction)}"
     if outcome in (Outcome.OVER_SOFTENED, Outcome.OVER_SHARPENED):
         return "warning", f"{head} and is {outcome.value}: " + "; ".join(reasons) + "."
     if outcome is Outcome.LOSS_ROSE:
@@ -1536,18 +1537,9 @@ def temperature_words(direction: Direction, label: str = "") -> str:
 
 
 def page_finding_sentence(finding: Finding, reference: Finding, answer_text: str = "") -> tuple[str, str] | None:
-    """finding_sentence in temperatures only, for a page: (level, text), level 'warning' for a verdict in a
-    direction, 'info' for problems without one; None when there is nothing to say."""
-    reasons = problems(finding, reference, answer_text)
-    outcome = finding.verdict
-    if outcome is None and not reasons:
-        return None
-    head = f"{finding.label} {temperature_words(finding.direction, finding.label)}"
-    if outcome in (Outcome.OVER_SOFTENED, Outcome.OVER_SHARPENED):
-        return "warning", f"{head} and is {outcome.value}: " + "; ".join(reasons) + "."
-    if outcome is Outcome.LOSS_ROSE:
-        return "warning", f"{head}; the loss rose: " + "; ".join(reasons) + "."
-    return "info", f"{head}: " + "; ".join(reasons) + "."
+    """finding_sentence in temperatures only, for a page (a schedule's m said as T = 1 / m)."""
+    return finding_sentence(finding, reference, answer_text,
+                            head=f"{finding.label} {temperature_words(finding.direction, finding.label)}")
 
 
 def answer_point(verdict: ContextVerdict) -> str:
