@@ -50,7 +50,8 @@ class AnalysisRequest:
     `engine.maps.attention_map` can rebuild; bucket_size: also report statistics and NLL per query-position bucket
     (boundaries at its multiples; the first bucket starts at q_start, default max(1, min(window, n - 1)));
     trained_length: the model's trained context (default its max_position_embeddings); beyond_trained: allow a text
-    longer than that (implied by a RoPE recipe)."""
+    longer than that (implied by a RoPE recipe); loss_span: (start, stop), the only positions whose next-token loss
+    is computed (NaN elsewhere; the output layer is most of a pass for a large vocabulary), None for all."""
 
     temperatures: Sequence = (0.5, 1.0, 2.0)
     rope: Rope | None = None
@@ -63,6 +64,7 @@ class AnalysisRequest:
     q_start: int | None = None
     trained_length: int | None = None
     beyond_trained: bool = False
+    loss_span: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +81,7 @@ class CheckedRequest:
     q_start: int | None
     trained_length: int
     beyond_trained: bool
+    loss_span: tuple[int, int] | None
 
 
 def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
@@ -120,7 +123,16 @@ def validate(loaded: LoadedModel, request: AnalysisRequest) -> CheckedRequest:
         q_start=None if request.q_start is None else check_int("q_start", request.q_start, 1),
         trained_length=trained,
         # a RoPE recipe exists to run past the trained length: asking for one allows it
-        beyond_trained=bool(request.beyond_trained) or any(view.rope is not None for view in views))
+        beyond_trained=bool(request.beyond_trained) or any(view.rope is not None for view in views),
+        loss_span=None if request.loss_span is None else _span(request.loss_span))
+
+
+def _span(span) -> tuple[int, int]:
+    start, stop = (check_int(name, value, 0) for name, value in zip(("loss_span start", "loss_span stop"), span,
+                                                                     strict=True))
+    if stop < start:
+        raise AnalysisError(f"loss_span must not end before it starts, got {start}..{stop}")
+    return start, stop
 
 
 def tokenize(loaded: LoadedModel, text: str, max_tokens: int) -> tuple[list[int], bool]:
@@ -160,17 +172,19 @@ def _view_multipliers(views: list[View], n: int) -> torch.Tensor:
     return torch.tensor(np.stack([view.multipliers(n) for view in views]), dtype=torch.float32)  # [V, n]
 
 
-def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor
+def position_nll(loaded: LoadedModel, hidden: torch.Tensor, ids: torch.Tensor, span: tuple[int, int] | None = None
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Next-token NLL of every position [B, n - 1] (float64; their mean is what labels=input_ids gives), whether
     that next token is the position's most likely one [B, n - 1] (bool: greedy decoding would write it) and the
-    last position's log-probs [B, vocab], computing the lm_head a chunk of positions at a time (`loss_chunk`)."""
+    last position's log-probs [B, vocab], computing the lm_head a chunk of positions at a time (`loss_chunk`).
+    With a span (start, stop), only its positions: the others' NLL is NaN and their greedy False."""
     batch, n, _ = hidden.shape
     chunk = loss_chunk(batch, loaded.text_config.vocab_size)
-    nll = torch.empty(batch, n - 1, dtype=torch.float64, device=hidden.device)
-    greedy = torch.empty(batch, n - 1, dtype=torch.bool, device=hidden.device)
-    for start in range(0, n - 1, chunk):
-        stop = min(n - 1, start + chunk)
+    nll = torch.full((batch, n - 1), math.nan, dtype=torch.float64, device=hidden.device)
+    greedy = torch.zeros(batch, n - 1, dtype=torch.bool, device=hidden.device)
+    first, last_stop = (0, n - 1) if span is None else span
+    for start in range(first, last_stop, chunk):
+        stop = min(last_stop, start + chunk)
         logits = loaded.next_token_logits(hidden[:, start:stop].contiguous()).float()  # [B, c, vocab]; mm, not bmm
         targets = ids[start + 1 : stop + 1].expand(batch, -1)
         # rows of a contiguous [B * c, vocab] block: 3.7x as fast as the class axis moved to dim 1 (a strided softmax)
@@ -234,7 +248,7 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
     positions = None if remap is not None else rope  # a remapping keeps the model's rotary positions
     with torch.inference_mode(), mask_free(), recipe_positions(loaded, positions, request.trained_length) as applied:
         hidden = loaded.model.base_model(input_ids=batch, use_cache=False, attention_probe=probe).last_hidden_state
-        nll, greedy, last = position_nll(loaded, hidden, input_ids)
+        nll, greedy, last = position_nll(loaded, hidden, input_ids, request.loss_span)
         probe.move_to_host()  # the statistics stayed on the model's device during the pass
     if len(probe.sums) != n_layers:
         raise AnalysisError(f"model {loaded.name!r} does not route its attention through transformers' attention "
@@ -244,11 +258,10 @@ def run(loaded: LoadedModel, ids: list[int], request: CheckedRequest, q_start: i
 
 
 def bucket_means(nll: np.ndarray, bounds: list[tuple[int, int]]) -> np.ndarray:
-    """[bucket] mean of the per-position NLL (positions 0..n-2) over each bucket's positions; NaN for none."""
+    """[bucket] mean of the per-position NLL (positions 0..n-2) over each bucket's scored positions; NaN for none."""
     means = []
     for start, stop in bounds:
-        values = nll[start : min(stop, len(nll))]
-        means.append(float(values.mean()) if len(values) else math.nan)
+        means.append(_scored_mean(nll[start : min(stop, len(nll))]))
     return np.array(means)
 
 
@@ -267,7 +280,7 @@ def _result(loaded, view: View, index: int, row: int, done: Pass, bounds) -> Tem
         temperature=view.temperature,
         schedule=None if view.schedule is None else view.schedule.label,
         rope=done.rope,
-        loss=float(position.mean()),
+        loss=_scored_mean(position),
         next_token=top_tokens(loaded, done.last[row]),
         heads=whole,
         last_rows=np.stack([probe.last_rows[layer][index].numpy() for layer in layers]),
@@ -278,6 +291,12 @@ def _result(loaded, view: View, index: int, row: int, done: Pass, bounds) -> Tem
         bucket_nll=bucket_means(position, bounds),
         distance_profile=per_bucket[..., len(ROW_FIELDS) :].mean(axis=2),  # [bucket, layer, bin]
     )
+
+
+def _scored_mean(nll: np.ndarray) -> float:
+    """The mean NLL over the scored positions (a request's loss_span; all by default), NaN for none."""
+    scored = nll[~np.isnan(nll)]
+    return float(scored.mean()) if len(scored) else math.nan
 
 
 def _kept(passes: list[Pass]) -> dict[int, LayerInputs]:
@@ -342,6 +361,9 @@ def _analyze_ids(loaded: LoadedModel, ids: list[int], checked: CheckedRequest, t
     first = first_stat_query(n, checked.window) if checked.q_start is None else checked.q_start
     if first > n - 1:
         raise AnalysisError(f"q_start must be below the number of tokens ({n}), got {first}")
+    if checked.loss_span is not None and checked.loss_span[1] > n - 1:
+        raise AnalysisError(f"loss_span must end by position {n - 1} (the last with a next token), "
+                            f"got {checked.loss_span[1]}")
     groups = passes_of(checked.views)
     passes = [run(loaded, ids, checked, first, progress, rope, views, number, len(groups))
               for number, (rope, views) in enumerate(groups)]

@@ -19,9 +19,11 @@ from model_utils.models import LoadedModel
 
 
 def retrieval_request(view: View, layout: Layout, trained_length: int, beyond_trained: bool) -> AnalysisRequest:
-    """The analysis of one probe: one view in every layer, every layer's queries and keys kept for the masses."""
+    """The analysis of one probe: one view in every layer, every layer's queries and keys kept for the masses, the
+    loss on the repeat only (Gemma's output layer over 262,144 words would take most of a pass over all tokens)."""
     return AnalysisRequest(temperatures=[view], mode="in-model", keep_maps="all", max_tokens=layout.n_tokens,
-                           q_start=1, trained_length=trained_length, beyond_trained=beyond_trained)
+                           q_start=1, trained_length=trained_length, beyond_trained=beyond_trained,
+                           loss_span=layout.scored)
 
 
 def retrieval_pass(loaded: LoadedModel, ids: list[int], view: View, layout: Layout, trained_length: int,

@@ -50,7 +50,8 @@ def window_nll(loaded: LoadedModel, ids: Sequence[int], first: int, stop: int, t
     """NLL of positions first .. stop - 1 from one T = 1 pass over the L tokens ids[stop - L : stop]: the pass's own
     position NLL, and its last position's log-probabilities for token `stop`."""
     start = stop - trained_length
-    request = AnalysisRequest(temperatures=[1.0], max_tokens=trained_length, trained_length=trained_length)
+    request = AnalysisRequest(temperatures=[1.0], max_tokens=trained_length, trained_length=trained_length,
+                              loss_span=(first - start, trained_length - 1))  # the output layer on those only
     result = analyze_tokens(loaded, list(ids[start:stop]), request).results[0]
     inside = result.position_nll[first - start : trained_length - 1]
     return np.append(inside, -float(result.last_log_probs[ids[stop]]))

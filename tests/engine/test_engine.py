@@ -276,6 +276,9 @@ def test_unicode_and_control_characters_are_just_text(tiny):
         ({"keep_maps": [(5, 0)]}, "layer must be between 0 and 2"),
         ({"keep_maps": [0]}, r"\(layer, head\) pairs"),
         ({"max_tokens": 1}, "max_tokens must be between 2 and 65536"),
+        ({"loss_span": (6, 5)}, "loss_span must not end before it starts"),
+        ({"loss_span": (-1, 5)}, "loss_span start must be"),
+        ({"loss_span": (5, 100_000)}, "loss_span must end by position"),
     ],
 )
 def test_bad_requests_get_a_clear_error(tiny, kwargs, message):
@@ -318,3 +321,19 @@ def test_the_loss_is_the_same_in_chunks_of_any_size(tiny, monkeypatch):
     for one, whole in zip(reports[0].results, reports[1].results, strict=True):
         assert np.allclose(one.position_nll, whole.position_nll, rtol=0, atol=1e-6) and len(one.position_nll) > 100
         assert np.array_equal(one.position_greedy, whole.position_greedy)
+
+
+def test_a_loss_span_scores_only_its_positions_with_the_same_numbers(tiny):
+    """The retrieval probe asks for the loss on its repeat only: those positions' NLL and greedy flags equal the
+    whole pass's, every other position is NaN (not scored, not a made-up number), and the loss is their mean."""
+    whole = analyze(tiny, SAMPLE_TEXT, temperatures=[1.0, 2.0], window=8, bucket_size=32)
+    span = (40, 90)
+    part = analyze(tiny, SAMPLE_TEXT, temperatures=[1.0, 2.0], window=8, bucket_size=32, loss_span=span)
+    for full, cut in zip(whole.results, part.results, strict=True):
+        inside = slice(*span)
+        assert np.allclose(cut.position_nll[inside], full.position_nll[inside], rtol=0, atol=1e-6)
+        assert np.array_equal(cut.position_greedy[inside], full.position_greedy[inside])
+        outside = np.r_[0 : span[0], span[1] : len(full.position_nll)]
+        assert np.isnan(cut.position_nll[outside]).all() and not cut.position_greedy[outside].any()
+        assert cut.loss == pytest.approx(full.position_nll[inside].mean(), abs=1e-6)
+        assert np.isfinite(cut.bucket_nll).any() and np.isnan(cut.bucket_nll).any()  # buckets with none: NaN
