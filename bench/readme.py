@@ -1,22 +1,8 @@
 """Write the README's "What we found" and docs' generated blocks from the committed result files, between
 `<!-- NAME:start -->` / `<!-- NAME:end -->` and `<!-- figure:NAME -->` / `<!-- /figure -->` markers, so no page of
-text drifts from the data (`python -m bench.readme sweep|tune|fit|found|figures|verdicts`):
-
-- README.md: `found`, the short form (words.found_conclusion and words.found_bullets on the committed corpus tunes
-  and retrieval probes, the chart and one link);
-- docs/FINDINGS.md: `conclusion` (the same sentence and what it rests on), `rises` (the rise on the same tokens
-  next to the older rise against earlier positions), `sweeps` (every committed sweep side by side), `sweep`,
-  `other-sweeps`, `tune`, `other-tunes`, `fit` and `thresholds` (each constant that picks a word, read from the
-  code);
-- every Markdown file with a `<!-- figure:NAME -->` marker (README.md, docs/*.md): the timings the text quotes,
-  from bench/RESULTS.md and bench/PAGES.md.
-
-Every verdict is the one its file stores, said by model_utils.verdicts.words; `verdicts` (and `tune` and `fit`,
-first) rewrite the committed corpus summaries with the committed fits made on their documents folded into their
-verdicts (verdicts.fit.fold_fits), no pass run. The committed sweeps are SWEEP (the bundled model's, the first) and
-every other JSON file in its folder; the corpus tunes TUNE and every other summary; the retrieval probes RETRIEVAL
-and every other JSON file in its folder (none until `make retrieval` has finished): each function takes the folder,
-so a test can point it at its own. docs/ARCHITECTURE.md ("README and FINDINGS") says which file feeds which block."""
+text drifts from the data (`python -m bench.readme sweep|tune|fit|found|figures|verdicts`). Every sentence is
+model_utils.verdicts.words'; each function takes its result folder, so a test can point it at its own.
+docs/ARCHITECTURE.md ("README and FINDINGS") says which file feeds which block and what `verdicts` rewrites."""
 
 from __future__ import annotations
 

@@ -101,6 +101,16 @@ def test_a_committed_probe_gives_the_third_bullet(tiny_retrieval_file, tmp_path)
     assert len(said) == 3 and readme.PROBE_LINK not in "\n".join(lines)
 
 
+def found_in_copies(tmp_path, **folders) -> str:
+    """FINDINGS as readme.write_found writes it into copies of the committed README and FINDINGS, reading the result
+    folders given (probes=, lmevals=) instead of the committed ones."""
+    findings, readme_file = tmp_path / "FINDINGS.md", tmp_path / "README.md"
+    findings.write_text(FINDINGS.read_text())
+    readme_file.write_text(README)
+    readme.write_found(readme=readme_file, findings_file=findings, **folders)
+    return findings.read_text()
+
+
 def test_findings_set_each_committed_probe_out_in_full_or_say_there_is_none(tiny_retrieval_file, tmp_path):
     """FINDINGS' retrieval block is the committed probes' words.retrieval_findings under each model's name, or the
     line that none is committed; the file as committed is what the committed probes give."""
@@ -109,11 +119,7 @@ def test_findings_set_each_committed_probe_out_in_full_or_say_there_is_none(tiny
     probes.mkdir()
     probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
     (probes / "bundled.json").write_text(json.dumps(probe.to_dict(), allow_nan=False))
-    findings, readme_file = tmp_path / "FINDINGS.md", tmp_path / "README.md"
-    findings.write_text(FINDINGS.read_text())
-    readme_file.write_text(README)
-    readme.write_found(probes=probes, readme=readme_file, findings_file=findings)
-    written = block("retrieval", findings.read_text())
+    written = block("retrieval", found_in_copies(tmp_path, probes=probes))
     assert written[0] == f"### {model_name(probe.model)}" and readme.NO_PROBE not in written
     assert f"- {words.reach_sentence(probe.model, probe.verdict)}" in written
     assert sum(line.startswith("| ") for line in written) == 1 + len(probe.curves)  # the header, a row per view
@@ -529,11 +535,7 @@ def test_findings_set_each_committed_lmeval_run_out_as_a_table_and_say_which_vie
     runs = tmp_path / "lmeval"
     runs.mkdir()
     (runs / "bundled.json").write_text(json.dumps(run.to_dict(), allow_nan=False))
-    findings, readme_file = tmp_path / "FINDINGS.md", tmp_path / "README.md"
-    findings.write_text(FINDINGS.read_text())
-    readme_file.write_text(README)
-    readme.write_found(readme=readme_file, findings_file=findings, lmevals=runs)
-    written = block("lmeval", findings.read_text())
+    written = block("lmeval", found_in_copies(tmp_path, lmevals=runs))
     assert written[0] == f"### {model_name(run.model)}" and readme.NO_LMEVAL not in written
     assert "| niah_single_1 | T=1 | 0.50 |" in written and "| niah_single_1 | yarn-rope (s=2) + T=1 | 1.00 |" in written
     assert written[-1].startswith("yarn-rope (s=2) + T=1 scores 1 sample more right at 2,048 tokens")
