@@ -33,6 +33,7 @@ from components.serving.settings import (
 from components.widgets.url_state import linked_widget, publish_to_url, seed
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import MODES
+from model_utils.core.names import model_name
 from model_utils.core.softmax import TEMPERATURE_RANGE
 
 MODE_HELP = {
@@ -73,7 +74,7 @@ def sidebar_ui(acting: Sequence[str] = SIDEBAR_CONTROLS, note: str = "") -> Side
             linked_widget(st.selectbox, "Model", key="model", url_key="model", default=models[0], options=models,
                           parse=lambda raw: parse_choice(raw, models),
                           to_url=lambda name: name if len(models) > 1 else None, keep_default=True,
-                          help="Models the operator of this server made available.")
+                          format_func=model_name, help="Models the operator of this server made available.")
         if "temperatures" in acting:
             st.text_input("Temperatures to compare", key="temperatures", max_chars=80,
                           help=f"Up to {MAX_UI_TEMPERATURES} numbers in {TEMPERATURE_RANGE}, e.g. 0.5, 1, 2. "

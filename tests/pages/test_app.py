@@ -99,9 +99,11 @@ def test_model_choice_is_exactly_the_operators_list(tiny_env):
     tiny_env.setenv("ATTN_MODELS", "tiny-random,bundled")
     at = open_app("attention_maps", query={"model": "../../some/local/dir"})
     assert_clean(at)
-    assert at.selectbox(key="model").options == ["tiny-random", "bundled"]
+    assert at.selectbox(key="model").options == ["tiny-random", "SmolLM2-135M"]  # shown by name, not by key
     assert at.selectbox(key="model").value == "tiny-random"
     assert at.query_params["model"] == "tiny-random"  # the link names the model only when there is a choice
+    at.selectbox(key="model").set_value("bundled")
+    assert at.selectbox(key="model").value == "bundled"  # the key the engine and the link use
 
 
 def test_model_pages_show_the_models_facts_in_the_sidebar(tiny_env):
