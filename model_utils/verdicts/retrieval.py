@@ -94,6 +94,9 @@ def shift(points: Sequence[RetrievalPoint], view: str, reference: str, passages:
     mine, theirs = statistic(pair[0]), statistic(pair[1])
     if math.isnan(mine) or math.isnan(theirs):
         return ReachShift(view=view, shift=None, low=None, high=None, direction=Direction.UNKNOWN)
+    if all(reach_of(distances, row)[0] is ReachOutcome.BEYOND for row in pair.reshape(-1, pair.shape[-1])):
+        # both still use the copy at the longest distance on every passage: a shift of 0 would only be the grid's
+        return ReachShift(view=view, shift=None, low=None, high=None, direction=Direction.BOTH_BEYOND)
     paired = np.transpose(pair, (1, 0, 2))  # [P, 2, D]: a passage's two curves travel together
 
     def difference(rows: np.ndarray) -> float:

@@ -1278,6 +1278,9 @@ def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
     if reach.outcome is ReachOutcome.NONE:
         return (f"{model} does not use a passage it read earlier even at the shortest distance measured: it reads "
                 "the repeat as new text.")
+    if reach.outcome is ReachOutcome.BEYOND and reach.value > verdict.trained_length:
+        return (f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured: past "
+                f"its trained length of {verdict.trained_length:,} tokens.")
     if reach.outcome is ReachOutcome.BEYOND:
         return f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured. {trained}"
     return (f"{model} uses what it read up to {tokens_text(reach.value)} back "
@@ -1292,19 +1295,32 @@ def _named(shifts: list[ReachShift], signed: bool) -> str:
 
 
 def shifts_sentence(verdict: RetrievalVerdict) -> str:
-    """What the other views do to the reach: farther on every passage, closer on every passage, or neither."""
+    """What the other views do to the reach: farther on every passage, closer on every passage, or neither; and
+    which views the probe cannot compare (both still reach its longest distance, or one has no reach)."""
     groups = ((ReachDirection.LONGER, "farther on every passage", True),
               (ReachDirection.SHORTER, "closer on every passage", True),
               (ReachDirection.UNCHANGED, "not the same way on every passage", False))
-    found = {direction: [s for s in verdict.shifts if s.direction is direction] for direction, _, _ in groups}
-    if not any(found.values()):
+    found = {direction: [s for s in verdict.shifts if s.direction is direction] for direction in ReachDirection}
+    if not verdict.shifts:
         return "No other view was measured against T = 1."
-    if not found[ReachDirection.LONGER] and not found[ReachDirection.SHORTER]:
-        return (f"No other view moves the reach the same way on every passage "
+    moved = [found[direction] for direction, _, _ in groups]
+    if not any(moved):
+        said = ""
+    elif not found[ReachDirection.LONGER] and not found[ReachDirection.SHORTER]:
+        said = (f"No other view moves the reach the same way on every passage "
                 f"({_named(found[ReachDirection.UNCHANGED], False)}).")
-    parts = [f"{title}, {_named(found[direction], signed)}" for direction, title, signed in groups
-             if found[direction]]
-    return "Against T = 1 the reach moves " + "; ".join(parts) + "."
+    else:
+        said = "Against T = 1 the reach moves " + "; ".join(
+            f"{title}, {_named(found[direction], signed)}" for direction, title, signed in groups
+            if found[direction]) + "."
+    beyond, unknown = found[ReachDirection.BOTH_BEYOND], found[ReachDirection.UNKNOWN]
+    if beyond:
+        said += (f" {_named(beyond, False)} still {'uses' if len(beyond) == 1 else 'use'} the copy at "
+                 f"{verdict.longest_distance:,} tokens too, the farthest measured, so this probe cannot tell whether "
+                 f"{'it moves' if len(beyond) == 1 else 'they move'} the reach.")
+    if unknown:
+        said += f" {_named(unknown, False)} cannot be compared: no reach on the mean of the passages."
+    return said.strip()
 
 
 def retrieval_method() -> str:
@@ -1483,6 +1499,10 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
     barely = [s.view for s in shifts if s.shift is not None and abs(s.shift) < small]
     shorter = [s.view for s in shifts if s.direction is ReachDirection.SHORTER and s.view not in barely]
     longer = [s.view for s in shifts if s.direction is ReachDirection.LONGER and s.view not in barely]
+    beyond = [s.view for s in shifts if s.direction is ReachDirection.BOTH_BEYOND]
+    if shifts and len(beyond) == len(shifts):
+        return (f"{head}, and so {'does' if len(beyond) == 1 else 'do'} {_by_side(beyond, plain)}: this probe "
+                "cannot tell whether a temperature moves it.")
     if not shorter and not longer and not barely:
         return f"{head}; no temperature tried moves it the same way on every passage."
     parts = [f"{_by_side(shorter, plain)} {'cuts' if len(shorter) == 1 else 'cut'} it short"] if shorter else []

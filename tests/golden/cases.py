@@ -203,6 +203,14 @@ def retrieval_verdicts() -> dict:
             found, ReachShift(view="T=0.7", shift=-50.0, low=-400.0, high=350.0, direction=Direction.UNCHANGED),
             ReachShift(view="T=1.1", shift=10.0, low=-200.0, high=300.0, direction=Direction.UNCHANGED)),
         "beyond the longest distance": verdict(_reach(ReachOutcome.BEYOND, 12288.0, 9000.0, 12288.0, beyond=3)),
+        "beyond the longest distance, and so is every other view": verdict(
+            _reach(ReachOutcome.BEYOND, 12288.0, 12288.0, 12288.0, beyond=4),
+            ReachShift(view="T=0.9", shift=None, low=None, high=None, direction=Direction.BOTH_BEYOND),
+            ReachShift(view="yarn-rope (s=2) + T=1", shift=None, low=None, high=None, direction=Direction.BOTH_BEYOND)),
+        "a recipe moves it, one view has no reach": verdict(
+            found, ReachShift(view="yarn-rope (s=2) + T=1", shift=2100.0, low=900.0, high=3300.0,
+                              direction=Direction.LONGER),
+            ReachShift(view="T=3", shift=None, low=None, high=None, direction=Direction.UNKNOWN)),
         "no reach": verdict(_reach(ReachOutcome.NONE, None, None, None)),
         "an interval over 8 passages": verdict(_reach(ReachOutcome.FOUND, 812.0, 700.0, 950.0, Spread.INTERVAL_95, 8)),
     }

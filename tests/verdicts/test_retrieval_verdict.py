@@ -62,3 +62,35 @@ def test_a_view_moves_the_reach_only_when_every_passage_agrees():
     assert moved.direction is Direction.LONGER and moved.shift > 0 and moved.low > 0
     unsure = shift(points, "M", "T=1", ["a", "b"], DISTANCES)
     assert unsure.direction is Direction.UNCHANGED and unsure.low < 0 < unsure.high
+
+
+def test_two_views_that_both_reach_the_longest_distance_are_not_called_unchanged():
+    """Every passage still uses the copy at the longest distance under both views: both reaches are the grid's
+    end, so a shift of 0 would be made up; the probe cannot tell (BOTH_BEYOND). One passage that falls off under
+    either view makes it a measured shift again."""
+    far = {"a": [3, 3, 3, 3, 2.5], "b": [3, 3, 3, 2.8, 2.6]}
+    also = {"a": [3, 3, 3, 3, 2.9], "b": [3, 3, 2.9, 2.8, 2.7]}
+    falls = {"a": [3, 3, 3, 3, 0.5], "b": [3, 3, 2.9, 2.8, 2.7]}
+    points = curves("T=1", far) + curves("A", also) + curves("F", falls)
+    censored = shift(points, "A", "T=1", ["a", "b"], DISTANCES)
+    assert censored.direction is Direction.BOTH_BEYOND and censored.shift is None
+    assert shift(points, "F", "T=1", ["a", "b"], DISTANCES).direction is not Direction.BOTH_BEYOND
+
+
+def test_the_found_bullet_does_not_call_a_censored_temperature_unmoved(tiny_retrieval_file):
+    """When T = 1 and every plain temperature still use the copy at the longest distance, the README's bullet says
+    the probe cannot tell, not that no temperature moves the reach."""
+    import json
+    from dataclasses import replace
+
+    from model_utils.core.records.retrieval import ReachShift, RetrievalDocument
+    from model_utils.verdicts import words
+
+    probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
+    longest = float(probe.verdict.longest_distance)
+    reach = replace(probe.verdict.reach, outcome=ReachOutcome.BEYOND, value=longest, low=longest, high=longest)
+    shifts = tuple(ReachShift(view=s.view, shift=None, low=None, high=None, direction=Direction.BOTH_BEYOND)
+                   for s in probe.verdict.shifts)
+    bullet = words.found_bullets([], [replace(probe, verdict=replace(probe.verdict, reach=reach, shifts=shifts))])[-1]
+    assert "cannot tell whether a temperature moves it" in bullet and "no temperature tried" not in bullet
+    assert "T=0.8 (sharper)" in bullet and "T=1.25 (softer)" in bullet

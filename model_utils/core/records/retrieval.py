@@ -164,11 +164,13 @@ class Curve(Record):
 
 class Direction(Enum):
     """What a view does to the reach against the reference: LONGER or SHORTER on every passage (or its 95% interval
-    on one side of 0), else UNCHANGED; UNKNOWN where either has no reach."""
+    on one side of 0), else UNCHANGED; BOTH_BEYOND where both still reach the longest distance on every passage (the
+    probe cannot tell); UNKNOWN where either has no reach."""
 
     LONGER = "longer"
     SHORTER = "shorter"
     UNCHANGED = "unchanged"
+    BOTH_BEYOND = "both beyond"
     UNKNOWN = "unknown"
 
 
