@@ -213,10 +213,10 @@ retrieval: setup
 
 # The same probe on Gemma 3 270M (installed by `make models`): its 15 sliding-window layers see 512 keys, so what
 # reaches farther is its 3 global layers. Filler: Python's decimal module (--filler decimal-source, about 55,000
-# tokens of Gemma 3's tokenizer). Fewer points than the bundled model's, for the cost (a pass over 41,000 tokens takes
-# about 10 minutes on one core): D = 1,024, 8,192 and 30,000 inside its trained length of 32,768 and 40,960 past it;
-# T = 0.9 and 1 and YaRN's interpolation alone (s = 2, on the global layers); the same 4 passages. About 3.5 h on 2
-# Ray workers. In the background as `make retrieval`.
+# tokens of Gemma 3's tokenizer). Fewer points than the bundled model's, for the cost: D = 1,024, 8,192 and 30,000
+# inside its trained length of 32,768 and 40,960 past it; T = 0.9 and 1 and YaRN's interpolation alone (s = 2, on
+# the global layers); the same 4 passages. 96 passes, 231 min of passes (a 41,000-token pass about 300 s on one
+# core), 116 min on 2 Ray workers, peak 3.2 GB per process. In the background as `make retrieval`.
 GEMMA_RETRIEVAL_OUT ?= assets/retrieval/gemma3-270m.json
 GEMMA_RETRIEVAL_PASSES ?= assets/passes/retrieval-gemma3-270m
 GEMMA_RETRIEVAL_LOG ?= bench/runs/retrieval-gemma3-270m.log

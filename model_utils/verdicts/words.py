@@ -1288,9 +1288,14 @@ def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
             f"repeated passage almost as new text. {trained}")
 
 
-def _named(shifts: list[ReachShift], signed: bool) -> str:
-    """'yarn-rope (s=2) + T=1 (+2,100 tokens) and T=1.5 (-800 tokens)'."""
-    names = [f"{s.view} ({s.shift:+,.0f} tokens)" if signed else s.view for s in shifts]
+def _named(shifts: list[ReachShift], signed: bool, verdict: RetrievalVerdict | None = None) -> str:
+    """'yarn-rope (s=2) + T=1 (+2,100 tokens) and T=1.5 (-800 tokens)'; 'at least' where the view's reach is the
+    longest distance measured (its shift is then only a lower bound)."""
+    def censored(s: ReachShift) -> bool:
+        return (verdict is not None and verdict.reach.value is not None and s.shift is not None and s.shift > 0
+                and abs(verdict.reach.value + s.shift - verdict.longest_distance) < 1)
+    names = [f"{s.view} ({'at least ' if censored(s) else ''}{s.shift:+,.0f} tokens)" if signed else s.view
+             for s in shifts]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -1311,7 +1316,7 @@ def shifts_sentence(verdict: RetrievalVerdict) -> str:
                 f"({_named(found[ReachDirection.UNCHANGED], False)}).")
     else:
         said = "Against T = 1 the reach moves " + "; ".join(
-            f"{title}, {_named(found[direction], signed)}" for direction, title, signed in groups
+            f"{title}, {_named(found[direction], signed, verdict)}" for direction, title, signed in groups
             if found[direction]) + "."
     beyond, unknown = found[ReachDirection.BOTH_BEYOND], found[ReachDirection.UNKNOWN]
     if beyond:

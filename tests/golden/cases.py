@@ -207,8 +207,8 @@ def retrieval_verdicts() -> dict:
             _reach(ReachOutcome.BEYOND, 12288.0, 12288.0, 12288.0, beyond=4),
             ReachShift(view="T=0.9", shift=None, low=None, high=None, direction=Direction.BOTH_BEYOND),
             ReachShift(view="yarn-rope (s=2) + T=1", shift=None, low=None, high=None, direction=Direction.BOTH_BEYOND)),
-        "a recipe moves it, one view has no reach": verdict(
-            found, ReachShift(view="yarn-rope (s=2) + T=1", shift=2100.0, low=900.0, high=3300.0,
+        "a recipe moves it to the longest distance, one view has no reach": verdict(
+            found, ReachShift(view="yarn-rope (s=2) + T=1", shift=7164.6, low=6268.0, high=7988.0,
                               direction=Direction.LONGER),
             ReachShift(view="T=3", shift=None, low=None, high=None, direction=Direction.UNKNOWN)),
         "no reach": verdict(_reach(ReachOutcome.NONE, None, None, None)),
