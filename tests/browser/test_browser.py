@@ -19,6 +19,7 @@ import pytest
 from components.pages import PAGES
 from components.serving.defaults import COLLAPSE_VIEW, DEFAULT_VIEWS
 from components.serving.settings import CONTEXT_SWEEP, DEFAULT_TEMPERATURES, RETRIEVAL_DEFAULT
+from model_utils.core.names import model_name
 from tests.support import ROOT
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SCREENS, free_port, stop, wait_until_healthy
 
@@ -381,7 +382,8 @@ def test_the_served_app_offers_only_the_operators_models(app_url, browser):
         assert model_box.count() == 1
         model_box.click()
         options = [text.strip() for text in page.get_by_role("option").all_inner_texts()]
-        assert options == [os.environ.get("ATTN_BROWSER_MODEL", "bundled")], options
+        # shown by the model's name (SmolLM2-135M for the bundled one), never a path
+        assert options == [model_name(os.environ.get("ATTN_BROWSER_MODEL", "bundled"))], options
         page.keyboard.press("Escape")
         labels = sidebar.locator('[data-testid="stTextInput"] label').all_inner_texts()
         assert labels == ["Temperatures to compare"], labels  # no free-text model or path field anywhere
@@ -440,7 +442,6 @@ def test_the_context_length_page_opens_on_the_answer_sentence_and_the_decomposit
 
     from components.serving.cache import committed_sweep_paths
     from components.serving.settings import CORPUS_SUMMARY, SWEEPS_DIR
-    from model_utils.core.names import model_name
 
     # once several models' sweeps are committed, each answer names its model (the lead is the default sweep's)
     sweeps = committed_sweep_paths(CONTEXT_SWEEP, SWEEPS_DIR)

@@ -53,10 +53,10 @@ def test_the_sidebar_offers_it_only_once_installed(tiny_env):
     assert at.selectbox(key="model").options == ["tiny-random"]
     tiny_env.setattr("components.serving.settings.installed_optional_models", lambda: [GEMMA])
     assert_clean(at := open_app("attention_maps"))
-    assert at.selectbox(key="model").options == ["tiny-random", GEMMA]
+    assert at.selectbox(key="model").options == ["tiny-random", "Gemma 3 270M"]  # by name; its key is GEMMA
     tiny_env.setenv("ATTN_MODELS", "tiny-random,bundled")  # an operator's list is the whole list
     assert_clean(at := open_app("attention_maps"))
-    assert at.selectbox(key="model").options == ["tiny-random", "bundled"]
+    assert at.selectbox(key="model").options == ["tiny-random", "SmolLM2-135M"]
 
 
 @pytest.fixture
