@@ -4,6 +4,7 @@ import streamlit as st
 
 from components.pages import PAGES
 from components.widgets.controls import sidebar_ui
+from components.widgets.url_state import keep_values
 
 st.set_page_config(page_title="Attention Temperature Explorer", page_icon=":material/thermostat:", layout="wide")
 
@@ -12,4 +13,7 @@ page = st.navigation([st.Page(spec.path, title=spec.title, icon=spec.icon, url_p
 spec = next(spec for spec in PAGES if spec.title == page.title)
 # read by the pages through sidebar_choices(); only the controls that act on this page are drawn
 st.session_state["_sidebar"] = sidebar_ui(spec.controls, spec.controls_note)
-page.run()
+try:
+    page.run()
+finally:  # also after a page stopped early: what the session typed survives a refused input
+    keep_values()

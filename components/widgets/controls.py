@@ -30,6 +30,8 @@ from components.serving.settings import (
     available_models,
     example_text,
 )
+from components.serving.text_store import MAX_TEXTS as TEXTS_KEPT
+from components.serving.text_store import text_store
 from components.widgets.url_state import linked_widget, publish_to_url, seed
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import MODES
@@ -42,6 +44,7 @@ MODE_HELP = {
 }
 MEAN_OF_HEADS = "mean of heads"
 SIDEBAR_CONTROLS = ("model", "temperatures", "mode", "window")  # the shared sidebar's widgets, by key
+LAST_GOOD_TEMPERATURES = "_last_good_temperatures"  # the sidebar's last temperatures that parsed
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,6 +101,8 @@ def sidebar_ui(acting: Sequence[str] = SIDEBAR_CONTROLS, note: str = "") -> Side
     except AnalysisError as problem:
         temperatures, error = None, str(problem)
         st.sidebar.error(f"Temperatures: {plain(error)}")
+    else:
+        st.session_state[LAST_GOOD_TEMPERATURES] = temperatures
     publish_to_url({"t": ",".join(f"{t:g}" for t in temperatures) if temperatures else None})
     state = st.session_state
     return SidebarChoices(model=state["model"], temperatures=temperatures, error=error, mode=state["mode"],
@@ -110,19 +115,45 @@ def sidebar_choices() -> SidebarChoices:
 
 
 def require_temperatures(choices: SidebarChoices) -> tuple[float, ...]:
-    """The parsed temperatures, or an error on the page and stop."""
-    if choices.temperatures is None:
+    """The parsed temperatures; while the sidebar's do not parse, the last that did (said on the page, the error
+    stands beside the box), so the page and its last result stay. Error and stop only if none ever parsed."""
+    if choices.temperatures is not None:
+        return choices.temperatures
+    last = st.session_state.get(LAST_GOOD_TEMPERATURES)
+    if last is None:
         st.error(f"Fix the temperatures in the sidebar: {plain(choices.error)}")
         st.stop()
-    return choices.temperatures
+    st.warning(f"The temperatures in the sidebar were refused (see the message under them): this page still shows "
+               f"T = {', '.join(f'{t:g}' for t in last)}, the last that were accepted.")
+    return last
 
 
 def text_ui(key: str, example: str, label: str, height: int = 150, help_text: str | None = None) -> str:
-    """A text box seeded with an example (or the link's text); the text goes into the link while it is short."""
-    return linked_widget(st.text_area, label, key=key, url_key="text", default=example_text(example),
-                         parse=lambda raw: raw[:MAX_TEXT_CHARS],
-                         to_url=lambda text: text if len(text) <= SHORT_TEXT_IN_URL else None,
-                         height=height, max_chars=MAX_TEXT_CHARS, help=help_text)
+    """A text box seeded from the link (a short text itself, a long one by its id in the server's text store), else
+    from what the session last typed here, else the example. A link whose long text the server no longer holds says
+    so under the box and the page stops there: it never opens another text."""
+    default, store = example_text(example), text_store()
+    missing = f"{key}_missing"
+    if key not in st.session_state and st.query_params.get("text") is None:
+        wanted = st.query_params.get("text_id")
+        held = store.get(wanted) if wanted else None
+        if held is not None:
+            st.session_state[key] = held[:MAX_TEXT_CHARS]
+        elif wanted:
+            st.session_state[key], st.session_state[missing] = "", wanted
+    seed(key, default, lambda raw: raw[:MAX_TEXT_CHARS], url_key="text")
+    text = st.text_area(label, key=key, height=height, max_chars=MAX_TEXT_CHARS, help=help_text)
+    if text:
+        st.session_state.pop(missing, None)
+    elif missing in st.session_state:
+        st.error(f"This link's text (id {st.session_state[missing]}) is no longer held by this server: it keeps the "
+                 f"{TEXTS_KEPT} most recent long texts, and this one was dropped or the server restarted. Paste the "
+                 "text again; the link to it will then work again.")
+        st.stop()
+    short = len(text) <= SHORT_TEXT_IN_URL
+    publish_to_url({"text": text if short and text != default else None,
+                    "text_id": None if short else store.put(text)})
+    return text
 
 
 def layer_head_ui(n_layers: int, n_heads: int, key_prefix: str, default: tuple[int, int] | None = None

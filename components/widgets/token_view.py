@@ -15,7 +15,7 @@ import streamlit as st
 from components.present.glossary import term_link
 from components.present.text import plain, ratio_text, visible_token
 from components.present.token_view import ratio_line, token_html, top_keys
-from components.widgets.url_state import linked_widget
+from components.widgets.url_state import forget, linked_widget
 from model_utils import Report, attention_map
 
 TOP_KEYS = 5
@@ -31,8 +31,7 @@ def query_ui(report: Report, container, key: str) -> int:
     last token: the choice (and the link's `q`) is dropped when the report's tokens change."""
     tokens_key = f"{key}_tokens"
     if st.session_state.get(tokens_key) not in (None, report.token_ids):
-        st.session_state.pop(key, None)
-        st.query_params.pop("q", None)
+        forget(key, "q")
     st.session_state[tokens_key] = report.token_ids
     positions = list(range(report.n_tokens))
 

@@ -564,3 +564,110 @@ def test_a_link_to_a_term_opens_the_glossary_at_that_term(app_url, browser):
         assert heading.evaluate("element => element.getBoundingClientRect().top") > 900  # the list's entry: far down
     finally:
         context.close()
+
+
+# Nothing a visitor typed is lost (a refused input, a page switch, a link to a long prompt).
+LONG_PROMPT = ("The code for the vault is 4817. " + "The archive keeps its ledgers in rows of grey boxes. " * 170
+               + "What is the code for the vault?")
+
+
+def settle(page, charts: int) -> None:
+    """After an input: let its run start, then wait until it ends and its charts are drawn."""
+    page.wait_for_timeout(1200)
+    wait_for_page(page, charts)
+
+
+def apply_text(page, locator, text: str, charts: int) -> None:
+    """Type into a text box as a visitor pastes: fill it, then Ctrl+Enter applies it."""
+    locator.fill(text)
+    locator.press("Control+Enter" if locator.evaluate("e => e.tagName") == "TEXTAREA" else "Enter")
+    settle(page, charts)
+
+
+def temperatures_box(page):
+    return page.locator('[data-testid="stSidebar"] input[aria-label="Temperatures to compare"]')
+
+
+def scores_box(page):
+    return page.locator('input[aria-label="Scores of the keys (before the softmax)"]')
+
+
+def go_to(page, title: str, charts: int) -> None:
+    page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+    settle(page, charts)
+
+
+@pytest.mark.parametrize("path", ["collapse", "maps"])
+def test_a_refused_temperature_then_its_fix_then_another_widget_keep_a_long_prompt(app_url, browser, path):
+    charts = SCREENS[path][1]
+    with drawn_page(app_url, browser, path, 1400, 900) as page:
+        box = page.locator('[data-testid="stMain"] textarea').first
+        apply_text(page, box, LONG_PROMPT, charts)
+        apply_text(page, temperatures_box(page), "0.5, 1, abc", 0)
+        assert "Temperatures:" in page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]').first.inner_text()
+        assert box.input_value() == LONG_PROMPT  # the refused input leaves the text and the last result
+        assert drawn_charts(page) >= charts
+        apply_text(page, temperatures_box(page), DEFAULT_TEMPERATURES, charts)
+        if path == "collapse":  # another widget of the page: the expected answer
+            apply_text(page, page.get_by_label(re.compile("^Expected answer")), "4817", charts)
+            limit = page.locator('[data-testid="stSelectbox"]', has_text="Token limit")
+            assert "2048" in limit.inner_html() and "limit=" not in page.url  # still the default, 2,048
+        else:  # another widget of the page: the log colour scale
+            page.locator('[data-testid="stCheckbox"]', has_text="Log colour scale").click()
+            settle(page, charts)
+        assert box.input_value() == LONG_PROMPT
+        assert "the text is empty" not in page.locator('[data-testid="stMain"]').inner_text()
+        assert page.locator('[data-testid="stException"]').count() == 0
+        link = page.url
+    assert "text_id=" in link and "text=" not in link.replace("text_id=", "")
+    # the link opens that very prompt in a fresh browser (another session of the server)
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        fresh = context.new_page()
+        fresh.goto(link, wait_until="domcontentloaded")
+        wait_for_page(fresh, charts)
+        assert fresh.locator('[data-testid="stMain"] textarea').first.input_value() == LONG_PROMPT
+    finally:
+        context.close()
+
+
+def step_through(page, step, title: str, charts: int, most: int = 6) -> None:
+    """Press Back (or Forward) until the page titled `title` is open."""
+    for _ in range(most):
+        step()
+        settle(page, charts if page.locator("h1").first.inner_text() == title else 0)
+        if page.locator("h1").first.inner_text() == title:
+            return
+    raise AssertionError(f"{title} not reached in {most} steps")
+
+
+def test_a_page_switch_and_the_back_button_keep_each_pages_text_and_scores(app_url, browser):
+    sentence = "The trophy did not fit in the suitcase because it was too big."
+    with drawn_page(app_url, browser, "", 1400, 900) as page:
+        scores = scores_box(page)
+        apply_text(page, scores, "3, 2, 1, 0", SCREENS[""][1])
+        go_to(page, "Attention maps", SCREENS["maps"][1])
+        apply_text(page, page.locator('[data-testid="stMain"] textarea').first, sentence, SCREENS["maps"][1])
+        go_to(page, "Softmax lab", SCREENS[""][1])
+        assert scores_box(page).input_value() == "3, 2, 1, 0"
+        go_to(page, "Attention maps", SCREENS["maps"][1])
+        assert page.locator('[data-testid="stMain"] textarea').first.input_value() == sentence
+        # the Back button steps through the link's changes too (each is a view): back until the lab, then forward
+        step_through(page, page.go_back, "Softmax lab", SCREENS[""][1])
+        assert scores_box(page).input_value() == "3, 2, 1, 0"
+        step_through(page, page.go_forward, "Attention maps", SCREENS["maps"][1])
+        assert page.locator('[data-testid="stMain"] textarea').first.input_value() == sentence
+        assert page.locator('[data-testid="stException"]').count() == 0
+
+
+def test_a_link_whose_long_text_is_no_longer_held_says_so(app_url, browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(f"{app_url}/maps?text_id=0123456789abcdef", wait_until="domcontentloaded")
+        page.get_by_text("no longer held by this server").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        assert page.locator('[data-testid="stMain"] textarea').first.input_value() == ""
+        assert drawn_charts(page) == 0
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        context.close()

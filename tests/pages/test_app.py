@@ -64,26 +64,44 @@ def test_a_control_hidden_on_one_page_keeps_its_value_for_the_next(tiny_env):
 
 
 @pytest.mark.parametrize("bad", ["0", "abc", "1, 1", "nan", "-2", "0.5, 1, 1.5, 2, 2.5, 3, 3.5", ""])
-def test_bad_temperatures_show_an_error_line_not_an_exception(tiny_env, bad):
+def test_bad_temperatures_show_an_error_line_beside_the_box_and_keep_the_page(tiny_env, bad):
     at = open_app("softmax_lab")
     at.text_input(key="temperatures").set_value(bad).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.sidebar.error and at.sidebar.error[0].value.startswith("Temperatures: ")
-    assert any(e.value.startswith("Fix the temperatures in the sidebar") for e in at.error)
-    assert not at.get("plotly_chart")
+    assert at.text_input(key="temperatures").value == bad  # the refused text stays in its box, to be fixed
+    # the page keeps the last temperatures that were accepted, and says so
+    assert any("T = 0.5, 1, 1.5, 2, the last that were accepted" in w.value for w in at.warning)
+    assert len(traces(chart(at, "lab_bars"), "bar")) == 4
     if bad.startswith("0.5"):
         assert "at most 6 temperatures" in at.sidebar.error[0].value
 
-    at.text_input(key="temperatures").set_value("1, 2").run()  # fixing it brings the page back
+    at.text_input(key="temperatures").set_value("1, 2").run()  # fixing it moves the page on from there
     assert_clean(at)
+    assert not at.warning
     assert len(traces(chart(at, "lab_bars"), "bar")) == 2
 
 
-def test_bad_temperatures_stop_a_model_page_before_the_model_runs(tiny_env):
+def test_bad_temperatures_keep_a_model_page_and_its_text(tiny_env):
     at = open_app("attention_maps")
+    at.text_area(key="maps_text").set_value("A text the visitor typed, which must not be lost.").run()
     at.text_input(key="temperatures").set_value("1, 1").run()
     assert not at.exception
-    assert any("listed twice" in e.value for e in at.error)
+    assert any("listed twice" in e.value for e in at.sidebar.error)
+    assert at.text_area(key="maps_text").value == "A text the visitor typed, which must not be lost."
+    assert at.get("plotly_chart")  # the last good result stays drawn
+    at.text_input(key="temperatures").set_value("0.5, 2").run()
+    assert_clean(at)
+    assert at.text_area(key="maps_text").value == "A text the visitor typed, which must not be lost."
+    assert at.query_params["t"] == "0.5,2"
+
+
+def test_temperatures_that_never_parsed_stop_a_model_page_before_the_model_runs(tiny_env):
+    at = open_app("attention_maps", query={"t": "1,1"})  # a link's bad temperatures fall back to the defaults
+    assert_clean(at)
+    at.session_state["_last_good_temperatures"] = None
+    at.text_input(key="temperatures").set_value("1, 1").run()
+    assert any("Fix the temperatures in the sidebar" in e.value for e in at.error)
     assert not at.get("plotly_chart")
 
 
