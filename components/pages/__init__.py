@@ -46,5 +46,6 @@ PAGES = (
              controls=("model", "temperatures"),
              controls_note="On this page these settings act only on the probe of your own passage (its passes are "
                            "always in-model). The committed probe is drawn as it was run."),
+    PageSpec(script="lesson", title="10-minute lesson", icon=":material/school:", url_path="lesson", controls=()),
     PageSpec(script="glossary", title="Glossary", icon=":material/menu_book:", url_path="glossary", controls=()),
 )

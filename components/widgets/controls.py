@@ -44,6 +44,7 @@ MODE_HELP = {
 }
 MEAN_OF_HEADS = "mean of heads"
 SIDEBAR_CONTROLS = ("model", "temperatures", "mode", "window")  # the shared sidebar's widgets, by key
+LARGE_TYPE_SCALE = 1.5  # the projector's text size against the usual
 LAST_GOOD_TEMPERATURES = "_last_good_temperatures"  # the sidebar's last temperatures that parsed
 
 
@@ -58,14 +59,16 @@ class SidebarChoices:
     window: int
 
 
-def sidebar_ui(acting: Sequence[str] = SIDEBAR_CONTROLS, note: str = "") -> SidebarChoices:
+def sidebar_ui(acting: Sequence[str] = SIDEBAR_CONTROLS, note: str = "", opened: bool = False) -> SidebarChoices:
     """The shared sidebar: model, temperatures, mode, recent window; only the controls `acting` on the page are
-    drawn (under `note`), the others keep their values for the pages they act on."""
+    drawn (under `note`), the others keep their values for the pages they act on. `opened`: the page was just
+    opened, so what its link names (a lesson step's temperatures) replaces what the session had."""
     models = available_models()
-    seed("temperatures", DEFAULT_TEMPERATURES, lambda raw: format_numbers(parse_temperatures(raw)), url_key="t")
-    seed("model", models[0], lambda raw: parse_choice(raw, models))
-    seed("mode", MODES[0], lambda raw: parse_choice(raw, MODES))
-    seed("window", DEFAULT_WINDOW, parse_window)
+    seed("temperatures", DEFAULT_TEMPERATURES, lambda raw: format_numbers(parse_temperatures(raw)), url_key="t",
+         link_wins=opened)
+    seed("model", models[0], lambda raw: parse_choice(raw, models), link_wins=opened)
+    seed("mode", MODES[0], lambda raw: parse_choice(raw, MODES), link_wins=opened)
+    seed("window", DEFAULT_WINDOW, parse_window, link_wins=opened)
     for key in SIDEBAR_CONTROLS:
         if key not in acting:
             # a widget not drawn in a run loses its value; set as plain state, it is kept for the next page
@@ -107,6 +110,15 @@ def sidebar_ui(acting: Sequence[str] = SIDEBAR_CONTROLS, note: str = "") -> Side
     state = st.session_state
     return SidebarChoices(model=state["model"], temperatures=temperatures, error=error, mode=state["mode"],
                           window=int(state["window"]))
+
+
+def large_type_ui() -> None:
+    """The sidebar's switch for a projector: every page's text in large type (the link keeps it as `big=1`)."""
+    on = linked_widget(st.sidebar.toggle, "Large type (for a projector)", key="large_type", url_key="big",
+                       default=False, parse=lambda raw: raw == "1", to_url=lambda _: 1,
+                       help="Every page's text one and a half times as large, for a class at the back of the room.")
+    if on:  # Streamlit sizes its text in rem: a larger root size scales every page's words, headings and widgets
+        st.markdown(f"<style>html {{ font-size: {LARGE_TYPE_SCALE:.0%}; }}</style>", unsafe_allow_html=True)
 
 
 def sidebar_choices() -> SidebarChoices:

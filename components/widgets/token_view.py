@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +27,16 @@ def shown(token: str) -> str:
     return f"“{plain(visible_token(token))}”"
 
 
+def word_position(tokens: Sequence[str], word: str) -> int:
+    """The token that ends the first whole-word `word` of the text (however the tokenizer split it), for a link that
+    names its query by a word; ValueError where the text has no such word."""
+    found = re.search(rf"(?<!\w){re.escape(word.strip())}(?!\w)", "".join(tokens)) if word.strip() else None
+    if found is None:
+        raise ValueError(f"no word {word!r} in the text")
+    ends = np.cumsum([len(token) for token in tokens])
+    return int(np.searchsorted(ends, found.end()))
+
+
 def query_ui(report: Report, container, key: str) -> int:
     """The query token picker (default: the last token), in `container`. A new text or model starts again at its
     last token: the choice (and the link's `q`) is dropped when the report's tokens change."""
@@ -35,10 +46,12 @@ def query_ui(report: Report, container, key: str) -> int:
     st.session_state[tokens_key] = report.token_ids
     positions = list(range(report.n_tokens))
 
-    def parse(raw: str) -> int:
-        if int(raw) not in positions:
-            raise ValueError(f"no token {raw}")
-        return int(raw)
+    def parse(raw: str) -> int:  # a position, or a word of the text (a lesson's link: ?q=it)
+        if raw.strip().lstrip("-").isdigit():
+            if int(raw) not in positions:
+                raise ValueError(f"no token {raw}")
+            return int(raw)
+        return word_position(report.tokens, raw)
 
     return int(linked_widget(container.selectbox, "Query token", key=key,
                              url_key="q", default=positions[-1], parse=parse, options=positions,

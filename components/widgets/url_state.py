@@ -27,12 +27,13 @@ def _kept() -> dict:
 
 
 def seed(key: str, default, parse: Callable[[str], object] = str, url_key: str | None = None,
-         allowed: Collection | None = None) -> None:
+         allowed: Collection | None = None, link_wins: bool = False) -> None:
     """Give widget `key` its value when it is (re)drawn without one: the link's (if it parses), else the value the
-    session last had (if still `allowed`), else `default`."""
+    session last had (if still `allowed`), else `default`. `link_wins`: the link's value replaces the one the widget
+    has (a page just opened from a link, e.g. a lesson step, shows what the link names)."""
     kept = _kept()
     kept.setdefault(key, default)  # registers the key with keep_values
-    if key in st.session_state:
+    if key in st.session_state and not (link_wins and st.query_params.get(url_key or key) is not None):
         return
     raw = st.query_params.get(url_key or key) if url_key is not False else None
     if raw is not None:

@@ -671,3 +671,24 @@ def test_a_link_whose_long_text_is_no_longer_held_says_so(app_url, browser):
         assert page.locator('[data-testid="stException"]').count() == 0
     finally:
         context.close()
+
+
+def test_a_lesson_step_opens_its_page_in_the_state_it_needs(app_url, browser):
+    from components.present.lesson import STEPS, TROPHY
+
+    step = next(step for step in STEPS if step.query.get("text") == TROPHY)
+    with drawn_page(app_url, browser, "lesson", 1400, 900) as page:
+        page.locator('[data-testid="stSidebar"] [data-testid="stCheckbox"]', has_text="Large type").click()
+        settle(page, 0)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "lesson-large-type.png"))
+        page.locator('[data-testid="stPageLink"]', has_text=step.label).click()
+        settle(page, SCREENS["maps"][1])
+        assert page.locator("h1").first.inner_text() == "Attention maps"
+        assert page.locator('[data-testid="stMain"] textarea').first.input_value() == TROPHY
+        assert temperatures_box(page).input_value() == "0.5, 1, 2"
+        query = page.locator('[data-testid="stSelectbox"]', has_text="Query token").inner_html()
+        assert "it”" in query, query  # the step's word, found among the text's tokens
+        assert len(page.evaluate(SHADING)) == 3  # one shaded text per temperature of the step
+        page.screenshot(path=str(SCREENSHOTS / "lesson-step-maps.png"))
+        assert page.locator('[data-testid="stException"]').count() == 0

@@ -15,7 +15,7 @@ from tests.support.apptest import PAGE_SCRIPTS, SPECS, TITLES, assert_clean, cha
 def test_every_page_opens_without_error_and_draws_charts(tiny_env, page):
     at = open_app(page)
     assert_clean(at)
-    assert at.get("plotly_chart") or page == "glossary", f"{page} drew no chart"
+    assert at.get("plotly_chart") or page in ("glossary", "lesson"), f"{page} drew no chart"
     assert [title.value for title in at.title] == [TITLES[page]]
     if "model" in SPECS[page].controls:
         assert at.selectbox(key="model").value == "tiny-random"
@@ -44,8 +44,9 @@ def test_the_lab_runs_no_model_so_shows_only_the_temperatures():
     context = SPECS["context_length"]
     assert "mode" not in context.controls and "only on the form" in context.controls_note
     assert SPECS["retrieval"].controls == ("model", "temperatures") and SPECS["glossary"].controls == ()
+    assert SPECS["lesson"].controls == ()
     assert all(spec.controls == SIDEBAR_CONTROLS for name, spec in SPECS.items()
-               if name not in ("softmax_lab", "context_length", "retrieval", "glossary"))
+               if name not in ("softmax_lab", "context_length", "retrieval", "glossary", "lesson"))
 
 
 def test_a_control_hidden_on_one_page_keeps_its_value_for_the_next(tiny_env):

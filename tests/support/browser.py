@@ -16,7 +16,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 # plotly charts each page draws on opening, by script
 CHARTS_ON_OPEN = {"softmax_lab": 3, "attention_maps": 2, "collapse_inspector": 4, "length_schedules": 4,
-                  "context_length": 5, "retrieval": 2, "glossary": 0}
+                  "context_length": 5, "retrieval": 2, "lesson": 0, "glossary": 0}
 # url path -> (screenshot name, charts on opening); the Softmax lab is the default page, at "/"
 SCREENS = {spec.url_path: (f"{number}-{spec.script.replace('_', '-')}", CHARTS_ON_OPEN[spec.script])
            for number, spec in enumerate(PAGES, start=1)}
