@@ -18,7 +18,7 @@ from model_utils.core.records.tune import TuneSummary
 from model_utils.core.report import Report
 from model_utils.core.rope import EXAMPLES, RECIPES, REMAPS, Rope, parse_rope, usage
 from model_utils.core.schedules import SCHEDULES, Schedule
-from model_utils.core.softmax import entropy, softmax_with_temperature, weight_ratio
+from model_utils.core.softmax import entropy, softmax_with_temperature, top_gap, weight_ratio
 from model_utils.core.statistics import STATISTIC_LABELS
 from model_utils.verdicts.context import entropy_with_length
 from model_utils.verdicts.findings import Way, direction_of
@@ -147,7 +147,7 @@ def next_token_rows(report: Report) -> list[dict[str, str]]:
 
 def softmax_rows(scores: Sequence[float], temperatures: Sequence[float]) -> list[dict[str, object]]:
     """The Softmax lab's table: top weight, entropy, entropy / ln n and the top / runner-up ratio per T."""
-    gap = max(scores) - sorted(scores)[-2]
+    gap = top_gap(scores)
     rows = []
     for t in temperatures:
         weights = softmax_with_temperature(scores, t)

@@ -156,10 +156,24 @@ def _x_labels(figure: go.Figure, plot_width: float) -> tuple[float, float]:
     radians = math.radians(abs(angle))
     height = math.sin(radians) * widest + math.cos(radians) * LINE_EM * size
     past = 0.0
-    if categorical and widths and axis.tickangle is None:
+    if widths and axis.tickvals and axis.range and axis.type != "category" and not angle:
+        past = _last_tick_past(axis, widths[-1], plot_width)  # numbers at set positions (their own tick text)
+    elif categorical and widths and axis.tickangle is None:
         # the last category sits half a slot inside the edge; a turned label starts at its tick and runs right
         past = max(0.0, (math.cos(radians) if angle else 0.5) * widths[-1] - slot / 2)
     return height, past
+
+
+def _last_tick_past(axis, label_width: float, plot_width: float) -> float:
+    """How far the figure's own last tick label (a number at a set position) reaches past the plot's right edge:
+    half its width, less its distance from the edge (a log axis's range is in log10 units)."""
+    last = float(axis.tickvals[-1])
+    if axis.type == "log":
+        last = math.log10(last) if last > 0 else -math.inf
+    low, high = (float(end) for end in axis.range)
+    if not (math.isfinite(last) and high > low):
+        return 0.0
+    return max(0.0, label_width / 2 - (high - last) / (high - low) * plot_width)
 
 
 def _titles_past(figure: go.Figure, plot_width: float) -> float:

@@ -48,6 +48,13 @@ def weight_ratio(gap, temperature: float):
         return np.exp(np.asarray(gap, dtype=np.float64) / check_temperature(temperature))
 
 
+def top_gap(scores) -> float:
+    """The top score minus the runner-up's (0 where two share the top): exp(top_gap / T) is the top key's weight
+    over the runner-up's."""
+    top, runner_up = np.sort(np.asarray(scores, dtype=np.float64))[[-1, -2]]
+    return float(top - runner_up)
+
+
 def entropy_curve(scores, temperatures) -> np.ndarray:
     """Entropy of softmax(scores / T) for each T: the curve the Softmax lab plots against T."""
     return np.array([entropy(softmax_with_temperature(scores, t)) for t in temperatures])

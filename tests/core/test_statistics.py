@@ -6,10 +6,26 @@ import numpy as np
 import pytest
 import torch
 
-from model_utils.core.softmax import check_temperature, entropy, entropy_curve, softmax_with_temperature, weight_ratio
+from model_utils.core.softmax import (
+    check_temperature,
+    entropy,
+    entropy_curve,
+    softmax_with_temperature,
+    top_gap,
+    weight_ratio,
+)
 from model_utils.core.statistics import ROW_FIELDS, distance_bins, top_ratio_from_gap, untrained_bin
 from model_utils.engine.row_statistics import row_statistics, statistics_from_probabilities, top_two
 from tests.support.reference import reference_head, reference_row
+
+
+@pytest.mark.parametrize(("scores", "gap"), [([5, 0, 0, 0], 5.0), ([0, 2, 3, 1], 1.0), ([2, 2, -1], 0.0),
+                                             ([-4.5, -1.25], 3.25)])
+def test_top_gap_is_the_top_score_over_the_runner_up(scores, gap):
+    assert top_gap(scores) == gap
+    weights = softmax_with_temperature(scores, 0.7)
+    top, runner_up = np.sort(weights)[[-1, -2]]
+    assert top / runner_up == pytest.approx(weight_ratio(top_gap(scores), 0.7))
 
 
 def test_weight_ratio_of_the_classic_example():

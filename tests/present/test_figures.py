@@ -12,7 +12,15 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from components.present.figures.base import LOG_FLOOR, MASS_COLOURS, PALETTE, SLIDER_COLOUR, colour, display_token
+from components.present.figures.base import (
+    LOG_FLOOR,
+    MASS_COLOURS,
+    PALETTE,
+    SLIDER_COLOUR,
+    colour,
+    display_token,
+    log_ticks,
+)
 from components.present.figures.context import (
     RECIPE_COLOURS,
     SCHEDULE_COLOURS,
@@ -35,9 +43,11 @@ from components.present.figures.maps import (
 )
 from components.present.figures.schedules import schedule_curves, schedule_figure
 from components.present.figures.softmax import entropy_curve_figure, ratio_curves, weight_bars
+from components.present.margins import CHAR_EM, FULL_WIDTH, HALF_WIDTH, NARROWEST, text_px
+from components.present.text import ratio_text
 from model_utils.core.records.sweep import BestEntry
 from model_utils.core.schedules import Schedule
-from model_utils.core.softmax import entropy, softmax_with_temperature
+from model_utils.core.softmax import entropy, softmax_with_temperature, top_gap
 from model_utils.core.statistics import STATISTIC_LABELS, distance_bins, mass_by_distance
 
 HOSTILE_TOKENS = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>"]
@@ -101,12 +111,23 @@ def test_weight_bars_one_bar_trace_per_temperature_on_a_shared_unit_axis():
     assert tuple(fig.layout.yaxis.range) == (0, 1)
     assert fig.layout.yaxis2.matches == "y" and fig.layout.yaxis3.matches == "y"
     assert fig.layout.showlegend is False
-    # each panel is titled with its temperature and its top weight (gap 5 at T = 2 against seven keys: 0.64)
-    titles = annotation_texts(fig)
-    assert len(titles) == 3
+    # each panel is titled with its temperature, then its top weight and entropy H (gap 5 at T = 2: top 0.64)
+    titles, (note,) = annotation_texts(fig)[:3], annotation_texts(fig)[3:]
     for title, t in zip(titles, temperatures, strict=True):
-        top = float(softmax_with_temperature(scores, t).max())
-        assert title.startswith(f"T = {t:g} ") and f"{top:.2f}" in title
+        weights = softmax_with_temperature(scores, t)
+        assert title == f"T = {t:g}<br>top {weights.max():.2f} · H {entropy(weights):.2f}"
+    # and H is said once, above the panels, with its bounds for these 8 keys
+    assert "H: the entropy, how spread the weights are" in note and "ln 8 = 2.08" in note
+
+
+def test_weight_bars_titles_fit_their_panels_with_six_temperatures_and_the_slider():
+    fig = weight_bars([5.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0], [0.25, 0.5, 1, 1.5, 2, 4], slider=0.35)
+    plot = NARROWEST * FULL_WIDTH - fig.layout.margin.l - fig.layout.margin.r
+    pitch = plot * (1 - 6 * 0.03) / 7 + plot * 0.03  # seven panels, 3% of the plot between two: centre to centre
+    titles = [note for note in fig.layout.annotations if note.xanchor == "center"]
+    assert len(titles) == 7
+    widest = max(text_px(line, 12, CHAR_EM) for note in titles for line in note.text.split("<br>"))
+    assert widest < pitch  # two neighbouring titles, each centred on its panel, do not meet
 
 
 def test_weight_bars_slider_temperature_gets_its_own_grey_panel_only_when_new():
@@ -124,29 +145,98 @@ def test_weight_bars_slider_temperature_gets_its_own_grey_panel_only_when_new():
 # --- ratio_curves -----------------------------------------------------------------------------------------------
 
 
-def test_ratio_curves_are_exp_gap_over_t_and_mark_the_seed_example():
-    fig = ratio_curves()
-    lines = [trace for trace in fig.data if trace.mode == "lines"]
-    assert [trace.name for trace in lines] == ["score gap 1", "score gap 2", "score gap 5", "score gap 10"]
-    for trace, gap in zip(lines, (1, 2, 5, 10), strict=True):
-        t = np.asarray(trace.x)
-        assert t.min() == pytest.approx(0.1) and t.max() == pytest.approx(10.0)
-        np.testing.assert_allclose(trace.y, np.exp(gap / t), rtol=1e-9)
+def marker_notes(fig: go.Figure) -> dict[str, go.layout.Annotation]:
+    return {note.text: note for note in fig.layout.annotations if " at T = " in note.text}
 
-    texts = annotation_texts(fig)
-    assert "148x at T = 1" in texts
-    assert "12x at T = 2" in texts
+
+def test_ratio_curves_are_exp_gap_over_t_and_mark_the_seed_example():
+    fig = ratio_curves([5.0, 0.0, 0.0, 0.0])  # the default: gap 5, 148x at T = 1 and 12.2x at T = 2
+    (line,) = [trace for trace in fig.data if trace.mode == "lines"]
+    assert line.name == "score gap 5" and fig.layout.title.text == "Top key over runner-up (score gap 5)"
+    t = np.asarray(line.x)
+    assert t.max() == pytest.approx(10.0) and list(fig.layout.xaxis.range) == pytest.approx([-1.0, 1.0])
+    np.testing.assert_allclose(line.y, np.exp(5.0 / t), rtol=1e-9)
+    assert np.log10(np.asarray(line.y)).max() <= 7  # cut where the curve has left the chart, never inf
+    assert list(line.customdata[:1]) == [ratio_text(float(line.y[0]))]  # the hover says the ratio as a class would
+
     markers = [trace for trace in fig.data if trace.mode == "markers"]
     assert [(trace.x[0], trace.y[0]) for trace in markers] == [
         (1.0, pytest.approx(math.exp(5.0))), (2.0, pytest.approx(math.exp(2.5)))]
-    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    notes = marker_notes(fig)
+    assert list(notes) == ["148x at T = 1", "12.2x at T = 2"]
     # annotations on log axes take log10 coordinates: the arrow must point at the marker
-    by_text = {annotation.text: annotation for annotation in fig.layout.annotations}
-    assert by_text["148x at T = 1"].x == pytest.approx(0.0)
-    assert by_text["148x at T = 1"].y == pytest.approx(math.log10(math.exp(5.0)))
-    assert by_text["12x at T = 2"].x == pytest.approx(math.log10(2.0))
-    assert by_text["12x at T = 2"].y == pytest.approx(math.log10(math.exp(2.5)))
+    assert (notes["148x at T = 1"].x, notes["148x at T = 1"].y) == (0.0, pytest.approx(5.0 * math.log10(math.e)))
+    assert notes["12.2x at T = 2"].x == pytest.approx(math.log10(2.0))
+    assert notes["12.2x at T = 2"].y == pytest.approx(2.5 * math.log10(math.e))
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert not fig.layout.shapes  # no slider line unless asked for
+
+
+def test_ratio_curves_follow_the_users_top_gap_not_a_fixed_one():
+    fig = ratio_curves([3.0, 2.0, 1.0, 0.0])  # the top key over the runner-up: gap 1
+    (line,) = [trace for trace in fig.data if trace.mode == "lines"]
+    np.testing.assert_allclose(line.y, np.exp(1.0 / np.asarray(line.x)), rtol=1e-9)
+    assert list(marker_notes(fig)) == ["2.72x at T = 1", "1.65x at T = 2"]
+    assert "gap 5" not in str(fig.layout) and not any("148x" in text for text in annotation_texts(fig))
+
+
+def label_boxes(fig: go.Figure, width: int) -> list[tuple[float, float, float, float]]:
+    """Each marker label's box (left, right, bottom, top) in log10 units, as wide as the narrowest window draws it
+    (text_px at 12 px) and one text line high, around the label's centre (its arrow's tail, or its own x, y)."""
+    margin = fig.layout.margin
+    (x_low, x_high), (y_low, y_high) = fig.layout.xaxis.range, fig.layout.yaxis.range
+    x_per_px = (x_high - x_low) / (NARROWEST * width - margin.l - margin.r)
+    y_per_px = (y_high - y_low) / (fig.layout.height - margin.t - margin.b)
+    boxes = []
+    for note in marker_notes(fig).values():
+        x, y = (note.ax, note.ay) if note.showarrow else (note.x, note.y)
+        half_width, half_height = text_px(note.text, 12) / 2 * x_per_px, 9 * y_per_px
+        boxes.append((x - half_width, x + half_width, y - half_height, y + half_height))
+    return boxes
+
+
+@pytest.mark.parametrize("scores", [[5, 0, 0, 0], [3, 2, 1, 0], [1, 1, 0], [0.2, 0], [8, 0], [13, 0], [20, 0],
+                                    [40, 0], [1000, 0]])
+@pytest.mark.parametrize("width", [HALF_WIDTH, FULL_WIDTH])
+def test_ratio_labels_stay_apart_and_off_the_curve_inside_the_plot(scores, width):
+    """The labels of the marked temperatures never overlap each other or the curve, whatever the gap (the "148x at
+    T = 1" label used to sit on another gap's curve); a marker off the top of the chart gets a label, no arrow.
+    Gap 40 at half width: the labels ("2.35 × 10¹⁷x at T = 1") are too wide for a row and are stacked."""
+    fig = ratio_curves(scores, current=1.0, width=width)
+    boxes = label_boxes(fig, width)
+    assert len(boxes) == 2
+    (x_low, x_high), (y_low, y_high) = fig.layout.xaxis.range, fig.layout.yaxis.range
+    for left, right, bottom, top in boxes:
+        assert x_low <= left and right <= x_high and y_low <= bottom and top <= y_high
+    first, second = boxes
+    assert first[1] < second[0] or second[3] < first[2]  # side by side, or the second below the first
+    curve = fig.data[0]
+    u, v = np.log10(np.asarray(curve.x, dtype=float)), np.log10(np.asarray(curve.y, dtype=float))
+    for left, right, bottom, top in boxes:
+        inside = (u >= left) & (u <= right)
+        assert not np.any(inside & (v >= bottom) & (v <= top)), (scores, left, right)
+    for note, t in zip(marker_notes(fig).values(), (1.0, 2.0), strict=True):
+        on_chart = top_gap(scores) / t * math.log10(math.e) <= y_high
+        assert note.showarrow == on_chart
+
+
+def test_the_lab_axes_read_plain_numbers():
+    """Plain ticks, not plotly's '5 0.1 2 5 1 2 5 10', and ratios as a class says them, not 10^6 or 2.2e+04."""
+    fig = ratio_curves([5.0, 0.0])
+    assert list(fig.layout.xaxis.tickvals) == [0.1, 0.2, 0.5, 1, 2, 5, 10]
+    assert list(fig.layout.xaxis.ticktext) == ["0.1", "0.2", "0.5", "1", "2", "5", "10"]
+    assert list(fig.layout.yaxis.ticktext) == ["1x", "10x", "100x", "1,000x", "10,000x", "100,000x", "1,000,000x"]
+    assert fig.layout.margin.r >= text_px("10", 12) / 2  # the last tick sits on the plot's edge: not cut in half
+    entropy_ticks = entropy_curve_figure([5.0, 0.0]).layout.xaxis
+    assert list(entropy_ticks.ticktext) == ["0.1", "0.3", "1", "3", "10", "30", "100"]
+
+
+@pytest.mark.parametrize(("low", "high", "ticks"), [(0.1, 10, [0.1, 0.2, 0.5, 1, 2, 5, 10]),
+                                                   (0.05, 100, [0.1, 0.3, 1, 3, 10, 30, 100]),
+                                                   (0.001, 100, [0.001, 0.01, 0.1, 1, 10, 100]),
+                                                   (0.3, 4, [0.5, 1, 2])])
+def test_log_ticks_are_round_numbers_within_the_range(low, high, ticks):
+    assert log_ticks(low, high) == ticks
 
 
 @pytest.mark.parametrize("current", [0.5, 2.0, 5.0])
@@ -159,6 +249,14 @@ def test_ratio_curves_slider_line_and_its_label_sit_at_the_same_temperature(curr
     # otherwise it is drawn at T = 10**current (off the 0.1..10 plot for current > 1)
     assert label.xref == "x"
     assert label.x == pytest.approx(math.log10(current))
+
+
+@pytest.mark.parametrize(("current", "anchor"), [(0.1, "left"), (1.0, "center"), (8.9, "right"), (50.0, "right")])
+def test_the_slider_label_stays_within_the_chart_near_its_edges(current, anchor):
+    fig = ratio_curves(current=current)
+    label = next(a for a in fig.layout.annotations if a.text == f"slider T = {current:g}")
+    assert label.xanchor == anchor and label.x == pytest.approx(math.log10(current))
+    assert fig.layout.xaxis.range[1] == pytest.approx(math.log10(max(current, 10.0)))  # the axis reaches it
 
 
 # --- entropy_curve_figure ---------------------------------------------------------------------------------------

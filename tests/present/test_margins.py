@@ -112,6 +112,21 @@ def test_labels_that_plotly_turns_get_room_below_and_to_the_right():
     assert narrow.layout.margin.r > short.layout.margin.r == 0
 
 
+@pytest.mark.parametrize(("axis_type", "values", "last", "room"), [
+    ("log", [0.1, 1.0, 10.0], 10.0, True), ("log", [0.1, 1.0, 10.0], 5.0, False), ("linear", [0, 50, 100], 100, True),
+])
+def test_the_last_tick_label_on_the_right_edge_gets_half_its_width(axis_type, values, last, room):
+    """A number at the plot's right edge is centred on it: half of '100' would be cut at the figure's edge."""
+    figure = go.Figure(go.Scatter(x=values, y=[1, 2, 3]))
+    ticks = [t for t in values if t <= last]
+    end = math.log10(values[-1]) if axis_type == "log" else values[-1]
+    figure.update_xaxes(type=axis_type, range=[math.log10(values[0]) if axis_type == "log" else values[0], end],
+                        tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    fit(figure, margins.HALF_WIDTH)
+    half = margins.text_px(f"{last:g}", margins.TICK_PX) / 2
+    assert (figure.layout.margin.r >= half) == room, figure.layout.margin
+
+
 def test_a_long_title_over_the_last_panel_gets_room_on_the_right():
     parts = [{part: np.arange(3.0) / 10 for part in ("sink", "distant", "recent")}] * 2
     short = mass_bars(parts, ["T=1", "T=2"])

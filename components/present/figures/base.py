@@ -4,6 +4,7 @@ side-by-side panels and wrapped titles."""
 from __future__ import annotations
 
 import html
+import math
 import textwrap
 from collections.abc import Sequence
 
@@ -41,3 +42,15 @@ def side_by_side(titles: Sequence[str], **kwargs) -> go.Figure:
 def wrapped(text: str, width: int = 22) -> str:
     """A long label broken into lines for a colour bar or axis title (plotly does not wrap)."""
     return "<br>".join(escape(line) for line in textwrap.wrap(text, width))
+
+
+def log_ticks(low: float, high: float, most: int = 8) -> list[float]:
+    """Plain tick values for a log axis from `low` to `high`: 1-2-5 in each decade, or 1-3, or the decades alone,
+    whichever first gives at most `most` (plotly's own labels read '5 0.1 2 5 1 2 5 10')."""
+    decades = range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1)
+    for mantissas in ((1, 2, 5), (1, 3), (1,)):
+        ticks = [float(f"{m}e{e}") for e in decades for m in mantissas]
+        ticks = [t for t in ticks if low * (1 - 1e-9) <= t <= high * (1 + 1e-9)]
+        if len(ticks) <= most:
+            break
+    return ticks
