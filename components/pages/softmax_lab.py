@@ -20,6 +20,7 @@ from components.widgets.controls import require_temperatures, sidebar_choices
 from components.widgets.url_state import publish_to_url, seed
 
 DEFAULT_SCORES = "5, 0, 0, 0, 0, 0, 0, 0"
+GOOD_SCORES = "_lab_good_scores"  # the last scores that parsed: a refused input leaves the charts on them
 
 st.title("Softmax lab")
 st.markdown(f"**{guide.POINT['softmax_lab']}**")
@@ -39,9 +40,11 @@ slider_t = right.select_slider("Temperature T (log scale)", options=slider_optio
                                format_func=lambda t: f"{t:g}")
 try:
     scores = parse_scores(scores_text)
-except ValueError as error:
-    st.error(f"Scores: {plain(error)}")
-    st.stop()
+    st.session_state[GOOD_SCORES] = scores_text
+except ValueError as error:  # said under the box; the charts keep the last scores that were accepted
+    scores_text = st.session_state.get(GOOD_SCORES, DEFAULT_SCORES)
+    scores = parse_scores(scores_text)
+    left.error(f"Scores: {plain(error)} The charts still show the last scores accepted: {plain(scores_text)}.")
 publish_to_url({"scores": scores_text if scores_text != DEFAULT_SCORES else None, "lab_t": f"{slider_t:g}"})
 
 st.plotly_chart(weight_bars(scores, temperatures, slider=slider_t), key="lab_bars")

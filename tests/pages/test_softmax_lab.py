@@ -34,12 +34,16 @@ def test_softmax_lab_follows_its_inputs(tiny_env):
 
 @pytest.mark.parametrize(("scores", "message"), [("abc", "numbers separated by commas"), ("5", "between 2 and 64"),
                                                  ("1, nan", "finite number"), ("1, 1e400", "finite number")])
-def test_bad_scores_on_the_softmax_lab_are_an_error_line(tiny_env, scores, message):
+def test_bad_scores_on_the_softmax_lab_are_an_error_line_and_the_last_good_charts_stay(tiny_env, scores, message):
     at = open_app("softmax_lab")
+    at.text_input(key="lab_scores").set_value("3, 2, 1, 0").run()
     at.text_input(key="lab_scores").set_value(scores).run()
     assert not at.exception, [e.value for e in at.exception]
     assert len(at.error) == 1 and at.error[0].value.startswith("Scores: ") and message in at.error[0].value
-    assert not at.get("plotly_chart")
+    assert "last scores accepted: 3, 2, 1, 0" in at.error[0].value
+    assert at.text_input(key="lab_scores").value == scores  # the refused text stays in its box, to be fixed
+    assert chart(at, "lab_bars")["data"][0]["x"] == ["k0", "k1", "k2", "k3"]
+    assert at.query_params["scores"] == "3, 2, 1, 0"  # the link keeps the view that is drawn
 
 
 def test_the_lab_leads_on_to_the_attention_maps_with_its_temperatures(tiny_env):
