@@ -14,11 +14,12 @@ import streamlit as st
 
 from components.present.glossary import term_link
 from components.present.text import plain, ratio_text, visible_token
-from components.present.token_view import ratio_line, token_html, top_keys
+from components.present.token_view import SHADE_DECADES, ratio_line, token_html, top_keys
 from components.widgets.url_state import linked_widget
 from model_utils import Report, attention_map
 
 TOP_KEYS = 5
+LOG_WORDS = f"logarithmic (a weight under {10.0 ** -SHADE_DECADES:.0%} of the top stays white)"
 
 
 def shown(token: str) -> str:
@@ -98,7 +99,7 @@ def token_view_ui(report: Report, maps: Sequence[np.ndarray], *, layer: int, hea
                 st.caption(plain(line[0].upper() + line[1:]))
     chosen = "mean of heads" if head is None else f"head {head}"
     st.caption(f"Query {query} {shown(report.tokens[query])} (outlined), layer {layer}, {chosen}. Each token it "
-               f"sees is shaded by the weight it gets, on one {'logarithmic' if log_colour else 'linear'} scale for "
+               f"sees is shaded by the weight it gets, on one {LOG_WORDS if log_colour else 'linear'} scale for "
                f"every temperature that tops at {top:.3f}, the largest weight on any token but the first; the first "
                f"token (the {term_link('Sink', 'sink')}, dotted underline) is drawn at full colour when it takes "
                "more. Hover a token for its weight; later tokens are not shown (the query cannot see them).")

@@ -62,7 +62,9 @@ def test_attention_maps_follow_layer_head_text_and_mode(tiny_env):
 
     at.toggle(key="maps_log").set_value(True).run()
     assert_clean(at)
-    assert chart(at, "maps_heatmaps")["layout"]["coloraxis"]["cmin"] == pytest.approx(-6.0)
+    colours = chart(at, "maps_heatmaps")["layout"]["coloraxis"]
+    assert colours["cmax"] == pytest.approx(0.0)  # row 0 sees only itself: weight 1 tops the scale
+    assert colours["cmin"] == pytest.approx(-3.0)  # three decades below it
 
     at.radio(key="mode").set_value("isolated").run()
     assert_clean(at)
@@ -123,7 +125,7 @@ def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny)
     averaged = f"the {n - 1:,} queries at positions 1 to {n - 1:,}"
     assert any(f"Every statistic averages {averaged}" in caption for caption in captions), captions
     maps_caption = next(caption for caption in captions if caption.startswith("Mode: "))
-    assert ("The number in each title is the mean of the 4 heads' normalized entropies H / ln(visible keys), each "
+    assert ("The entropy under each title is the mean of the 4 heads' normalized entropies H / ln(visible keys), each "
             f"averaged over {averaged} (every row of the map but row 0, which sees only itself); it is not the "
             "entropy of the averaged map drawn.") in maps_caption
     assert "Blank cells are keys the query cannot see (later keys)." in maps_caption
@@ -132,8 +134,7 @@ def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny)
         np.testing.assert_allclose(array(grid["z"]), result.heads["normalized_entropy"], rtol=1e-5, atol=1e-6)
     titles = panel_titles(chart(at, "maps_heatmaps"))
     for title, result in zip(titles, expected.results, strict=True):
-        assert title == f"{result.label} · mean of heads' H / ln(visible keys) " \
-                        f"{result.layer_mean('normalized_entropy')[1]:.2f}"
+        assert title == f"{result.label}<br>mean entropy {result.layer_mean('normalized_entropy')[1]:.2f}"
 
     at.selectbox(key="maps_head").set_value(2).run()
     assert_clean(at)
@@ -142,7 +143,7 @@ def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny)
                                  "(every row of the map but row 0, which sees only itself).")
     titles = panel_titles(chart(at, "maps_heatmaps"))
     for title, result in zip(titles, expected.results, strict=True):
-        assert title.endswith(f"H / ln(visible keys) {result.heads['normalized_entropy'][1, 2]:.2f}")
+        assert title == f"{result.label}<br>entropy {result.heads['normalized_entropy'][1, 2]:.2f}"
 
 
 def test_maps_grid_shows_any_statistic_with_its_label(tiny_env):
