@@ -24,6 +24,7 @@ _WHERE = {
     "set_threads": "model_utils.engine.analyze",
     "tokenize": "model_utils.engine.analyze",
     "attention_map": "model_utils.engine.maps",
+    "most_moved_head": "model_utils.engine.maps",
     "effective_distances": "model_utils.engine.remap",
     "Generation": "model_utils.engine.generate",
     "GenerationRequest": "model_utils.engine.generate",

@@ -9,6 +9,7 @@ from components.present.glossary import term_link
 from components.present.parsing import parse_choice
 from components.widgets.continuations import continuations_ui
 from components.widgets.controls import layer_head_ui
+from components.widgets.head_pick import head_pick_label, head_pick_ui
 from components.widgets.model_page import MAPS_VIEW, ModelPage
 from components.widgets.token_view import query_ui, token_view_ui
 from components.widgets.url_state import linked_widget
@@ -27,14 +28,17 @@ report = page.report(MAPS_VIEW.fetch, MAX_MAP_TOKENS, "attention-maps", **MAPS_V
 
 # layer and head act on the token view and the heatmaps alike; the maps come from the report's kept queries and keys
 pickers, query_column, log_column = st.columns([2, 1, 1], vertical_alignment="bottom")
-with pickers:  # opens on the head whose weights move most with T (Report.most_moved_head), the last token's query
-    layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps", default=report.most_moved_head())
 query = query_ui(report, query_column, "maps_query")
+pick = head_pick_ui(report, query, "maps")  # a new text or query: the head whose attention for it spreads most
+with pickers:
+    layer, head = layer_head_ui(report.n_layers, report.n_heads, "maps",
+                                default=None if pick is None else (pick.layer, pick.head))
+head_pick_label(pick, report, layer, head)
 log_colour = linked_widget(log_column.toggle, "Log colour scale", key="maps_log", url_key="log", default=False,
                            parse=lambda raw: raw == "1", to_url=lambda on: 1,
                            help="Most weights are tiny: a log scale tells them apart.")
 maps = [attention_map(report, layer, view, head=head) for view in range(len(report.results))]
-token_view_ui(report, maps, layer=layer, head=head, query=query, log_colour=log_colour)
+token_view_ui(report, maps, layer=layer, head=head, query=query, log_colour=log_colour, pick=pick)
 
 st.subheader(f"The whole map: layer {layer}, {'mean of heads' if head is None else f'head {head}'}")
 st.caption("Rows are queries, columns the keys they attend to; a row sums to 1 and a query never sees later tokens "

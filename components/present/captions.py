@@ -106,17 +106,19 @@ def collapse_limit_line(longest: int, trained_length: int, model: str) -> str:
 
 
 def map_titles(report: Report, layer: int, head: int | None) -> list[str]:
-    """One panel title per result: its label and the normalized entropy of the drawn head, or the mean of the
-    heads' normalized entropies for 'mean of heads'."""
+    """One short two-line panel title per result (lines split at "\\n"), so that four fit side by side: its label,
+    then the drawn head's normalized entropy ("entropy 0.42"), or the mean of the heads' ("mean entropy 0.42");
+    maps_caption says what the number is."""
     titles = []
     for result in report.results:
         if head is None:
-            value = result.layer_mean("normalized_entropy")[layer]
-            titles.append(f"{result.label} · mean of heads' {NORMALIZED_ENTROPY} {value:.2f}")
+            titles.append(f"{result.label}\nmean entropy {result.layer_mean('normalized_entropy')[layer]:.2f}")
         else:
-            value = result.heads["normalized_entropy"][layer, head]
-            titles.append(f"{result.label} · {NORMALIZED_ENTROPY} {value:.2f}")
+            titles.append(f"{result.label}\nentropy {result.heads['normalized_entropy'][layer, head]:.2f}")
     return titles
+
+
+LOG_SCALE = " (log10 of the weight, over three decades below the largest: smaller weights share its lowest colour)"
 
 
 def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_span: int | None = None) -> str:
@@ -128,7 +130,7 @@ def maps_caption(report: Report, head: int | None, log_colour: bool, sliding_spa
                  if head is None else f"head {head}'s normalized entropy {NORMALIZED_ENTROPY}, averaged over "
                  f"{measured_queries(report)}{rows}")
     return (f"Mode: {report.mode}. Blank cells are keys the query cannot see ({hidden}). One colour scale for all "
-            f"panels{' (log10 of the weight)' if log_colour else ''}. The number in each title is {number_is}.")
+            f"panels{LOG_SCALE if log_colour else ''}. The entropy under each title is {number_is}.")
 
 
 def grid_caption(report: Report, statistic: str) -> str:

@@ -1,6 +1,7 @@
 """The token view: a text drawn as its tokens, each shaded by the attention weight one query gives it, as HTML for
 st.markdown. Pure functions; every token is HTML-escaped here, so user text stays inert whatever it holds. One
-colour scale across temperatures (the caller passes the largest weight of all views), linear or logarithmic."""
+colour scale across temperatures (the caller passes the largest weight of all views), linear or logarithmic (two
+decades, so tiny weights stay pale)."""
 
 from __future__ import annotations
 
@@ -13,20 +14,23 @@ import numpy as np
 from components.present.text import ratio_text
 from model_utils.core.softmax import weight_ratio
 
-LOG_FLOOR = 1e-4  # weights below this get no colour on the log scale: four decades are what the eye can tell apart
+# the log shading spans two decades below the scale's top: a weight under 1% of the top gets no colour. Opacity tells
+# fewer steps apart than a heatmap's hues, and with more decades almost every token of a row comes out red
+SHADE_DECADES = 2
 COLOUR = "255, 75, 75"  # Streamlit's primary red, as rgba components
 QUERY_STYLE = "outline: 2px solid rgb(0, 104, 201); border-radius: 3px"
 SINK_STYLE = "text-decoration: underline dotted"
 
 
 def shade(weight: float, scale_max: float, log: bool) -> float:
-    """The opacity (0 to 1) of a token that gets `weight`, on a scale whose top is `scale_max`."""
+    """The opacity (0 to 1) of a token that gets `weight`, on a scale whose top is `scale_max` (on the log scale,
+    SHADE_DECADES down to the floor)."""
     if weight <= 0 or scale_max <= 0:
         return 0.0
     if not log:
         return min(1.0, weight / scale_max)
-    low, high = math.log10(LOG_FLOOR), math.log10(max(scale_max, LOG_FLOOR * 10))
-    return float(np.clip((math.log10(max(weight, LOG_FLOOR)) - low) / (high - low), 0.0, 1.0))
+    above_floor = math.log10(weight / scale_max) + SHADE_DECADES  # decades above the scale's floor
+    return float(np.clip(above_floor / SHADE_DECADES, 0.0, 1.0))
 
 
 def token_html(tokens: Sequence[str], weights: Sequence[float], query: int, scale_max: float, log: bool = False,

@@ -6,7 +6,6 @@ head runs no model."""
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Sequence
 
@@ -15,11 +14,15 @@ import streamlit as st
 
 from components.present.glossary import term_link
 from components.present.text import plain, ratio_text, visible_token
-from components.present.token_view import ratio_line, token_html, top_keys
+from components.present.token_view import SHADE_DECADES, ratio_line, token_html, top_keys
 from components.widgets.url_state import forget, linked_widget
 from model_utils import Report, attention_map
+from model_utils.core.report import HeadPick, runner_up_ratio
+from model_utils.verdicts import words
+from model_utils.verdicts.maps import hidden_by_mean
 
 TOP_KEYS = 5
+LOG_WORDS = f"logarithmic (a weight under {10.0 ** -SHADE_DECADES:.0%} of the top stays white)"
 
 
 def shown(token: str) -> str:
@@ -85,16 +88,16 @@ def _ratio(report: Report, view: int, row: np.ndarray, scores: np.ndarray | None
     temperature = report.results[view].temperature if applies else 1.0
     if scores is not None:
         return ratio_line(scores, row, temperature)
-    first, second = np.sort(row)[::-1][:2]
-    measured = ratio_text(first / second if second > 0 else math.inf)
+    measured = ratio_text(runner_up_ratio(row))
     return (f"top key / runner-up: {measured} (a mean of heads has no single score gap: pick a head to compare "
             "it with exp(gap / T))")
 
 
 def token_view_ui(report: Report, maps: Sequence[np.ndarray], *, layer: int, head: int | None, query: int,
-                  log_colour: bool) -> None:
+                  log_colour: bool, pick: HeadPick | None = None) -> None:
     """One shaded text per temperature (maps[v]: view v's [n, n] map of this layer and head), the top keys and the
-    ratio line under each, and what the shading means."""
+    ratio line under each, what the shading means, and for the mean of heads, whether it hides what T does (against
+    `pick`, the head picked for this query)."""
     rows = [np.asarray(weights[query, : query + 1], dtype=np.float64) for weights in maps]
     top = scale_top(rows)
     scores = _score_rows(report, layer, head, query) if head is not None else [None] * len(rows)
@@ -110,7 +113,12 @@ def token_view_ui(report: Report, maps: Sequence[np.ndarray], *, layer: int, hea
                 st.caption(plain(line[0].upper() + line[1:]))
     chosen = "mean of heads" if head is None else f"head {head}"
     st.caption(f"Query {query} {shown(report.tokens[query])} (outlined), layer {layer}, {chosen}. Each token it "
-               f"sees is shaded by the weight it gets, on one {'logarithmic' if log_colour else 'linear'} scale for "
+               f"sees is shaded by the weight it gets, on one {LOG_WORDS if log_colour else 'linear'} scale for "
                f"every temperature that tops at {top:.3f}, the largest weight on any token but the first; the first "
                f"token (the {term_link('Sink', 'sink')}, dotted underline) is drawn at full colour when it takes "
                "more. Hover a token for its weight; later tokens are not shown (the query cannot see them).")
+    ends = report.temperature_ends()
+    if head is None and ends is not None:
+        hidden = hidden_by_mean(layer, tuple(runner_up_ratio(rows[view]) for view in ends), pick)
+        if hidden is not None:
+            st.info(plain(words.hidden_by_mean_words(hidden)))

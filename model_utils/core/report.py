@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from model_utils.core.softmax import entropy
 from model_utils.core.statistics import MASS_PARTS, REPORTED_STATISTICS, STATISTICS, mass_by_distance
 
 
@@ -79,6 +80,38 @@ class TemperatureResult:
         return document
 
 
+MIN_SPREAD_RISE = 0.01  # a head whose normalized entropy rises less than this from the sharpest to the softest T is
+# no pick: nothing a reader could see has changed
+
+
+def runner_up_ratio(weights: np.ndarray) -> float:
+    """The largest weight of a row over the second largest (inf where that is 0): what softmax(s / T) makes
+    exp(gap / T) for one head."""
+    first, second = np.sort(np.asarray(weights, dtype=np.float64))[::-1][:2]
+    return float(first / second) if second > 0 else math.inf
+
+
+@dataclass(frozen=True, kw_only=True)
+class HeadPick:
+    """The (layer, head) whose attention for one query spreads most from the sharpest to the softest constant
+    temperature: the largest rise of the query row's normalized entropy H / ln(visible keys), the number the maps'
+    titles give. Bounded, unlike the top / runner-up ratio, so a head near one-hot at both ends (a sink head, whose
+    ratio can still fall 10^10-fold) is not picked over one whose shading visibly spreads. Pairs: (sharpest T,
+    softest T)."""
+
+    layer: int
+    head: int
+    query: int
+    temperatures: tuple[float, float]
+    entropies: tuple[float, float]  # the query row's normalized entropy at each
+    ratios: tuple[float, float]  # its top / runner-up weight ratio at each (runner_up_ratio)
+
+    @property
+    def ratio_factor(self) -> float:
+        """How many times the ratio at the sharpest T is the ratio at the softest."""
+        return self.ratios[0] / self.ratios[1]
+
+
 @dataclass(kw_only=True)
 class Report:
     """An analysis of one text at several temperatures or schedules (the module docstring)."""
@@ -128,20 +161,37 @@ class Report:
             return abs(math.log(result.temperature)) if result.temperature is not None else math.inf
         return min(range(len(self.results)), key=lambda i: distance(self.results[i]))
 
-    def most_moved_head(self) -> tuple[int, int] | None:
-        """(layer, head) whose last query's weights move most between the sharpest and the softest constant
-        temperature: the total variation distance of the two rows with the first token (the sink) left out and the
-        rest renormalized, so a view opens where the temperatures look different at a glance. None with fewer than
-        two constant temperatures, or a last query that sees only the sink."""
-        constants = [r for r in self.results if r.temperature is not None]
-        if len(constants) < 2 or self.n_tokens < 3:
+    def temperature_ends(self) -> tuple[int, int] | None:
+        """The results at the sharpest and the softest constant temperature, or None with fewer than two."""
+        constants = [i for i, result in enumerate(self.results) if result.temperature is not None]
+        if len(constants) < 2:
             return None
-        ends = [min(constants, key=lambda r: r.temperature), max(constants, key=lambda r: r.temperature)]
-        rest = [result.last_rows[..., 1:].astype(np.float64) for result in ends]  # [layer, head, n - 1] each
-        sharp, soft = (rows / np.maximum(rows.sum(axis=-1, keepdims=True), 1e-30) for rows in rest)
-        moved = 0.5 * np.abs(sharp - soft).sum(axis=-1)  # [layer, head]
-        layer, head = np.unravel_index(int(np.argmax(moved)), moved.shape)
-        return int(layer), int(head)
+        return (min(constants, key=lambda i: self.results[i].temperature),
+                max(constants, key=lambda i: self.results[i].temperature))
+
+    def visible_keys(self, layer: int, query: int) -> int:
+        """How many keys `query` sees in `layer`: every key up to itself, or its sliding window's (a kept layer)."""
+        sliding = self.kept[layer].sliding if layer in self.kept else None
+        return min(query + 1, sliding) if sliding else query + 1
+
+    def head_pick(self, sharp: np.ndarray, soft: np.ndarray, query: int) -> HeadPick | None:
+        """The head whose attention for `query` spreads most with T (HeadPick), from its rows at the sharpest and
+        the softest constant temperature (`sharp`, `soft`: [layer, head, query + 1], as engine.maps gives them).
+        None with fewer than two constant temperatures, for a query that sees only itself, or where no head's spread
+        rises by MIN_SPREAD_RISE (T acts on no layer, or in none that this query's row shows)."""
+        ends = self.temperature_ends()
+        if ends is None or query < 1:
+            return None
+        visible = np.array([self.visible_keys(layer, query) for layer in range(sharp.shape[0])], dtype=np.float64)
+        spread = [entropy(rows) / np.log(visible)[:, None] for rows in (sharp, soft)]  # [layer, head] each
+        rise = np.where(visible[:, None] > 1, spread[1] - spread[0], -np.inf)
+        layer, head = (int(i) for i in np.unravel_index(int(np.argmax(rise)), rise.shape))
+        if rise[layer, head] < MIN_SPREAD_RISE:
+            return None
+        return HeadPick(layer=layer, head=head, query=query,
+                        temperatures=tuple(self.results[i].temperature for i in ends),
+                        entropies=(float(spread[0][layer, head]), float(spread[1][layer, head])),
+                        ratios=(runner_up_ratio(sharp[layer, head]), runner_up_ratio(soft[layer, head])))
 
     def answer_probabilities(self, token_id: int) -> list[float]:
         """P(token_id) as the next token after the last position, per result."""

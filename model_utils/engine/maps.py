@@ -8,7 +8,7 @@ import torch
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import check_int
-from model_utils.core.report import LayerInputs, Report
+from model_utils.core.report import HeadPick, LayerInputs, Report
 from model_utils.core.rope import Rope
 from model_utils.engine.probe import multipliers_for
 from model_utils.engine.remap import LayerRemap, Layout
@@ -44,7 +44,6 @@ def _remap(report: Report, inputs: LayerInputs, view: int, row: int) -> LayerRem
     return LayerRemap(layout=Layout.of(rope, report.n_tokens, report.trained_length), query=far[0], key=far[1])
 
 
-
 def query_rows(report: Report, layer: int, view: int, queries: tuple[int, int]) -> torch.Tensor:
     """[H, queries, keys] attention weights of query rows queries[0] .. queries[1] - 1 in `layer` at result `view`
     (keys up to the last of them): attention_map's logits, for a block of rows only."""
@@ -57,3 +56,15 @@ def query_rows(report: Report, layer: int, view: int, queries: tuple[int, int]) 
     logits = remapped_logits(query, key, inputs.scaling, multipliers, queries[0], queries[1], inputs.sliding,
                              inputs.softcap, _remap(report, inputs, view, row))
     return torch.softmax(logits[0], dim=-1)
+
+
+def most_moved_head(report: Report, query: int) -> HeadPick | None:
+    """The head whose attention for `query` spreads most from the sharpest to the softest constant temperature
+    (Report.head_pick), from every layer's row of that query at both (the report must keep every layer's maps)."""
+    ends = report.temperature_ends()
+    check_int("query", query, 0, report.n_tokens - 1)
+    if ends is None or query < 1:
+        return None
+    sharp, soft = (np.stack([query_rows(report, layer, view, (query, query + 1))[:, 0].double().numpy()
+                             for layer in range(report.n_layers)]) for view in ends)  # [layer, head, query + 1]
+    return report.head_pick(sharp, soft, query)

@@ -13,6 +13,7 @@ from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict
+from model_utils.core.report import HeadPick
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
 from model_utils.verdicts.corpus import corpus_verdict
@@ -173,6 +174,20 @@ FINDINGS = {
     "one-hot layers while softer": finding("T=1.2", (1 / 1.2, 1 / 1.2), (1.0, 0.0), 1.0, one_hot=4),
 }
 
+
+
+def head_pick(ratios: tuple[float, float], entropies: tuple[float, float] = (0.08, 0.93)) -> HeadPick:
+    return HeadPick(layer=20, head=2, query=10, temperatures=(0.5, 2.0), entropies=entropies, ratios=ratios)
+
+
+# the Attention maps page's pick and its mean-of-heads note: (pick, the mean of heads' ratios or None, its layer)
+HEAD_PICKS = {
+    "a clear pick, the mean against the lesson (the trophy sentence)": (head_pick((49.9, 3.22)), (2.54, 2.75), 15),
+    "a clear pick, the mean moves far less": (head_pick((8860.0, 9.96), (0.0, 0.64)), (2.0, 1.6), 3),
+    "a pick whose ratio rises as it spreads, the mean unbounded": (head_pick((1.5, 1.7), (0.3, 0.6)),
+                                                                   (float("inf"), 3.0), 1),
+    "a runner-up of weight 0 at the sharpest T": (head_pick((float("inf"), 12.5), (0.0, 0.7)), None, 0),
+}
 
 def _reach(outcome, value, low, high, spread=None, passages: int = 4, beyond: int = 0):
     from model_utils.core.records.retrieval import Reach

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 
 from model_utils.core.records.verdict import ContextVerdict, Dominant
 from model_utils.verdicts import words
+from model_utils.verdicts.maps import hidden_by_mean
 from tests.golden import cases
 
 
@@ -76,6 +77,14 @@ def page_findings(finding) -> list[str]:
     return [words.temperature_words(finding.direction, finding.label), f"{level}: {text}"]
 
 
+
+def head_picks(case) -> list[str]:
+    """The maps page's label of its pick, shown and not, and what it says where the mean of heads hides the effect."""
+    pick, mean_ratios, layer = case
+    hidden = None if mean_ratios is None else hidden_by_mean(layer, mean_ratios, pick)
+    return [words.head_pick_words(pick, " it", shown=True), words.head_pick_words(pick, "␣", shown=False),
+            *said(None if hidden is None else words.hidden_by_mean_words(hidden))]
+
 KINDS: dict[str, Callable[[], str]] = {
     "answer": lambda: verdicts(lambda verdict: said(words.answer(verdict))),
     "headlines": lambda: verdicts(headlines),
@@ -102,4 +111,5 @@ KINDS: dict[str, Callable[[], str]] = {
     "retrieval": lambda: by_case(cases.retrieval_verdicts().items(), retrieval),
     "page_answers": lambda: verdicts(lambda verdict: said(words.answer_point(verdict))),
     "page_findings": lambda: by_case(cases.FINDINGS.items(), page_findings),
+    "head_picks": lambda: by_case(cases.HEAD_PICKS.items(), head_picks),
 }

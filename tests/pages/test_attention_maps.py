@@ -2,6 +2,7 @@
 its numbers average every row of the map but the first; sliding windows; text too short for a distant key; the token
 view follows the query without a pass and keeps user text inert; what the model says runs on a button."""
 
+import math
 import re
 
 import numpy as np
@@ -9,9 +10,13 @@ import pytest
 
 import components.serving.cache
 from components.present import guide
+from components.present.text import visible_token
 from components.serving.cache import cached_report, cached_report_with_maps
 from components.widgets import downloads
-from model_utils import analyze
+from model_utils import Report, analyze, attention_map, most_moved_head
+from model_utils.core.report import runner_up_ratio
+from model_utils.core.softmax import entropy
+from model_utils.verdicts.maps import hidden_by_mean
 from tests.support import SHORT_TEXT
 from tests.support.apptest import array, assert_clean, chart, open_app, panel_titles, texts, traces
 
@@ -62,7 +67,9 @@ def test_attention_maps_follow_layer_head_text_and_mode(tiny_env):
 
     at.toggle(key="maps_log").set_value(True).run()
     assert_clean(at)
-    assert chart(at, "maps_heatmaps")["layout"]["coloraxis"]["cmin"] == pytest.approx(-6.0)
+    colours = chart(at, "maps_heatmaps")["layout"]["coloraxis"]
+    assert colours["cmax"] == pytest.approx(0.0)  # row 0 sees only itself: weight 1 tops the scale
+    assert colours["cmin"] == pytest.approx(-3.0)  # three decades below it
 
     at.radio(key="mode").set_value("isolated").run()
     assert_clean(at)
@@ -123,7 +130,7 @@ def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny)
     averaged = f"the {n - 1:,} queries at positions 1 to {n - 1:,}"
     assert any(f"Every statistic averages {averaged}" in caption for caption in captions), captions
     maps_caption = next(caption for caption in captions if caption.startswith("Mode: "))
-    assert ("The number in each title is the mean of the 4 heads' normalized entropies H / ln(visible keys), each "
+    assert ("The entropy under each title is the mean of the 4 heads' normalized entropies H / ln(visible keys), each "
             f"averaged over {averaged} (every row of the map but row 0, which sees only itself); it is not the "
             "entropy of the averaged map drawn.") in maps_caption
     assert "Blank cells are keys the query cannot see (later keys)." in maps_caption
@@ -132,8 +139,7 @@ def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny)
         np.testing.assert_allclose(array(grid["z"]), result.heads["normalized_entropy"], rtol=1e-5, atol=1e-6)
     titles = panel_titles(chart(at, "maps_heatmaps"))
     for title, result in zip(titles, expected.results, strict=True):
-        assert title == f"{result.label} · mean of heads' H / ln(visible keys) " \
-                        f"{result.layer_mean('normalized_entropy')[1]:.2f}"
+        assert title == f"{result.label}<br>mean entropy {result.layer_mean('normalized_entropy')[1]:.2f}"
 
     at.selectbox(key="maps_head").set_value(2).run()
     assert_clean(at)
@@ -142,7 +148,7 @@ def test_maps_numbers_average_every_row_of_the_map_but_the_first(tiny_env, tiny)
                                  "(every row of the map but row 0, which sees only itself).")
     titles = panel_titles(chart(at, "maps_heatmaps"))
     for title, result in zip(titles, expected.results, strict=True):
-        assert title.endswith(f"H / ln(visible keys) {result.heads['normalized_entropy'][1, 2]:.2f}")
+        assert title == f"{result.label}<br>entropy {result.heads['normalized_entropy'][1, 2]:.2f}"
 
 
 def test_maps_grid_shows_any_statistic_with_its_label(tiny_env):
@@ -311,17 +317,144 @@ def test_control_characters_in_the_text_are_labels_not_raw_bytes(tiny_env):
     assert_clean(at)
 
 
-def test_the_maps_open_on_the_head_whose_weights_move_most_with_t(tiny_env, tiny):
+def maps_report(tiny, at) -> Report:
+    """The page's report, run again here: its text and temperatures, every layer's maps kept."""
+    return analyze(tiny, at.text_area(key="maps_text").value, temperatures=sidebar_temperatures(at), window=32,
+                   q_start=1, max_tokens=256, keep_maps="all", mode=at.radio(key="mode").value)
+
+
+def reference_pick(report: Report, query: int) -> tuple[int, int]:
+    """The head whose row for `query` spreads most from the sharpest to the softest T, from each head's whole map."""
+    temperatures = [result.temperature for result in report.results]
+    ends = (int(np.argmin(temperatures)), int(np.argmax(temperatures)))
+    rise = np.zeros((report.n_layers, report.n_heads))
+    for layer, head in np.ndindex(rise.shape):
+        sharp, soft = (entropy(attention_map(report, layer, view, head=head)[query, : query + 1]) / math.log(query + 1)
+                       for view in ends)
+        rise[layer, head] = soft - sharp
+    layer, head = np.unravel_index(int(np.argmax(rise)), rise.shape)
+    return int(layer), int(head)
+
+
+def shown_head(at) -> tuple[int, object]:
+    return at.selectbox(key="maps_layer").value, at.selectbox(key="maps_head").value
+
+
+def pick_label(at) -> str:
+    return next((caption.value.replace("\\", "") for caption in at.caption if "spreads most" in caption.value), "")
+
+
+def test_the_maps_pick_the_head_whose_attention_for_the_query_spreads_most_and_say_so(tiny_env, tiny):
     at = open_app("attention_maps")
-    text = at.text_area(key="maps_text").value
-    temperatures = [float(t) for t in at.text_input(key="temperatures").value.split(",")]
-    report = analyze(tiny, text, temperatures=temperatures, window=32, max_tokens=256)
-    rows = [report.results[i].last_rows[..., 1:] for i in (int(np.argmin(temperatures)), int(np.argmax(temperatures)))]
-    sharp, soft = (r / r.sum(axis=-1, keepdims=True) for r in rows)
-    moved = np.abs(sharp - soft).sum(axis=-1)  # [layer, head], sink left out
-    layer, head = np.unravel_index(int(np.argmax(moved)), moved.shape)
-    assert (at.selectbox(key="maps_layer").value, at.selectbox(key="maps_head").value) == (layer, head)
-    assert moved[layer, head] > moved.mean()
+    assert_clean(at)
+    report = maps_report(tiny, at)
+    last = report.n_tokens - 1
+    picked = reference_pick(report, last)
+    assert shown_head(at) == picked
+    assert pick_label(at).startswith(f"Layer {picked[0]}, head {picked[1]}: the head whose attention for "
+                                     f"“{visible_token(report.tokens[last])}” spreads most from T = 0.5 to T = 2 "
+                                     "(picked for this word")
+    # a query whose pick is another head: choosing it picks again
+    query = next(q for q in range(5, last) if reference_pick(report, q) != picked)
+    at.selectbox(key="maps_query").set_value(query).run()
+    assert_clean(at)
+    assert shown_head(at) == reference_pick(report, query)
+    assert f"for “{visible_token(report.tokens[query])}” spreads most" in pick_label(at)
+    at.text_input(key="temperatures").set_value("0.25, 1, 4").run()  # the view is the pick: it follows new T
+    assert_clean(at)
+    assert shown_head(at) == reference_pick(maps_report(tiny, at), query)
+    assert "picked for this word" in pick_label(at)
+
+
+def test_a_chosen_head_is_kept_until_the_text_or_the_query_changes(tiny_env, tiny):
+    at = open_app("attention_maps")
+    picked = shown_head(at)
+    chosen = (picked[0], (picked[1] + 1) % 4)
+    at.selectbox(key="maps_head").set_value(chosen[1]).run()
+    at.toggle(key="maps_log").set_value(True).run()
+    at.selectbox(key="maps_statistic").set_value("top_ratio").run()
+    at.text_input(key="temperatures").set_value("0.5, 1, 2").run()  # new temperatures: the choice stays
+    assert_clean(at)
+    assert shown_head(at) == chosen
+    assert pick_label(at).startswith(f"Layer {picked[0]}, head {picked[1]} is the head whose attention for ")
+    assert "; the view shows your choice." in pick_label(at)
+    assert at.query_params["head"] == str(chosen[1])  # the link keeps the choice
+
+    text = "A short new sentence, and its last word."
+    at.text_area(key="maps_text").set_value(text).run()
+    assert_clean(at)
+    report = maps_report(tiny, at)
+    assert shown_head(at) == reference_pick(report, report.n_tokens - 1)
+    assert "picked for this word" in pick_label(at)
+    assert "head" not in at.query_params  # the pick is the page's own view: the link leaves it out
+
+
+def test_a_link_with_a_layer_and_head_opens_on_them_and_a_new_query_picks_again(tiny_env, tiny):
+    plain_view = open_app("attention_maps")
+    picked = shown_head(plain_view)
+    linked = ((picked[0] + 1) % 3, (picked[1] + 2) % 4)
+    at = open_app("attention_maps", query={"layer": str(linked[0]), "head": str(linked[1])})
+    assert_clean(at)
+    assert shown_head(at) == linked
+    assert f"Layer {picked[0]}, head {picked[1]} is the head whose attention" in pick_label(at)
+    at.selectbox(key="maps_query").set_value(7).run()
+    assert_clean(at)
+    assert shown_head(at) == reference_pick(maps_report(tiny, at), 7)
+
+
+def test_the_mean_of_heads_says_when_it_hides_the_effect(tiny_env, tiny):
+    """On the tiny random model the mean of heads hides it in every layer (its heads look at random keys): the note
+    appears for the mean exactly where the verdict, recomputed from the maps, says so, and never for one head."""
+    at = open_app("attention_maps")
+    report = maps_report(tiny, at)
+    query = report.n_tokens - 1
+    pick = most_moved_head(report, query)
+    ends = report.temperature_ends()
+    at.selectbox(key="maps_head").set_value("mean of heads").run()
+    noted = 0
+    for layer in range(report.n_layers):
+        at.selectbox(key="maps_layer").set_value(layer).run()
+        assert_clean(at)
+        ratios = tuple(runner_up_ratio(attention_map(report, layer, view)[query, : query + 1]) for view in ends)
+        hidden = hidden_by_mean(layer, ratios, pick)
+        notes = [info for info in texts(at, "info") if info.startswith("The mean of heads hides the effect")]
+        assert len(notes) == (hidden is not None)
+        if hidden is not None:
+            said = notes[0].replace("\\", "")
+            assert f"in layer {layer} its top / runner-up ratio" in said and "pick a head to see T at work" in said
+            noted += 1
+    assert noted >= 1
+    at.selectbox(key="maps_head").set_value(pick.head).run()
+    assert_clean(at)
+    assert not any(info.startswith("The mean of heads") for info in texts(at, "info"))
+
+
+TROPHY = "The trophy did not fit in the suitcase because it was too big."
+
+
+def shown_ratios(at) -> list[float]:
+    """The measured top / runner-up ratio under each text of the token view."""
+    return [float(re.search(r"runner-up: ([0-9.,]+)x", line.replace("\\", "")).group(1).replace(",", ""))
+            for line in ratio_lines(at)]
+
+
+@pytest.mark.slow
+def test_on_the_trophy_sentence_the_head_shown_for_it_teaches_the_lesson(tiny_env):
+    """Issue 56: with the head kept from the example text, "it" moved its top / runner-up ratio from 1.28x at T = 0.5
+    to 1.22x at T = 2. The head picked for "it" must move it at least 2-fold, and say it was picked."""
+    tiny_env.setenv("ATTN_MODEL", "bundled")
+    at = open_app("attention_maps")
+    at.text_input(key="temperatures").set_value("0.5, 2").run()
+    at.text_area(key="maps_text").set_value(TROPHY).run()
+    options = at.selectbox(key="maps_query").options
+    at.selectbox(key="maps_query").set_value(next(i for i, o in enumerate(options) if o.endswith("“ it”"))).run()
+    assert_clean(at)
+    layer, head = shown_head(at)
+    assert f"Layer {layer}, head {head}: the head whose attention for “ it” spreads most" in pick_label(at)
+    sharp, soft = shown_ratios(at)
+    print(f"trophy, 'it': layer {layer}, head {head}: {sharp:g}x at T = 0.5, {soft:g}x at T = 2, "
+          f"{sharp / soft:.3g}-fold")
+    assert sharp / soft >= 2
 
 
 def continuation_blocks(at) -> list[str]:

@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from components.present import captions
+from components.present.figures.maps import attention_heatmaps
+from components.present.margins import FULL_WIDTH, NARROWEST, WORD_EM, text_px
 from model_utils import Schedule, analyze
 from model_utils.core.schedules import SCHEDULES
 from model_utils.verdicts.findings import direction_of
@@ -61,9 +63,31 @@ def test_map_titles_name_what_their_number_is(report):
     head_titles = captions.map_titles(report, 1, 3)
     for result, mean_title, head_title in zip(report.results, mean_titles, head_titles, strict=True):
         mean = result.heads["normalized_entropy"][1].mean()
-        assert mean_title == f"{result.label} · mean of heads' H / ln(visible keys) {mean:.2f}"
-        assert head_title == f"{result.label} · H / ln(visible keys) {result.heads['normalized_entropy'][1, 3]:.2f}"
+        assert mean_title == f"{result.label}\nmean entropy {mean:.2f}"
+        assert head_title == f"{result.label}\nentropy {result.heads['normalized_entropy'][1, 3]:.2f}"
+    caption = captions.maps_caption(report, None, log_colour=False)
+    assert "The entropy under each title is the mean of the 4 heads' normalized entropies H / ln(visible keys)" \
+        in caption
 
+
+
+def test_map_titles_fit_over_their_panels_four_side_by_side(tiny):
+    """The titles once ran into each other ('T=0.5 · H / ln(visible keys) 0.0T=1 ...'): each line of each title,
+    at its font size, must fit the width of its panel in the narrowest window the pages are drawn in."""
+    report = analyze(tiny, "Four panels.", temperatures=[0.25, 0.75, 1.25, 2.5], window=16)
+    n = report.n_tokens
+    assert n <= 24  # four panels in one row: the narrowest they get
+    maps = [np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]] * 4
+    for head in (None, 2):
+        titles = captions.map_titles(report, 1, head)
+        figure = attention_heatmaps(maps, report.tokens, titles)
+        plot_px = NARROWEST * FULL_WIDTH - figure.layout.margin.l - figure.layout.margin.r
+        notes = figure.layout.annotations
+        assert len(notes) == 4
+        for number, note in enumerate(notes, start=1):
+            assert note.text.count("<br>") == 1  # T on one line, the entropy on the next
+            domain = figure.layout[f"xaxis{'' if number == 1 else number}"].domain
+            assert text_px(note.text, note.font.size, WORD_EM) <= (domain[1] - domain[0]) * plot_px, note.text
 
 def test_window_note_is_silent_without_sliding_windows():
     assert captions.window_note([None, None, None], 32) is None

@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import pytest
 
 from components.present.figures.base import (
-    LOG_FLOOR,
+    LOG_DECADES,
     MASS_COLOURS,
     PALETTE,
     SLIDER_COLOUR,
@@ -381,14 +381,14 @@ def test_attention_heatmaps_log_colour_switches_to_log10_with_a_floor():
                         [0.01, 0.09, 0.9]])
     fig = attention_heatmaps([weights, weights], ["<s>", "x", "y"], ["T = 1", "T = 2"], log_colour=True)
     axis = fig.layout.coloraxis
-    assert axis.cmin == pytest.approx(math.log10(1e-6)) == pytest.approx(math.log10(LOG_FLOOR))
-    assert axis.cmax == 0
-    assert list(axis.colorbar.tickvals) == [-6, -5, -4, -3, -2, -1, 0]
-    assert list(axis.colorbar.ticktext) == ["1e-6", "1e-5", "1e-4", "1e-3", "1e-2", "1e-1", "1e0"]
+    assert LOG_DECADES == 3 and axis.cmax == 0  # the largest weight, 1
+    assert axis.cmin == pytest.approx(-3.0)  # three decades below it
+    assert list(axis.colorbar.tickvals) == [-3, -2, -1, 0]
+    assert list(axis.colorbar.ticktext) == ["1e-3", "1e-2", "1e-1", "1e0"]
     for trace in fig.data:
         assert trace.coloraxis == "coloraxis"
         z = np.asarray(trace.z, dtype=np.float64)
-        assert z[1, 0] == pytest.approx(-6.0)  # 1e-9 is floored at 1e-6
+        assert z[1, 0] == pytest.approx(-3.0)  # 1e-9 shares the floor's colour
         assert z[2, 0] == pytest.approx(-2.0) and z[2, 2] == pytest.approx(math.log10(0.9))
         assert z[0, 0] == pytest.approx(0.0)
         assert np.isnan(z[0, 1]) and np.isnan(z[0, 2]) and np.isnan(z[1, 2])
@@ -396,6 +396,18 @@ def test_attention_heatmaps_log_colour_switches_to_log10_with_a_floor():
     linear = attention_heatmaps([weights], ["<s>", "x", "y"], ["T = 1"])
     assert linear.layout.coloraxis.cmin == 0.0 and linear.layout.coloraxis.cmax == pytest.approx(1.0)
     assert float(np.asarray(linear.data[0].z, dtype=np.float64)[1, 0]) == pytest.approx(1e-9)
+
+
+def test_the_log_colour_scale_follows_its_top_so_small_weights_stay_at_the_floor():
+    """Maps whose largest weight is 0.2 (rows without a query that sees only itself): the scale spans 0.2 down to
+    2e-4, a near-uniform row sits near the top and 1e-6 at the floor, not two thirds of the way up a 1e-6..1 scale."""
+    weights = np.tile([0.2, 0.2, 0.2, 0.2, 0.2 - 1e-6, 1e-6], (6, 1))  # the upper triangle is blanked
+    fig = attention_heatmaps([weights], list("abcdef"), ["T = 1"], log_colour=True)
+    axis = fig.layout.coloraxis
+    assert axis.cmax == pytest.approx(math.log10(0.2)) and axis.cmin == pytest.approx(math.log10(2e-4))
+    assert list(axis.colorbar.tickvals) == [-3, -2, -1]
+    z = np.asarray(fig.data[0].z, dtype=np.float64)[5]
+    assert z[0] == pytest.approx(axis.cmax) and z[5] == pytest.approx(axis.cmin)
 
 
 # --- entropy_grids, mass_bars, distance_profile -----------------------------------------------------------------

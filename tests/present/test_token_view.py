@@ -2,12 +2,13 @@
 the query outlined and nothing after it, and the top-key ratio equal to exp(gap / T)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
 
 from components.present.text import ratio_text
-from components.present.token_view import LOG_FLOOR, ratio_line, shade, token_html, top_keys
+from components.present.token_view import SHADE_DECADES, ratio_line, shade, token_html, top_keys
 
 HOSTILE = ['<script>alert("x")</script>', '<img src=x onerror=alert(1)>', " & ", '"quoted"', "tail"]
 
@@ -26,9 +27,33 @@ def test_tokens_after_the_query_are_left_out_and_the_query_is_outlined():
 
 def test_shades_share_one_scale_and_the_log_scale_spreads_small_weights():
     assert shade(0.5, 1.0, log=False) == 0.5 and shade(2.0, 1.0, log=False) == 1.0 and shade(0.0, 1.0, False) == 0
-    assert shade(LOG_FLOOR, 1.0, log=True) == 0.0 and shade(1.0, 1.0, log=True) == 1.0
-    assert shade(0.01, 1.0, log=True) == pytest.approx(0.5)  # two of four decades
-    assert shade(0.01, 1.0, log=True) > shade(0.01, 1.0, log=False)
+    assert SHADE_DECADES == 2
+    assert shade(0.01, 1.0, log=True) == 0.0 and shade(1.0, 1.0, log=True) == 1.0  # two decades to the floor
+    assert shade(0.1, 1.0, log=True) == pytest.approx(0.5)  # one of two decades
+    assert shade(0.004, 0.04, log=True) == pytest.approx(0.5)  # the scale follows its top
+    assert shade(0.1, 1.0, log=True) > shade(0.1, 1.0, log=False)
+
+
+def opacities(html: str) -> list[float]:
+    return [float(alpha) for alpha in re.findall(r"rgba\([0-9, ]+, ([0-9.]+)\)", html)]
+
+
+def test_on_the_log_scale_a_near_uniform_row_is_coloured_and_a_tiny_weight_stays_pale():
+    """The log scale once floored at 1e-4 whatever its top: a row whose weights all sit within two decades of each
+    other came out red from end to end. Tiny weights now stay white, a near-uniform row is coloured alike."""
+    rng = np.random.default_rng(0)
+    uniformish = np.full(12, 1 / 12) * rng.uniform(0.8, 1.2, 12)
+    weights = np.append(uniformish / uniformish.sum() * (1 - 1e-6), 1e-6)
+    tokens = [f"t{i}" for i in range(13)]
+    alphas = opacities(token_html(tokens, weights, query=12, scale_max=float(weights.max()), log=True))
+    assert len(alphas) == 13
+    assert min(alphas[:12]) > 0.9  # within 1.5x of the top: nearly full colour
+    assert alphas[12] == 0.0  # 1e-6: white
+    spread = np.array([0.6, 0.3, 0.05, 0.02, 0.005, 0.001, 1e-4, 1e-5])
+    alphas = opacities(token_html([f"t{i}" for i in range(8)], spread, query=7, scale_max=0.6, log=True))
+    assert alphas == sorted(alphas, reverse=True)  # larger weights, darker
+    assert sum(alpha < 0.15 for alpha in alphas) >= 3  # 1e-3 and below, under 1% of the top: pale
+    assert alphas[2] == pytest.approx(1 - np.log10(0.6 / 0.05) / 2, abs=1e-3)
 
 
 def test_top_keys_largest_first():

@@ -19,7 +19,7 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
 SLIDER_COLOUR = "#555555"
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
 MASS_COLOURS = {"sink": "#525252", "distant": "#9ecae1", "recent": "#fdae6b"}  # pastel: not a temperature colour
-LOG_FLOOR = 1e-6  # weights below this share the lowest colour on a log scale
+LOG_DECADES = 3  # a log colour scale spans this many decades below its top; smaller weights share its lowest colour
 def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 

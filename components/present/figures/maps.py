@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from components.present.figures.base import (
-    LOG_FLOOR,
+    LOG_DECADES,
     MASS_COLOURS,
     colour,
     display_token,
@@ -35,15 +35,20 @@ def hidden_keys(n: int, sliding_span: int | None = None) -> np.ndarray:
     return hidden
 
 
+TITLE_SIZE = 13  # px: a heatmap panel's two-line title, small enough that four panels' titles fit side by side
+
+
 def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles: Sequence[str],
                        log_colour: bool = False, sliding_span: int | None = None,
                        width: int = FULL_WIDTH) -> go.Figure:
     """One query x key heatmap per temperature, side by side, on one shared colour scale.
 
     Token labels go on both axes (numeric axes with tick text, so repeated tokens stay distinct); the hover shows
-    query token, key token and weight. With `log_colour` the colour is log10(weight) (floored at LOG_FLOOR),
-    because most weights are tiny; the hover still shows the weight itself. Keys a query cannot see are blank
-    (NaN), not weight 0: later keys, and with `sliding_span` the keys before the layer's window (the band)."""
+    query token, key token and weight. A title's lines are split at "\\n" and each escaped. With `log_colour` the
+    colour is log10(weight), because most weights are tiny, over LOG_DECADES below the largest weight (smaller ones
+    share the lowest colour, so the many near-zero weights do not fill the scale); the hover still shows the weight
+    itself. Keys a query cannot see are blank (NaN), not weight 0: later keys, and with `sliding_span` the keys
+    before the layer's window (the band)."""
     labels = [display_token(t) for t in tokens]
     n = len(labels)
     positions = list(range(n))
@@ -52,13 +57,15 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
     # side by side; with more than 24 tokens two panels per row, so that token labels stay readable
     per_row = len(maps) if n <= 24 else min(2, len(maps))
     rows = math.ceil(len(maps) / per_row)
-    figure = make_subplots(rows=rows, cols=per_row, subplot_titles=[escape(t) for t in titles], shared_yaxes=True,
-                           horizontal_spacing=0.04, vertical_spacing=min(0.12, 0.5 / rows))
+    figure = make_subplots(rows=rows, cols=per_row, shared_yaxes=True, horizontal_spacing=0.04,
+                           vertical_spacing=min(0.12, 0.5 / rows),
+                           subplot_titles=["<br>".join(escape(line) for line in t.split("\n")) for t in titles])
     top = max(float(np.max(m)) for m in maps)
+    high = math.log10(top) if top > 0 else 0.0  # the log scale's top, and its floor LOG_DECADES below
     hidden = hidden_keys(n, sliding_span)
     for index, weights in enumerate(maps):
         weights = np.asarray(weights, dtype=np.float64)
-        shown = np.log10(np.maximum(weights, LOG_FLOOR)) if log_colour else weights
+        shown = np.log10(np.maximum(weights, 10.0 ** (high - LOG_DECADES))) if log_colour else weights
         shown = np.where(hidden, np.nan, shown)  # keys the query cannot see: blank, not 0
         custom = np.dstack([query_labels, key_labels, weights])
         figure.add_trace(go.Heatmap(
@@ -76,14 +83,14 @@ def attention_heatmaps(maps: Sequence[np.ndarray], tokens: Sequence[str], titles
     for row in range(1, rows + 1):
         figure.update_yaxes(title_text="query", row=row, col=1)
     if log_colour:
-        floor = math.log10(LOG_FLOOR)
-        exponents = list(range(int(floor), 1))
-        coloraxis = {"cmin": floor, "cmax": 0, "colorscale": "Viridis", "colorbar": {
+        exponents = list(range(math.ceil(high - LOG_DECADES), math.floor(high) + 1))
+        coloraxis = {"cmin": high - LOG_DECADES, "cmax": high, "colorscale": "Viridis", "colorbar": {
             "title": {"text": "weight"}, "tickvals": exponents, "ticktext": [f"1e{e}" for e in exponents]}}
     else:
         coloraxis = {"cmin": 0.0, "cmax": top, "colorscale": "Viridis", "colorbar": {"title": {"text": "weight"}}}
     row_height = max(360, min(820, 180 + (14 if per_row <= 2 else 9) * n))
-    figure.update_layout(coloraxis=coloraxis, height=rows * row_height, margin={"t": 50})
+    figure.update_annotations(font_size=TITLE_SIZE)
+    figure.update_layout(coloraxis=coloraxis, height=rows * row_height, margin={"t": 60})
     return fit(figure, width)
 
 
