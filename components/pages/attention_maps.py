@@ -9,6 +9,7 @@ from components.present.glossary import term_link
 from components.present.parsing import parse_choice
 from components.widgets.continuations import continuations_ui
 from components.widgets.controls import layer_head_ui
+from components.widgets.downloads import downloads_ui
 from components.widgets.head_pick import head_pick_label, head_pick_ui
 from components.widgets.model_page import MAPS_VIEW, ModelPage
 from components.widgets.token_view import query_ui, token_view_ui
@@ -23,7 +24,7 @@ st.markdown(f"**{guide.POINT['attention_maps']}**")
 page = ModelPage("maps_text", MAPS_VIEW.example, f"Text (the first {MAX_MAP_TOKENS} tokens are drawn)", height=100)
 # statistics over queries 1..n-1 (MAPS_VIEW.options): every row of the drawn map but row 0, so the numbers describe
 # the map shown
-report = page.report(MAPS_VIEW.fetch, MAX_MAP_TOKENS, "attention-maps", **MAPS_VIEW.options,
+report = page.report(MAPS_VIEW.fetch, MAX_MAP_TOKENS, None, **MAPS_VIEW.options,
                      cut_note="The text was cut to its first {n:,} tokens for the maps.")
 
 # layer and head act on the token view and the heatmaps alike; the maps come from the report's kept queries and keys
@@ -66,6 +67,7 @@ nothing_distant = captions.nothing_distant_note(report)
 if nothing_distant is not None and statistic in ("recent_mass", "distant_mass"):
     st.info(nothing_distant)
 
+downloads_ui(report, "attention-maps")  # here, so that the token view opens on the first screen
 st.markdown(guide.NEXT_STEP["attention_maps"])
 carried = guide.temperatures_param(list(page.temperatures))
 st.page_link("components/pages/collapse_inspector.py", label=f"Collapse inspector at T = {carried}",

@@ -67,7 +67,7 @@ class ModelPage:
         """Per layer, the keys a query sees in a sliding-window layer (None: full causal attention)."""
         return self.loaded.sliding_windows()
 
-    def report(self, fetch: Callable, limit: int, stem: str, *, extra: tuple[TemperatureKey, ...] = (),
+    def report(self, fetch: Callable, limit: int, stem: str | None, *, extra: tuple[TemperatureKey, ...] = (),
                cut_note: str = "The text was cut to its first {n:,} tokens.", **fetch_options) -> Report:
         """The report of the page's text at the sidebar's temperatures (then `extra`, e.g. a schedule), from
         `fetch` (a cached function of components/serving/cache.py), cut to `limit` tokens and to the work budget."""
@@ -84,5 +84,6 @@ class ModelPage:
         note = captions.window_note(self.windows, report.window)
         if note is not None:
             st.info(note)
-        downloads_ui(report, stem)
+        if stem is not None:  # None: the page offers the downloads itself, lower down (downloads_ui)
+            downloads_ui(report, stem)
         return report
