@@ -602,6 +602,10 @@ def test_a_refused_temperature_then_its_fix_then_another_widget_keep_a_long_prom
     charts = SCREENS[path][1]
     with drawn_page(app_url, browser, path, 1400, 900) as page:
         box = page.locator('[data-testid="stMain"] textarea').first
+        if path == "collapse":  # a token limit of the visitor's own, which must survive too (and a shorter run)
+            page.locator('[data-testid="stSelectbox"]', has_text="Token limit").click()
+            page.get_by_role("option", name="1024", exact=True).click()
+            settle(page, charts)
         apply_text(page, box, LONG_PROMPT, charts)
         apply_text(page, temperatures_box(page), "0.5, 1, abc", 0)
         assert "Temperatures:" in page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]').first.inner_text()
@@ -611,7 +615,7 @@ def test_a_refused_temperature_then_its_fix_then_another_widget_keep_a_long_prom
         if path == "collapse":  # another widget of the page: the expected answer
             apply_text(page, page.get_by_label(re.compile("^Expected answer")), "4817", charts)
             limit = page.locator('[data-testid="stSelectbox"]', has_text="Token limit")
-            assert "2048" in limit.inner_html() and "limit=" not in page.url  # still the default, 2,048
+            assert "1024" in limit.inner_html() and "limit=1024" in page.url  # still the visitor's 1,024
         else:  # another widget of the page: the log colour scale
             page.locator('[data-testid="stCheckbox"]', has_text="Log colour scale").click()
             settle(page, charts)
