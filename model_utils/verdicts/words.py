@@ -1375,6 +1375,18 @@ def retrieval_table(document: RetrievalDocument) -> str:
     return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
 
 
+def separate_passes_line(views: Sequence[str], asked: bool) -> str | None:
+    """What the retrieval command says before its passes about the views that read every text whole, if any."""
+    if asked:
+        return "Every view reads each text whole, one pass per passage, distance and view (--separate-passes)."
+    if not views:
+        return None
+    one = len(views) == 1
+    return (f"{', '.join(views)} {'reads' if one else 'read'} each text whole, one pass per passage and distance: "
+            f"{'its' if one else 'their'} numbers depend on the whole text's length, so a prefix read once cannot "
+            "serve the shorter texts; every other view reads each prefix once.")
+
+
 def lmeval_findings(document: LmEvalDocument) -> list[str]:
     """FINDINGS' block of one lm-evaluation-harness run: what ran, a table of the scores by length per view, and
     which views score other than T = 1 at some length (with so few samples, one sample is a big step)."""

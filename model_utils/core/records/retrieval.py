@@ -16,7 +16,7 @@ from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
 
-FORMAT = 1
+FORMAT = 2  # 2: separate_views, and each reach's bracket of measured distances (format 1 reads, migrated)
 KIND = "retrieval document"
 PASS = "retrieval pass"
 MASSES = ("copy_mass", "copy_mass_top", "target_mass", "target_mass_top", "sink_mass")  # [layer] each
@@ -44,14 +44,18 @@ class RetrievalPass(Record):
     target_mass: np.ndarray  # [layer] on the one copy key an induction copy reads: the next token's first copy
     target_mass_top: np.ndarray  # [layer] the largest head's
     sink_mass: np.ndarray  # [layer] mean over heads and queries, on token 0
-    seconds: float  # the pass and the masses
+    seconds: float  # the pass and the masses (a continuation: its own and its share of the prefix's pass)
     kernel: str
     peak_rss_gb: float | None  # of the process that ran it, so far
+    prefix_tokens: int | None = None  # the repeat read as the continuation of a prefix this long, read once for
+    # several distances or passages; None: the whole text read in one pass
 
     @classmethod
     def from_dict(cls, data: dict) -> RetrievalPass:
+        """Passes cached before prefixes were shared read as whole-text passes."""
         arrays = {name: _array for name in MASSES}
-        return read(cls, data, PASS, token_nll=_array, **arrays)
+        return read(cls, {"prefix_tokens": None} | data if isinstance(data, dict) else data, PASS, token_nll=_array,
+                    **arrays)
 
     def to_dict(self) -> dict:
         masses = {name: _rounded(getattr(self, name), 5) for name in MASSES}
@@ -231,13 +235,17 @@ class RetrievalDocument(Record):
     seconds: float  # compute time of the passes, cached or not
     peak_rss_gb: float | None
     run: RunInfo | None
+    separate_views: tuple[str, ...]  # views whose every text was read whole (the others shared their prefixes)
 
     @classmethod
     def from_dict(cls, data: dict) -> RetrievalDocument:
-        check_format(data, KIND, FORMAT)
+        """Format 1 (every text read whole) reads migrated."""
+        if check_format(data, KIND, FORMAT, accepted=(1,)) == 1:
+            data = migrated(data)
         return read(cls, data, KIND, passages=records(PassageEntry.from_dict), distances=numbers,
                     views=records(ViewEntry.from_dict), points=records(RetrievalPoint.from_dict),
-                    curves=records(Curve.from_dict), verdict=RetrievalVerdict.from_dict, run=RunInfo.from_dict)
+                    curves=records(Curve.from_dict), verdict=RetrievalVerdict.from_dict, run=RunInfo.from_dict,
+                    separate_views=tuple)
 
     def curve(self, view: str) -> Curve:
         return next(curve for curve in self.curves if curve.view == view)
@@ -246,3 +254,9 @@ class RetrievalDocument(Record):
         return next(point for point in self.points
                     if (point.passage, point.distance, point.view) == (passage, distance, view))
 
+
+
+def migrated(data: dict) -> dict:
+    """A format-1 document as format 2 holds it: every view read its texts whole."""
+    views = [view.get("label") for view in data.get("views", []) if isinstance(view, dict)]
+    return data | {"format": FORMAT, "separate_views": views}
