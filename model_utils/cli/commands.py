@@ -384,7 +384,8 @@ def run_retrieval(args) -> None:
     say_separate(passages, request, args.separate_passes)
     try:
         document = retrieval(loaded, filler, passages, request, cache_dir=cache_dir, placement=placed,
-                             on_unit=retrieval_progress(placed), separate_passes=args.separate_passes)
+                             on_unit=retrieval_progress(placed), separate_passes=args.separate_passes,
+                             refine=args.refine)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     document = replace(document, run=run_record(argv_of(args), time.perf_counter() - started))

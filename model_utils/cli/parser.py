@@ -236,6 +236,11 @@ def add_retrieval(commands) -> None:
                             "text once, up to the longest distance, and every repeat as its continuation (a view "
                             "whose numbers depend on the whole text's length, such as dynamic NTK, always reads "
                             "whole texts)")
+    probe.add_argument("--refine", action="store_true",
+                       help="after the grid, add distances inside each view's reach bracket (bisection) until the "
+                            "two measured distances it lies between are at most 256 tokens or 3%% of the distance "
+                            "apart; each is only continuations of the prefixes already read (a worker keeps each "
+                            "view's prefixes while it refines)")
     probe.add_argument("--cache-dir", help="where finished passes are kept (default: the model cache folder's "
                                            "retrieval/)")
     probe.add_argument("--json", metavar="OUT", help="write the run as JSON to OUT (- for stdout); without it, a "

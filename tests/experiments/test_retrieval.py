@@ -224,8 +224,8 @@ def test_a_shared_run_resumes_from_the_points_it_has_and_reads_only_as_far_as_it
     heard = []
     document = retrieval(tiny, FILLER, [PASSAGE, OTHER], longer, cache_dir=tmp_path, on_unit=heard.append)
     finished = [event for event in heard if event.seconds is not None]
-    # per view: the filler once and each passage's planted text once, each with the one repeat at 160 after it
-    assert len(finished) == 2 * 3 and finished[-1].done == finished[-1].total == 2 * 2 * 2
+    # one job per view: the filler once and each passage's planted text once, each with its repeat at 160
+    assert len(finished) == 2 and finished[-1].done == finished[-1].total == 2 * 2 * 2
     assert len(list(tmp_path.glob("*.json"))) == 3 * 2 * 2 * 2
     assert {p.planted.prefix_tokens for p in document.points if p.distance == 160} == {longer.lead + 160}
     assert {p.planted.prefix_tokens for p in document.points if p.distance < 160} == {None}  # from the cache
@@ -255,3 +255,31 @@ def test_the_bundled_model_shares_a_prefix_as_separate_passes_read_it(bundled, t
         for state in ("planted", "unplanted"):
             assert getattr(mine, state).loss == pytest.approx(getattr(theirs, state).loss, abs=0.01)
         assert mine.gain == pytest.approx(theirs.gain, abs=0.01)
+
+
+def test_refining_bisects_the_bracket_with_continuations_of_the_prefixes_read_and_a_rerun_computes_none(
+        tiny, tmp_path, monkeypatch):
+    import model_utils.core.reach as reach
+
+    monkeypatch.setattr(reach, "REFINE_TOKENS", 8)  # the tiny model's noisy curve falls within 24 tokens
+    request = RetrievalRequest(distances=(24, 48, 96, 200, 360), views=(View(1.0), View(0.5)), trained_length=1024)
+    heard = []
+    document = retrieval(tiny, FILLER, [PASSAGE, OTHER], request, cache_dir=tmp_path, refine=True,
+                         on_unit=heard.append)
+    curve = document.curve("T=1")
+    added = sorted(set(curve.distances) - set(request.distances))
+    assert added and document.refined and curve.reach.outcome is ReachOutcome.FOUND
+    low, high = curve.reach.between
+    assert high - low <= 8 and set(range(low + 1, high)).isdisjoint(curve.distances)
+    for distance in added:  # continuations of the prefixes read for the grid, to its longest distance
+        found = document.point("a", distance, "T=1")
+        assert found.planted.prefix_tokens == found.unplanted.prefix_tokens == request.lead + 360
+        place = Layout(lead=request.lead, passage=24, distance=distance)
+        whole = retrieval_pass(tiny, planted_ids(FILLER.ids, PASSAGE.ids, place), View(1.0), place, 1024, False)
+        assert found.planted.loss == pytest.approx(whole.loss, abs=1e-5)
+    # the grid's points (2 views, 2 passages, planted and not, 5 distances), then 4 per distance a view added
+    assert heard[-1].done == heard[-1].total == 2 * 2 * 2 * 5 + 2 * 2 * (
+        len(added) + len(set(document.curve("T=0.5").distances) - set(request.distances)))
+    again = []
+    rerun = retrieval(tiny, FILLER, [PASSAGE, OTHER], request, cache_dir=tmp_path, refine=True, on_unit=again.append)
+    assert again == [] and rerun.to_dict()["curves"] == document.to_dict()["curves"]
