@@ -5,7 +5,7 @@ reset before each, where Linux allows) and the largest difference in a gain. The
 cost model t(n) = a n + b n^2 of a whole pass over n tokens; the model then prices the shared way (a prefix pass per
 text and view plus a continuation per distance) and the committed grids. Writes bench/RETRIEVAL.md.
 
-    .venv/bin/python -m bench.retrieval_shared [--distances 768 1536 2304 3072] [--temperatures 1 0.7]
+    .venv/bin/python -m bench.retrieval_shared [--distances 768 1536 2304 3072] [--temperatures 1 0.7] [--threads 1]
 """
 
 from __future__ import annotations
@@ -96,7 +96,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--distances", type=int, nargs="+", default=[768, 1536, 2304, 3072])
     parser.add_argument("--temperatures", type=float, nargs="+", default=[1.0, 0.7])
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1, as each of a long run's 2 workers gets on 2 cores; on a busy "
+                             "machine two threads of one process wait on each other, most in a continuation's small "
+                             "operations)")
     args = parser.parse_args()
+    torch.set_num_threads(args.threads)
     loaded = load_model("bundled")
     filler = builtin_filler(loaded, "long", LEAD_TOKENS + max(args.distances))
     passage = builtin_passages(loaded, ("essay",), PASSAGE_TOKENS)[0]
@@ -125,9 +130,10 @@ def write(args, loaded, totals: dict, peaks: dict, gap: float, cost: tuple[float
     model_separate, model_shared = priced(a, b, 1, views, distances)
     grid = f"1 passage ({PASSAGE_TOKENS} tokens), {views} views, distances {', '.join(f'{d:,}' for d in distances)}"
     lines = [f"# The retrieval probe: shared prefixes against separate passes ({loaded.name}, "
-             f"{torch.get_num_threads()} threads)", "",
+             f"{torch.get_num_threads()} thread{'' if torch.get_num_threads() == 1 else 's'})", "",
              f"Written by `python -m bench.retrieval_shared --distances {' '.join(map(str, distances))} "
-             f"--temperatures {' '.join(f'{t:g}' for t in args.temperatures)}`: {grid}, each view's grid read one "
+             f"--temperatures {' '.join(f'{t:g}' for t in args.temperatures)} --threads {args.threads}`: {grid}, "
+             "each view's grid read one "
              "way and then the other in one process (alternating which goes first).", "",
              "| way | what it reads | seconds | peak RSS (GB) |", "|---|---|---:|---:|",
              f"| separate passes (`--separate-passes`) | {2 * views * len(distances)} whole texts of "
