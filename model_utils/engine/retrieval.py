@@ -97,7 +97,7 @@ def _mass_sums(weights: torch.Tensor, layout: Layout, row: int) -> np.ndarray:
     copy = probs[..., start:stop].double().sum(dim=(-1, -2))
     target = probs[:, np.arange(rows), start + 1 + row + np.arange(rows)].double().sum(dim=-1)
     sink = probs[..., 0].double().sum(dim=-1)
-    return np.stack([part.numpy() for part in (copy, target, sink)])
+    return np.stack([part.cpu().numpy() for part in (copy, target, sink)])
 
 
 def _record(n_tokens: int, token_nll: np.ndarray, masses: np.ndarray, seconds: float, kernel: str,
