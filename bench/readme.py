@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from model_utils.core import bootstrap
+from model_utils.core import bootstrap, reach
 from model_utils.core.files import write_atomic
 from model_utils.core.names import model_name
 from model_utils.core.records.fit import FitSummary
@@ -22,7 +22,7 @@ from model_utils.core.records.spread import Spread
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict, Dominant, RiseBase
-from model_utils.verdicts import decomposition, findings, past, retrieval, words
+from model_utils.verdicts import decomposition, findings, past, words
 from model_utils.verdicts.fit import fit_order, fold_fits
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
@@ -359,10 +359,12 @@ THRESHOLDS = (
     (bootstrap, "MIN_FOR_INTERVAL", "From this many documents (or passages) on, a spread over them is called a 95% "
      "interval; below, it is the range of the documents, and says how many."),
     (bootstrap, "CONFIDENCE", "The level of every interval called a 95% interval."),
-    (retrieval, "REACH_SHARE", "The reach: the distance where what the first copy of a passage saves on its repeat "
-     "falls below this share of what it saves at the shortest distance."),
-    (retrieval, "SMALL_SHIFT", "A temperature \"barely moves\" the reach (What we found) when it shifts it by less "
-     "than this share of the reach at T = 1."),
+    (reach, "REACH_SHARE", "The reach: where what the first copy of a passage saves on its repeat first falls "
+     "below this share of what it saves at the shortest distance, given as the two measured distances it lies "
+     "between."),
+    (reach, "REFINE_TOKENS", "`--refine` adds distances inside a reach's bracket until its two measured distances "
+     "are at most this many tokens apart,"),
+    (reach, "REFINE_SHARE", "or this share of the nearer distance, whichever is larger."),
     (findings, "NEAR_UNIFORM", "A layer is \"near uniform\" above this mean normalized entropy of its heads."),
     (findings, "NEAR_ONE_HOT", "A layer is \"near one-hot\" (all the weight on one key) below it."),
     (findings, "LOSS_FACTOR", "A loss is \"far above\" the reference's beyond this many times it."),

@@ -148,12 +148,12 @@ def test_how_to_read_this_gives_both_rises_of_every_committed_verdict():
 
 
 def test_the_thresholds_are_read_from_the_code():
-    from model_utils.core import bootstrap
-    from model_utils.verdicts import decomposition, findings, past, retrieval
+    from model_utils.core import bootstrap, reach
+    from model_utils.verdicts import decomposition, findings, past
 
     rows = block("thresholds")
     assert rows == thresholds_lines()
-    for module, name in ((past, "GONE"), (decomposition, "RECOVERS"), (retrieval, "REACH_SHARE"),
+    for module, name in ((past, "GONE"), (decomposition, "RECOVERS"), (reach, "REACH_SHARE"),
                          (bootstrap, "MIN_FOR_INTERVAL"), (words, "ABOVE_ALL"), (findings, "NEAR_UNIFORM"),
                          (findings, "NEAR_ONE_HOT")):
         assert any(row.startswith(f"| `{name}` | {getattr(module, name):g} | `{module.__name__.replace('.', '/')}.py`")

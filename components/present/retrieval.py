@@ -28,8 +28,9 @@ def view_styles(views: Sequence[ViewEntry]) -> dict[str, dict]:
 def reach_chart(curves: Sequence[Curve], styles: dict[str, dict], trained_length: int, half: float,
                 width: int = FULL_WIDTH) -> go.Figure:
     """The gain on the repeat against the distance back (log scale), one line per view with its spread over the
-    passages as a band, each view's reach marked where its line crosses `half` of its short-distance gain, and the
-    trained length drawn in."""
+    passages as a band, each view's reach marked as the bracket of measured distances its line crosses `half` of its
+    short-distance gain between (`add_bracket`: the crossing itself is read between points), and the trained length
+    drawn in."""
     figure = go.Figure()
     for curve in curves:
         style, name = styles[curve.view], escape(curve.view)
@@ -43,18 +44,31 @@ def reach_chart(curves: Sequence[Curve], styles: dict[str, dict], trained_length
             marker={"size": 6, "color": style["color"]},
             hovertemplate=f"%{{x:,}} tokens back<br>saves %{{y:.2f}} nats per token<extra>{name}</extra>"))
         if curve.reach.outcome is ReachOutcome.FOUND:
-            figure.add_trace(go.Scatter(
-                x=[curve.reach.value], y=[half * curve.gain[0]], mode="markers", legendgroup=name, showlegend=False,
-                marker={"symbol": "diamond", "size": 11, "color": style["color"],
-                        "line": {"width": 1, "color": "#ffffff"}},
-                hovertemplate=f"reach: about %{{x:,.0f}} tokens<extra>{name}</extra>"))
+            add_bracket(figure, curve, half * curve.gain[0], style["color"], name)
     add_trained_length(figure, trained_length, position="top left", log_x=True)
-    distances = sorted({d for curve in curves for d in curve.distances})  # the trained length has its own label
+    # the distances every curve was measured at (a refined curve has more of its own); the trained length is labelled
+    distances = sorted(set.intersection(*(set(curve.distances) for curve in curves))) if curves else []
     figure.update_xaxes(type="log", title_text="distance back to the first copy (tokens, log scale)",
                         tickvals=distances, ticktext=[f"{d:,}" for d in distances])
     figure.update_yaxes(title_text="what the first copy saves on its repeat (nats per token)", rangemode="tozero")
     figure.update_layout(height=430, margin={"t": 30}, legend={"orientation": "h", "y": -0.22})
     return fit(figure, width)
+
+
+def add_bracket(figure: go.Figure, curve: Curve, level: float, color: str, name: str) -> None:
+    """A reach as the probe knows it: a dotted segment at the level between the two measured distances that bracket
+    it, each end a measured point, and an open diamond where the line crosses the level, read between those points
+    on a log scale (never measured)."""
+    low, high = curve.reach.between
+    figure.add_trace(go.Scatter(
+        x=[low, high], y=[level, level], mode="lines", legendgroup=name, showlegend=False,
+        line={"color": color, "dash": "dot", "width": 2},
+        hovertemplate=f"reach: between {low:,} and {high:,} tokens (both measured)<extra>{name}</extra>"))
+    figure.add_trace(go.Scatter(
+        x=[curve.reach.value], y=[level], mode="markers", legendgroup=name, showlegend=False,
+        marker={"symbol": "diamond-open", "size": 11, "color": color, "line": {"width": 2}},
+        hovertemplate=(f"reach: between {low:,} and {high:,} tokens; drawn at %{{x:,.0f}}, read between those "
+                       f"points, not measured<extra>{name}</extra>")))
 
 
 def loss_html(tokens: Sequence[str], nll: Sequence[float], top: float = LOSS_TOP) -> str:

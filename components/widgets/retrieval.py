@@ -65,8 +65,9 @@ def answer_ui(document: RetrievalDocument) -> None:
     st.caption(f"{QUESTION} Each line: the {term_link('Loss', 'loss')} on a repeated "
                f"{term_link('Passage, filler', 'passage')} with nothing planted minus the loss with its first copy "
                f"planted that far back (higher: the model used the copy), mean of {len(document.passages)} passages. "
-               f"A diamond marks the {term_link('Reach', 'reach')}: where the line falls below {REACH_SHARE:.0%} of "
-               "its shortest-distance value.")
+               f"The {term_link('Reach', 'reach')} is where the line falls below {REACH_SHARE:.0%} of its "
+               "shortest-distance value: the dotted segment joins the two measured distances it lies between, and "
+               "the open diamond on it is read between those points, not measured.")
     columns = st.columns(3)
     for column, label in zip(columns, _headline_views(document), strict=False):
         column.metric(f"reach at {label}", reach_short(document.curve(label).reach),

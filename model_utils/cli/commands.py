@@ -381,9 +381,11 @@ def run_retrieval(args) -> None:
     request = retrieval_request(args, loaded, passages)
     cache_dir = cache_folder(args) or cache_root() / "retrieval"
     started = time.perf_counter()
+    say_separate(passages, request, args.separate_passes)
     try:
         document = retrieval(loaded, filler, passages, request, cache_dir=cache_dir, placement=placed,
-                             on_unit=retrieval_progress(placed))
+                             on_unit=retrieval_progress(placed), separate_passes=args.separate_passes,
+                             refine=args.refine)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     document = replace(document, run=run_record(argv_of(args), time.perf_counter() - started))
@@ -393,6 +395,17 @@ def run_retrieval(args) -> None:
     from model_utils.verdicts.words import retrieval_table
 
     print(retrieval_table(document))
+
+
+def say_separate(passages, request, separate: bool) -> None:
+    """One line on stderr naming the views that read every text whole (all of them with --separate-passes)."""
+    from model_utils.experiments.retrieval.run import separate_views
+    from model_utils.verdicts.words import separate_passes_line
+
+    views = list(request.views) if separate else separate_views(passages, request)
+    line = separate_passes_line([view.label for view in views], separate)
+    if line:
+        print(line, file=sys.stderr, flush=True)
 
 
 def retrieval_texts(args, loaded):

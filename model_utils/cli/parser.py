@@ -230,6 +230,17 @@ def add_retrieval(commands) -> None:
                        help="allow a distance whose text runs past the model's trained length (refused otherwise)")
     probe.add_argument("--trained-length", type=int, metavar="L",
                        help="the model's trained context length, if not its max_position_embeddings")
+    probe.add_argument("--separate-passes", action="store_true",
+                       help="read every text whole, one pass per passage, distance and view (the reference the "
+                            "default is checked against); by default each view reads the filler and each planted "
+                            "text once, up to the longest distance, and every repeat as its continuation (a view "
+                            "whose numbers depend on the whole text's length, such as dynamic NTK, always reads "
+                            "whole texts)")
+    probe.add_argument("--refine", action="store_true",
+                       help="after the grid, add distances inside each view's reach bracket (bisection) until the "
+                            "two measured distances it lies between are at most 256 tokens or 3%% of the distance "
+                            "apart; each is only continuations of the prefixes already read (a worker keeps each "
+                            "view's prefixes while it refines)")
     probe.add_argument("--cache-dir", help="where finished passes are kept (default: the model cache folder's "
                                            "retrieval/)")
     probe.add_argument("--json", metavar="OUT", help="write the run as JSON to OUT (- for stdout); without it, a "

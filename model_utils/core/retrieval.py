@@ -8,14 +8,20 @@ was, so the two differ only in the copy's tokens and the repeat sits on the same
                  0           copy_start          repeat_start = copy_start + distance
 
 The repeat's position moves with the distance (a pass for distance d reads lead + d + passage tokens), so short
-distances are cheap; the nothing-planted pass on the same positions takes the position's own difficulty out."""
+distances are cheap; the nothing-planted pass on the same positions takes the position's own difficulty out. The
+planted text for d is that for any longer distance cut at lead + d, then the passage, and the unplanted text is the
+filler alone up to the repeat: a view that computes each position the same whatever the text's length
+(`reads_by_position`) reads each once, up to the longest distance, and every repeat as its continuation."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from model_utils.core.errors import AnalysisError
+from model_utils.core.views import View
 
 LEAD_TOKENS = 32  # filler before the planted copy: the first token (the sink) and the text's opening are never copied
 PASSAGE_TOKENS = 256  # a built-in passage's length: long enough for a stable mean loss, short against the distances
@@ -80,3 +86,27 @@ def planted_ids(filler: Sequence[int], passage: Sequence[int], layout: Layout) -
 def unplanted_ids(filler: Sequence[int], passage: Sequence[int], layout: Layout) -> list[int]:
     """The reference: the filler unbroken up to the repeat, then the passage (read for the first time)."""
     return [*filler[: layout.repeat[0]], *passage]
+
+
+def reads_by_position(view: View, lengths: Sequence[int]) -> bool:
+    """Whether `view` computes every position of a text of each of `lengths` tokens as it does in a text of the
+    longest (so one pass over the longest serves the shorter ones): its logit multipliers and a remapping's far
+    positions are the same on the shared positions, and its recipe is not dynamic NTK, whose frequencies follow the
+    whole pass's length. False for a schedule whose parameter is the text's length."""
+    if view.rope is not None and view.rope.rope_type == "dynamic":
+        return False
+    longest = max(lengths)
+    whole = view.multipliers(longest)
+    if not all(np.array_equal(view.multipliers(n), whole[:n]) for n in lengths):
+        return False
+    if view.rope is None or not view.rope.remaps:
+        return True
+    far = view.rope.far_positions(longest)
+    return all(np.array_equal(mine, theirs[:n]) for n in lengths
+               for mine, theirs in zip(view.rope.far_positions(n), far, strict=True))
+
+
+def planted_prefix(filler: Sequence[int], passage: Sequence[int], lead: int, tokens: int) -> list[int]:
+    """The first `tokens` tokens every planted text with a repeat at or past them shares: the lead, the copy, then
+    the filler (planted_ids of any layout with repeat[0] >= tokens, cut there)."""
+    return [*filler[:lead], *passage, *filler[lead + len(passage) : tokens]]

@@ -22,6 +22,7 @@ from model_utils.core.progress import OnProgress
 from model_utils.core.report import LayerInputs
 from model_utils.engine.probe import Probe
 from model_utils.engine.rope import install as install_rope_hooks
+from model_utils.engine.step import Step, step_attention
 from model_utils.engine.torch_path import (
     DEFAULT_CHUNK_ELEMENTS,
     bucket_sums,
@@ -45,8 +46,11 @@ def probed_attention(module, query, key, value, attention_mask, scaling=None, dr
     """transformers attention function: attention at the probe's temperature, statistics collected on the way."""
     probe: Probe | None = kwargs.pop("attention_probe", None)
     row_multipliers = kwargs.pop("attention_multipliers", None)  # [B, q] or [B]: generation's, no probe
+    step: Step | None = kwargs.pop("attention_step", None)  # a prefix read once or its continuation (engine.step)
     sliding, softcap = kwargs.get("sliding_window"), kwargs.get("softcap")
     scaling = query.shape[-1] ** -0.5 if scaling is None else scaling
+    if step is not None:
+        return step_attention(module, query, key, value, scaling, sliding, softcap, step, kwargs).to(query.dtype), None
     if probe is None and row_multipliers is not None:
         return generation_output(module, query, key, value, attention_mask, scaling, row_multipliers, sliding,
                                  softcap, kwargs), None

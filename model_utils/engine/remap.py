@@ -96,11 +96,13 @@ class Remap:
     query_turn: tuple[torch.Tensor, torch.Tensor]
     key_turn: tuple[torch.Tensor, torch.Tensor]
 
-    def layer(self, query: torch.Tensor, key: torch.Tensor) -> LayerRemap:
-        """The far block of a layer whose q and k the model rotated at their own positions (float32)."""
+    def layer(self, query: torch.Tensor, key: torch.Tensor, start: int = 0) -> LayerRemap:
+        """The far block of a layer whose q and k the model rotated at their own positions (float32): the queries
+        hold positions start.. (a continuation's; 0: all), the keys every position from 0."""
         query, key = query.float(), key.float()
-        return LayerRemap(layout=self.layout, query=self.rotate(query, key, *self.query_turn)[0],
-                          key=self.rotate(query, key, *self.key_turn)[1])
+        query_turn = tuple(part[:, start : start + query.shape[2]] for part in self.query_turn)
+        return LayerRemap(layout=self.layout, query=self.rotate(query, query, *query_turn)[0],
+                          key=self.rotate(key, key, *self.key_turn)[1])
 
 
 def effective_distances(rope: Rope, n_tokens: int) -> np.ndarray:

@@ -20,20 +20,21 @@ from model_utils.engine.row_statistics import row_statistics
 DEFAULT_CHUNK_ELEMENTS = 1 << 22
 
 
-def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None, low: int = 0
-                 ) -> torch.Tensor:
+def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None, low: int = 0,
+                 offset: int = 0) -> torch.Tensor:
     """Masked attention logits of queries start..stop-1 against keys low..stop-1, for every view.
 
-    query [B, H, n, d], key [B, KV, n, d] (grouped-query: head h reads kv head h // (H / KV)), multipliers [V, n]
-    with B == V or B == 1. Returns [V, H, stop - start, stop - low] in the queries' dtype; a key a query cannot see
-    (a later one, or one outside a sliding window) holds the dtype's min.
+    query [B, H, n - offset, d] holds positions offset..n-1 (a continuation's queries; 0: all), key [B, KV, n, d]
+    (grouped-query: head h reads kv head h // (H / KV)), multipliers [V, n] with B == V or B == 1. Returns
+    [V, H, stop - start, stop - low] in the queries' dtype; a key a query cannot see (a later one, or one outside a
+    sliding window) holds the dtype's min.
     """
     heads, dim = query.shape[1], query.shape[3]
     kv_heads = key.shape[1]
     rows = stop - start
     factors = multipliers[:, None, start:stop, None].to(query)  # [V, 1, c, 1] on the queries' device
     pre = scaling if not softcap else scaling / softcap
-    q = (query[:, :, start:stop] * (factors * pre if not softcap else pre)).reshape(
+    q = (query[:, :, start - offset : stop - offset] * (factors * pre if not softcap else pre)).reshape(
         -1, kv_heads, heads // kv_heads * rows, dim)  # [V or 1, KV, g*c, d]
     logits = torch.matmul(q, key[:, :, low:stop].transpose(-1, -2))  # [V or 1, KV, g*c, k]
     logits = logits.view(-1, heads, rows, stop - low)  # [V or 1, H, c, k]
@@ -50,17 +51,19 @@ def chunk_logits(query, key, scaling, multipliers, start, stop, sliding=None, so
 
 
 def remapped_logits(query, key, scaling, multipliers, start, stop, sliding=None, softcap=None,
-                    remap: LayerRemap | None = None, block: RemappedBlock | None = None) -> torch.Tensor:
+                    remap: LayerRemap | None = None, block: RemappedBlock | None = None, offset: int = 0
+                    ) -> torch.Tensor:
     """chunk_logits, under a distance remapping: each pair's logit from the near block (q, k at their own
     positions) or, at distance >= W, from the far block (q, k at their far positions), and no weight where the
     recipe hides a key (`block`: the chunk's, if already made). Without a remapping, chunk_logits itself. The far
-    block is scored against every key, the near one only against the keys within W of some query of the chunk."""
+    block is scored against every key, the near one only against the keys within W of some query of the chunk.
+    `offset`: the first position the queries (and the far block's queries) hold, as in chunk_logits."""
     if remap is None:
-        return chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap)
-    logits = chunk_logits(remap.query, remap.key, scaling, multipliers, start, stop, sliding, softcap)
+        return chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, offset=offset)
+    logits = chunk_logits(remap.query, remap.key, scaling, multipliers, start, stop, sliding, softcap, offset=offset)
     block = remap.layout.block(start, stop, sliding) if block is None else block
     low = max(0, start - remap.layout.rope.window + 1)  # every key before it is W or more from every query
-    near = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, low)
+    near = chunk_logits(query, key, scaling, multipliers, start, stop, sliding, softcap, low, offset)
     band = logits[..., low:]  # [V, H, c, stop - low], a view
     band.copy_(torch.where(block.far[:, low:].to(logits.device), band, near))
     return logits.masked_fill_(block.hidden.to(logits.device), torch.finfo(logits.dtype).min)

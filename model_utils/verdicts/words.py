@@ -61,7 +61,7 @@ from model_utils.verdicts.findings import NEAR_ONE_HOT, NEAR_UNIFORM, Direction,
 from model_utils.verdicts.fit import REFERENCES as FIT_REFERENCES
 from model_utils.verdicts.fit import Judgement, LawPosition, judge, law, law_position
 from model_utils.verdicts.maps import HiddenByMean
-from model_utils.verdicts.retrieval import REACH_SHARE, SMALL_SHIFT
+from model_utils.verdicts.retrieval import REACH_SHARE
 
 # === Shared pieces ===================================================================================================
 
@@ -1235,99 +1235,102 @@ def tune_table(summary: TuneSummary) -> str:
 # === Retrieval at a distance =========================================================================================
 
 
-def _round_tokens(value: float) -> float:
-    """A distance as a reader says it: to the hundred from 1,000 on, to the token below."""
-    return round(value, -2) if value >= 1000 else round(value)
+def between_text(between: tuple[int, int]) -> str:
+    """'between 6,144 and 6,400 tokens': the two measured distances a reach lies between."""
+    return f"between {between[0]:,} and {between[1]:,} tokens"
 
 
-def tokens_text(value: float) -> str:
-    """'about 5,100 tokens'."""
-    return f"about {_round_tokens(value):,.0f} tokens"
-
-
-def spread_text(low: float | None, high: float | None, spread: Spread, passages: int) -> str:
-    """'4 passages: 4,300 to 6,000' or '95% interval over 8 passages: 4,300 to 6,000'."""
-    if low is None or high is None:
-        return f"{passages} passages"
-    where = f"{passages} passages" if spread is Spread.RANGE else f"95% interval over {passages} passages"
-    return f"{where}: {_round_tokens(low):,.0f} to {_round_tokens(high):,.0f}"
+def _passages_text(reach: Reach) -> str:
+    """Where the passages' own reaches lie: 'on each of the 4 passages' when they share the mean's bracket, else
+    the span of their brackets ('the 3 passages' own: from 5,120 to 7,900 tokens'), with those that still use the
+    copy at the longest distance ('1 of 4 still uses it at 12,288 tokens')."""
+    own = [p.between for p in reach.per_passage if p.outcome is ReachOutcome.FOUND]
+    uses = "uses" if reach.beyond == 1 else "use"
+    beyond = f"{reach.beyond} of {reach.passages} still {uses} it at {reach.longest:,} tokens" if reach.beyond else ""
+    if not own:
+        return beyond or f"{reach.passages} passages"
+    if set(own) == {reach.between} and len(own) == reach.passages:
+        return f"on each of the {reach.passages} passages"
+    if len(own) == 1:
+        found = f"one passage's own: {between_text(own[0])}"
+    else:
+        found = (f"the {len(own)} passages' own: from {min(b[0] for b in own):,} to "
+                 f"{max(b[1] for b in own):,} tokens")
+    return f"{found}; {beyond}" if beyond else found
 
 
 def reach_short(reach: Reach) -> str:
-    """A reach as a headline number: '5,100 tokens', '≥ 12,288 tokens', 'none'."""
+    """A reach as a headline: '6,144 to 6,400 tokens', '≥ 12,288 tokens', 'none'."""
     if reach.outcome is ReachOutcome.NONE:
         return "none"
     if reach.outcome is ReachOutcome.BEYOND:
-        return f"≥ {reach.value:,.0f} tokens"
-    return f"{_round_tokens(reach.value):,.0f} tokens"
+        return f"≥ {reach.longest:,} tokens"
+    return f"{reach.between[0]:,} to {reach.between[1]:,} tokens"
 
 
 def reach_text(reach: Reach) -> str:
-    """How far a view reaches, with its spread: 'about 5,100 tokens (4 passages: 4,300 to 6,000)'."""
+    """How far a view reaches, as the measured distances that bracket it, with the passages' own:
+    'between 6,144 and 6,400 tokens (the 4 passages' own: from 5,120 to 7,900 tokens)'."""
     if reach.outcome is ReachOutcome.NONE:
         return "no reach (the first copy does not help even at the shortest distance)"
-    spread = spread_text(reach.low, reach.high, reach.spread, reach.passages)
     if reach.outcome is ReachOutcome.BEYOND:
-        every = reach.beyond == reach.passages  # then the spread is the longest distance twice: say so instead
-        return (f"at least {reach.value:,.0f} tokens, the longest distance measured "
-                f"({f'on all {reach.passages} passages' if every else spread})")
-    return f"{tokens_text(reach.value)} ({spread})"
+        every = reach.beyond == reach.passages
+        return (f"at least {reach.longest:,} tokens, the longest distance measured "
+                f"({f'on all {reach.passages} passages' if every else _passages_text(reach)})")
+    return f"{between_text(reach.between)} ({_passages_text(reach)})"
 
 
 def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
-    """The probe's answer in one sentence: how far back the model still uses what it read, at T = 1."""
+    """The probe's answer in one sentence: how far back the model still uses what it read, at T = 1, as the two
+    measured distances its reach lies between."""
     reach, model = verdict.reach, model_name(model)
     trained = f"Its trained length is {verdict.trained_length:,} tokens."
     if reach.outcome is ReachOutcome.NONE:
         return (f"{model} does not use a passage it read earlier even at the shortest distance measured: it reads "
                 "the repeat as new text.")
-    if reach.outcome is ReachOutcome.BEYOND and reach.value > verdict.trained_length:
-        return (f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured: past "
+    if reach.outcome is ReachOutcome.BEYOND and reach.longest > verdict.trained_length:
+        return (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured: past "
                 f"its trained length of {verdict.trained_length:,} tokens.")
     if reach.outcome is ReachOutcome.BEYOND:
-        return f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured. {trained}"
-    return (f"{model} uses what it read up to {tokens_text(reach.value)} back "
-            f"({spread_text(reach.low, reach.high, reach.spread, reach.passages)}); farther back, it reads a "
-            f"repeated passage almost as new text. {trained}")
+        return (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured. "
+                f"{trained}")
+    return (f"{model} uses what it read up to {between_text(reach.between)} back, both distances measured "
+            f"({_passages_text(reach)}); farther back, it reads a repeated passage almost as new text. {trained}")
 
 
-def _named(shifts: list[ReachShift], signed: bool, verdict: RetrievalVerdict | None = None) -> str:
-    """'yarn-rope (s=2) + T=1 (+2,100 tokens) and T=1.5 (-800 tokens)'; 'at least' where the view's reach is the
-    longest distance measured (its shift is then only a lower bound)."""
-    def censored(s: ReachShift) -> bool:
-        return (verdict is not None and verdict.reach.value is not None and s.shift is not None and s.shift > 0
-                and abs(verdict.reach.value + s.shift - verdict.longest_distance) < 1)
-    names = [f"{s.view} ({'at least ' if censored(s) else ''}{s.shift:+,.0f} tokens)" if signed else s.view
-             for s in shifts]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+def _moved(shift: ReachShift, longest: int) -> str:
+    """'T=1.5 cuts it to between 4,096 and 4,352 tokens on every passage', 'T=0.9 takes it past 7,900 tokens, the
+    farthest measured, on 3 of the 4 passages'."""
+    if shift.outcome is not ReachOutcome.FOUND:
+        said = f"{shift.view} takes it past {longest:,} tokens, the farthest measured,"
+    else:
+        verb = "takes it farther, to" if shift.direction is ReachDirection.LONGER else "cuts it to"
+        said = f"{shift.view} {verb} {between_text(shift.between)}"
+    passages = "on every passage" if shift.every_passage else f"on {shift.agree} of the {shift.passages} passages"
+    return f"{said} {passages}"
 
 
 def shifts_sentence(verdict: RetrievalVerdict) -> str:
-    """What the other views do to the reach: farther on every passage, closer on every passage, or neither; and
-    which views the probe cannot compare (both still reach its longest distance, or one has no reach)."""
-    groups = ((ReachDirection.LONGER, "farther on every passage", True),
-              (ReachDirection.SHORTER, "closer on every passage", True),
-              (ReachDirection.UNCHANGED, "not the same way on every passage", False))
-    found = {direction: [s for s in verdict.shifts if s.direction is direction] for direction in ReachDirection}
+    """What the other views do to the reach, as brackets: a view moves it only where its bracket and T = 1's do not
+    overlap, and on every passage only where each passage's own do not; the probe cannot tell the others from
+    T = 1, nor views that, like T = 1, still use the copy at the longest distance."""
     if not verdict.shifts:
         return "No other view was measured against T = 1."
-    moved = [found[direction] for direction, _, _ in groups]
-    if not any(moved):
-        said = ""
-    elif not found[ReachDirection.LONGER] and not found[ReachDirection.SHORTER]:
-        said = (f"No other view moves the reach the same way on every passage "
-                f"({_named(found[ReachDirection.UNCHANGED], False)}).")
-    else:
-        said = "Against T = 1 the reach moves " + "; ".join(
-            f"{title}, {_named(found[direction], signed, verdict)}" for direction, title, signed in groups
-            if found[direction]) + "."
-    beyond, unknown = found[ReachDirection.BOTH_BEYOND], found[ReachDirection.UNKNOWN]
+    found = {direction: [s for s in verdict.shifts if s.direction is direction] for direction in ReachDirection}
+    moved = found[ReachDirection.SHORTER] + found[ReachDirection.LONGER]
+    said = ("Against T = 1, " + "; ".join(_moved(s, verdict.longest_distance) for s in moved) + ".") if moved else ""
+    overlap, beyond, unknown = (found[d] for d in (ReachDirection.OVERLAP, ReachDirection.BOTH_BEYOND,
+                                                   ReachDirection.UNKNOWN))
+    if overlap:
+        said += (f" The probe cannot tell {_and([s.view for s in overlap])} from T = 1: "
+                 f"{'its reach lies' if len(overlap) == 1 else 'their reaches lie'} between measured distances "
+                 "that overlap T = 1's.")
     if beyond:
-        said += (f" {_named(beyond, False)} still {'uses' if len(beyond) == 1 else 'use'} the copy at "
+        said += (f" {_and([s.view for s in beyond])} still {'uses' if len(beyond) == 1 else 'use'} the copy at "
                  f"{verdict.longest_distance:,} tokens too, the farthest measured, so this probe cannot tell whether "
                  f"{'it moves' if len(beyond) == 1 else 'they move'} the reach.")
     if unknown:
-        said += f" {_named(unknown, False)} cannot be compared: no reach on the mean of the passages."
+        said += f" {_and([s.view for s in unknown])} cannot be compared: no reach on the mean of the passages."
     return said.strip()
 
 
@@ -1337,21 +1340,37 @@ def retrieval_method() -> str:
             "tokens after the first) is compared with the loss of the same text with nothing planted, on the same "
             "positions (the filler runs on where the copy was). The repeat's position moves with the distance: a "
             "probe at distance D reads the lead, D tokens and the passage, so short distances are cheap and the "
-            "position's own difficulty is taken out by the nothing-planted text. The reach is the distance at "
-            f"which what the copy saves on its repeat falls below {REACH_SHARE:.0%} of what it saves at the "
-            "shortest distance, read between the measured distances on a log scale (REACH_SHARE in "
-            "model_utils/verdicts/retrieval.py). A view moves the reach when every passage's own reach moves the "
-            "same way (from 8 passages on: when the 95% interval of the shift excludes 0).")
+            "position's own difficulty is taken out by the nothing-planted text. The reach is where what the copy "
+            f"saves on its repeat first falls below {REACH_SHARE:.0%} of what it saves at the shortest distance, "
+            "given as the two measured distances it lies between (REACH_SHARE in model_utils/core/reach.py); a "
+            "point drawn between them is read between points, not measured. A view moves the reach only where its "
+            "two distances and T = 1's do not overlap, and on every passage only where each passage's own do not.")
+
+
+def _grid_gain(curve, distance: int) -> int | None:
+    """The index of `distance` in the curve's distances (a refined curve holds more than the grid)."""
+    return curve.distances.index(distance) if distance in curve.distances else None
+
+
+def _refined_text(document: RetrievalDocument) -> str:
+    """'; --refine added 3 to 4 distances per view inside their reaches' brackets' (empty when it added none)."""
+    added = [len(curve.distances) - len(document.distances) for curve in document.curves]
+    if not any(added):
+        return ""
+    low, high = min(added), max(added)
+    count = f"{low}" if low == high else f"{low} to {high}"
+    return f"; --refine added {count} distances per view inside their reaches' brackets"
 
 
 def retrieval_findings(document: RetrievalDocument) -> list[str]:
-    """FINDINGS' block of one probe: what it ran, its verdict, and a table of the gain by distance per view with
-    the passages' spread and the reach."""
+    """FINDINGS' block of one probe: what it ran, its verdict, and a table of the gain by distance per view (the
+    grid's distances) with the passages' spread and the reach's bracket."""
     distances = " | ".join(f"{d:,}" for d in document.distances)
     lines = [f"{model_name(document.model)}: {len(document.passages)} passages of "
              f"{len(document.passages[0].tokens)} tokens ({', '.join(p.name for p in document.passages)}) planted in "
-             f"{document.filler_source}; distances {', '.join(f'{d:,}' for d in document.distances)}; trained length "
-             f"{document.trained_length:,}; {document.seconds / 60:.0f} min of passes"
+             f"{document.filler_source}; distances {', '.join(f'{d:,}' for d in document.distances)}"
+             f"{_refined_text(document)}; trained length {document.trained_length:,}; "
+             f"{document.seconds / 60:.0f} min of passes"
              + (f"; command: `{document.run.command}`" if document.run else "") + ".", "",
              f"- {reach_sentence(document.model, document.verdict)}", f"- {shifts_sentence(document.verdict)}",
              f"- {retrieval_method()}", "",
@@ -1360,22 +1379,39 @@ def retrieval_findings(document: RetrievalDocument) -> list[str]:
              "back, and the reach:", "", f"| view | {distances} | reach |",
              "|---|" + "---:|" * len(document.distances) + "---|"]
     for curve in document.curves:
-        cells = " | ".join(f"{g:.2f} ({lo:.2f} to {hi:.2f})" for g, lo, hi in
-                           zip(curve.gain, curve.low, curve.high, strict=True))
-        lines.append(f"| {curve.view} | {cells} | {reach_text(curve.reach)} |")
+        cells = []
+        for distance in document.distances:
+            index = _grid_gain(curve, distance)
+            cells.append("" if index is None else
+                         f"{curve.gain[index]:.2f} ({curve.low[index]:.2f} to {curve.high[index]:.2f})")
+        lines.append(f"| {curve.view} | {' | '.join(cells)} | {reach_text(curve.reach)} |")
     return lines
 
 
 def retrieval_table(document: RetrievalDocument) -> str:
-    """The command line's table: per view, the gain at each distance and the reach; then the verdict."""
+    """The command line's table: per view, the gain at each of the grid's distances and the reach; then the
+    verdict."""
     width = max(12, *(len(curve.view) for curve in document.curves))
     head = f"{'view':>{width}} " + " ".join(f"{d:>8,}" for d in document.distances) + "  reach"
     lines = [f"{model_name(document.model)}: gain on the repeat (nats per token) by distance, {len(document.passages)} "
-             f"passages, trained length {document.trained_length:,}", head]
+             f"passages, trained length {document.trained_length:,}{_refined_text(document)}", head]
     for curve in document.curves:
-        gains = " ".join(f"{g:8.3f}" for g in curve.gain)
+        indices = [_grid_gain(curve, d) for d in document.distances]
+        gains = " ".join(f"{'':>8}" if i is None else f"{curve.gain[i]:8.3f}" for i in indices)
         lines.append(f"{curve.view:>{width}} {gains}  {reach_text(curve.reach)}")
     return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
+
+
+def separate_passes_line(views: Sequence[str], asked: bool) -> str | None:
+    """What the retrieval command says before its passes about the views that read every text whole, if any."""
+    if asked:
+        return "Every view reads each text whole, one pass per passage, distance and view (--separate-passes)."
+    if not views:
+        return None
+    one = len(views) == 1
+    return (f"{', '.join(views)} {'reads' if one else 'read'} each text whole, one pass per passage and distance: "
+            f"{'its' if one else 'their'} numbers depend on the whole text's length, so a prefix read once cannot "
+            "serve the shorter texts; every other view reads each prefix once.")
 
 
 def lmeval_findings(document: LmEvalDocument) -> list[str]:
@@ -1490,34 +1526,38 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
 
 
 def _probe_bullet(probe: RetrievalDocument) -> str:
-    """How far back the probe's model still uses what it read at T = 1, then what the plain temperatures (no recipe)
-    do to that: which cut it short and which take it farther, each on every passage, and which barely move it (by
-    less than SMALL_SHIFT of the reach); the short form where the model uses nothing even at the shortest
-    distance."""
+    """How far back the probe's model still uses what it read at T = 1, as the two measured distances its reach
+    lies between, then what the plain temperatures (no recipe) do to that: which cut it short and which take it
+    farther (their brackets apart from T = 1's, on every passage unless said to hold on the mean only), and which
+    do not measurably move it (brackets that overlap T = 1's); the short form where the model uses nothing even at
+    the shortest distance."""
     reach, model = probe.verdict.reach, model_name(probe.model)
     if reach.outcome is ReachOutcome.NONE:
         return f"{model} does not use a passage it read earlier, even at the shortest distance measured."
-    head = (f"{model} still uses a passage it read {reach.value:,.0f} tokens back, the farthest measured"
-            if reach.outcome is ReachOutcome.BEYOND else f"{model} still uses what it read up to "
-            f"{tokens_text(reach.value)} back")
+    head = (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured"
+            if reach.outcome is ReachOutcome.BEYOND else f"{model} uses what it read up to "
+            f"{between_text(reach.between)} back")
     plain = {view.label: view.temperature for view in probe.views
              if view.temperature is not None and view.rope is None and view.schedule is None and view.label != "T=1"}
     shifts = [shift for shift in probe.verdict.shifts if shift.view in plain]
-    small = SMALL_SHIFT * (reach.value or 0.0)
-    barely = [s.view for s in shifts if s.shift is not None and abs(s.shift) < small]
-    shorter = [s.view for s in shifts if s.direction is ReachDirection.SHORTER and s.view not in barely]
-    longer = [s.view for s in shifts if s.direction is ReachDirection.LONGER and s.view not in barely]
     beyond = [s.view for s in shifts if s.direction is ReachDirection.BOTH_BEYOND]
     if shifts and len(beyond) == len(shifts):
         return (f"{head}, and so {'does' if len(beyond) == 1 else 'do'} {_by_side(beyond, plain)}: this probe "
                 "cannot tell whether a temperature moves it.")
-    if not shorter and not longer and not barely:
-        return f"{head}; no temperature tried moves it the same way on every passage."
-    parts = [f"{_by_side(shorter, plain)} {'cuts' if len(shorter) == 1 else 'cut'} it short"] if shorter else []
-    parts += [f"{_by_side(longer, plain)} {'takes' if len(longer) == 1 else 'take'} it farther"] if longer else []
-    parts += [f"{_by_side(barely, plain)} {'barely moves' if len(barely) == 1 else 'barely move'} it"] if barely else []
-    if not longer and len(shorter) + len(barely) < len(shifts):  # the others: not the same way on every passage
-        parts.append("no other temperature tried takes it clearly farther")
+    parts = []
+    for direction, verb in ((ReachDirection.SHORTER, "cut"), (ReachDirection.LONGER, "take")):
+        for every in (True, False):  # "on every passage" goes unsaid; the mean alone is said so
+            named = [s for s in shifts if s.direction is direction and s.every_passage == every]
+            if named:
+                ending = "short" if direction is ReachDirection.SHORTER else "farther"
+                verbs = f"{verb}s" if len(named) == 1 else verb
+                parts.append(f"{_by_side([s.view for s in named], plain)} {verbs} it {ending}"
+                             + ("" if every else " on the passages' mean, not on each"))
+    same = [s.view for s in shifts if s.direction is ReachDirection.OVERLAP]
+    if same:
+        parts.append(f"{_by_side(same, plain)} {'does' if len(same) == 1 else 'do'} not measurably move it")
+    if not parts:
+        return f"{head}; no temperature tried moves it past what the probe can tell."
     return head + "".join(f"; {part}" for part in parts) + "."
 
 

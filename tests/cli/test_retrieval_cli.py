@@ -1,6 +1,6 @@
-"""`python -m model_utils retrieval`: the JSON a run writes, and one line with exit status 2 for every mistake a user
-can make (a passage longer than the distance, a distance past the filler, an empty passage, a distance past the
-trained length without --beyond-trained)."""
+"""`python -m model_utils retrieval`: the JSON a run writes, the views that read every text whole (named on stderr),
+and one line with exit status 2 for every mistake a user can make (a passage longer than the distance, a distance
+past the filler, an empty passage, a distance past the trained length without --beyond-trained)."""
 
 import json
 
@@ -61,3 +61,18 @@ def test_an_empty_passage_file_is_refused(capsys, tmp_path):
     assert code == 2 and "is empty" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, tmp_path, "--distances", "64", "--passage-file", str(tmp_path / "missing.txt"))
     assert code == 2 and "cannot read --passage-file" in err
+
+
+def test_a_view_that_cannot_share_its_prefix_is_named_and_separate_passes_reads_every_text_whole(capsys, tmp_path):
+    out = tmp_path / "retrieval.json"
+    code, _, err = run(capsys, tmp_path, "--distances", "32", "64", "--passages", "essay", "--temperatures", "1",
+                       "--rope", "dynamic:2@1", "--beyond-trained", "--json", str(out))
+    assert code == 0, err
+    assert "dynamic (s=2) + T=1 reads each text whole" in err
+    document = RetrievalDocument.from_dict(json.loads(out.read_text()))
+    assert document.separate_views == ("dynamic (s=2) + T=1",)
+    assert {p.view for p in document.points if p.planted.prefix_tokens is None} == {"dynamic (s=2) + T=1"}
+    code, _, err = run(capsys, tmp_path, "--distances", "32", "64", "--passages", "essay", "--temperatures", "1",
+                       "--separate-passes", "--json", str(out))
+    assert code == 0 and "Every view reads each text whole" in err
+    assert RetrievalDocument.from_dict(json.loads(out.read_text())).separate_views == ("T=1",)

@@ -1,9 +1,12 @@
 """The retrieval probe on the tiny model: its texts differ only in the copy, nothing planted gains nothing, T = 1 is
 the plain model, the masses are those of transformers' own eager attention maps, cached passes are reused (and a
-schedule that is 1 on every position shares T = 1's), and a run's document reads back as its records. On the
-bundled model (slow), a copy a few hundred tokens back is read."""
+schedule that is 1 on every position shares T = 1's), and a run's document reads back as its records. A prefix read
+once and continued gives what separate passes give (T != 1 in-model, YaRN's interpolation, Self-Extend), a schedule
+whose parameter is the text's length reads whole texts, and a shared run resumes. On the bundled model (slow), a
+copy a few hundred tokens back is read, and a shared prefix agrees with separate passes."""
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -11,10 +14,11 @@ import torch
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.records.retrieval import ReachOutcome, RetrievalDocument
-from model_utils.core.retrieval import Layout, planted_ids, unplanted_ids
-from model_utils.core.schedules import Schedule
+from model_utils.core.retrieval import Layout, planted_ids, planted_prefix, reads_by_position, unplanted_ids
+from model_utils.core.rope import Rope
+from model_utils.core.schedules import Schedule, yarn_multiplier
 from model_utils.core.views import View
-from model_utils.engine.retrieval import retrieval_pass
+from model_utils.engine.retrieval import read_once, repeat_pass, retrieval_pass
 from model_utils.experiments.retrieval.passages import Tokens
 from model_utils.experiments.retrieval.run import RetrievalRequest, retrieval, run_units, units
 from model_utils.experiments.runs.pool import Placement
@@ -147,3 +151,135 @@ def test_the_bundled_model_reads_a_copy_a_few_hundred_tokens_back(bundled, tmp_p
     assert point.unplanted.loss > 2.0 and point.planted.loss < 1.0 and point.gain > 1.5
     # some head reads the copy of the next token (0.82 measured); with nothing planted no head looks there (0.007)
     assert point.planted.target_mass_top.max() > 0.5 and point.unplanted.target_mass_top.max() < 0.05
+
+
+@dataclass(frozen=True)
+class LengthYarn(Schedule):
+    """A schedule whose parameter is the text's length: YaRN's factor at the scale n / 64 (a test's stand-in for
+    yarn:trained resolved per text)."""
+
+    @property
+    def label(self) -> str:
+        return "yarn (scale=n/64)"
+
+    def multipliers(self, n_tokens: int) -> np.ndarray:
+        return np.full(n_tokens, float(yarn_multiplier(n_tokens / 64)))
+
+
+SHARED_VIEWS = (View(1.0), View(0.7), View(1.0, Rope("yarn-rope", 2.0)),
+                View(1.0, Rope("self-extend", group=2, window=32)), View(LengthYarn("yarn")))
+
+
+def both_ways(loaded, request, tmp_path, passages=(PASSAGE, OTHER)):
+    """The same run with shared prefixes and with separate passes, each in a cache of its own."""
+    return [retrieval(loaded, FILLER, list(passages), request, cache_dir=tmp_path / str(separate),
+                      separate_passes=separate) for separate in (False, True)]
+
+
+def test_shared_prefixes_give_what_separate_passes_give(tiny, tmp_path):
+    request = RetrievalRequest(distances=(40, 96, 200, 300), views=SHARED_VIEWS, trained_length=256,
+                               beyond_trained=True)
+    shared, separate = both_ways(tiny, request, tmp_path)
+    for mine, theirs in zip(shared.points, separate.points, strict=True):
+        where = f"{mine.passage} at {mine.distance}, {mine.view}"
+        assert mine.gain == pytest.approx(theirs.gain, abs=1e-5), where
+        for state in ("planted", "unplanted"):
+            one, other = getattr(mine, state), getattr(theirs, state)
+            np.testing.assert_allclose(one.token_nll, other.token_nll, atol=2e-4, err_msg=where)
+            for mass in ("copy_mass", "copy_mass_top", "target_mass", "sink_mass"):
+                np.testing.assert_allclose(getattr(one, mass), getattr(other, mass), atol=1e-5, err_msg=where)
+            assert other.prefix_tokens is None
+    # every view but the length-dependent schedule continued a prefix read once: the filler, or a planted text
+    continued = {p.view for p in shared.points if p.planted.prefix_tokens is not None}
+    assert continued == {view.label for view in SHARED_VIEWS[:-1]}
+    assert {p.unplanted.prefix_tokens for p in shared.points if p.view in continued} == {request.lead + 300}
+    assert shared.separate_views == ("yarn (scale=n/64)",) and separate.separate_views == tuple(
+        view.label for view in SHARED_VIEWS)
+
+
+@pytest.mark.parametrize("name", ["gemma3_text", "gemma2"])
+def test_a_shared_prefix_keeps_sliding_windows_and_soft_caps(architecture_model, tmp_path, name):
+    views = (View(1.0), View(0.7)) + ((View(1.0, Rope("yarn-rope", 2.0)),) if name == "gemma3_text" else ())
+    request = RetrievalRequest(distances=(40, 120, 200), views=views, trained_length=256)
+    shared, separate = both_ways(architecture_model(name), request, tmp_path, passages=(PASSAGE,))
+    for mine, theirs in zip(shared.points, separate.points, strict=True):
+        assert mine.planted.prefix_tokens is not None
+        assert mine.gain == pytest.approx(theirs.gain, abs=1e-5)
+        np.testing.assert_allclose(mine.planted.copy_mass, theirs.planted.copy_mass, atol=1e-5)
+        np.testing.assert_allclose(mine.unplanted.sink_mass, theirs.unplanted.sink_mass, atol=1e-5)
+
+
+def test_a_view_that_reads_by_position_shares_and_one_whose_numbers_follow_the_length_does_not():
+    lengths = [100, 200, 400]
+    assert reads_by_position(View(0.7), lengths) and reads_by_position(View(Schedule("qwen-logn", 128.0)), lengths)
+    assert reads_by_position(View(1.0, Rope("self-extend", group=2, window=32)), lengths)
+    assert not reads_by_position(View(LengthYarn("yarn")), lengths)
+    assert not reads_by_position(View(1.0, Rope("dynamic", 2.0)), lengths)
+
+
+def test_a_shared_run_resumes_from_the_points_it_has_and_reads_only_as_far_as_it_needs(tiny, tmp_path):
+    short = RetrievalRequest(distances=(40, 80), views=(View(1.0), View(1.5)), trained_length=1024)
+    retrieval(tiny, FILLER, [PASSAGE, OTHER], short, cache_dir=tmp_path, separate_passes=True)
+    longer = RetrievalRequest(distances=(40, 80, 160), views=(View(1.0), View(1.5)), trained_length=1024)
+    heard = []
+    document = retrieval(tiny, FILLER, [PASSAGE, OTHER], longer, cache_dir=tmp_path, on_unit=heard.append)
+    finished = [event for event in heard if event.seconds is not None]
+    # one job per view: the filler once and each passage's planted text once, each with its repeat at 160
+    assert len(finished) == 2 and finished[-1].done == finished[-1].total == 2 * 2 * 2
+    assert len(list(tmp_path.glob("*.json"))) == 3 * 2 * 2 * 2
+    assert {p.planted.prefix_tokens for p in document.points if p.distance == 160} == {longer.lead + 160}
+    assert {p.planted.prefix_tokens for p in document.points if p.distance < 160} == {None}  # from the cache
+    again = []
+    run_units(tiny, FILLER, [PASSAGE, OTHER], longer, tmp_path, Placement(), again.append)
+    assert again == []
+
+
+def test_a_prefix_is_continued_only_inside_it(tiny):
+    place = Layout(lead=8, passage=24, distance=60)
+    prefix = read_once(tiny, planted_prefix(FILLER.ids, PASSAGE.ids, 8, 68), View(1.0), place, 1024, False)
+    with pytest.raises(ValueError, match="inside its prefix of 68 tokens"):
+        repeat_pass(tiny, prefix, list(PASSAGE.ids), Layout(lead=8, passage=24, distance=100))
+
+
+@pytest.mark.slow
+def test_the_bundled_model_shares_a_prefix_as_separate_passes_read_it(bundled, tmp_path):
+    from model_utils.experiments.retrieval.passages import builtin_filler, builtin_passages
+
+    filler = builtin_filler(bundled, "long", 1600)
+    passage = builtin_passages(bundled, ("essay",), 128)[0]
+    request = RetrievalRequest(distances=(384, 768, 1536), views=(View(1.0),), trained_length=bundled.max_positions)
+    shared, separate = (retrieval(bundled, filler, [passage], request, cache_dir=tmp_path / str(flag),
+                                  separate_passes=flag) for flag in (False, True))
+    for mine, theirs in zip(shared.points, separate.points, strict=True):
+        assert mine.planted.prefix_tokens == 32 + 1536 and theirs.planted.prefix_tokens is None
+        for state in ("planted", "unplanted"):
+            assert getattr(mine, state).loss == pytest.approx(getattr(theirs, state).loss, abs=0.01)
+        assert mine.gain == pytest.approx(theirs.gain, abs=0.01)
+
+
+def test_refining_bisects_the_bracket_with_continuations_of_the_prefixes_read_and_a_rerun_computes_none(
+        tiny, tmp_path, monkeypatch):
+    import model_utils.core.reach as reach
+
+    monkeypatch.setattr(reach, "REFINE_TOKENS", 8)  # the tiny model's noisy curve falls within 24 tokens
+    request = RetrievalRequest(distances=(24, 48, 96, 200, 360), views=(View(1.0), View(0.5)), trained_length=1024)
+    heard = []
+    document = retrieval(tiny, FILLER, [PASSAGE, OTHER], request, cache_dir=tmp_path, refine=True,
+                         on_unit=heard.append)
+    curve = document.curve("T=1")
+    added = sorted(set(curve.distances) - set(request.distances))
+    assert added and document.refined and curve.reach.outcome is ReachOutcome.FOUND
+    low, high = curve.reach.between
+    assert high - low <= 8 and set(range(low + 1, high)).isdisjoint(curve.distances)
+    for distance in added:  # continuations of the prefixes read for the grid, to its longest distance
+        found = document.point("a", distance, "T=1")
+        assert found.planted.prefix_tokens == found.unplanted.prefix_tokens == request.lead + 360
+        place = Layout(lead=request.lead, passage=24, distance=distance)
+        whole = retrieval_pass(tiny, planted_ids(FILLER.ids, PASSAGE.ids, place), View(1.0), place, 1024, False)
+        assert found.planted.loss == pytest.approx(whole.loss, abs=1e-5)
+    # the grid's points (2 views, 2 passages, planted and not, 5 distances), then 4 per distance a view added
+    assert heard[-1].done == heard[-1].total == 2 * 2 * 2 * 5 + 2 * 2 * (
+        len(added) + len(set(document.curve("T=0.5").distances) - set(request.distances)))
+    again = []
+    rerun = retrieval(tiny, FILLER, [PASSAGE, OTHER], request, cache_dir=tmp_path, refine=True, on_unit=again.append)
+    assert again == [] and rerun.to_dict()["curves"] == document.to_dict()["curves"]

@@ -175,7 +175,6 @@ FINDINGS = {
 }
 
 
-
 def head_pick(ratios: tuple[float, float], entropies: tuple[float, float] = (0.08, 0.93)) -> HeadPick:
     return HeadPick(layer=20, head=2, query=10, temperatures=(0.5, 2.0), entropies=entropies, ratios=ratios)
 
@@ -189,43 +188,56 @@ HEAD_PICKS = {
     "a runner-up of weight 0 at the sharpest T": (head_pick((float("inf"), 12.5), (0.0, 0.7)), None, 0),
 }
 
-def _reach(outcome, value, low, high, spread=None, passages: int = 4, beyond: int = 0):
-    from model_utils.core.records.retrieval import Reach
-    from model_utils.core.records.spread import Spread
 
-    return Reach(outcome=outcome, value=value, low=low, high=high, spread=spread or Spread.RANGE, passages=passages,
-                 beyond=beyond)
+def _reach(outcome, between=None, passages=(), longest: int = 12288):
+    """A reach with its bracket and the passages' own ((outcome, bracket) each; default: 4 sharing the mean's)."""
+    from model_utils.core.reach import ReachOutcome
+    from model_utils.core.records.retrieval import PassageReach, Reach
+
+    own = passages or [(outcome, between)] * 4
+    per_passage = tuple(PassageReach(passage=f"p{i}", outcome=o, between=b) for i, (o, b) in enumerate(own))
+    value = None if outcome is ReachOutcome.NONE else longest if between is None else (between[0] + between[1]) / 2
+    return Reach(outcome=outcome, value=value, between=between, longest=longest, passages=len(own),
+                 beyond=sum(o is ReachOutcome.BEYOND for o, _ in own), per_passage=per_passage)
+
+
+def _shift(view, direction, outcome, between=None, agree=0, passages=4):
+    from model_utils.core.records.retrieval import ReachShift
+
+    return ReachShift(view=view, direction=direction, outcome=outcome, between=between, agree=agree,
+                      passages=passages)
 
 
 def retrieval_verdicts() -> dict:
-    """Retrieval verdicts made up to cover the words: a reach found with views that lengthen, shorten and leave it;
-    one past the longest distance; none at all; an interval over 8 passages."""
-    from model_utils.core.records.retrieval import Direction, ReachOutcome, ReachShift, RetrievalVerdict
-    from model_utils.core.records.spread import Spread
+    """Retrieval verdicts made up to cover the words: a reach found with views that lengthen it (on every passage
+    and not), shorten it and cannot be told from it; one past the longest distance; none at all; passages whose
+    own brackets differ, some past the grid."""
+    from model_utils.core.records.retrieval import Direction, ReachOutcome, RetrievalVerdict
 
     def verdict(reach, *shifts) -> RetrievalVerdict:
         return RetrievalVerdict(reference="T=1", reach=reach, shifts=tuple(shifts), best_temperature=0.9,
                                 trained_length=8192, longest_distance=12288)
 
-    found = _reach(ReachOutcome.FOUND, 5123.4, 4300.0, 6020.0)
+    found, at = ReachOutcome.FOUND, (6144, 6400)
+    mixed = [(found, (5120, 6144)), (found, (6144, 6400)), (found, (6400, 7900)), (ReachOutcome.BEYOND, None)]
     return {
         "found, a recipe lengthens it, a temperature shortens it": verdict(
-            found, ReachShift(view="yarn-rope (s=2) + T=1", shift=2100.0, low=900.0, high=3300.0,
-                              direction=Direction.LONGER),
-            ReachShift(view="T=1.5", shift=-800.0, low=-1200.0, high=-100.0, direction=Direction.SHORTER),
-            ReachShift(view="T=0.9", shift=120.0, low=-300.0, high=500.0, direction=Direction.UNCHANGED)),
-        "found, nothing moves it": verdict(
-            found, ReachShift(view="T=0.7", shift=-50.0, low=-400.0, high=350.0, direction=Direction.UNCHANGED),
-            ReachShift(view="T=1.1", shift=10.0, low=-200.0, high=300.0, direction=Direction.UNCHANGED)),
-        "beyond the longest distance": verdict(_reach(ReachOutcome.BEYOND, 12288.0, 9000.0, 12288.0, beyond=3)),
+            _reach(found, at),
+            _shift("yarn-rope (s=2) + T=1", Direction.LONGER, found, (8192, 10240), agree=4),
+            _shift("T=1.5", Direction.SHORTER, found, (4096, 4352), agree=3),
+            _shift("T=0.9", Direction.OVERLAP, found, (6144, 6656))),
+        "found, the probe cannot tell the others apart": verdict(
+            _reach(found, at), _shift("T=0.7", Direction.OVERLAP, found, (5120, 6400)),
+            _shift("T=1.1", Direction.OVERLAP, found, (6144, 6400))),
+        "beyond the longest distance": verdict(_reach(ReachOutcome.BEYOND, None, [
+            (found, (9000, 10240)), *[(ReachOutcome.BEYOND, None)] * 3])),
         "beyond the longest distance, and so is every other view": verdict(
-            _reach(ReachOutcome.BEYOND, 12288.0, 12288.0, 12288.0, beyond=4),
-            ReachShift(view="T=0.9", shift=None, low=None, high=None, direction=Direction.BOTH_BEYOND),
-            ReachShift(view="yarn-rope (s=2) + T=1", shift=None, low=None, high=None, direction=Direction.BOTH_BEYOND)),
-        "a recipe moves it to the longest distance, one view has no reach": verdict(
-            found, ReachShift(view="yarn-rope (s=2) + T=1", shift=7164.6, low=6268.0, high=7988.0,
-                              direction=Direction.LONGER),
-            ReachShift(view="T=3", shift=None, low=None, high=None, direction=Direction.UNKNOWN)),
-        "no reach": verdict(_reach(ReachOutcome.NONE, None, None, None)),
-        "an interval over 8 passages": verdict(_reach(ReachOutcome.FOUND, 812.0, 700.0, 950.0, Spread.INTERVAL_95, 8)),
+            _reach(ReachOutcome.BEYOND),
+            _shift("T=0.9", Direction.BOTH_BEYOND, ReachOutcome.BEYOND),
+            _shift("yarn-rope (s=2) + T=1", Direction.BOTH_BEYOND, ReachOutcome.BEYOND)),
+        "a recipe moves it past the longest distance, one view has no reach": verdict(
+            _reach(found, at), _shift("yarn-rope (s=2) + T=1", Direction.LONGER, ReachOutcome.BEYOND, agree=4),
+            _shift("T=3", Direction.UNKNOWN, ReachOutcome.NONE)),
+        "no reach": verdict(_reach(ReachOutcome.NONE)),
+        "passages whose own brackets differ": verdict(_reach(found, at, mixed)),
     }

@@ -797,3 +797,25 @@ def test_pass_heatmap_draws_one_row_per_pass_over_the_positions():
     assert "positions 1,024-1,279" in cells.customdata[0][-1]
     empty = pass_heatmap(BUCKETS[:1], np.zeros((1, 1)), ["T=1"], None, "mass")
     assert empty.layout.coloraxis.cmax > 0  # an all-zero chart still has a colour scale
+
+
+def test_the_reach_chart_marks_a_reach_between_its_measured_distances_as_read_between_points():
+    from components.present.retrieval import reach_chart, view_styles
+    from model_utils.core.reach import REACH_SHARE
+    from model_utils.core.records.retrieval import Curve, Reach, ViewEntry
+    from model_utils.core.records.spread import Spread
+
+    distances = (512, 1024, 2048, 4096)
+    table = np.array([[3.0, 2.8, 1.8, 0.5], [3.0, 2.9, 1.0, 0.4]])
+    reach = Reach.of(distances, ["a", "b"], table)
+    mean = tuple(float(v) for v in table.mean(axis=0))
+    curve = Curve(view="T=1", distances=distances, gain=mean, low=mean, high=mean, spread=Spread.RANGE,
+                  share=tuple(g / mean[0] for g in mean), planted_loss=mean, unplanted_loss=mean, copy_mass=mean,
+                  reach=reach)
+    figure = reach_chart([curve], view_styles([ViewEntry(label="T=1", temperature=1.0, schedule=None, rope=None)]),
+                         8192, REACH_SHARE)
+    segment, diamond = figure.data[-2], figure.data[-1]
+    assert reach.between == (1024, 2048) and tuple(segment.x) == (1024, 2048)
+    assert segment.line.dash == "dot" and "both measured" in segment.hovertemplate
+    assert diamond.marker.symbol == "diamond-open" and 1024 < diamond.x[0] < 2048
+    assert "read between those points, not measured" in diamond.hovertemplate

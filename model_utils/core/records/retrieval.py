@@ -1,22 +1,26 @@
 """The retrieval probe's records (core.retrieval lays out its tokens): `RetrievalPass`, what one pass leaves in the
 pass cache; `RetrievalPoint`, one passage at one distance under one view, planted and not; `Curve` and `Reach`, the
-gain by distance of one view over the passages and how far it reaches; `RetrievalVerdict`, what the views do to
-the reach; `RetrievalDocument`, the JSON `python -m model_utils retrieval` writes and the page reads."""
+gain by distance of one view over the passages and how far it reaches, as the measured distances that bracket it
+(core.reach has the rule), per view and per passage; `RetrievalVerdict`, what the views do to the reach;
+`RetrievalDocument`, the JSON `python -m model_utils retrieval` writes and the page reads."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import Enum
 
 import numpy as np
 
+from model_utils.core.reach import Bracket, Direction, ReachOutcome, bracket, compare, read_between, span
 from model_utils.core.records import check_format
 from model_utils.core.records.base import Record, numbers, read, records, rope
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
 
-FORMAT = 1
+__all__ = ["Direction", "ReachOutcome"]  # core.reach's, named here too: a record of a verdict holds them
+
+FORMAT = 2  # 2: separate_views, and each reach's bracket of measured distances (format 1 reads, migrated)
 KIND = "retrieval document"
 PASS = "retrieval pass"
 MASSES = ("copy_mass", "copy_mass_top", "target_mass", "target_mass_top", "sink_mass")  # [layer] each
@@ -44,14 +48,18 @@ class RetrievalPass(Record):
     target_mass: np.ndarray  # [layer] on the one copy key an induction copy reads: the next token's first copy
     target_mass_top: np.ndarray  # [layer] the largest head's
     sink_mass: np.ndarray  # [layer] mean over heads and queries, on token 0
-    seconds: float  # the pass and the masses
+    seconds: float  # the pass and the masses (a continuation: its own and its share of the prefix's pass)
     kernel: str
     peak_rss_gb: float | None  # of the process that ran it, so far
+    prefix_tokens: int | None = None  # the repeat read as the continuation of a prefix this long, read once for
+    # several distances or passages; None: the whole text read in one pass
 
     @classmethod
     def from_dict(cls, data: dict) -> RetrievalPass:
+        """Passes cached before prefixes were shared read as whole-text passes."""
         arrays = {name: _array for name in MASSES}
-        return read(cls, data, PASS, token_nll=_array, **arrays)
+        return read(cls, {"prefix_tokens": None} | data if isinstance(data, dict) else data, PASS, token_nll=_array,
+                    **arrays)
 
     def to_dict(self) -> dict:
         masses = {name: _rounded(getattr(self, name), 5) for name in MASSES}
@@ -106,35 +114,60 @@ class PassageEntry(Record):
         return read(cls, data, KIND, tokens=tuple)
 
 
-class ReachOutcome(Enum):
-    """FOUND: the gain falls below half its short-distance value between two measured distances; BEYOND: it has not
-    by the longest distance measured (the reach is at least that); NONE: no gain even at the shortest distance."""
+def _bracket(value) -> Bracket | None:
+    return None if value is None else (int(value[0]), int(value[1]))
 
-    FOUND = "found"
-    BEYOND = "beyond"
-    NONE = "none"
+
+@dataclass(frozen=True, kw_only=True)
+class PassageReach(Record):
+    """One passage's own reach under a view: its outcome and, where FOUND, the two measured distances it lies
+    between."""
+
+    passage: str
+    outcome: ReachOutcome
+    between: Bracket | None
+
+    @classmethod
+    def from_dict(cls, data: dict) -> PassageReach:
+        return read(cls, data, KIND, outcome=ReachOutcome, between=_bracket)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Reach(Record):
-    """How far back a view still uses what it read: `value` in tokens (the longest distance measured for BEYOND,
-    None for NONE), with the spread of the passages' own reaches (a passage that never fell counts at the longest
-    distance; `beyond` says how many)."""
+    """How far back a view still uses what it read, on the mean of the passages: where FOUND, the two measured
+    distances it lies between (`between`); `value` is read between them on a log scale, for drawing only (the
+    longest distance for BEYOND, None for NONE); and each passage's own reach."""
 
     outcome: ReachOutcome
     value: float | None
-    low: float | None
-    high: float | None
-    spread: Spread
+    between: Bracket | None
+    longest: int  # the longest distance measured on this curve
     passages: int
     beyond: int  # passages whose own reach is past the longest distance measured
+    per_passage: tuple[PassageReach, ...]
+
+    @classmethod
+    def of(cls, distances: Sequence[int], names: Sequence[str], table: np.ndarray) -> Reach:
+        """The reach of the mean of `table` ([passage, distance] gains, distances ascending) and each row's."""
+        outcome, between = bracket(distances, table.mean(axis=0))
+        value = read_between(distances, table.mean(axis=0))
+        own = tuple(PassageReach(passage=name, outcome=found[0], between=found[1])
+                    for name, found in zip(names, (bracket(distances, row) for row in table), strict=True))
+        return cls(outcome=outcome, value=None if value is None else round(value, 1), between=between,
+                   longest=int(distances[-1]), passages=len(names),
+                   beyond=sum(p.outcome is ReachOutcome.BEYOND for p in own), per_passage=own)
+
+    def span(self, passage: str | None = None) -> tuple[float, float] | None:
+        """Where the reach lies, (low, high] in tokens (core.reach.span), of the mean or of one passage's."""
+        if passage is None:
+            return span(self.outcome, self.between, self.longest)
+        own = next(p for p in self.per_passage if p.passage == passage)
+        return span(own.outcome, own.between, self.longest)
 
     @classmethod
     def from_dict(cls, data: dict) -> Reach:
-        return read(cls, data, KIND, outcome=ReachOutcome, spread=Spread)
-
-    def to_dict(self) -> dict:
-        return super().to_dict() | {"outcome": self.outcome.value, "spread": self.spread.value}
+        return read(cls, data, KIND, outcome=ReachOutcome, between=_bracket,
+                    per_passage=records(PassageReach.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,35 +195,35 @@ class Curve(Record):
         return super().to_dict() | {"spread": self.spread.value}
 
 
-class Direction(Enum):
-    """What a view does to the reach against the reference: LONGER or SHORTER on every passage (or its 95% interval
-    on one side of 0), else UNCHANGED; BOTH_BEYOND where both still reach the longest distance on every passage (the
-    probe cannot tell); UNKNOWN where either has no reach."""
-
-    LONGER = "longer"
-    SHORTER = "shorter"
-    UNCHANGED = "unchanged"
-    BOTH_BEYOND = "both beyond"
-    UNKNOWN = "unknown"
-
-
 @dataclass(frozen=True, kw_only=True)
 class ReachShift(Record):
-    """A view's reach against the reference's: the shift of the mean curves' reaches in tokens, the spread of the
-    passages' own shifts, and its direction."""
+    """A view's reach against the reference's, as brackets: its direction (moved only where the brackets of the
+    means do not overlap), the view's own outcome and bracket, and on how many of the passages each passage's own
+    brackets are apart the same way."""
 
     view: str
-    shift: float | None
-    low: float | None
-    high: float | None
     direction: Direction
+    outcome: ReachOutcome
+    between: Bracket | None
+    agree: int  # passages whose own reach moves the same way as the mean's (LONGER or SHORTER only; else 0)
+    passages: int
+
+    @classmethod
+    def of(cls, view: str, mine: Reach, reference: Reach) -> ReachShift:
+        direction = compare(mine.span(), reference.span())
+        moved = direction in (Direction.LONGER, Direction.SHORTER)
+        agree = sum(compare(mine.span(p.passage), reference.span(p.passage)) is direction
+                    for p in mine.per_passage) if moved else 0
+        return cls(view=view, direction=direction, outcome=mine.outcome, between=mine.between, agree=agree,
+                   passages=mine.passages)
+
+    @property
+    def every_passage(self) -> bool:
+        return self.agree == self.passages
 
     @classmethod
     def from_dict(cls, data: dict) -> ReachShift:
-        return read(cls, data, KIND, direction=Direction)
-
-    def to_dict(self) -> dict:
-        return super().to_dict() | {"direction": self.direction.value}
+        return read(cls, data, KIND, direction=Direction, outcome=ReachOutcome, between=_bracket)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -231,18 +264,51 @@ class RetrievalDocument(Record):
     seconds: float  # compute time of the passes, cached or not
     peak_rss_gb: float | None
     run: RunInfo | None
+    separate_views: tuple[str, ...]  # views whose every text was read whole (the others shared their prefixes)
 
     @classmethod
     def from_dict(cls, data: dict) -> RetrievalDocument:
-        check_format(data, KIND, FORMAT)
+        """Format 1 (every text read whole) reads migrated."""
+        if check_format(data, KIND, FORMAT, accepted=(1,)) == 1:
+            data = migrated(data)
         return read(cls, data, KIND, passages=records(PassageEntry.from_dict), distances=numbers,
                     views=records(ViewEntry.from_dict), points=records(RetrievalPoint.from_dict),
-                    curves=records(Curve.from_dict), verdict=RetrievalVerdict.from_dict, run=RunInfo.from_dict)
+                    curves=records(Curve.from_dict), verdict=RetrievalVerdict.from_dict, run=RunInfo.from_dict,
+                    separate_views=tuple)
 
     def curve(self, view: str) -> Curve:
         return next(curve for curve in self.curves if curve.view == view)
+
+    @property
+    def refined(self) -> bool:
+        """Whether a curve holds distances past the grid's (added by --refine)."""
+        return any(curve.distances != self.distances for curve in self.curves)
 
     def point(self, passage: str, distance: int, view: str) -> RetrievalPoint:
         return next(point for point in self.points
                     if (point.passage, point.distance, point.view) == (passage, distance, view))
 
+
+
+def migrated(data: dict) -> dict:
+    """A format-1 document as format 2 holds it: every view read its texts whole, and each reach and shift is
+    judged again from the points by brackets (format 1 kept reaches read between points)."""
+    try:
+        names = [entry["name"] for entry in data["passages"]]
+        gains = {(p["passage"], p["distance"], p["view"]): p["unplanted"]["loss"] - p["planted"]["loss"]
+                 for p in data["points"]}
+        reaches = {}
+        curves = []
+        for curve in data["curves"]:
+            table = np.array([[gains[(name, d, curve["view"])] for d in curve["distances"]] for name in names])
+            reaches[curve["view"]] = Reach.of(curve["distances"], names, table)
+            curves.append(curve | {"reach": reaches[curve["view"]].to_dict()})
+        verdict = data["verdict"]
+        reference = reaches[verdict["reference"]]
+        shifts = [ReachShift.of(shift["view"], reaches[shift["view"]], reference).to_dict()
+                  for shift in verdict["shifts"]]
+        verdict = verdict | {"reach": reference.to_dict(), "shifts": shifts}
+    except (KeyError, TypeError):
+        return data  # damaged: the reader names what is missing
+    views = [view.get("label") for view in data.get("views", []) if isinstance(view, dict)]
+    return data | {"format": FORMAT, "separate_views": views, "curves": curves, "verdict": verdict}

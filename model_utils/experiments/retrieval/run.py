@@ -1,18 +1,24 @@
-"""A retrieval run: every passage at every distance under every view, planted and not, one pass each (engine.retrieval),
-then one curve per view and the verdict (verdicts.retrieval). A pass is cached under what it computes (the tokens,
-the recipe and the logit multipliers it runs), so two views that run the same multipliers on a text (a schedule that
-is 1 inside the trained length, and T = 1) share one pass, an interrupted run resumes and a rerun computes nothing.
-The passes run in this process or on a long run's workers (runs.open_pool), one pass per job."""
+"""A retrieval run: every passage at every distance under every view, planted and not (experiments.retrieval.grid
+names the points), then one curve per view and the verdict (verdicts.retrieval). One job per view
+(experiments.retrieval.points): a view reads each text once by default, the filler up to the longest distance
+(shared by every passage) and each passage's planted text, each distance's repeat read as a continuation of that
+prefix cut at lead + d; a view whose numbers depend on the whole text's length (core.retrieval.reads_by_position)
+reads every text whole, as `separate_passes` makes every view do. With `refine`, each view's job then adds distances
+inside its reach's bracket by bisection until it is narrow. Each point is cached under what it computes, so two
+views that run the same multipliers on a text share one point, an interrupted run resumes from the points it has
+and a rerun computes nothing. Jobs run in this process or on a long run's workers (runs.open_pool).
+
+Cost on p passages, v views and distances d_1 < ... < d_k: separate, 2 p v whole passes of lead + d_i + passage
+tokens for each i; shared, v passes of lead + d_k (the filler) and p v (the planted texts), then 2 p v k
+continuations of one passage's tokens each (their attention against up to lead + d_k keys); a refined distance adds
+2 p continuations to its view. bench/RETRIEVAL.md has the measured ratio."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.files import write_atomic
@@ -27,49 +33,36 @@ from model_utils.core.records.retrieval import (
     ViewEntry,
 )
 from model_utils.core.records.run import RunInfo
-from model_utils.core.retrieval import LEAD_TOKENS, Layout, check_layout, planted_ids, unplanted_ids
+from model_utils.core.retrieval import check_layout
 from model_utils.core.views import View
 from model_utils.engine.analyze import validate
-from model_utils.engine.retrieval import retrieval_pass, retrieval_request
+from model_utils.engine.retrieval import retrieval_request
 from model_utils.experiments.fingerprint import model_fingerprint
+from model_utils.experiments.retrieval.grid import (
+    RetrievalRequest,
+    Unit,
+    layout,
+    separate_views,
+    unit,
+    units,
+)
 from model_utils.experiments.retrieval.passages import Tokens
+from model_utils.experiments.retrieval.points import MissingPointError, ViewTask, compute_view, refine_path
 from model_utils.experiments.runs.pool import Job, Placement, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
 from model_utils.models import LoadedModel
 from model_utils.verdicts.retrieval import curve, retrieval_verdict
 
-FORMAT = 1  # of a cached pass: bump when a pass's numbers would come out different
+__all__ = ["RetrievalRequest", "Unit", "UnitEvent", "check_retrieval", "retrieval", "run_units", "separate_views",
+           "units"]
 REFERENCE = View(1.0)  # T = 1 on the model's own positions: what every other view is compared with
 
 
 @dataclass(frozen=True, kw_only=True)
-class RetrievalRequest:
-    """What a run measures besides its texts: the distances (tokens from a copy's start to its repeat's), the views,
-    the trained length they are judged against, whether a text may run past it, and the filler before the copy."""
-
-    distances: tuple[int, ...]
-    views: tuple[View, ...]
-    trained_length: int
-    beyond_trained: bool = False
-    lead: int = LEAD_TOKENS
-
-
-@dataclass(frozen=True, kw_only=True)
-class Unit:
-    """One pass: a passage (its index) at a distance under a view, planted or not, with its cache key."""
-
-    passage: int
-    distance: int
-    view: View
-    planted: bool
-    key: str
-    n_tokens: int
-
-
-@dataclass(frozen=True, kw_only=True)
 class UnitEvent:
-    """What on_unit hears: a pass taken by a worker (seconds None) or finished (its seconds), how many of the
-    run's passes and of their tokens are done (the tokens tell the time left better: a pass costs about its length)."""
+    """What on_unit hears: a view's job taken by a worker (seconds None) or finished (its seconds), how many of the
+    run's points and of the tokens its jobs read are done (the tokens tell the time left better: a pass costs about
+    its length). A refined run's total grows as its jobs add distances."""
 
     label: str
     worker: int
@@ -97,96 +90,113 @@ def check_retrieval(loaded: LoadedModel, filler: Tokens, passages: Sequence[Toke
         raise AnalysisError(f"{', '.join(twice)} listed twice; list each temperature, schedule or recipe once")
     for passage in passages:
         for distance in request.distances:
-            check_layout(layout(passage, distance, request), len(filler.ids), request.trained_length,
+            check_layout(layout(passage.ids, distance, request), len(filler.ids), request.trained_length,
                          request.beyond_trained)
-    longest = layout(passages[0], request.distances[-1], request)
+    longest = layout(passages[0].ids, request.distances[-1], request)
     for view in request.views:
         validate(loaded, retrieval_request(view, longest, request.trained_length, request.beyond_trained))
 
 
-def layout(passage: Tokens, distance: int, request: RetrievalRequest) -> Layout:
-    return Layout(lead=request.lead, passage=len(passage.ids), distance=distance)
+def _cached(cache_dir: Path, key: str) -> RetrievalPass | None:
+    path = cache_dir / f"{key}.json"
+    return RetrievalPass.from_dict(json.loads(path.read_text())) if path.is_file() else None
 
 
-def unit_ids(filler: Tokens, passage: Tokens, distance: int, planted: bool, request: RetrievalRequest) -> list[int]:
-    place = layout(passage, distance, request)
-    return (planted_ids if planted else unplanted_ids)(filler.ids, passage.ids, place)
+def refined(filler: Tokens, passages: Sequence[Tokens], request: RetrievalRequest, view: View, fingerprint: str,
+            cache_dir: Path) -> list[int]:
+    """The distances --refine added for `view`, replayed from the pass cache (MissingPointError where a point of
+    the bisection is not there yet)."""
+    texts = [p.ids for p in passages]
+
+    def loss(index: int, distance: int, planted: bool) -> float:
+        found = _cached(cache_dir, unit(filler.ids, texts, index, distance, view, planted, request, fingerprint).key)
+        if found is None:
+            raise MissingPointError(f"{view.label} at {distance:,}")
+        return found.loss
+
+    def mean_gain(distance: int) -> float:
+        return sum(loss(i, distance, False) - loss(i, distance, True) for i in range(len(texts))) / len(texts)
+
+    return refine_path(request.distances, mean_gain)
 
 
-def unit_key(fingerprint: str, ids: Sequence[int], view: View, place: Layout, request: RetrievalRequest) -> str:
-    """What a pass computes: the model, its tokens, the recipe and the multipliers it runs (in float32, as the pass
-    applies them: SSMax at L and log-n with base L are then one pass), where the copy and the repeat are, and the
-    trained length (the untrained distances and a remapping depend on it)."""
-    multipliers = np.asarray(view.multipliers(len(ids)), dtype=np.float32).tobytes()  # as the pass applies them
-    parts = [str(FORMAT), fingerprint, hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).hexdigest(),
-             "" if view.rope is None else view.rope.label, hashlib.sha256(multipliers).hexdigest(),
-             repr((place.lead, place.passage, place.distance)), str(request.trained_length)]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+def _needs_refining(filler, passages, request, view, fingerprint, cache_dir) -> bool:
+    try:
+        refined(filler, passages, request, view, fingerprint, cache_dir)
+    except MissingPointError:
+        return True
+    return False
 
 
-def units(filler: Tokens, passages: Sequence[Tokens], request: RetrievalRequest, fingerprint: str) -> list[Unit]:
-    """Every pass of the run, shortest first (so the first results come soon)."""
-    found = []
-    for distance in request.distances:
-        for index, passage in enumerate(passages):
-            place = layout(passage, distance, request)
-            for view in request.views:
-                for planted in (True, False):
-                    ids = unit_ids(filler, passage, distance, planted, request)
-                    found.append(Unit(passage=index, distance=distance, view=view, planted=planted,
-                                      key=unit_key(fingerprint, ids, view, place, request), n_tokens=len(ids)))
-    return found
-
-
-def compute_pass(loaded: LoadedModel, ids: list[int], view: View, place: Layout, trained_length: int,
-                 beyond_trained: bool, path: str | None) -> dict:
-    """A worker's job: one pass, written to `path` (the pass cache, where the worker shares the driver's disk) and
-    returned as the cache holds it."""
-    record = retrieval_pass(loaded, ids, view, place, trained_length, beyond_trained).to_dict()
-    if path is not None:
-        write_atomic(Path(path), json.dumps(record, allow_nan=False))
-    return record
+def view_tasks(filler: Tokens, passages: Sequence[Tokens], request: RetrievalRequest, cache_dir: Path,
+               fingerprint: str, separate_passes: bool, refine: bool) -> list[ViewTask]:
+    """One task per view with a missing grid point (or, refining, a missing point of its bisection); each view
+    computes its own points, so a key two views share may be computed twice when both miss it."""
+    whole = set(request.views if separate_passes else separate_views(passages, request))
+    tasks = []
+    for view in request.views:
+        mine = units(filler, passages, request, fingerprint, views=[view])
+        known = {point.key: found.loss for point in mine if (found := _cached(cache_dir, point.key)) is not None}
+        missing = tuple(point for point in mine if point.key not in known)
+        if missing or (refine and _needs_refining(filler, passages, request, view, fingerprint, cache_dir)):
+            tasks.append(ViewTask(view=view, filler=filler.ids, passages=tuple(p.ids for p in passages),
+                                  request=request, whole=view in whole, refine=refine, fingerprint=fingerprint,
+                                  missing=missing, known=known))
+    return tasks
 
 
 def run_units(loaded: LoadedModel, filler: Tokens, passages: Sequence[Tokens], request: RetrievalRequest,
               cache_dir: Path, placement: Placement, on_unit: Callable[[UnitEvent], None] | None = None,
-              fingerprint: str | None = None) -> dict[str, RetrievalPass]:
-    """Every pass of the run by key, from the cache or computed (each distinct pass once) and saved there."""
+              fingerprint: str | None = None, separate_passes: bool = False,
+              refine: bool = False) -> dict[str, RetrievalPass]:
+    """Every point of the run by key (the grid's, and with `refine` those its bisection added), from the cache or
+    computed by one job per view (points.compute_view) and saved there."""
     cache_dir.mkdir(parents=True, exist_ok=True)
     fingerprint = fingerprint or model_fingerprint(loaded, portable=True)
-    distinct = {unit.key: unit for unit in units(filler, passages, request, fingerprint)}
-    missing = [unit for key, unit in distinct.items() if not (cache_dir / f"{key}.json").is_file()]
-    progress = _Progress(missing, on_unit)
+    tasks = view_tasks(filler, passages, request, cache_dir, fingerprint, separate_passes, refine)
     local = not placement.on_ray or placement.ray_address is None
-    jobs = [Job(name=_label(unit, passages), method="apply", item=unit, args=(
-        compute_pass, unit_ids(filler, passages[unit.passage], unit.distance, unit.planted, request), unit.view,
-        layout(passages[unit.passage], unit.distance, request), request.trained_length, request.beyond_trained,
-        str(cache_dir / f"{unit.key}.json") if local else None)) for unit in missing]
+    jobs = [Job(name=_label(task), method="apply", item=task,
+                args=(compute_view, task, str(cache_dir) if local else None)) for task in tasks]
+    jobs.sort(key=lambda job: job.item.n_tokens)  # the smallest first, so the first results come soon
+    progress = _Progress(jobs, on_unit)
 
-    def finish(job: Job, record: dict, worker: int) -> None:
-        path = cache_dir / f"{job.item.key}.json"
-        if not path.is_file():  # a cluster's worker sends it back
-            write_atomic(path, json.dumps(record, allow_nan=False))
-        progress.finished(job, record["seconds"], worker)
+    def finish(job: Job, records: dict, worker: int) -> None:
+        for key, record in records.items():
+            path = cache_dir / f"{key}.json"
+            if not path.is_file():  # a cluster's worker sends it back
+                write_atomic(path, json.dumps(record, allow_nan=False))
+        progress.finished(job, sum(record["seconds"] for record in records.values()), worker, len(records))
 
     if jobs:
         with open_pool(WorkerSettings(model=loaded), placement) as pool:
-            pool.each(jobs, finish, progress.started)
-    return {key: RetrievalPass.from_dict(json.loads((cache_dir / f"{key}.json").read_text())) for key in distinct}
+            pool.each(jobs, finish, progress.started, noun="views")
+    return {point.key: _cached(cache_dir, point.key) for point in _every_point(filler, passages, request,
+                                                                             fingerprint, cache_dir, refine)}
+
+
+def _every_point(filler, passages, request, fingerprint, cache_dir, refine) -> list[Unit]:
+    found = units(filler, passages, request, fingerprint)
+    if refine:
+        for view in request.views:
+            added = refined(filler, passages, request, view, fingerprint, cache_dir)
+            found += units(filler, passages, request, fingerprint, distances=added, views=[view])
+    return found
 
 
 class _Progress:
-    """Counts the run's passes and their tokens for on_unit."""
+    """Counts the run's points and the tokens its jobs read for on_unit."""
 
-    def __init__(self, missing: list[Unit], on_unit: Callable[[UnitEvent], None] | None):
+    def __init__(self, jobs: list[Job], on_unit: Callable[[UnitEvent], None] | None):
         self.on_unit, self.done, self.tokens_done = on_unit, 0, 0
-        self.total, self.tokens_total = len(missing), sum(unit.n_tokens for unit in missing)
+        self.total = sum(len(job.item.missing) for job in jobs)
+        self.tokens_total = sum(job.item.n_tokens for job in jobs)
 
     def started(self, job: Job, worker: int) -> None:
         self._tell(job, worker, None)
 
-    def finished(self, job: Job, seconds: float, worker: int) -> None:
-        self.done += 1
+    def finished(self, job: Job, seconds: float, worker: int, points: int) -> None:
+        self.done += points
+        self.total += max(0, points - len(job.item.missing))  # the points its bisection added
         self.tokens_done += job.item.n_tokens
         self._tell(job, worker, seconds)
 
@@ -196,38 +206,41 @@ class _Progress:
                                    tokens_done=self.tokens_done, tokens_total=self.tokens_total, seconds=seconds))
 
 
-def _label(unit: Unit, passages: Sequence[Tokens]) -> str:
-    state = "planted" if unit.planted else "nothing planted"
-    return f"{passages[unit.passage].name} at {unit.distance:,}, {unit.view.label}, {state}"
+def _label(task: ViewTask) -> str:
+    how = "every text whole" if task.whole else "each text once"
+    refine = ", then refining its reach" if task.refine else ""
+    return f"{task.view.label}: {len(task.missing)} points, {how}{refine}"
 
 
 def retrieval(loaded: LoadedModel, filler: Tokens, passages: Sequence[Tokens], request: RetrievalRequest, *,
               cache_dir: Path, placement: Placement | None = None, on_unit: Callable[[UnitEvent], None] | None = None,
-              run: RunInfo | None = None) -> RetrievalDocument:
-    """Check, run (or read from the cache) every pass, and assemble the document with its curves and verdict."""
+              run: RunInfo | None = None, separate_passes: bool = False, refine: bool = False) -> RetrievalDocument:
+    """Check, run (or read from the cache) every point, and assemble the document with its curves and verdict."""
     check_retrieval(loaded, filler, passages, request)
     fingerprint = model_fingerprint(loaded, portable=True)
-    found = run_units(loaded, filler, passages, request, cache_dir, placement or Placement(), on_unit, fingerprint)
-    by_unit = {(u.passage, u.distance, u.view, u.planted): found[u.key]
-               for u in units(filler, passages, request, fingerprint)}
-    points = tuple(RetrievalPoint(passage=passage.name, distance=distance, view=view.label,
+    found = run_units(loaded, filler, passages, request, cache_dir, placement or Placement(), on_unit, fingerprint,
+                      separate_passes, refine)
+    every = _every_point(filler, passages, request, fingerprint, cache_dir, refine)
+    by_unit = {(u.passage, u.distance, u.view, u.planted): found[u.key] for u in every}
+    cells = sorted({(u.distance, u.passage, u.view) for u in every},
+                   key=lambda cell: (cell[0], cell[1], request.views.index(cell[2])))
+    points = tuple(RetrievalPoint(passage=passages[index].name, distance=distance, view=view.label,
                                   planted=by_unit[(index, distance, view, True)],
                                   unplanted=by_unit[(index, distance, view, False)])
-                   for distance in request.distances for index, passage in enumerate(passages)
-                   for view in request.views)
-    return document(loaded, filler, passages, request, points, found, run)
+                   for distance, index, view in cells)
+    separate = request.views if separate_passes else separate_views(passages, request)
+    return document(loaded, filler, passages, request, points, found, run, tuple(view.label for view in separate))
 
 
 def document(loaded: LoadedModel, filler: Tokens, passages: Sequence[Tokens], request: RetrievalRequest,
-             points: tuple[RetrievalPoint, ...], found: dict[str, RetrievalPass],
-             run: RunInfo | None) -> RetrievalDocument:
+             points: tuple[RetrievalPoint, ...], found: dict[str, RetrievalPass], run: RunInfo | None,
+             separate: tuple[str, ...] = ()) -> RetrievalDocument:
     names = [passage.name for passage in passages]
     views = tuple(ViewEntry(label=view.label, temperature=view.temperature,
                             schedule=None if view.schedule is None else view.schedule.label, rope=view.rope)
                   for view in request.views)
-    curves = tuple(curve(points, view.label, names, request.distances) for view in views)
-    verdict = retrieval_verdict(points, views, curves, names, request.distances, REFERENCE.label,
-                                request.trained_length)
+    curves = tuple(curve(points, view.label, names) for view in views)
+    verdict = retrieval_verdict(views, curves, REFERENCE.label, request.trained_length)
     peaks = [p.peak_rss_gb for p in found.values() if p.peak_rss_gb is not None]
     return RetrievalDocument(
         format=DOCUMENT_FORMAT, model=loaded.name, trained_length=request.trained_length,
@@ -236,4 +249,5 @@ def document(loaded: LoadedModel, filler: Tokens, passages: Sequence[Tokens], re
         passages=tuple(PassageEntry(name=p.name, source=p.source, sha256=p.sha256, tokens=p.labels)
                        for p in passages),
         distances=request.distances, views=views, points=points, curves=curves, verdict=verdict,
-        seconds=round(sum(p.seconds for p in found.values()), 1), peak_rss_gb=max(peaks, default=None), run=run)
+        seconds=round(sum(p.seconds for p in found.values()), 1), peak_rss_gb=max(peaks, default=None), run=run,
+        separate_views=separate)
