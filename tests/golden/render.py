@@ -76,6 +76,16 @@ def page_findings(finding) -> list[str]:
     return [words.temperature_words(finding.direction, finding.label), f"{level}: {text}"]
 
 
+def collapse(verdict) -> list[str]:
+    """The Collapse inspector's words: the cut, the first sentence and what follows, the fact, each view's words."""
+    lines = [] if verdict.cut is None else [words.cut_sentence(verdict.cut)]
+    lines += [words.collapse_sentence(verdict), *words.collapse_more_sentences(verdict),
+              *words.fact_sentences(verdict)]
+    return lines + [f"{words.view_name(view)}: {words.said_words(view) or '-'}; "
+                    f"{words.answer_log_prob_words(view.said.answer_log_prob, 5) if view.said else '-'}"
+                    for view in verdict.views]
+
+
 KINDS: dict[str, Callable[[], str]] = {
     "answer": lambda: verdicts(lambda verdict: said(words.answer(verdict))),
     "headlines": lambda: verdicts(headlines),
@@ -102,4 +112,5 @@ KINDS: dict[str, Callable[[], str]] = {
     "retrieval": lambda: by_case(cases.retrieval_verdicts().items(), retrieval),
     "page_answers": lambda: verdicts(lambda verdict: said(words.answer_point(verdict))),
     "page_findings": lambda: by_case(cases.FINDINGS.items(), page_findings),
+    "collapse": lambda: by_case(cases.collapses().items(), collapse),
 }
