@@ -6,7 +6,7 @@ lowest floor because the verdicts and the presenters read it, and neither may im
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -187,6 +187,8 @@ class Report:
         if with_buckets:
             document |= {"bucket_size": self.bucket_size, "buckets": [list(b) for b in self.buckets],
                          "distance_bins": self.distance_edges.tolist()}
+        if self.cut is not None:
+            document["cut"] = asdict(self.cut)
         return document
 
     def head_rows(self) -> list[dict]:

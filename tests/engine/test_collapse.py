@@ -104,6 +104,7 @@ def test_the_last_query_masses_are_those_of_the_models_own_attention_maps(tiny):
         per_layer = [np.mean([head[part] for head in layer]) for layer in expected]
         np.testing.assert_allclose(masses.by_layer[part], per_layer, atol=2e-5)
     assert report.cut is not None and report.truncated
+    assert report.to_dict()["cut"]["question"] == QUESTION  # the JSON download says how the prompt was cut
 
 
 def test_an_unknown_cut_is_refused(tiny):
