@@ -61,6 +61,12 @@ class CollapseVerdict:
         return [] if self.views[self.reference].answers else self.answering
 
     @property
+    def likeliest(self) -> int | None:
+        """The view at which the whole answer is likeliest (None without an expected answer)."""
+        said = [index for index, view in enumerate(self.views) if view.said is not None]
+        return max(said, key=lambda index: self.views[index].said.answer_log_prob) if said else None
+
+    @property
     def fact_range(self) -> tuple[int, int] | None:
         """(view with the least fact mass, view with the most); None without a fact mass or with one view."""
         measured = [index for index, view in enumerate(self.views) if view.masses.fact is not None]

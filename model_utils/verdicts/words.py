@@ -1586,11 +1586,11 @@ def quoted(text: str, limit: int = QUOTED) -> str:
 
 
 def share(value: float) -> str:
-    """A share of attention: two decimals ('0.41'), or two significant digits below 0.01 ('0.00034'), so that a
-    small share is not said as nothing; '0' for none."""
+    """A share of attention: two decimals ('0.41'), or at most two significant digits below 0.01 ('0.00034',
+    '0.000007'), so that a small share is not said as nothing; '0' for none."""
     if value >= 0.01 or value <= 0:
         return f"{max(value, 0.0):.2f}" if value > 0 else "0"
-    return f"{value:.{1 - math.floor(math.log10(value))}f}"
+    return f"{value:.{1 - math.floor(math.log10(value))}f}".rstrip("0")
 
 
 def view_name(view: ViewOutcome) -> str:
@@ -1654,6 +1654,13 @@ def collapse_more_sentences(verdict: CollapseVerdict) -> list[str]:
     if helped:
         verb = "answers" if len(helped) == 1 else "answer"
         said.append(f"A temperature helps here: {view_names(helped)} {verb} where {reference} does not.")
+    likeliest = verdict.likeliest
+    if likeliest is not None and len(verdict.views) > 1:
+        best, base = verdict.views[likeliest], verdict.views[verdict.reference]
+        against = ("no other temperature tried makes it likelier" if best is base
+                   else f"against {base.said.answer_log_prob:.2f} at {reference}")
+        said.append(f"The whole answer is likeliest at {view_name(best)} (log-probability "
+                    f"{best.said.answer_log_prob:.2f}; {against}).")
     ends = verdict.fact_range
     if ends is not None:
         low, high = (verdict.views[index] for index in ends)

@@ -228,7 +228,7 @@ CUT = Cut(limit=2048, head_tokens=2030, question_tokens=18, question_start=9000,
 def collapses() -> dict:
     """Collapse inspector verdicts of chosen numbers (tests/verdicts/synthetic.collapse_case)."""
     return {
-        "T = 1 answers, the others do not": collapse_case(VAULT_VIEWS),
+        "T = 1 answers, the others do not": collapse_case(VAULT_VIEWS, log_probs=[-9.0, -2.0, -7.0, -12.0]),
         "a softer T answers where T = 1 does not": collapse_case(
             [VAULT_VIEWS[0], (1.0, "T=1", (0.41, 0.0003, 0.38), " No."), VAULT_VIEWS[2],
              (2.0, "T=2", (0.2, 0.0004, 0.1), "4817")]),

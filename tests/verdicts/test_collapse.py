@@ -32,20 +32,24 @@ def test_a_continuation_answers_when_it_holds_the_answer_case_and_spacing_aside(
 
 
 def test_the_first_sentence_gives_the_reference_masses_and_which_temperatures_answer():
-    verdict = collapse_case(VIEWS)
-    assert verdict.answering == [1] and verdict.helped == []
+    verdict = collapse_case(VIEWS, log_probs=[-9.0, -2.0, -7.0, -12.0])
+    assert verdict.answering == [1] and verdict.helped == [] and verdict.likeliest == 1
     assert collapse_sentence(verdict) == (
         'At T = 1 the last token ("?") puts 0.41 of its attention on the last 32 tokens, 0.02 on the fact and 0.38 on '
         'the first token (the sink); T = 1 answers "4817", T = 0.5, 1.5 and 2 do not.')
-    assert collapse_more_sentences(verdict) == ["The fact's share runs from 0.01 at T = 0.5 to 0.05 at T = 2."]
+    assert collapse_more_sentences(verdict) == [
+        "The whole answer is likeliest at T = 1 (log-probability -2.00; no other temperature tried makes it "
+        "likelier).", "The fact's share runs from 0.01 at T = 0.5 to 0.05 at T = 2."]
 
 
 def test_a_temperature_that_answers_where_t1_does_not_helps():
     views = [VIEWS[0], (1.0, "T=1", (0.41, 0.02, 0.38), " No."), VIEWS[2], (2.0, "T=2", (0.2, 0.05, 0.1), "4817")]
     verdict = collapse_case(views)
-    assert verdict.helped == [3] and verdict.fact_range == (0, 3)
+    assert verdict.helped == [3] and verdict.fact_range == (0, 3) and verdict.likeliest == 0
     assert collapse_sentence(verdict).endswith('T = 2 answers "4817", T = 0.5, 1 and 1.5 do not.')
-    assert collapse_more_sentences(verdict)[0] == "A temperature helps here: T = 2 answers where T = 1 does not."
+    assert collapse_more_sentences(verdict)[:2] == [
+        "A temperature helps here: T = 2 answers where T = 1 does not.",
+        "The whole answer is likeliest at T = 0.5 (log-probability -1.00; against -2.00 at T = 1)."]
 
 
 def test_no_answer_no_fact_and_a_fact_left_out_are_each_said():
@@ -63,7 +67,8 @@ def test_no_answer_no_fact_and_a_fact_left_out_are_each_said():
 
 
 def test_a_small_share_keeps_two_significant_digits():
-    assert [share(v) for v in (0.41, 0.0003, 0.00046, 0.0, 1.0)] == ["0.41", "0.00030", "0.00046", "0", "1.00"]
+    assert [share(v) for v in (0.41, 0.0003, 0.00046, 7e-6, 0.0, 1.0)] == [
+        "0.41", "0.0003", "0.00046", "0.000007", "0", "1.00"]
     assert [odds_words(v) for v in (0.0, -np.log(2.0), -np.log(210.0), -20.0)] == [
         "almost certain", "about 1 in 2.0", "about 1 in 210", "less than 1 in a million"]
 
