@@ -1,30 +1,35 @@
-"""Page 3, Collapse inspector: where the attention mass goes on one long prompt, at each temperature. Opens on its
-point, the verdicts in temperatures and the mass chart; the prompt, the other charts and what the model says below."""
+"""Page 3, Collapse inspector: does attention collapse on one long prompt, and does a temperature help? Opens on the
+answer, one sentence from the data (at T = 1, the last token's attention on its recent window, on the fact and on
+the sink, and which temperatures make the model say the expected answer), what the model says at each temperature,
+and the chart of those masses; a prompt that had to be cut says so first. The prompt, its boxes, where the last
+query looks and the per-layer views follow, the entropy verdicts folded."""
 
 import streamlit as st
 
-from components.present import captions, guide
-from components.present.figures.maps import distance_profile, layer_lines, mass_bars, outcome_bars
+from components.present import captions
+from components.present.figures.maps import distance_profile, last_query_bars, layer_lines, mass_bars, outcome_bars
 from components.present.glossary import term_link
 from components.present.margins import HALF_WIDTH
-from components.present.parsing import parse_choice
 from components.present.text import plain
-from components.serving.cache import cached_answer_token
-from components.widgets.continuations import continuations_ui
+from components.widgets.collapse import TOKEN_LIMITS, answer_probe_ui, collapse_inputs_ui, said_ui
 from components.widgets.model_page import COLLAPSE_VIEW, ModelPage
-from components.widgets.url_state import linked_widget
+from model_utils.core.collapse import find_fact
 from model_utils.core.statistics import STATISTIC_LABELS, STATISTICS
+from model_utils.verdicts.collapse import collapse_verdict
 from model_utils.verdicts.findings import NEAR_UNIFORM, findings
-from model_utils.verdicts.words import mass_shift_lines, page_finding_sentence
+from model_utils.verdicts.words import (
+    collapse_more_sentences,
+    collapse_sentence,
+    cut_sentence,
+    fact_sentences,
+    mass_shift_lines,
+    page_finding_sentence,
+)
 
-TOKEN_LIMITS = (512, 1024, 2048, 4096)
-DEFAULT_ANSWER = "Marigold"
 ALL_LAYERS = "mean of all layers"
 
 st.title("Collapse inspector")
-st.markdown(f"**{guide.POINT['collapse_inspector']}**")
-# the answer first: the limit line, the verdicts and the mass chart are filled in once the prompt below has run
-limit_line, verdicts, masses = st.container(), st.container(), st.container()
+opening = st.container()  # the answer first: filled once the prompt below has run
 
 st.subheader("The prompt")
 st.markdown(
@@ -32,51 +37,43 @@ st.markdown(
     f"{term_link('Sink', 'sink')}) is counted on its own, so a claim such as \"softening recovers distant attention\" "
     "can be checked here instead of assumed.")
 page = ModelPage("collapse_text", COLLAPSE_VIEW.example, "Long prompt", height=180,
-                 help_text="Paste your own; it is cut to the token limit below.")
-answer_column, limit_column = st.columns([2, 1])
-answer = linked_widget(answer_column.text_input, "Expected answer (the probability of its first token is shown)",
-                       key="collapse_answer", url_key="answer", default=DEFAULT_ANSWER, max_chars=100)
-limit = linked_widget(limit_column.selectbox, "Token limit", key="collapse_limit", url_key="limit",
-                      default=COLLAPSE_VIEW.limit, options=TOKEN_LIMITS,
-                      parse=lambda raw: parse_choice(raw, TOKEN_LIMITS),
-                      help="Longer prompts take longer: about 10 s per 1,000 tokens for 4 temperatures "
-                           "on the bundled model.")
-report = page.report(COLLAPSE_VIEW.fetch, limit, "collapse",
-                     cut_note="The prompt was cut to its first {n:,} tokens (the question at its end may be lost).")
-token_id, token_text = (cached_answer_token(page.choices.model, page.text, answer) if answer.strip()
-                        else (None, ""))
+                 help_text="Paste your own; past the token limit it keeps its first tokens and its question.")
+inputs = collapse_inputs_ui()
+report = page.report(COLLAPSE_VIEW.fetch, inputs.limit, "collapse", cut_note=None, answer=inputs.answer)
+probe = answer_probe_ui(page, inputs)
+verdict = collapse_verdict(report, find_fact(page.text, report.offsets, marked=inputs.fact, answer=inputs.answer),
+                           probe)  # model_utils decides; words.py says it
+said_about_fact = fact_sentences(verdict)
+if verdict.marked_missing is not None:
+    inputs.notes.warning(plain(said_about_fact.pop(0)))
+if said_about_fact:
+    inputs.notes.caption(" ".join(plain(line) for line in said_about_fact))
+st.caption(captions.collapse_limit_line(max(TOKEN_LIMITS), page.loaded.max_positions, page.loaded.name))
 
-limit_line.caption(captions.collapse_limit_line(max(TOKEN_LIMITS), page.loaded.max_positions,
-                                                page.loaded.name))
-base, found = findings(report, token_id)  # model_utils.verdicts decides; words.py says it, in temperatures
-with verdicts:
-    nothing_distant = captions.nothing_distant_note(report)
-    if nothing_distant is not None:
-        st.info(nothing_distant)
-    said = [said for finding in found if (said := page_finding_sentence(finding, found[base], token_text))]
-    for level, box in (("warning", st.warning), ("info", st.info)):
-        lines = [plain(text) for kind, text in said if kind == level]
-        if lines:
-            box("\n".join(f"- {line}" for line in lines) if len(lines) > 1 else lines[0])
-with masses:
-    st.subheader("Sink, distant and recent mass per layer")
-    st.plotly_chart(mass_bars([result.masses_by_layer() for result in report.results], report.labels),
-                    key="collapse_masses")
-    shifts = mass_shift_lines(found, base)
-    st.caption(f"Mean over heads and {captions.measured_queries(report)}. "
-               f"{term_link('Recent and distant mass', 'What the masses are')}."
-               + ("" if not shifts else " Where the mass moved (means over layers, heads and the measured queries): "
-                  + "; ".join(plain(line) for line in shifts) + "."))
+with opening:
+    if verdict.cut is not None:
+        st.info(plain(cut_sentence(verdict.cut)))
+    st.markdown(" ".join(plain(line) for line in [collapse_sentence(verdict), *collapse_more_sentences(verdict)]))
+    said_ui(verdict, probe)
+    masses = [view.masses for view in verdict.views]
+    st.plotly_chart(last_query_bars(report.labels, [m.recent for m in masses], [m.fact for m in masses],
+                                    [m.sink for m in masses], report.window), key="collapse_where")
+    st.caption("The last token's attention, mean over heads and layers: on its last "
+               f"{report.window} tokens (the recent window), on the fact's tokens before that window, and on the "
+               "first token, which many heads use as a resting place (the sink); the rest lies elsewhere in the "
+               "prompt.")
 
 left, right = st.columns(2)
 with left:
     st.subheader("How far back the last query looks")
     layer = st.selectbox("Layers", [ALL_LAYERS, *range(report.n_layers)], key="collapse_distance_layer")
     chosen = None if layer == ALL_LAYERS else int(layer)
-    profiles = [result.last_distance_profile(report.distance_edges, chosen) for result in report.results]
-    st.plotly_chart(distance_profile(profiles, report.distance_edges, report.labels, width=HALF_WIDTH),
+    profiles = [result.last_distance_profile(report.distance_edges, chosen, sink=False) for result in report.results]
+    sinks = [result.last_sink_mass(chosen) for result in report.results]
+    st.plotly_chart(distance_profile(profiles, report.distance_edges, report.labels, sinks=sinks, width=HALF_WIDTH),
                     key="collapse_distance")
-    st.caption("The last query alone, mean over heads" + (" and layers." if chosen is None else "."))
+    st.caption("The last query alone, mean over heads" + (" and layers" if chosen is None else "")
+               + "; the first token (the sink) is drawn apart, not in the farthest bin.")
 with right:
     st.subheader("Per layer")
     statistic = st.selectbox("Statistic", STATISTICS, index=STATISTICS.index("normalized_entropy"),
@@ -90,15 +87,31 @@ with right:
                     key="collapse_layers")
     st.caption(f"Over {captions.measured_queries(report)}.")
 
+base, found = findings(report, None if probe is None else probe.answer_probabilities)
+with st.expander("Entropy verdicts, and the mass per layer over all queries"):
+    nothing_distant = captions.nothing_distant_note(report)
+    if nothing_distant is not None:
+        st.info(nothing_distant)
+    said = [said for finding in found
+            if (said := page_finding_sentence(finding, found[base], "" if probe is None else probe.answer))]
+    for level, box in (("warning", st.warning), ("info", st.info)):
+        lines = [plain(text) for kind, text in said if kind == level]
+        if lines:
+            box("\n".join(f"- {line}" for line in lines) if len(lines) > 1 else lines[0])
+    st.plotly_chart(mass_bars([result.masses_by_layer() for result in report.results], report.labels),
+                    key="collapse_masses")
+    shifts = mass_shift_lines(found, base)
+    st.caption(f"Mean over heads and {captions.measured_queries(report)}. "
+               f"{term_link('Recent and distant mass', 'What the masses are')}."
+               + ("" if not shifts else " Where the mass moved (means over layers, heads and the measured queries): "
+                  + "; ".join(plain(line) for line in shifts) + "."))
+
 st.subheader("What the model predicts")
 st.plotly_chart(outcome_bars(report.labels, [result.loss for result in report.results],
-                             None if token_id is None else [finding.answer_probability for finding in found],
-                             answer=token_text), key="collapse_outcome")
+                             None if probe is None else [said.answer_log_prob for said in probe.views],
+                             answer="" if probe is None else probe.answer), key="collapse_outcome")
 st.caption(f"The {term_link('Loss', 'loss')} is the mean over the prompt's next tokens; lower is better.")
 st.dataframe(captions.next_token_rows(report), hide_index=True)
 if report.mode == "isolated":
     st.caption("Isolated mode: every layer's scores are re-softmaxed at T with the T = 1 inputs held fixed, so the "
                "loss and the predictions are those of T = 1 for every T. Switch to in-model to see them change.")
-
-st.subheader("What the model says")
-continuations_ui(page, report, "collapse_said")

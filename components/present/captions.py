@@ -11,7 +11,8 @@ import math
 from collections.abc import Sequence
 
 from components.present.sweep_data import HEADLINE_LINES, MAIN_LINES, OWN_POSITIONS, REMAPPED, family_group
-from components.present.text import ratio_text
+from components.present.text import plain, ratio_text, visible_token
+from model_utils.core.collapse import TextPiece
 from model_utils.core.names import model_name
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
@@ -103,6 +104,20 @@ def collapse_limit_line(longest: int, trained_length: int, model: str) -> str:
     return (f"This page reads a prompt of up to {longest:,} tokens ({inside}): to see what happens past the trained "
             "length, the [Context length](context) page's form runs your text past it, and the "
             "[Retrieval](retrieval) page measures how far back the model still uses what it read.")
+
+
+def special_mark(token: str) -> str:
+    """A special token as a mark a reader sees is not text: '<|im_end|>' as '⟨im_end⟩'."""
+    name = token.strip().removeprefix("<|").removesuffix("|>").strip("<>")
+    return f"⟨{name or token.strip() or 'special'}⟩"
+
+
+def continuation_markdown(pieces: Sequence[TextPiece]) -> str:
+    """A greedy continuation as Streamlit markdown: its text shown as is (markdown escaped, line breaks as ↵), each
+    special token as a grey mark ('⟨im_end⟩'); '(nothing)' for none."""
+    shown = [f":gray-background[{plain(special_mark(piece.text))}]" if piece.special
+             else plain(visible_token(piece.text)) for piece in pieces]
+    return "".join(shown) or "(nothing)"
 
 
 def map_titles(report: Report, layer: int, head: int | None) -> list[str]:

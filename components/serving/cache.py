@@ -4,6 +4,7 @@ model passes admitted through the process's gate and followed by anyone who asks
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 from collections.abc import Callable
@@ -41,6 +42,8 @@ with imports_without_collection():  # torch and transformers, imported here by t
     from model_utils import LoadedModel, Report, Schedule, analyze, answer_token, load_model, set_threads
 with imports_without_collection():
     from model_utils import Generation, GenerationRequest, generate_continuations
+with imports_without_collection():
+    from model_utils import AnswerProbe, AnswerRequest, answer_probe, collapse_limit
 
 # (schedule name, parameter) stands for a Schedule: cache keys stay plain tuples of numbers and strings.
 TemperatureKey = float | tuple[str, float]
@@ -123,8 +126,10 @@ def _spec(key: TemperatureKey) -> float | Schedule:
 
 
 def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
-         max_tokens: int, keep_maps, q_start: int | None = None) -> Report:
+         max_tokens: int, keep_maps, q_start: int | None = None, cut: str = "end") -> Report:
     loaded = cached_model(model_name)
+    # a prompt cut before its question leaves room after it for the answer probe (engine/answer.py)
+    limit = collapse_limit(loaded, max_tokens) if cut == "question" else min(max_tokens, loaded.max_positions)
     progress = _Progress("Running the model")
     who = _who()
     with GATE.admitted(who, on_wait=progress.queued):
@@ -133,7 +138,7 @@ def _run(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], m
                  next(_passes), who, len(temperatures), max_tokens, mode, GATE.running, GATE.waiting)
         # these pages stay within the model's trained context; only the context-length page goes past it, when asked
         report = analyze(loaded, text, temperatures=[_spec(t) for t in temperatures], mode=mode, window=window,
-                         keep_maps=keep_maps, max_tokens=min(max_tokens, loaded.max_positions), q_start=q_start,
+                         keep_maps=keep_maps, max_tokens=limit, q_start=q_start, cut=cut,
                          progress=_sharing_the_cores(progress))
     progress.close()
     return report
@@ -153,6 +158,50 @@ def cached_report_with_maps(model_name: str, text: str, temperatures: tuple[Temp
     (about 100 MB at 256 tokens and 4 temperatures on the bundled model, hence only four kept). `q_start`: the
     first query the statistics average (None: the engine's default, past the recent window)."""
     return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps="all", q_start=q_start)
+
+
+@st.cache_data(show_spinner=False, max_entries=12, max_size="256mb", ttl=3600)
+def cached_collapse_report(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str,
+                           window: int, max_tokens: int) -> Report:
+    """The Collapse inspector's report: a prompt longer than `max_tokens` is cut before its question (its head and
+    its question kept), within the trained length less the answer probe's room."""
+    return _run(model_name, text, temperatures, mode, window, max_tokens, keep_maps=None, cut="question")
+
+
+@st.cache_data(show_spinner=False, max_entries=64, ttl=3600)
+def cached_answer_probe(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str,
+                        max_tokens: int, answer: str) -> AnswerProbe:
+    """The whole expected answer's log-probability and a short greedy continuation at each temperature, after the
+    prompt as cached_collapse_report reads it (model_utils.answer_probe: one batched pass and a few cached steps),
+    admitted through the gate like a report. A refused answer raises AnalysisError, which is not cached."""
+    loaded = cached_model(model_name)
+    progress = _Progress("Asking the model for the answer at each temperature")
+    who = _who()
+    with GATE.admitted(who, on_wait=progress.queued):
+        _share_the_cores()
+        log.info("model pass %d for %s: the answer probe at %d temperature(s), %s mode (%d running, %d waiting)",
+                 next(_passes), who, len(temperatures), mode, GATE.running, GATE.waiting)
+        request = AnswerRequest(temperatures=[_spec(t) for t in temperatures], answer=answer, mode=mode,
+                                max_tokens=max_tokens)
+        try:
+            probe = answer_probe(loaded, text, request, progress=_sharing_the_cores(progress))
+        except AnalysisError:
+            progress.close()
+            raise
+    progress.close()
+    return probe
+
+
+def collapse_view(model_name: str, text: str, temperatures: tuple[TemperatureKey, ...], mode: str, window: int,
+                  max_tokens: int, answer: str = "") -> Report:
+    """The Collapse inspector's report, with the answer probe of `answer` computed into its cache as well, so that
+    the server's warm-up readies both for the default view. An answer the engine refuses is left to the page, which
+    asks for it again and shows why beside the answer's box."""
+    report = cached_collapse_report(model_name, text, temperatures, mode, window, max_tokens)
+    if answer.strip():
+        with contextlib.suppress(AnalysisError):
+            computed_once(cached_answer_probe, model_name, text, temperatures, mode, max_tokens, answer)
+    return report
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)

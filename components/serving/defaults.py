@@ -8,11 +8,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from components.serving import settings
-from components.serving.cache import TemperatureKey, cached_report, cached_report_with_maps
+from components.serving.cache import TemperatureKey, cached_report, cached_report_with_maps, collapse_view
 from components.serving.settings import example_text  # noqa: F401  (the warm-up reads the views' texts here)
 from model_utils.core.schedules import SCHEDULES, Schedule
 
 DEFAULT_SCHEDULE = "qwen-logn"  # the schedule the Length schedules page applies until another is chosen
+COLLAPSE_ANSWER = "Marigold"  # the expected answer of the Collapse inspector's example prompt (needle.txt)
 
 
 def schedule_key(schedule: Schedule) -> tuple[str, float]:
@@ -36,7 +37,9 @@ class DefaultView:
 # statistics over queries 1..n-1 on the maps page: every row of the drawn map but row 0
 MAPS_VIEW = DefaultView(title="Attention maps", example="short.txt", limit=256, fetch=cached_report_with_maps,
                         options={"q_start": 1})
-COLLAPSE_VIEW = DefaultView(title="Collapse inspector", example="needle.txt", limit=2048, fetch=cached_report)
+# the collapse page's report cuts a long prompt before its question; its answer probe is readied with it
+COLLAPSE_VIEW = DefaultView(title="Collapse inspector", example="needle.txt", limit=2048, fetch=collapse_view,
+                            options={"answer": COLLAPSE_ANSWER})
 SCHEDULES_VIEW = DefaultView(
     title="Length schedules", example="needle.txt", limit=2048, fetch=cached_report,
     extra=(schedule_key(Schedule(DEFAULT_SCHEDULE, float(SCHEDULES[DEFAULT_SCHEDULE].default))),))

@@ -68,9 +68,10 @@ class ModelPage:
         return self.loaded.sliding_windows()
 
     def report(self, fetch: Callable, limit: int, stem: str | None, *, extra: tuple[TemperatureKey, ...] = (),
-               cut_note: str = "The text was cut to its first {n:,} tokens.", **fetch_options) -> Report:
+               cut_note: str | None = "The text was cut to its first {n:,} tokens.", **fetch_options) -> Report:
         """The report of the page's text at the sidebar's temperatures (then `extra`, e.g. a schedule), from
-        `fetch` (a cached function of components/serving/cache.py), cut to `limit` tokens and to the work budget."""
+        `fetch` (a cached function of components/serving/cache.py), cut to `limit` tokens and to the work budget.
+        `cut_note` None: the page says how the text was cut itself."""
         choices = self.choices
         self.loaded = report_or_stop(cached_model, choices.model)
         model_facts_ui(self.loaded)
@@ -78,7 +79,7 @@ class ModelPage:
         within_budget(limit, len(keys))  # the note, when the budget cuts the text
         report = report_or_stop(fetch, *request_args(choices.model, self.text, keys, choices.mode, choices.window,
                                                      limit), **fetch_options)
-        if report.truncated:
+        if report.truncated and cut_note is not None:
             st.info(cut_note.format(n=report.n_tokens))
         st.caption(captions.run_summary(report))
         note = captions.window_note(self.windows, report.window)

@@ -6,7 +6,7 @@ lowest floor because the verdicts and the presenters read it, and neither may im
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -60,10 +60,18 @@ class TemperatureResult:
         """Sink, recent and distant mass, mean over layers and heads."""
         return {part: float(self.heads[part].mean()) for part in MASS_PARTS}
 
-    def last_distance_profile(self, edges: np.ndarray, layer: int | None = None) -> np.ndarray:
-        """The last query's attention mass per key-distance bin, mean over heads of `layer` (None: all layers)."""
+    def last_distance_profile(self, edges: np.ndarray, layer: int | None = None, sink: bool = True) -> np.ndarray:
+        """The last query's attention mass per key-distance bin, mean over heads of `layer` (None: all layers).
+        With `sink=False` key 0 is left out of its bin (the farthest), to be shown apart (`last_sink_mass`)."""
+        row = self.last_rows.mean(axis=(0, 1)) if layer is None else self.last_rows[layer].mean(axis=0)
+        if not sink:
+            row = np.concatenate([[0.0], row[1:]])
+        return mass_by_distance(row, edges)
+
+    def last_sink_mass(self, layer: int | None = None) -> float:
+        """The last query's weight on key 0 (the sink), mean over heads of `layer` (None: all layers)."""
         rows = self.last_rows if layer is None else self.last_rows[[layer]]
-        return mass_by_distance(rows.mean(axis=(0, 1)), edges)
+        return float(rows[..., 0].mean())
 
     def to_dict(self, with_buckets: bool = False) -> dict:
         values = {name: self.heads[name].tolist() for name in REPORTED_STATISTICS}  # [layer][head] floats at once
@@ -111,6 +119,20 @@ class HeadPick:
         """How many times the ratio at the sharpest T is the ratio at the softest."""
         return self.ratios[0] / self.ratios[1]
 
+@dataclass(frozen=True, kw_only=True)
+class Cut:
+    """How a prompt longer than the limit was cut to keep its question: its first `head_tokens` tokens, then its
+    question (the sentence or line that asks, `question_tokens` tokens from `question_start` in the text), with the
+    `left_out_chars` characters between them left out. question_tokens = 0: the question was too long to keep apart,
+    so the prompt was cut at its end like any other text."""
+
+    limit: int  # the tokens the prompt was cut to, at most
+    head_tokens: int
+    question_tokens: int
+    question_start: int  # character offset of the question in the text
+    left_out_chars: int
+    question: str
+
 
 @dataclass(kw_only=True)
 class Report:
@@ -136,6 +158,8 @@ class Report:
     multipliers: np.ndarray = field(repr=False)  # [V, n] per-view logit multipliers
     kept: dict[int, LayerInputs] = field(default_factory=dict, repr=False)
     map_rows: list[int] = field(default_factory=list, repr=False)  # per view, its batch row in the kept arrays
+    offsets: list[tuple[int, int]] = field(default_factory=list, repr=False)  # per token, its characters in the text
+    cut: Cut | None = None  # a prompt cut to keep its question (AnalysisRequest.cut = "middle")
 
     @property
     def labels(self) -> list[str]:
@@ -212,6 +236,8 @@ class Report:
         if with_buckets:
             document |= {"bucket_size": self.bucket_size, "buckets": [list(b) for b in self.buckets],
                          "distance_bins": self.distance_edges.tolist()}
+        if self.cut is not None:
+            document["cut"] = asdict(self.cut)
         return document
 
     def head_rows(self) -> list[dict]:

@@ -25,6 +25,7 @@ from model_utils.core.statistics import ROW_FIELDS, bucket_bounds, first_stat_qu
 from model_utils.core.views import View, passes_of
 from model_utils.engine.plugin import mask_free
 from model_utils.engine.probe import Probe
+from model_utils.engine.prompt import Prompt, prompt_tokens
 from model_utils.engine.remap import build_remap, check_remap
 from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel
@@ -51,7 +52,9 @@ class AnalysisRequest:
     (boundaries at its multiples; the first bucket starts at q_start, default max(1, min(window, n - 1)));
     trained_length: the model's trained context (default its max_position_embeddings); beyond_trained: allow a text
     longer than that (implied by a RoPE recipe); loss_span: (start, stop), the only positions whose next-token loss
-    is computed (NaN elsewhere; the output layer is most of a pass for a large vocabulary), None for all."""
+    is computed (NaN elsewhere; the output layer is most of a pass for a large vocabulary), None for all; cut: how a
+    text longer than max_tokens is cut, "end" (its first max_tokens tokens) or "question" (its head and the question
+    at its end, the middle left out: engine.prompt.prompt_tokens)."""
 
     temperatures: Sequence = (0.5, 1.0, 2.0)
     rope: Rope | None = None
@@ -65,6 +68,10 @@ class AnalysisRequest:
     trained_length: int | None = None
     beyond_trained: bool = False
     loss_span: tuple[int, int] | None = None
+    cut: str = "end"
+
+
+CUTS = ("end", "question")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,6 +89,7 @@ class CheckedRequest:
     trained_length: int
     beyond_trained: bool
     loss_span: tuple[int, int] | None
+    cut: str
 
 
 def _keep_layers(keep_maps, n_layers: int, n_heads: int) -> frozenset[int]:
@@ -115,6 +123,8 @@ def validate(loaded: LoadedModel, request: AnalysisRequest) -> CheckedRequest:
                                                  for layer in layers})
     if chosen is not None and not chosen:
         raise AnalysisError("layers is empty; give at least one layer, or None for all")
+    if request.cut not in CUTS:
+        raise AnalysisError(f"cut must be one of {', '.join(CUTS)}, got {request.cut!r}")
     return CheckedRequest(
         views=views, mode=request.mode, window=check_int("window", request.window, 1), layers=chosen,
         keep=_keep_layers(request.keep_maps, loaded.n_layers, loaded.n_heads),
@@ -124,7 +134,7 @@ def validate(loaded: LoadedModel, request: AnalysisRequest) -> CheckedRequest:
         trained_length=trained,
         # a RoPE recipe exists to run past the trained length: asking for one allows it
         beyond_trained=bool(request.beyond_trained) or any(view.rope is not None for view in views),
-        loss_span=None if request.loss_span is None else _span(request.loss_span))
+        loss_span=None if request.loss_span is None else _span(request.loss_span), cut=request.cut)
 
 
 def _span(span) -> tuple[int, int]:
@@ -136,21 +146,9 @@ def _span(span) -> tuple[int, int]:
 
 
 def tokenize(loaded: LoadedModel, text: str, max_tokens: int) -> tuple[list[int], bool]:
-    """Token ids of `text`, cut to `max_tokens`. Tokenizes a growing prefix, so 1 MB of text costs what the
-    kept tokens cost, not minutes."""
-    if not isinstance(text, str) or not text.strip():
-        raise AnalysisError("the text is empty; type or paste some text to analyse")
-    prefix_chars = max_tokens * 8
-    while True:
-        ids = loaded.tokenizer(text[:prefix_chars], add_special_tokens=True)["input_ids"]
-        if len(ids) > max_tokens or prefix_chars >= len(text):
-            break
-        prefix_chars *= 4
-    truncated = len(ids) > max_tokens or prefix_chars < len(text)
-    ids = ids[:max_tokens]
-    if len(ids) < 2:
-        raise AnalysisError("the text is a single token; attention needs at least two tokens")
-    return ids, truncated
+    """Token ids of `text`, cut to `max_tokens`, and whether it was cut (engine.prompt.prompt_tokens)."""
+    prompt = prompt_tokens(loaded, text, max_tokens)
+    return prompt.ids, prompt.truncated
 
 
 def check_length(loaded: LoadedModel, n_tokens: int, request: CheckedRequest) -> None:
@@ -336,8 +334,8 @@ def analyze(loaded: LoadedModel, text: str, request: AnalysisRequest | None = No
     elif fields or not isinstance(request, AnalysisRequest):
         raise TypeError("analyze takes an AnalysisRequest or its fields as keywords, not both")
     checked = validate(loaded, request)
-    ids, truncated = tokenize(loaded, text, checked.max_tokens)
-    return _analyze_ids(loaded, ids, checked, truncated, started, progress)
+    prompt = prompt_tokens(loaded, text, checked.max_tokens, keep_question=checked.cut == "question")
+    return _analyze_ids(loaded, prompt, checked, started, progress)
 
 
 def analyze_tokens(loaded: LoadedModel, ids: list[int], request: AnalysisRequest, *,
@@ -351,11 +349,13 @@ def analyze_tokens(loaded: LoadedModel, ids: list[int], request: AnalysisRequest
         raise AnalysisError("attention needs at least two tokens")
     if len(ids) > checked.max_tokens:
         raise AnalysisError(f"{len(ids):,} tokens is more than max_tokens ({checked.max_tokens:,})")
-    return _analyze_ids(loaded, [int(token) for token in ids], checked, False, started, progress)
+    prompt = Prompt(ids=[int(token) for token in ids], offsets=[], truncated=False)
+    return _analyze_ids(loaded, prompt, checked, started, progress)
 
 
-def _analyze_ids(loaded: LoadedModel, ids: list[int], checked: CheckedRequest, truncated: bool, started: float,
+def _analyze_ids(loaded: LoadedModel, prompt: Prompt, checked: CheckedRequest, started: float,
                  progress: OnProgress | None) -> Report:
+    ids = prompt.ids
     n = len(ids)
     check_length(loaded, n, checked)
     first = first_stat_query(n, checked.window) if checked.q_start is None else checked.q_start
@@ -383,12 +383,12 @@ def _analyze_ids(loaded: LoadedModel, ids: list[int], checked: CheckedRequest, t
         multipliers[done.views] = done.probe.view_multipliers.numpy()
     kernel = "fused" if all(done.probe.path == "fused" for done in passes) else "torch"  # which path ran
     return Report(model=loaded.name, n_tokens=n, tokens=token_labels(loaded, ids), token_ids=ids,
-                  truncated=truncated, mode=checked.mode, window=checked.window, q_start=first,
+                  truncated=prompt.truncated, mode=checked.mode, window=checked.window, q_start=first,
                   layers=checked.layers, seconds=time.perf_counter() - started, results=results,
                   trained_length=checked.trained_length, beyond_trained=checked.beyond_trained,
                   bucket_size=checked.bucket_size, buckets=bounds, distance_edges=passes[0].probe.edges.numpy(),
                   kernel=kernel, kept=_kept(passes), map_rows=map_rows,
-                  multipliers=multipliers)
+                  multipliers=multipliers, offsets=prompt.offsets, cut=prompt.cut)
 
 
 def answer_token(loaded: LoadedModel, prompt: str, answer: str) -> tuple[int, str]:

@@ -5,6 +5,7 @@ every measured query, "over-sharpened" only where m > 1; where m crosses 1 along
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -16,7 +17,7 @@ from model_utils.core.statistics import MASS_PARTS
 NEAR_UNIFORM = 0.9  # a layer is near uniform above this mean normalized entropy of its heads
 NEAR_ONE_HOT = 0.1  # and near one-hot (all weight on one key) below this
 LOSS_FACTOR = 1.5  # a loss is "far above" the reference's beyond this many times it
-ANSWER_FLOOR = 0.1  # the answer "falls" from at least this probability at the reference to under half of it
+ANSWER_FLOOR = 0.1  # the whole answer "falls" from at least this probability at the reference to under half of it
 
 
 class Way(StrEnum):
@@ -90,13 +91,13 @@ def direction_of(report: Report, view: int) -> Direction:
                      smallest=float(multipliers.min()), largest=float(multipliers.max()))
 
 
-def findings(report: Report, answer_token_id: int | None = None) -> tuple[int, list[Finding]]:
-    """(index of the reference result, one Finding per result). With `answer_token_id`, the probability of that
-    token after the last position is followed too."""
+def findings(report: Report, answer_probabilities: Sequence[float] | None = None) -> tuple[int, list[Finding]]:
+    """(index of the reference result, one Finding per result). With `answer_probabilities` (per result, the
+    probability of the whole expected answer after the text: core.collapse.AnswerProbe), its fall is followed too."""
     base = report.reference_index
     reference = report.results[base]
     base_masses = reference.mean_masses()
-    answers = None if answer_token_id is None else report.answer_probabilities(answer_token_id)
+    answers = None if answer_probabilities is None else [float(p) for p in answer_probabilities]
     found = []
     for index, result in enumerate(report.results):
         per_layer = result.layer_mean("normalized_entropy")

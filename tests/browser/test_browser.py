@@ -468,7 +468,8 @@ def test_the_context_length_page_opens_on_the_answer_sentence_and_the_decomposit
 
 
 # Each page's point, the one sentence it opens on: the guide's, or for the pages that open on a measured result, the
-# words of its verdict (Context length: the lead answer; Retrieval: the reach)
+# words of its verdict (Context length: the lead answer; Retrieval: the reach; Collapse inspector: its prompt's
+# first sentence, words.collapse_sentence, which starts the same on every prompt)
 def point_of(path: str) -> str:
     import json
 
@@ -487,6 +488,8 @@ def point_of(path: str) -> str:
     if path == "retrieval":
         document = RetrievalDocument.from_dict(json.loads(RETRIEVAL_DEFAULT.read_text()))
         return words.reach_sentence(document.model, document.verdict)
+    if path == "collapse":
+        return "At T = 1 the last token"
     script = next(spec.script for spec in PAGES if spec.url_path == path)
     return guide.POINT[script]
 

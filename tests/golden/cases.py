@@ -13,13 +13,13 @@ from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict
-from model_utils.core.report import HeadPick
+from model_utils.core.report import Cut, HeadPick
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
 from model_utils.verdicts.corpus import corpus_verdict
 from model_utils.verdicts.findings import Direction, Finding
 from model_utils.verdicts.past import ViewInfo
-from tests.verdicts.synthetic import INSIDE, SCHEDULE, document, fit_summary, plain, yarn_rope
+from tests.verdicts.synthetic import INSIDE, SCHEDULE, collapse_case, document, fit_summary, plain, yarn_rope
 
 GRID = {0.8: [2.25, 2.45, 3.45, 4.1], 1.0: [2.2, 2.5, 3.4, 4.0], 1.25: [2.3, 2.6, 3.2, 3.7],
         1.5: [2.4, 2.7, 3.3, 3.6]}  # NLL past the trained length per constant temperature
@@ -240,4 +240,33 @@ def retrieval_verdicts() -> dict:
             _shift("T=3", Direction.UNKNOWN, ReachOutcome.NONE)),
         "no reach": verdict(_reach(ReachOutcome.NONE)),
         "passages whose own brackets differ": verdict(_reach(found, at, mixed)),
+    }
+
+
+VAULT_VIEWS = [(0.5, "T=0.5", (0.45, 0.01, 0.40), " The answer is unclear."),
+               (1.0, "T=1", (0.41, 0.02, 0.38), " 4817."), (1.5, "T=1.5", (0.30, 0.03, 0.20), "\n\nThe vault"),
+               (2.0, "T=2", (0.20, 0.05, 0.10), " 48 17")]
+NO_FACT = [(t, label, (recent, None, sink), text) for t, label, (recent, _, sink), text in VAULT_VIEWS]
+CUT = Cut(limit=2048, head_tokens=2030, question_tokens=18, question_start=9000, left_out_chars=31245,
+          question="What is the code for the vault?")
+
+
+def collapses() -> dict:
+    """Collapse inspector verdicts of chosen numbers (tests/verdicts/synthetic.collapse_case)."""
+    return {
+        "T = 1 answers, the others do not": collapse_case(VAULT_VIEWS, log_probs=[-9.0, -2.0, -7.0, -12.0]),
+        "a softer T answers where T = 1 does not": collapse_case(
+            [VAULT_VIEWS[0], (1.0, "T=1", (0.41, 0.0003, 0.38), " No."), VAULT_VIEWS[2],
+             (2.0, "T=2", (0.2, 0.0004, 0.1), "4817")]),
+        "every T answers, the fact in the recent window": collapse_case(
+            [(t, label, masses, " 4817") for t, label, masses, _ in VAULT_VIEWS], fact_in_recent=True),
+        "no T answers, a schedule among them": collapse_case(
+            [*VAULT_VIEWS[:2], (None, "qwen-logn (train_length=8192)", (0.3, 0.02, 0.3), " no")], answer="Marigold"),
+        "no answer given": collapse_case(VAULT_VIEWS, answer=None),
+        "no fact found, a marked phrase missing": collapse_case(NO_FACT, fact=None, marked_missing="the safe's code"),
+        "the fact left out by the cut": collapse_case(NO_FACT, fact=(0, 0), cut=CUT),
+        "a cut that could not keep the question": collapse_case(
+            VAULT_VIEWS, cut=Cut(limit=512, head_tokens=512, question_tokens=0, question_start=20,
+                                 left_out_chars=7000, question="A very long last sentence " * 10),
+            last_token="\n"),
     }

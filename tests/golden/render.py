@@ -85,6 +85,16 @@ def head_picks(case) -> list[str]:
     return [words.head_pick_words(pick, " it", shown=True), words.head_pick_words(pick, "␣", shown=False),
             *said(None if hidden is None else words.hidden_by_mean_words(hidden))]
 
+def collapse(verdict) -> list[str]:
+    """The Collapse inspector's words: the cut, the first sentence and what follows, the fact, each view's words."""
+    lines = [] if verdict.cut is None else [words.cut_sentence(verdict.cut)]
+    lines += [words.collapse_sentence(verdict), *words.collapse_more_sentences(verdict),
+              *words.fact_sentences(verdict)]
+    return lines + [f"{words.view_name(view)}: {words.said_words(view) or '-'}; "
+                    f"{words.answer_log_prob_words(view.said.answer_log_prob, 5) if view.said else '-'}"
+                    for view in verdict.views]
+
+
 KINDS: dict[str, Callable[[], str]] = {
     "answer": lambda: verdicts(lambda verdict: said(words.answer(verdict))),
     "headlines": lambda: verdicts(headlines),
@@ -112,4 +122,6 @@ KINDS: dict[str, Callable[[], str]] = {
     "page_answers": lambda: verdicts(lambda verdict: said(words.answer_point(verdict))),
     "page_findings": lambda: by_case(cases.FINDINGS.items(), page_findings),
     "head_picks": lambda: by_case(cases.HEAD_PICKS.items(), head_picks),
+
+    "collapse": lambda: by_case(cases.collapses().items(), collapse),
 }

@@ -35,7 +35,7 @@ def test_length_schedules_follow_their_inputs(tiny_env):
     assert chart(at, "schedule_loss")["data"][0]["x"][-1].startswith("yarn")
 
     shown = {trace["name"]: array(trace["y"]) for trace in chart(at, "schedule_curves")["data"]}
-    assert len(shown) == 5 and not at.toggle  # the page speaks of T only: no switch to m
+    assert len(shown) == 5 and not at.main.toggle  # the page speaks of T only: no switch to m
     for name, info in SCHEDULES.items():
         schedule = Schedule(name, info.default)
         t = shown[schedule.label]

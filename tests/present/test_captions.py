@@ -205,3 +205,14 @@ def test_the_note_appears_exactly_when_no_query_has_a_distant_key(tiny, text, wi
         assert f"it has {report.n_tokens} tokens and the recent window is {window}" in note
 
 
+
+
+def test_a_continuation_shows_special_tokens_as_marks_and_its_text_as_is():
+    from components.present.captions import continuation_markdown, special_mark
+    from model_utils.core.collapse import TextPiece
+
+    pieces = [TextPiece(text=" 4817."), TextPiece(text="<|im_end|>", special=True)]
+    assert continuation_markdown(pieces) == " 4817\\.:gray-background[⟨im\\_end⟩]"
+    assert continuation_markdown([TextPiece(text="\n\nThe [vault]*")]) == "↵↵The \\[vault\\]\\*"
+    assert continuation_markdown([]) == "(nothing)"
+    assert [special_mark(token) for token in ("<|endoftext|>", "</s>", "<eos>")] == ["⟨endoftext⟩", "⟨/s⟩", "⟨eos⟩"]

@@ -37,6 +37,7 @@ from components.present.figures.maps import (
     distance_profile,
     head_grids,
     hidden_keys,
+    last_query_bars,
     layer_lines,
     mass_bars,
     outcome_bars,
@@ -541,22 +542,21 @@ def test_attention_heatmaps_blank_the_keys_outside_a_sliding_window():
 # --- outcome_bars ---------------------------------------------------------------------------------------------
 
 
-def test_outcome_bars_with_answer_probabilities_has_two_panels():
+def test_outcome_bars_with_the_whole_answers_log_probability_has_two_panels():
     labels = ["T = 0.5", "T = 1", "T = 2"]
-    fig = outcome_bars(labels, [3.1, 2.5, 4.0], [0.2, 0.6, 0.05], answer=" Mar")
+    fig = outcome_bars(labels, [3.1, 2.5, 4.0], [-12.18, -5.34, -20.5], answer="4817")
     assert len(fig.data) == 2
-    loss, prob = fig.data
-    assert (loss.xaxis, prob.xaxis) == ("x", "x2")
-    assert list(loss.x) == labels and list(prob.x) == labels
-    assert list(loss.y) == [3.1, 2.5, 4.0] and list(prob.y) == [0.2, 0.6, 0.05]
-    assert list(loss.text) == ["3.10", "2.50", "4.00"] and list(prob.text) == ["0.20", "0.60", "0.05"]
-    assert list(loss.marker.color) == list(PALETTE[:3]) == list(prob.marker.color)
-    assert tuple(fig.layout.yaxis2.range) == (0, 1)
+    loss, answer = fig.data
+    assert (loss.xaxis, answer.xaxis) == ("x", "x2")
+    assert list(loss.x) == labels and list(answer.x) == labels
+    assert list(loss.y) == [3.1, 2.5, 4.0] and list(answer.y) == [-12.18, -5.34, -20.5]
+    assert list(loss.text) == ["3.10", "2.50", "4.00"] and list(answer.text) == ["-12.18", "-5.34", "-20.50"]
+    assert list(loss.marker.color) == list(PALETTE[:3]) == list(answer.marker.color)
     titles = [plotly_rendered(text) for text in annotation_texts(fig)]
-    assert titles == ["loss (mean next-token NLL)", "P(answer's first token:  Mar)"]
+    assert titles == ["loss (mean next-token NLL)", "log-probability of the whole answer: 4817"]
 
 
-def test_outcome_bars_without_answer_probabilities_has_one_panel():
+def test_outcome_bars_without_an_answer_has_one_panel():
     fig = outcome_bars(["T = 1", "qwen-logn"], [2.5, 2.4], None)
     assert len(fig.data) == 1
     assert list(fig.data[0].y) == [2.5, 2.4]
@@ -565,15 +565,43 @@ def test_outcome_bars_without_answer_probabilities_has_one_panel():
 
 
 def test_outcome_bars_escape_the_answer_text():
-    fig = outcome_bars(["T = 1"], [2.0], [0.5], answer=HOSTILE_TOKENS[1])
+    fig = outcome_bars(["T = 1"], [2.0], [-0.5], answer=HOSTILE_TOKENS[1])
     assert "<img" not in fig.to_json()
-    assert plotly_rendered(annotation_texts(fig)[1]) == f"P(answer's first token: {HOSTILE_TOKENS[1]})"
+    assert plotly_rendered(annotation_texts(fig)[1]) == f"log-probability of the whole answer: {HOSTILE_TOKENS[1]}"
 
 
 def test_outcome_bars_draw_a_quoted_answer_literally():
-    # the answer shown is the tokenizer's first token of the user's answer, e.g. '"' for the answer '"Marigold"'
-    fig = outcome_bars(["T = 1"], [2.0], [0.5], answer='"')
-    assert plotly_rendered(annotation_texts(fig)[1]) == "P(answer's first token: \")"
+    fig = outcome_bars(["T = 1"], [2.0], [-0.5], answer='"Marigold"')
+    assert plotly_rendered(annotation_texts(fig)[1]) == 'log-probability of the whole answer: "Marigold"'
+
+
+# --- last_query_bars ------------------------------------------------------------------------------------------
+
+
+def test_last_query_bars_put_recent_and_fact_side_by_side_and_the_sink_apart():
+    labels = ["T=0.5", "T=1", "T=2"]
+    fig = last_query_bars(labels, [0.45, 0.41, 0.2], [0.01, 0.0003, None], [0.4, 0.38, 0.1], 32)
+    recent, fact, sink = fig.data
+    assert [trace.legendgroup for trace in fig.data] == ["recent", "fact", "sink"]
+    assert (recent.xaxis, fact.xaxis, sink.xaxis) == ("x", "x", "x2")  # the sink in a panel of its own
+    assert list(recent.y) == [0.45, 0.41, 0.2] and list(fact.y) == [0.01, 0.0003, None]
+    assert list(fact.text) == ["0.01", "0.0003", ""] and list(sink.text) == ["0.40", "0.38", "0.10"]
+    assert recent.marker.color == MASS_COLOURS["recent"] and sink.marker.color == MASS_COLOURS["sink"]
+    assert fig.layout.barmode == "group" and fig.layout.yaxis2.matches == "y"
+    assert annotation_texts(fig) == ["on the last 32 tokens and on the fact", "on the first token (the sink)"]
+    no_fact = last_query_bars(labels, [0.4] * 3, [None] * 3, [0.3] * 3, 32)
+    assert [trace.legendgroup for trace in no_fact.data] == ["recent", "sink"]
+
+
+def test_distance_profile_draws_the_sink_apart_when_given():
+    edges = distance_bins(10)
+    profiles = [np.full(5, 0.1), np.full(5, 0.15)]
+    fig = distance_profile(profiles, edges, ["T=1", "T=2"], sinks=[0.5, 0.25])
+    lines, markers = fig.data[:2], fig.data[2:]
+    assert [trace.xaxis for trace in lines] == ["x", "x"] and [trace.xaxis for trace in markers] == ["x2", "x2"]
+    assert [list(trace.y) for trace in markers] == [[0.5], [0.25]] and list(markers[0].x) == ["sink"]
+    assert [trace.marker.color for trace in markers] == list(PALETTE[:2])
+    assert not any(trace.showlegend for trace in markers)  # one legend entry per temperature, from its line
 
 
 # --- schedule_curves ------------------------------------------------------------------------------------------

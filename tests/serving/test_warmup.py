@@ -11,36 +11,40 @@ import components.serving.cache
 import components.widgets.model_page
 from components.serving import warmup
 from components.serving.admission import WARM_UP
-from components.serving.cache import cached_report, cached_report_with_maps
+from components.serving.cache import cached_answer_probe, cached_collapse_report, cached_report, cached_report_with_maps
 from components.serving.defaults import DEFAULT_VIEWS
 from tests.support import ROOT
 from tests.support.apptest import assert_clean, open_app
 
 
-def count_passes(monkeypatch) -> list[str]:
+def count_passes(monkeypatch, what: str = "analyze") -> list[str]:
+    """Who runs `what` (a model function components.serving.cache calls) from now on."""
     passes = []
-    real_analyze = components.serving.cache.analyze
+    real = getattr(components.serving.cache, what)
 
-    def counting_analyze(*args, **kwargs):
+    def counting(*args, **kwargs):
         passes.append(components.serving.cache._who())
-        return real_analyze(*args, **kwargs)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(components.serving.cache, "analyze", counting_analyze)
+    monkeypatch.setattr(components.serving.cache, what, counting)
     return passes
 
 
 def test_after_the_warm_up_no_model_page_runs_the_model(tiny_env):
     cached_report.clear()
     cached_report_with_maps.clear()
-    passes = count_passes(tiny_env)
+    cached_collapse_report.clear()
+    cached_answer_probe.clear()
+    passes, probes = count_passes(tiny_env), count_passes(tiny_env, "answer_probe")
     thread = warmup.start(keep=False)
     thread.join(120)
     assert passes == [WARM_UP] * len(DEFAULT_VIEWS) == [WARM_UP] * 3  # maps, collapse, schedules
+    assert probes == [WARM_UP]  # the collapse page's answer probe of its default answer
     for page in ("attention_maps", "collapse_inspector", "length_schedules"):
         at = open_app(page)
         assert_clean(at)
         assert at.get("plotly_chart")
-    assert len(passes) == 3, f"a page ran the model after the warm-up: {passes}"
+    assert len(passes) == 3 and len(probes) == 1, f"a page ran the model after the warm-up: {passes}, {probes}"
 
     at.text_input(key="temperatures").set_value("0.5, 3").run()  # a visitor's own request does run (the counter works)
     assert_clean(at)
@@ -65,6 +69,7 @@ def test_the_warm_up_recomputes_a_default_view_that_expired(tiny_env):
     gone (an hour old, or pushed out by other reports) is computed again."""
     cached_report.clear()
     cached_report_with_maps.clear()
+    cached_collapse_report.clear()
     passes = count_passes(tiny_env)
     looks = []
 
@@ -74,6 +79,7 @@ def test_the_warm_up_recomputes_a_default_view_that_expired(tiny_env):
             return  # the first look: everything still cached
         if len(looks) == 2:
             cached_report.clear()  # collapse and schedules expired
+            cached_collapse_report.clear()
             return
         raise EnoughLooksError  # ends the (otherwise endless) loop
 

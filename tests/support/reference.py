@@ -75,3 +75,22 @@ def assert_statistics_match_maps(report, maps, windows, temperatures, window: in
                 for field in STATISTICS:
                     assert result.heads[field][layer, head] == pytest.approx(expected[field], rel=2e-4, abs=1e-5), (
                         f"T={temperature} layer {layer} (window {windows[layer]}) head {head} {field}")
+
+
+def reference_last_query_masses(row: np.ndarray, window: int, fact: tuple[int, int] | None) -> dict:
+    """Where one attention row of the last query (keys 0..n-1) puts its weight, key by key: key 0 is the sink, keys
+    at distance below `window` (n - window <= k, k >= 1) recent, keys of the fact [start, stop) outside those two the
+    fact, any other key elsewhere."""
+    n = len(row)
+    masses = {"sink": 0.0, "recent": 0.0, "fact": 0.0, "elsewhere": 0.0}
+    for key, weight in enumerate(np.asarray(row, dtype=np.float64)):
+        if key == 0:
+            part = "sink"
+        elif n - 1 - key < window:
+            part = "recent"
+        elif fact is not None and fact[0] <= key < fact[1]:
+            part = "fact"
+        else:
+            part = "elsewhere"
+        masses[part] += float(weight)
+    return masses

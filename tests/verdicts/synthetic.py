@@ -139,3 +139,31 @@ def fit_summary(*, values=(0.9, 0.92), law=1.143, rope=YARN_ROPE, gains=None, at
         corpus="synthetic", settings=FitSettings(max_tokens=tokens, bucket_size=1024, window=32, q_start=1),
         multiplier=None if rope is None else Multiplier(fitted=1 / fitted, interval=(1 / max(values), 1 / min(values)),
                                                         yarn_law=law, scale=2.0))
+
+
+def collapse_case(views: list[tuple[float | None, str, tuple[float, float | None, float], str]], *,
+                  answer: str | None = "4817", fact: tuple[int, int] | None = (6, 10), cut=None, reference: int = 1,
+                  window: int = 32, last_token: str = "?", marked_missing: str | None = None,
+                  fact_in_recent: bool = False, log_probs: list[float] | None = None):
+    """A Collapse inspector verdict of chosen numbers: per view (temperature or None for a schedule, label,
+    (recent, fact, sink) masses of the last query, what the model says), with the answer's log-probability at each
+    view (default: minus the view's index, minus one). fact: its tokens ((0, 0): left out by the cut), None for
+    none found."""
+    from model_utils.core.collapse import FactSource, FactSpan, LastQueryMasses, SaidAtView, TextPiece
+    from model_utils.verdicts.collapse import CollapseVerdict, ViewOutcome, answers
+
+    outcomes = []
+    for index, (temperature, label, (recent, on_fact, sink), text) in enumerate(views):
+        elsewhere = 1.0 - recent - (on_fact or 0.0) - sink
+        masses = LastQueryMasses(label=label, temperature=temperature, sink=sink, recent=recent, fact=on_fact,
+                                 elsewhere=elsewhere, by_layer={})
+        log_prob = -1.0 - index if log_probs is None else log_probs[index]
+        said = None if answer is None else SaidAtView(
+            label=label, temperature=temperature, answer_log_prob=log_prob, token_log_probs=(log_prob,),
+            continuation=(TextPiece(text=text), TextPiece(text="<|im_end|>", special=True)))
+        outcomes.append(ViewOutcome(masses=masses, said=said, answers=None if said is None else answers(said, answer)))
+    span = None if fact is None else FactSpan(source=FactSource.ANSWER, text=answer or "the code", chars=(26, 30),
+                                              tokens=fact)
+    return CollapseVerdict(reference=reference, window=window, last_token=last_token, fact=span,
+                           fact_in_recent=fact_in_recent, marked_missing=marked_missing, answer=answer,
+                           views=tuple(outcomes), cut=cut)

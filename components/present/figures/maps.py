@@ -1,6 +1,6 @@
 """Attention as the model page draws it: query x key maps, layer x head grids, the sink / distant / recent mass per
-layer, the last query's distance profile, a statistic per layer, and the loss and the answer's probability (the
-Attention maps and Collapse inspector pages)."""
+layer, the last query's distance profile (the sink apart) and its recent, fact and sink mass, a statistic per layer,
+and the loss and the whole answer's log-probability (the Attention maps and Collapse inspector pages)."""
 
 from __future__ import annotations
 
@@ -146,18 +146,63 @@ def distance_bin_names(edges: Sequence[int]) -> list[str]:
 
 
 def distance_profile(profiles: Sequence[np.ndarray], edges: np.ndarray, labels: Sequence[str],
-                     width: int = FULL_WIDTH) -> go.Figure:
-    """Attention mass of the last query in log-spaced key-distance bins (0, 1, 2-3, 4-7, ...), one line per T."""
+                     sinks: Sequence[float] | None = None, width: int = FULL_WIDTH) -> go.Figure:
+    """Attention mass of the last query in log-spaced key-distance bins (0, 1, 2-3, 4-7, ...), one line per T. With
+    `sinks` (per T, the last query's weight on key 0, which the profiles then leave out), the sink is drawn apart, in
+    a narrow panel of its own on the same scale, so it never reads as attention on the farthest keys."""
     names = distance_bin_names(edges)
-    figure = go.Figure()
+    figure = go.Figure() if sinks is None else make_subplots(rows=1, cols=2, column_widths=[0.84, 0.16],
+                                                             shared_yaxes=True, horizontal_spacing=0.03)
+    place = {} if sinks is None else {"row": 1, "col": 1}
     for index, (profile, label) in enumerate(zip(profiles, labels, strict=True)):
         figure.add_trace(go.Scatter(x=names, y=profile, mode="lines+markers", name=escape(label),
-                                    line={"color": colour(index)},
+                                    line={"color": colour(index)}, legendgroup=str(index),
                                     hovertemplate="distance %{x}<br>mass %{y:.3f}<extra>"
-                                                  f"{escape(label)}</extra>"))
-    figure.update_xaxes(type="category", title_text="key distance from the last query (tokens; 0 = itself)")
-    figure.update_yaxes(title_text="attention mass in bin", rangemode="tozero")
+                                                  f"{escape(label)}</extra>"), **place)
+    for index, (sink, label) in enumerate(zip(sinks, labels, strict=True) if sinks is not None else ()):
+        figure.add_trace(go.Scatter(x=["sink"], y=[sink], mode="markers", name=escape(label), showlegend=False,
+                                    legendgroup=str(index), marker={"color": colour(index), "size": 10},
+                                    hovertemplate=f"the first token (the sink)<br>mass %{{y:.3f}}<extra>"
+                                                  f"{escape(label)}</extra>"), row=1, col=2)
+    figure.update_xaxes(type="category", title_text="key distance from the last query (tokens; 0 = itself)", **place)
+    if sinks is not None:
+        figure.update_xaxes(type="category", title_text="key 0", row=1, col=2)
+    figure.update_yaxes(title_text="attention mass in bin", rangemode="tozero", **place)
     figure.update_layout(height=380, margin={"t": 30}, legend={"orientation": "h", "y": -0.3})
+    return fit(figure, width)
+
+
+def _share_text(value: float | None) -> str:
+    """A bar's label: two decimals, two significant digits below 0.01 (a fact's 0.0003 is not drawn as 0.00)."""
+    return "" if value is None else f"{value:.2f}" if value >= 0.01 or value == 0 else f"{value:.2g}"
+
+
+FACT_COLOUR = "#756bb1"  # the fact: a purple, apart from the temperatures' palette and the other masses' pastels
+
+
+def last_query_bars(names: Sequence[str], recent: Sequence[float], fact: Sequence[float | None],
+                    sink: Sequence[float], window: int, width: int = FULL_WIDTH) -> go.Figure:
+    """The Collapse inspector's chart: per view, the last token's attention on its last `window` tokens and on the
+    fact, side by side, and on the first token (the sink) drawn apart in a panel of its own, all on one 0..1 scale.
+    A view without a fact mass (None) draws no fact bar."""
+    figure = make_subplots(rows=1, cols=2, column_widths=[0.68, 0.32], shared_yaxes=True, horizontal_spacing=0.04,
+                           subplot_titles=[f"on the last {window} tokens and on the fact",
+                                           "on the first token (the sink)"])
+    shown = [escape(name) for name in names]
+    bars = [("recent", f"the last {window} tokens", recent, MASS_COLOURS["recent"], 1),
+            ("fact", "the fact", fact, FACT_COLOUR, 1), ("sink", "the first token (the sink)", sink,
+                                                            MASS_COLOURS["sink"], 2)]
+    for part, name, values, paint, column in bars:
+        if all(value is None for value in values):
+            continue
+        figure.add_trace(go.Bar(x=shown, y=values, name=name, marker_color=paint, legendgroup=part,
+                                text=[_share_text(value) for value in values],
+                                textposition="outside", cliponaxis=False,
+                                hovertemplate=f"%{{x}}<br>{escape(name)}: %{{y:.3f}}<extra></extra>"),
+                         row=1, col=column)
+    figure.update_yaxes(range=[0, 1.08], row=1, col=1, title_text="share of the last token's attention")
+    figure.update_layout(barmode="group", height=340, margin={"t": 50}, bargap=0.25,
+                         legend={"orientation": "h", "y": -0.18})
     return fit(figure, width)
 
 
@@ -182,20 +227,21 @@ def layer_lines(values: Sequence[np.ndarray], labels: Sequence[str], statistic: 
     return fit(figure, width)
 
 
-def outcome_bars(labels: Sequence[str], losses: Sequence[float], answer_probs: Sequence[float] | None,
+def outcome_bars(labels: Sequence[str], losses: Sequence[float], answer_log_probs: Sequence[float] | None,
                  answer: str = "", width: int = FULL_WIDTH) -> go.Figure:
-    """The model's loss per temperature and, if an answer is given, the probability of its first token."""
-    columns = 2 if answer_probs is not None else 1
-    titles = ["loss (mean next-token NLL)"] + ([f"P(answer's first token: {answer})"] if columns == 2 else [])
+    """The model's loss per temperature and, if an answer is given, the log-probability of the whole answer after
+    the text (0 = certain, lower = less likely)."""
+    columns = 2 if answer_log_probs is not None else 1
+    titles = ["loss (mean next-token NLL)"] + ([f"log-probability of the whole answer: {answer}"] if columns == 2
+                                               else [])
     figure = make_subplots(rows=1, cols=columns, subplot_titles=[escape(t) for t in titles])
     names = [escape(label) for label in labels]
     colours = [colour(i) for i in range(len(labels))]
     figure.add_trace(go.Bar(x=names, y=losses, marker_color=colours, text=[f"{v:.2f}" for v in losses],
                             hovertemplate="%{x}<br>loss %{y:.3f}<extra></extra>"), row=1, col=1)
-    if answer_probs is not None:
-        figure.add_trace(go.Bar(x=names, y=answer_probs, marker_color=colours,
-                                text=[f"{v:.2f}" for v in answer_probs],
-                                hovertemplate="%{x}<br>probability %{y:.3f}<extra></extra>"), row=1, col=2)
-        figure.update_yaxes(range=[0, 1], row=1, col=2)
+    if answer_log_probs is not None:
+        figure.add_trace(go.Bar(x=names, y=answer_log_probs, marker_color=colours,
+                                text=[f"{v:.2f}" for v in answer_log_probs],
+                                hovertemplate="%{x}<br>log-probability %{y:.3f}<extra></extra>"), row=1, col=2)
     figure.update_layout(showlegend=False, height=320, margin={"t": 50})
     return fit(figure, width)
