@@ -144,7 +144,8 @@ def test_a_model_page_opened_during_the_warm_up_shows_its_progress_then_its_char
         assert page.evaluate("window.openedOnce === true"), "the page reloaded"
         assert page.locator('[data-testid="stException"]').count() == 0
         wait_for_warm_up()
-        assert model_passes() == 3, "the visitor's page and the warm-up computed the same view twice"
+        # one pass per default view, and the Collapse inspector's answer probe readied with its view
+        assert model_passes() == len(DEFAULT_VIEWS) + 1, "the visitor's page and the warm-up computed a view twice"
     finally:
         context.close()
 
@@ -587,6 +588,21 @@ def apply_text(page, locator, text: str, charts: int) -> None:
     settle(page, charts)
 
 
+def choose(page, label: str, option: str, tries: int = 3) -> None:
+    """Pick `option` of the select box `label`; a rerun that lands while the list opens closes it, so try again."""
+    for _ in range(tries):
+        page.locator('[data-testid="stSelectbox"]', has_text=label).click()
+        wanted = page.get_by_role("option", name=option, exact=True)
+        try:
+            wanted.wait_for(timeout=10_000)
+        except Exception:  # playwright's TimeoutError: the list did not open
+            page.keyboard.press("Escape")
+            continue
+        wanted.click()
+        return
+    raise AssertionError(f"the options of {label!r} never opened")
+
+
 def temperatures_box(page):
     return page.locator('[data-testid="stSidebar"] input[aria-label="Temperatures to compare"]')
 
@@ -606,8 +622,7 @@ def test_a_refused_temperature_then_its_fix_then_another_widget_keep_a_long_prom
     with drawn_page(app_url, browser, path, 1400, 900) as page:
         box = page.locator('[data-testid="stMain"] textarea').first
         if path == "collapse":  # a token limit of the visitor's own, which must survive too (and a shorter run)
-            page.locator('[data-testid="stSelectbox"]', has_text="Token limit").click()
-            page.get_by_role("option", name="1024", exact=True).click()
+            choose(page, "Token limit", "1024")
             settle(page, charts)
         apply_text(page, box, LONG_PROMPT, charts)
         apply_text(page, temperatures_box(page), "0.5, 1, abc", 0)
