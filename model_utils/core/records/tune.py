@@ -205,17 +205,19 @@ class DomainSavings(Record):
 @dataclass(frozen=True, kw_only=True)
 class DocumentCut(Record):
     """One document's cut-context reference (experiments.cut_context), pooled: its positions past the trained length
-    read with at most the trained length before them, their NLL summed, and the windows' stride."""
+    read with at most the trained length before them, their NLL summed, the windows' stride, and the tokens each
+    window reads before the text's (the tokenizer's lead, Gemma's BOS)."""
 
     sha256: str
     nll_sum: float
     positions: int
     stride: int
     min_context: int
+    lead: int = 0  # 0 in files written before windows had a lead: they read the raw slice
 
     @classmethod
     def from_dict(cls, data: dict) -> DocumentCut:
-        return read(cls, data, KIND)
+        return read(cls, {"lead": 0} | data if isinstance(data, dict) else data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -143,7 +143,7 @@ def document_cuts(loaded: LoadedModel, corpus: Corpus, settings: SweepSettings, 
         reference = cut_context_pass(loaded, ids, trained_length, cut.stride_for(trained_length), cut.folder)
         found.append(DocumentCut(sha256=document.sha256, nll_sum=round(float(reference.position_nll.sum()), 5),
                                  positions=len(reference.position_nll), stride=reference.stride,
-                                 min_context=reference.min_context))
+                                 min_context=reference.min_context, lead=reference.lead))
     return found
 
 
