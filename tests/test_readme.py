@@ -263,7 +263,7 @@ def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its
     bullets = [line for line in lines if line.startswith("- ")]
     assert bullets == [f"- {sentence}" for sentence in words.sentences(written.verdict)]  # the answer first
     assert bullets[0] == f"- {words.answer(written.verdict)}"
-    assert "| " + " | ".join(words.DECOMPOSITION_COLUMNS) + " |" in lines
+    assert "| " + " | ".join(words.decomposition_columns(written.verdict)) + " |" in lines
     own = next(row for row in written.verdict.decomposition.table if row.kind.value == "own_temperature")
     assert any(line.startswith(f"| {words.row_label(own)} | {words.row_what(own, written.verdict)} |")
                for line in lines)
