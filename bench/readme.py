@@ -151,9 +151,20 @@ def domain_lines(summary: TuneSummary) -> list[str]:
     return lines + ([] if said is None else ["", said])
 
 
-def tune_lines(summary: TuneSummary) -> list[str]:
+def lead_note(summary: TuneSummary, sweeps: Sequence[SweepDocument]) -> list[str]:
+    """A line where the corpus's cut-context windows read less before the text than a sweep's of the same model
+    (the tokenizer's BOS, which a fresh read starts with): its references are then not yet remeasured
+    (words.stale_reference_note); none otherwise."""
+    leads = [sweep.cut_context.lead for sweep in sweeps if sweep.model == summary.model and sweep.cut_context]
+    mine = [cut.lead for cut in summary.cut_context or ()]
+    if not leads or not mine or min(mine) >= max(leads):
+        return []
+    return ["", words.stale_reference_note(max(leads))]
+
+
+def tune_lines(summary: TuneSummary, sweeps: Sequence[SweepDocument] = ()) -> list[str]:
     """The corpus verdict and, per bucket over the corpus, the NLL at T = 1, the best temperature and what it saves,
-    and what each schedule and recipe saves."""
+    and what each schedule and recipe saves; a note where its references read less than `sweeps` of its model."""
     corpus = summary.corpus
     tokens = sorted(set(corpus.tokens))
     runs = "; ".join(f"{run.computed_documents} documents on {run.workers} Ray worker(s) x "
@@ -171,7 +182,8 @@ def tune_lines(summary: TuneSummary) -> list[str]:
               for result in shown if result.label in by_label]
     reference = [entry.nll_at_1 for entry in summary.best]
     verdict = summary.verdict
-    lines = [facts, "", *(bullets(verdict) if verdict else []), "", f"Per bucket of positions ({SAVES}):", "",
+    lines = [facts, *lead_note(summary, sweeps), "", *(bullets(verdict) if verdict else []), "",
+             f"Per bucket of positions ({SAVES}):", "",
              *bucket_table(summary.buckets, summary.trained_length, reference, summary.best, others,
                            words.spread_name(summary.bootstrap.spread, summary.corpus.documents))]
     return lines + decomposition_lines(verdict) + domain_lines(summary)
@@ -212,11 +224,12 @@ def read_tunes(folder: Path = TUNES, first: Path = TUNE) -> list[TuneSummary]:
     return [read_tune(path) for path in first_then_others(first, folder.glob("*/summary.json"))]
 
 
-def other_tune_lines(summaries: Sequence[TuneSummary]) -> list[str]:
+def other_tune_lines(summaries: Sequence[TuneSummary], sweeps: Sequence[SweepDocument] = ()) -> list[str]:
     """docs/FINDINGS.md's block of the corpus tunes after the first (another model's): each one's facts, verdict
-    and tables as the first one's (tune_lines), under the model's name; a line saying there is none otherwise."""
-    return per_model(summaries, tune_lines, "No other model's corpus tune is committed yet (`make tune-gemma` writes "
-                     "Gemma 3 270M's).")
+    and tables as the first one's (tune_lines, with `sweeps` for its note), under the model's name; a line saying
+    there is none otherwise."""
+    return per_model(summaries, lambda summary: tune_lines(summary, sweeps), "No other model's corpus tune is "
+                     "committed yet (`make tune-gemma` writes Gemma 3 270M's).")
 
 
 def per_model(results: Sequence, lines_of, none: str) -> list[str]:
@@ -491,8 +504,8 @@ def main() -> None:
         if not replace_block("other-sweeps", other_sweep_lines(sweeps[1:]), FINDINGS):
             raise SystemExit("docs/FINDINGS.md has no <!-- other-sweeps:start --> block")
     elif which == "tune":
-        lines = tune_lines(read_tune())
-        if not replace_block("other-tunes", other_tune_lines(read_tunes()[1:]), FINDINGS):
+        lines = tune_lines(read_tune(), read_sweeps())
+        if not replace_block("other-tunes", other_tune_lines(read_tunes()[1:], read_sweeps()), FINDINGS):
             raise SystemExit("docs/FINDINGS.md has no <!-- other-tunes:start --> block")
     elif which == "fit":
         lines = fit_lines(read_fits())

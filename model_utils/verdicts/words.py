@@ -1209,6 +1209,15 @@ def mass_shift_lines(found: Sequence[Finding], base: int) -> list[str]:
 SWEEP_BOOTSTRAP = "moving-block bootstrap over the positions of each bucket"
 CORPUS_BOOTSTRAP = ("documents resampled with replacement; the NLL of a bucket is pooled over the positions of the "
                     "documents drawn (sum / count)")
+def stale_reference_note(lead: int) -> str:
+    """Where a corpus's cut-context windows read the raw text while the model's tokenizer puts `lead` tokens (its
+    BOS) before a text, as its sweep's windows read them: the rise below is not yet on a fresh read's reference."""
+    return (f"Not yet remeasured: these documents' cut-context windows read the raw text, without the {lead} token"
+            f"{'s' if lead != 1 else ''} (the BOS) the tokenizer puts before a text and the full read starts with, "
+            "where the sweep's windows read it first; windows that start with it read the same words better, so "
+            "the rise below is too small and its shares too large until the tune is rerun to remeasure them.")
+
+
 CORPUS_RANGE = ("too few documents for a bootstrap: the range of the documents, each alone (its NLL of a bucket "
                 "over its own positions)")
 
@@ -1509,16 +1518,18 @@ def found_conclusion(corpora: Sequence[tuple[str, ContextVerdict]]) -> str:
     them, and what the best temperature alone does: "hardly helps" where it brings back less than HARDLY_HELPS of
     the rise on every model."""
     leads = [verdict.decomposition.dominant for _, verdict in corpora]
-    models = " and ".join(model_as_run(model) for model, _ in corpora)
+    names = " and ".join(model_as_run(model) for model, _ in corpora)
+    models = (f"Past the length it was trained on, {names} predicts" if len(corpora) == 1 else
+              f"Past the length they were trained on, {names} predict")
     if leads and all(lead is Dominant.RECIPE for lead in leads):
         names = {plain_lever(verdict.decomposition.lever(Dominant.RECIPE)) for _, verdict in corpora}
         lever = names.pop() if len(names) == 1 else "a change of the positions"
-        return (f"Past the length they were trained on, {models} predict text worse; {lever} brings that back, and "
+        return (f"{models} text worse; {lever} brings that back, and "
                 f"{_temperature_alone(corpora)}.")
     if leads and all(lead is Dominant.TEMPERATURE for lead in leads):
-        return (f"Past the length they were trained on, {models} predict text worse, and a softmax temperature "
+        return (f"{models} text worse, and a softmax temperature "
                 "brings that back.")
-    return (f"Past the length they were trained on, {models} predict text worse, and no one lever brings it back "
+    return (f"{models} text worse, and no one lever brings it back "
             "on every model.")
 
 
@@ -1563,7 +1574,7 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
         if alone is not None:
             where = "documents" if documents else "positions"
             bullets.append(f"The best temperature alone brings back {_share_words(decomposition.share_of_rise(alone))}"
-                           f" of it, scored on {where} the temperature was not chosen on.")
+                           f" of it, on {where} it was not chosen on.")
     if probes:
         bullets.append(_probe_bullet(probes[0]))
     return bullets[:3]
