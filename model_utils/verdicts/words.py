@@ -1212,8 +1212,9 @@ CORPUS_BOOTSTRAP = ("documents resampled with replacement; the NLL of a bucket i
 def stale_reference_note(lead: int) -> str:
     """Where a corpus's cut-context windows read the raw text while the model's tokenizer puts `lead` tokens (its
     BOS) before a text, as its sweep's windows read them: the rise below is not yet on a fresh read's reference."""
-    return (f"Not yet remeasured: these documents' cut-context windows read the raw text, without the {lead} token"
-            f"{'s' if lead != 1 else ''} (the BOS) the tokenizer puts before a text and the full read starts with, "
+    what = "the BOS token" if lead == 1 else f"the {lead} tokens (the BOS first)"
+    return (f"Not yet remeasured: these documents' cut-context windows read the raw text, without {what} the "
+            "tokenizer puts before a text and the full read starts with, "
             "where the sweep's windows read it first; windows that start with it read the same words better, so "
             "the rise below is too small and its shares too large until the tune is rerun to remeasure them.")
 
