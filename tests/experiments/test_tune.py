@@ -397,7 +397,8 @@ def test_the_committed_rows_and_fits_give_the_committed_summary():
     corpus = Corpus(source=committed.corpus.source, documents=documents,
                     duplicates=list(committed.corpus.duplicates_skipped))
     summary = summarize(COMMITTED.relative_to(COMMITTED.parents[2]), corpus, list(committed.corpus.tokens), views,
-                        settings, committed.trained_length, cuts=committed.cut_context)
+                        settings, committed.trained_length, cuts=committed.cut_context,
+                        layer_windows=committed.layer_windows)
     made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
                "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
     assert fold_fits(replace(summary, **{name: getattr(committed, name) for name in made_by}), read_fits()) == committed
