@@ -14,7 +14,7 @@ from pathlib import Path
 
 from model_utils.core import bootstrap, reach
 from model_utils.core.files import write_atomic
-from model_utils.core.names import model_name
+from model_utils.core.names import model_as_run, model_name
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.lmeval import LmEvalDocument
 from model_utils.core.records.retrieval import RetrievalDocument
@@ -80,11 +80,12 @@ def compared(results: Sequence) -> list:
 
 
 def bucket_table(buckets: Sequence[Sequence[int]], trained: int, reference_nll: Sequence, best: Sequence,
-                 others: list[tuple[str, Sequence]]) -> list[str]:
+                 others: list[tuple[str, Sequence]], spread: str) -> list[str]:
     """Per bucket: the NLL at T = 1, the best constant temperature and what it saves (`best`: entries with bucket,
-    temperature, saved and their intervals), what every other view (label, NLL per bucket) saves."""
+    temperature, saved and their spreads, which `spread` names: words.spread_name), what every other view (label,
+    NLL per bucket) saves."""
     by_start = {entry.bucket[0]: entry for entry in best}
-    header = ["positions", "NLL at T = 1", "best T (95% interval)", "best T saves (95% interval)",
+    header = ["positions", "NLL at T = 1", f"best T ({spread})", f"best T saves ({spread})",
               *[f"{label} saves" for label, _ in others]]
     rows = []
     for index, (start, stop) in enumerate(buckets):
@@ -125,7 +126,8 @@ def sweep_lines(document: SweepDocument) -> list[str]:
     said = bullets(verdict) if verdict else ["- The text does not reach past the trained length."]
     lines = [facts, "", *said, "", f"Per bucket of positions ({SAVES}):", "",
              *bucket_table(document.buckets, document.trained_length, document.reference().nll, document.best,
-                           [(other.label, other.nll) for other in compared(results)])]
+                           [(other.label, other.nll) for other in compared(results)],
+                           words.spread_name(Spread.INTERVAL_95, None))]  # a bootstrap over the positions
     return lines + decomposition_lines(verdict)
 
 
@@ -149,9 +151,20 @@ def domain_lines(summary: TuneSummary) -> list[str]:
     return lines + ([] if said is None else ["", said])
 
 
-def tune_lines(summary: TuneSummary) -> list[str]:
+def lead_note(summary: TuneSummary, sweeps: Sequence[SweepDocument]) -> list[str]:
+    """A line where the corpus's cut-context windows read less before the text than a sweep's of the same model
+    (the tokenizer's BOS, which a fresh read starts with): its references are then not yet remeasured
+    (words.stale_reference_note); none otherwise."""
+    leads = [sweep.cut_context.lead for sweep in sweeps if sweep.model == summary.model and sweep.cut_context]
+    mine = [cut.lead for cut in summary.cut_context or ()]
+    if not leads or not mine or min(mine) >= max(leads):
+        return []
+    return ["", words.stale_reference_note(max(leads))]
+
+
+def tune_lines(summary: TuneSummary, sweeps: Sequence[SweepDocument] = ()) -> list[str]:
     """The corpus verdict and, per bucket over the corpus, the NLL at T = 1, the best temperature and what it saves,
-    and what each schedule and recipe saves."""
+    and what each schedule and recipe saves; a note where its references read less than `sweeps` of its model."""
     corpus = summary.corpus
     tokens = sorted(set(corpus.tokens))
     runs = "; ".join(f"{run.computed_documents} documents on {run.workers} Ray worker(s) x "
@@ -160,8 +173,8 @@ def tune_lines(summary: TuneSummary) -> list[str]:
     facts = (f"{summary.model}, {corpus.documents} documents of {corpus.source} "
              f"({tokens[0]:,}" + (f"-{tokens[-1]:,}" if len(tokens) > 1 else "") + " tokens each), trained length "
              f"{summary.trained_length:,}, {len(summary.results)} passes per document, "
-             f"{summary.compute_seconds / 3600:.1f} h of passes over all documents: {runs}. Intervals: 95%, "
-             f"bootstrap over documents. Command: `{summary.runs[-1].command}`.")
+             f"{summary.compute_seconds / 3600:.1f} h of passes over all documents: {runs}. {spread_facts(summary)} "
+             f"Command: `{summary.runs[-1].command}`.")
     by_label = {entry.label: entry for entry in summary.schedules + summary.recipes}
     shown = [result for result in summary.results
              if result.schedule is not None or (result.rope is not None and result.temperature == 1)]
@@ -169,9 +182,20 @@ def tune_lines(summary: TuneSummary) -> list[str]:
               for result in shown if result.label in by_label]
     reference = [entry.nll_at_1 for entry in summary.best]
     verdict = summary.verdict
-    lines = [facts, "", *(bullets(verdict) if verdict else []), "", f"Per bucket of positions ({SAVES}):", "",
-             *bucket_table(summary.buckets, summary.trained_length, reference, summary.best, others)]
+    lines = [facts, *lead_note(summary, sweeps), "", *(bullets(verdict) if verdict else []), "",
+             f"Per bucket of positions ({SAVES}):", "",
+             *bucket_table(summary.buckets, summary.trained_length, reference, summary.best, others,
+                           words.spread_name(summary.bootstrap.spread, summary.corpus.documents))]
     return lines + decomposition_lines(verdict) + domain_lines(summary)
+
+
+def spread_facts(summary: TuneSummary) -> str:
+    """How the corpus's spreads were made: a 95% bootstrap over documents, or below MIN_FOR_INTERVAL documents their
+    range (core.bootstrap.spread_over's rule, the summary's `spread`)."""
+    if summary.bootstrap.spread is Spread.RANGE:
+        return (f"Spreads: the range of the {summary.corpus.documents} documents, each alone (fewer than "
+                f"{bootstrap.MIN_FOR_INTERVAL} documents: too few for a 95% interval).")
+    return "Intervals: 95%, bootstrap over documents."
 
 
 def fit_lines(summaries: list[FitSummary]) -> list[str]:
@@ -200,11 +224,12 @@ def read_tunes(folder: Path = TUNES, first: Path = TUNE) -> list[TuneSummary]:
     return [read_tune(path) for path in first_then_others(first, folder.glob("*/summary.json"))]
 
 
-def other_tune_lines(summaries: Sequence[TuneSummary]) -> list[str]:
+def other_tune_lines(summaries: Sequence[TuneSummary], sweeps: Sequence[SweepDocument] = ()) -> list[str]:
     """docs/FINDINGS.md's block of the corpus tunes after the first (another model's): each one's facts, verdict
-    and tables as the first one's (tune_lines), under the model's name; a line saying there is none otherwise."""
-    return per_model(summaries, tune_lines, "No other model's corpus tune is committed yet (`make tune-gemma` writes "
-                     "Gemma 3 270M's).")
+    and tables as the first one's (tune_lines, with `sweeps` for its note), under the model's name; a line saying
+    there is none otherwise."""
+    return per_model(summaries, lambda summary: tune_lines(summary, sweeps), "No other model's corpus tune is "
+                     "committed yet (`make tune-gemma` writes Gemma 3 270M's).")
 
 
 def per_model(results: Sequence, lines_of, none: str) -> list[str]:
@@ -297,15 +322,17 @@ def found_lines(corpus_verdicts: Sequence[tuple[str, ContextVerdict]],
 
 
 def models_of(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary]) -> list[str]:
-    """The models the findings rest on, by name, in the order they first appear."""
-    return list(dict.fromkeys(model_name(result.model) for result in (*sweeps, *summaries)))
+    """The models the findings rest on, each as it ran (in full: which checkpoint, which quantization), in the order
+    they first appear."""
+    return list(dict.fromkeys(model_as_run(result.model, in_full=True) for result in (*sweeps, *summaries)))
 
 
 def scope_sentence(models: list[str]) -> str:
-    """What the findings rest on: one small model, or each model named, and texts that ship with Python or numpy."""
+    """What the findings rest on: one small model, or each model named as it ran, and texts that ship with Python or
+    numpy."""
     if len(models) == 1:
         return f"One small model ({models[0]}) and texts that ship with Python or numpy: not a law."
-    return (f"{len(models)} small models ({', '.join(models)}), each on texts that ship with Python or numpy, every "
+    return (f"{len(models)} small models ({'; '.join(models)}), each on texts that ship with Python or numpy, every "
             "line on the model it names: not a law.")
 
 
@@ -330,8 +357,7 @@ def rise_row(model: str, verdict: ContextVerdict, text: str | None = None) -> li
         cut = rise = missing
     else:
         spread = "" if same.interval is None else (
-            f" ({'95% interval' if same.spread is Spread.INTERVAL_95 else f'range of the {same.documents} documents'}"
-            f" {same.interval[0]:.2f} to {same.interval[1]:.2f})")
+            f" ({words.spread_name(same.spread, same.documents)} {same.interval[0]:.2f} to {same.interval[1]:.2f})")
         cut, rise = f"{same.nll_cut:.2f}", f"{same.rise:+.2f}{spread}"
     earlier = f"{verdict.rise_against_earlier:+.2f} (against {words.span(verdict.before)})"
     if verdict.decomposition.rise_base is RiseBase.EARLIER_POSITIONS:
@@ -352,8 +378,10 @@ def rises_lines(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary
 THRESHOLDS = (
     (decomposition, "RECOVERS", "A lever \"does the recovery\" (the answer names it) when its interval clears 0 "
      "and its saving is at least this share of the rise; below it for every lever, most of the rise remains."),
-    (words, "ABOVE_ALL", "A share of the rise at or above this is said as \"more than all of it, so the far text also "
-     "helps the model\"."),
+    (words, "ABOVE_ALL", "A share of the rise at or above this is said as \"more than the rise itself\": the lever's "
+     "loss ends below the cut-context reference's (why is not measured: see How to read this)."),
+    (words, "HARDLY_HELPS", "The best temperature alone \"hardly helps\" (What we found) when it brings back less "
+     "than this share of the rise on every model; else the most it brings back is said."),
     (past, "GONE", "A recipe makes the untrained-distance mass \"go away\" when it leaves at most this fraction of "
      "T = 1's."),
     (bootstrap, "MIN_FOR_INTERVAL", "From this many documents (or passages) on, a spread over them is called a 95% "
@@ -374,7 +402,9 @@ THRESHOLDS = (
 RULES = (  # a rule that picks a word and has no one value: a function of the bucket
     (past, "uniform_share", "Attention \"moves onto keys farther back than the trained length\" from the first bucket "
      "past it where T = 1's share of the non-sink mass on such keys is above this share, what uniform attention over "
-     "the visible keys would give; in no bucket, it \"keeps mostly to distances it was trained on\"."),
+     "the keys a layer sees would give; in no bucket, it \"keeps mostly to distances it was trained on\". Where a "
+     "model has several layer types, each type is judged on its own keys (a sliding-window layer of 512 keys never "
+     "sees a distance past a trained length of 32,768: its share is 0)."),
 )
 
 
@@ -386,7 +416,8 @@ def module_path(module) -> str:
 def thresholds_lines() -> list[str]:
     """The constants and rules that pick a word, with their values read from the code."""
     rows = [[f"`{name}`", f"{getattr(module, name):g}", module_path(module), said] for module, name, said in THRESHOLDS]
-    rows += [[f"`{name}()`", "per bucket of queries q: the mean of (q - L) / q, L the trained length",
+    rows += [[f"`{name}()`", "per bucket of queries q and layer: the mean of max(0, v - L) / v, v = min(q, the "
+              "layer's sliding span) the keys it sees, L the trained length",
               module_path(module), said] for module, name, said in RULES if callable(getattr(module, name))]
     return table(["constant", "value", "where", "what it decides"], rows, "---")
 
@@ -475,8 +506,8 @@ def main() -> None:
         if not replace_block("other-sweeps", other_sweep_lines(sweeps[1:]), FINDINGS):
             raise SystemExit("docs/FINDINGS.md has no <!-- other-sweeps:start --> block")
     elif which == "tune":
-        lines = tune_lines(read_tune())
-        if not replace_block("other-tunes", other_tune_lines(read_tunes()[1:]), FINDINGS):
+        lines = tune_lines(read_tune(), read_sweeps())
+        if not replace_block("other-tunes", other_tune_lines(read_tunes()[1:], read_sweeps()), FINDINGS):
             raise SystemExit("docs/FINDINGS.md has no <!-- other-tunes:start --> block")
     elif which == "fit":
         lines = fit_lines(read_fits())

@@ -36,11 +36,11 @@ from bench.readme import (
     write_found,
 )
 from components.pages import PAGES
-from model_utils.core.names import GEMMA, model_name
+from model_utils.core.names import GEMMA, model_as_run, model_name
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
-from model_utils.core.records.verdict import Dominant
+from model_utils.core.records.verdict import Dominant, LeverKind
 from model_utils.verdicts import words
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,8 +199,9 @@ def test_with_a_second_model_findings_name_it_and_set_its_sweep_beside(other_swe
     assert table == sweeps_lines(sweeps) and table[-2].startswith("| SmolLM2-135M | 8,192 |")
     assert table[-1].startswith("| Gemma 3 270M | 64 |") and "| sliding 8: 0.000; global: 0." in table[-1]
     assert block("rises", written)[-1].startswith("| Gemma 3 270M | one text, ")
-    assert "2 small models (SmolLM2-135M, Gemma 3 270M), each on texts that ship with Python or numpy" in \
-        block("conclusion", written)[0]
+    assert (f"2 small models ({model_as_run('bundled', in_full=True)}; {model_as_run(GEMMA, in_full=True)}), each "
+            "on texts that ship with Python or numpy") in block("conclusion", written)[0]
+    assert "SmolLM2-135M-Instruct, a 4-bit (Q4_1) GGUF dequantized to float" in block("conclusion", written)[0]
     outside = re.compile(r"<!-- (\w+):start -->.*?<!-- \1:end -->", re.S)
     assert outside.sub("", written) == outside.sub("", FINDINGS.read_text())
     assert outside.sub("", readme_copy.read_text()) == outside.sub("", README)
@@ -218,15 +219,16 @@ def test_a_second_models_corpus_joins_the_conclusion(tmp_path):
     summaries = read_tunes(tmp_path / "tunes")  # the bundled model's committed tune first, then the folder's
     assert [summary.model for summary in summaries] == ["bundled", GEMMA]
     conclusion = block("found", readme_copy.read_text())[0]
-    assert conclusion == words.found_conclusion(corpora(summaries)) and "SmolLM2-135M and Gemma 3 270M" in conclusion
+    assert conclusion == words.found_conclusion(corpora(summaries))
+    assert "SmolLM2-135M-Instruct (4-bit) and Gemma 3 270M base (4-bit) predict" in conclusion  # as they run
 
 
 def test_the_corpus_block_is_the_committed_tune():
-    assert block("tune") == tune_lines(read_tune())
+    assert block("tune") == tune_lines(read_tune(), read_sweeps())
 
 
 def test_the_findings_give_every_other_models_corpus_in_full():
-    assert block("other-tunes") == other_tune_lines(read_tunes()[1:])
+    assert block("other-tunes") == other_tune_lines(read_tunes()[1:], read_sweeps())
 
 
 def test_the_fit_block_is_the_committed_fits():
@@ -263,7 +265,7 @@ def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its
     bullets = [line for line in lines if line.startswith("- ")]
     assert bullets == [f"- {sentence}" for sentence in words.sentences(written.verdict)]  # the answer first
     assert bullets[0] == f"- {words.answer(written.verdict)}"
-    assert "| " + " | ".join(words.DECOMPOSITION_COLUMNS) + " |" in lines
+    assert "| " + " | ".join(words.decomposition_columns(written.verdict)) + " |" in lines
     own = next(row for row in written.verdict.decomposition.table if row.kind.value == "own_temperature")
     assert any(line.startswith(f"| {words.row_label(own)} | {words.row_what(own, written.verdict)} |")
                for line in lines)
@@ -541,3 +543,30 @@ def test_findings_set_each_committed_lmeval_run_out_as_a_table_and_say_which_vie
     assert written[-1].startswith("yarn-rope (s=2) + T=1 scores 1 sample more right at 2,048 tokens")
     assert words.lmeval_sentence(replace(run, scores=(run.scores[0], replace(run.scores[1], score=0.5)))).startswith(
         "yarn-rope (s=2) + T=1 scores as T = 1 at every length")
+
+
+def test_a_corpus_whose_windows_read_less_than_its_models_sweep_says_it_is_not_remeasured():
+    """The note follows the records: a corpus of Gemma whose windows read no BOS, next to a sweep of Gemma whose
+    windows read it, says so; with the same lead, or without a sweep of its model, nothing is said."""
+    gemma_sweep = next(sweep for sweep in readme.read_sweeps() if sweep.model == GEMMA)
+    gemma_tune = next(summary for summary in readme.read_tunes() if summary.model == GEMMA)
+    raw = replace(gemma_tune, cut_context=tuple(replace(cut, lead=0) for cut in gemma_tune.cut_context))
+    fresh = replace(gemma_tune, cut_context=tuple(replace(cut, lead=1) for cut in gemma_tune.cut_context))
+    assert gemma_sweep.cut_context.lead == 1
+    assert readme.lead_note(raw, [gemma_sweep]) == ["", words.stale_reference_note(1)]
+    assert readme.lead_note(fresh, [gemma_sweep]) == [] and readme.lead_note(raw, []) == []
+    assert words.stale_reference_note(1) in readme.tune_lines(raw, [gemma_sweep])
+
+
+def test_the_conclusion_says_hardly_helps_only_below_its_threshold_and_speaks_of_one_model_as_one():
+    """HARDLY_HELPS decides "hardly helps": the bundled corpus's best temperature alone brings back 7% of the rise;
+    with the rise made a tenth as large (the same lever then brings back 66%), the sentence gives the share."""
+    bundled = corpora(read_tunes())[:1]
+    said = words.found_conclusion(bundled)
+    assert said.startswith("Past the length it was trained on, SmolLM2-135M-Instruct (4-bit) predicts text worse")
+    share = bundled[0][1].decomposition.share_of_rise(bundled[0][1].decomposition.best(LeverKind.TEMPERATURE))
+    assert share < words.HARDLY_HELPS and said.endswith("a softmax temperature hardly helps.")
+    model, verdict = bundled[0]
+    smaller = replace(verdict, decomposition=replace(verdict.decomposition, rise=verdict.decomposition.rise / 10))
+    assert words.found_conclusion([(model, smaller)]).endswith(
+        f"a softmax temperature alone brings back at most {share * 10:.0%} of the rise.")

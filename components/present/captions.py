@@ -27,6 +27,7 @@ from model_utils.verdicts.words import (
     FAMILIES,
     PUBLISHED_ENTROPY_IN_T,
     measured_entropy_sentence,
+    spread_method,
     temperature_words,
 )
 
@@ -353,10 +354,10 @@ def best_caption(document, recipe: str | None = None) -> str:
     boot = document.bootstrap
     on = ("" if recipe is None else f" Here every temperature runs on the RoPE recipe {recipe}, and what it saves is "
           f"against {recipe} at T = 1, not against the model's own positions.")
+    documents = document.corpus.documents if isinstance(document, TuneSummary) else None
     return (f"Each point: the constant temperature with the lowest mean NLL over the bucket's positions; the bars are "
-            f"its {boot.confidence:.0%} interval over {boot.resamples:,} resamples ({boot.method}"
-            f"{'' if boot.block is None else ', blocks of ' + format(boot.block, ',') + ' positions'}). Only the "
-            f"temperatures tried can be best: the ticks on the y axis.{on}")
+            f"its {spread_method(boot, documents)}. Only the temperatures tried can be best: the ticks on the y "
+            f"axis.{on}")
 
 
 CORPUS_NAMES = 8  # documents named in the corpus caption; more are counted
@@ -375,8 +376,8 @@ def corpus_caption(summary: TuneSummary, trained_length: int | None) -> str:
                                                if len(names) > CORPUS_NAMES else "")
     return (f"Corpus: {corpus.documents} documents ({each}, {sum(tokens):,} in all) from {corpus.source}"
             + (f" ({listed})" if names else "") + f"; model {summary.model}; {len(summary.results)} passes "
-            f"per document. Mean NLL pooled over the documents' positions in each bucket, with "
-            f"{boot.confidence:.0%} intervals over {boot.resamples:,} resamples ({boot.method}); {line}.")
+            f"per document. Mean NLL pooled over the documents' positions in each bucket, with its "
+            f"{spread_method(boot, corpus.documents)}; {line}.")
 
 
 def position_caption(layer: int | None, statistic: str) -> str:

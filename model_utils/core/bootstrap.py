@@ -98,16 +98,26 @@ def interval(samples: np.ndarray) -> list[float]:
     return [float(np.percentile(samples, low)), float(np.percentile(samples, high))]
 
 
-def best_temperature(temperatures: np.ndarray, means: np.ndarray, samples: np.ndarray, reference: int) -> dict:
+def bounds(samples: np.ndarray, spread: Spread) -> list[float]:
+    """The spread of `samples` (along the first axis) as `spread` says: their CONFIDENCE interval where they are
+    bootstrap resamples, their range where they are the documents one by one (below MIN_FOR_INTERVAL of them)."""
+    if spread is Spread.RANGE:
+        return [float(np.min(samples)), float(np.max(samples))]
+    return interval(samples)
+
+
+def best_temperature(temperatures: np.ndarray, means: np.ndarray, samples: np.ndarray, reference: int,
+                     spread: Spread = Spread.INTERVAL_95) -> dict:
     """The constant temperature with the lowest mean NLL, its NLL, the NLL at T = 1 (`reference`), what it saves,
-    and bootstrap intervals of the best temperature and of the saving, from `samples` [resamples, temperatures]
-    of the mean NLL. Shared by the sweep (positions resampled) and the tuner (documents resampled)."""
+    and the spreads of the best temperature and of the saving (`bounds`), from `samples` [rows, temperatures] of
+    the mean NLL: bootstrap resamples, or each document alone (`spread` RANGE). Shared by the sweep (positions
+    resampled) and the tuner (documents resampled, or one by one)."""
     winner = int(np.argmin(means))
     winners = temperatures[np.argmin(samples, axis=1)]
     saved = samples[:, reference] - samples.min(axis=1)
     return {"temperature": float(temperatures[winner]), "nll": float(means[winner]),
             "nll_at_1": float(means[reference]), "saved": float(means[reference] - means[winner]),
-            "temperature_interval": interval(winners), "saved_interval": interval(saved)}
+            "temperature_interval": bounds(winners, spread), "saved_interval": bounds(saved, spread)}
 
 
 def spread_over(values: np.ndarray, statistic, rng: np.random.Generator) -> tuple[Spread, np.ndarray, np.ndarray]:

@@ -19,6 +19,13 @@ GEMMA_MISSING = (f"model {GEMMA!r} is not installed: run `make models` "
 # What a result file's model is called in a sentence or a table ("On SmolLM2-135M, one text"): the built-in models'
 # own names; any other model by the name it was loaded by.
 MODEL_NAMES = {BUNDLED: "SmolLM2-135M", GEMMA: "Gemma 3 270M"}
+# The built-in models as they run, where the findings start (README's "What we found", FINDINGS' opening): the bundled
+# one is the instruction-tuned SmolLM2 as a 4-bit GGUF, Gemma 3 270M the base model as a 4-bit GGUF, both dequantized
+# to float when loaded; short in a sentence, in full where the findings say what they rest on.
+MODELS_AS_RUN = {BUNDLED: "SmolLM2-135M-Instruct (4-bit)", GEMMA: "Gemma 3 270M base (4-bit)"}
+MODELS_AS_RUN_IN_FULL = {
+    BUNDLED: f"{BUNDLED_FILE.split('.')[0]}, a 4-bit ({BUNDLED_FILE.split('.')[1]}) GGUF dequantized to float",
+    GEMMA: "Gemma 3 270M, the base model, a 4-bit (Q4_K_M) GGUF dequantized to float"}
 MODEL_HELP = f"{BUNDLED} (default), {TINY_RANDOM}, {GEMMA} (after `make models`), or a Hugging Face model folder"
 
 
@@ -35,3 +42,9 @@ def installed_optional_models() -> list[str]:
 def model_name(name: str) -> str:
     """The name of the model a result file names `name`: MODEL_NAMES' for a built-in model, else `name` itself."""
     return MODEL_NAMES.get(name, name)
+
+
+def model_as_run(name: str, in_full: bool = False) -> str:
+    """The model a result file names `name` as it ran (MODELS_AS_RUN, or MODELS_AS_RUN_IN_FULL), for a built-in
+    model; any other by the name it was loaded by."""
+    return (MODELS_AS_RUN_IN_FULL if in_full else MODELS_AS_RUN).get(name, name)

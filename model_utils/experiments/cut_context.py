@@ -1,7 +1,10 @@
 """The cut-context reference pass (core.records.cut_context): each position p >= L of a long text predicted from at
 most its last L tokens, in windows of L tokens at T = 1, `stride` positions scored per window (the last position's
-prediction, of the token just after the window, included). (n - L) / stride passes of L tokens; each window is cached
-on its own, so an interrupted run resumes and a sweep, a tune and a rerun share what is done."""
+prediction, of the token just after the window, included). A window reads what a fresh read of its text would: the
+tokens the tokenizer puts before a text (Gemma's BOS; none for SmolLM2) first, then the text up to the position, L
+tokens in all, as the full pass, which starts with them, reads its first L. (n - L) / stride passes of L tokens; each
+window is cached on its own, keyed by the tokens it reads, so an interrupted run resumes and a sweep, a tune and a
+rerun share what is done."""
 
 from __future__ import annotations
 
@@ -46,13 +49,32 @@ def windows(n_tokens: int, trained_length: int, stride: int) -> list[tuple[int, 
     return [(first, min(n_tokens - 1, first + stride)) for first in range(trained_length, n_tokens - 1, stride)]
 
 
-def window_nll(loaded: LoadedModel, ids: Sequence[int], first: int, stop: int, trained_length: int) -> np.ndarray:
-    """NLL of positions first .. stop - 1 from one T = 1 pass over the L tokens ids[stop - L : stop]: the pass's own
-    position NLL, and its last position's log-probabilities for token `stop`."""
-    start = stop - trained_length
+def lead_tokens(tokenizer) -> tuple[int, ...]:
+    """The token ids a tokenizer puts before every text it encodes with its special tokens (Gemma 3: its BOS; the
+    bundled SmolLM2: none), found by encoding a sample with and without them."""
+    sample = "Attention, temperature."
+    plain = tokenizer(sample, add_special_tokens=False)["input_ids"]
+    full = tokenizer(sample, add_special_tokens=True)["input_ids"]
+    for start in range(len(full) - len(plain) + 1):
+        if list(full[start : start + len(plain)]) == list(plain):
+            return tuple(int(i) for i in full[:start])
+    return ()
+
+
+def window_tokens(ids: Sequence[int], stop: int, trained_length: int, lead: Sequence[int]) -> list[int]:
+    """What the window that ends before `stop` reads: the lead, then the text's last trained_length - len(lead)
+    tokens before `stop`, trained_length tokens in all."""
+    return [*lead, *ids[stop - trained_length + len(lead) : stop]]
+
+
+def window_nll(loaded: LoadedModel, ids: Sequence[int], first: int, stop: int, trained_length: int,
+               lead: Sequence[int] = ()) -> np.ndarray:
+    """NLL of positions first .. stop - 1 from one T = 1 pass over window_tokens (the lead, then the text up to
+    stop): the pass's own position NLL, and its last position's log-probabilities for token `stop`."""
+    start = stop - trained_length  # where the window's position 0 would lie in the text without a lead
     request = AnalysisRequest(temperatures=[1.0], max_tokens=trained_length, trained_length=trained_length,
                               loss_span=(first - start, trained_length - 1))  # the output layer on those only
-    result = analyze_tokens(loaded, list(ids[start:stop]), request).results[0]
+    result = analyze_tokens(loaded, window_tokens(ids, stop, trained_length, lead), request).results[0]
     inside = result.position_nll[first - start : trained_length - 1]
     return np.append(inside, -float(result.last_log_probs[ids[stop]]))
 
@@ -60,8 +82,16 @@ def window_nll(loaded: LoadedModel, ids: Sequence[int], first: int, stop: int, t
 def cut_context_pass(loaded: LoadedModel, ids: Sequence[int], trained_length: int, stride: int,
                      cache_dir: Path, *, on_window: Callable[[int, int], None] | None = None,
                      fingerprint: str | None = None) -> CutContextPass:
-    """The reference of `ids` (a text cut as its sweep or tune cuts it), each window from `cache_dir` where it is,
-    else computed and saved there at once. `on_window(i, count)` hears of each window computed."""
+    """The reference of `ids` (a text cut as its sweep or tune cuts it, the tokenizer's lead first), each window from
+    `cache_dir` where it is, else computed and saved there at once. `on_window(i, count)` hears of each window
+    computed."""
+    lead = lead_tokens(loaded.tokenizer)
+    if tuple(ids[: len(lead)]) != lead:
+        raise AnalysisError("the text's tokens do not start with what the tokenizer puts before a text: tokenize it "
+                            "with its special tokens, as a sweep does")
+    if stride > trained_length - len(lead):
+        raise AnalysisError(f"the cut-context stride must leave the window room for its lead: at most "
+                            f"{trained_length - len(lead):,}, got {stride:,}")
     if len(ids) <= trained_length + 1:
         raise AnalysisError(f"the text has {len(ids):,} tokens: no position past the trained length "
                             f"({trained_length:,}) to score")
@@ -70,12 +100,13 @@ def cut_context_pass(loaded: LoadedModel, ids: Sequence[int], trained_length: in
     fingerprint = fingerprint or model_fingerprint(loaded, portable=True)
     parts, seconds = [], 0.0
     for index, (first, stop) in enumerate(blocks):
-        path = cache_dir / f"{_key(fingerprint, ids, first, stop, trained_length)}.json"
+        read = window_tokens(ids, stop, trained_length, lead)
+        path = cache_dir / f"{_key(fingerprint, read, ids[stop], stop - first)}.json"
         if not path.is_file():
             if on_window is not None:
                 on_window(index, len(blocks))
             started = time.perf_counter()
-            nll = window_nll(loaded, ids, first, stop, trained_length)
+            nll = window_nll(loaded, ids, first, stop, trained_length, lead)
             write_atomic(path, json.dumps({"format": FORMAT, "first": first, "stop": stop,
                                            "seconds": round(time.perf_counter() - started, 2),
                                            "nll": [round(float(v), 5) for v in nll]}))
@@ -83,12 +114,13 @@ def cut_context_pass(loaded: LoadedModel, ids: Sequence[int], trained_length: in
         parts.append(np.asarray(cached["nll"], dtype=np.float64))
         seconds += cached["seconds"]
     return CutContextPass(trained_length=trained_length, stride=stride, n_tokens=len(ids),
-                          min_context=trained_length - stride + 1, windows=len(blocks),
+                          min_context=trained_length - stride + 1, windows=len(blocks), lead=len(lead),
                           position_nll=np.concatenate(parts), seconds=round(seconds, 1))
 
 
-def _key(fingerprint: str, ids: Sequence[int], first: int, stop: int, trained_length: int) -> str:
-    """A window's cache key: the model, the tokens it reads and the target after them, and what it scores."""
-    tokens = np.asarray(ids[stop - trained_length : stop + 1], dtype=np.int64).tobytes()
-    parts = [str(FORMAT), fingerprint, hashlib.sha256(tokens).hexdigest(), str(stop - first)]
+def _key(fingerprint: str, read: Sequence[int], target: int, scored: int) -> str:
+    """A window's cache key: the model, the tokens it reads and the target after them, and how many it scores (a
+    window without a lead reads what it read before leads were, so its key and its cached numbers stay)."""
+    tokens = np.asarray([*read, target], dtype=np.int64).tobytes()
+    parts = [str(FORMAT), fingerprint, hashlib.sha256(tokens).hexdigest(), str(scored)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]

@@ -71,13 +71,16 @@ def sweep_verdict(*, results: Sequence[SweepResult], buckets: Sequence[Bucket], 
             _bucket_statistic(result, "effective_untrained_mass")[scored] if "effective_untrained_mass" in result.heads
             else np.full(len(scored), np.nan) for result in results])
     past = [i for i, (start, _) in enumerate(chosen) if start >= trained_length]
-    layer_types = layer_groups(layer_spans, [result.heads["untrained_mass"][scored] for result in results]) \
+    with_sink = all("sink_mass" in result.heads for result in results)
+    layer_types = layer_groups(layer_spans, [result.heads["untrained_mass"][scored] for result in results],
+                               [result.heads["sink_mass"][scored] for result in results] if with_sink else None) \
         if all("untrained_mass" in result.heads for result in results) else ()
     data = PastData(documents=None, trained_length=trained_length, buckets=chosen, weights=weights,
                     views=tuple(_view_info(result) for result in results), nll=nll, statistics=statistics,
                     reported_best={entry.bucket[0]: entry.temperature_interval for entry in best},
                     resamples=position_folds(position_nll, [result.label for result in results],
-                                             [chosen[i] for i in past], n_tokens, seed), layer_types=layer_types)
+                                             [chosen[i] for i in past], n_tokens, seed), layer_types=layer_types,
+                    layer_spans=None if layer_spans is None else tuple(layer_spans))
     verdict = length_verdict(data)
     return verdict if verdict is None or same_token_rise is None else with_same_token_rise(verdict, same_token_rise)
 

@@ -13,6 +13,7 @@ from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, MIN_FOR_INTERVAL
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.verdict import Bucket, ContextVerdict, Interval, SameTokenRise
 from model_utils.verdicts.context import SEED
+from model_utils.verdicts.layers import LayerGroup
 from model_utils.verdicts.past import DocumentFolds, PastData, ViewInfo, length_verdict
 from model_utils.verdicts.rise import with_same_token_rise
 
@@ -30,11 +31,14 @@ def document_weights(documents: int, seed: int = SEED, resamples: int = BOOTSTRA
 
 def corpus_verdict(*, views: Sequence[ViewInfo], sums: np.ndarray, counts: np.ndarray, buckets: Sequence[Bucket],
                    trained_length: int, statistics: Mapping[str, np.ndarray], reported_best: Mapping[int, Interval],
-                   seed: int = SEED, same_token_rise: SameTokenRise | None = None) -> ContextVerdict | None:
+                   seed: int = SEED, same_token_rise: SameTokenRise | None = None,
+                   layer_types: tuple[LayerGroup, ...] = (),
+                   layer_spans: tuple[int | None, ...] | None = None) -> ContextVerdict | None:
     """The verdict of a corpus: `sums` [document, view, bucket] NLL sums and `counts` [document, bucket] positions
     of the buckets in `buckets` (each reached by some document), `statistics` name -> [view, bucket] pooled over
-    documents, `reported_best` bucket start -> the interval of its best temperature. None without a bucket past the
-    trained length or one inside it."""
+    documents, `reported_best` bucket start -> the interval of its best temperature, `layer_types` the masses per
+    layer type pooled the same way (where the model has several) and `layer_spans` each layer's sliding span (None
+    for a global layer). None without a bucket past the trained length or one inside it."""
     pooled = counts.sum(axis=0)  # [bucket]
     # rows written before a statistic existed (untrained_mass) hold none of it: NaN, left out
     statistics = {name: values for name, values in statistics.items() if np.isfinite(values).all()}
@@ -44,6 +48,7 @@ def corpus_verdict(*, views: Sequence[ViewInfo], sums: np.ndarray, counts: np.nd
                               spread=Spread.RANGE if len(sums) < MIN_FOR_INTERVAL else Spread.INTERVAL_95)
     data = PastData(documents=len(sums), trained_length=trained_length, buckets=tuple(map(tuple, buckets)),
                     weights=pooled.astype(np.float64), views=tuple(views), nll=sums.sum(axis=0) / pooled,
-                    statistics=statistics, reported_best=reported_best, resamples=resamples)
+                    statistics=statistics, reported_best=reported_best, resamples=resamples,
+                    layer_types=layer_types, layer_spans=layer_spans)
     verdict = length_verdict(data)
     return verdict if verdict is None or same_token_rise is None else with_same_token_rise(verdict, same_token_rise)

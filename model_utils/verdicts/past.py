@@ -7,7 +7,7 @@ array is the data as they are, the rest bootstrap resamples."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -169,6 +169,7 @@ class PastData:
     reported_best: Mapping[int, Interval]  # bucket start -> the producer's interval of its best temperature
     resamples: Resamples  # of the buckets past the trained length, in order
     layer_types: tuple[LayerGroup, ...] = ()  # where a model has more than one
+    layer_spans: tuple[int | None, ...] | None = None  # per layer, its sliding span (None: global); None: unknown
 
 
 def length_verdict(data: PastData) -> ContextVerdict | None:
@@ -195,7 +196,9 @@ def length_verdict(data: PastData) -> ContextVerdict | None:
         loss_break=loss_break(data, reference, past, inside, sums, counts),
         gains=gains(data, reference, plain, past, sums, counts, rise),
         attention=attention(data, reference, past, inside),
-        layer_types=layer_type_masses(data.layer_types, reference, past, data.weights),
+        layer_types=layer_type_masses(data.layer_types, reference, past, data.weights,
+                                      [buckets[i][0] for i in past],
+                                      lambda span: [uniform_share(*buckets[i], trained, span) for i in past]),
         decomposition=decompose(rise=rise, rows=(*rows, *schedule_rows(data, reference, sums, counts, inside)),
                                 untrained_constant_range=constant_range),
         entropy_trend=entropy_trend(data.documents, buckets, trained, stats["entropy"][reference],
@@ -354,18 +357,36 @@ def attention(data: PastData, reference: int, past: list[int], inside: list[int]
     rows = tuple(UntrainedShare(bucket=data.buckets[i], mass=float(stats["untrained_mass"][reference, i]),
                                 share=float(stats["untrained_mass"][reference, i]
                                             / (1 - stats["sink_mass"][reference, i])),
-                                uniform_share=uniform_share(*data.buckets[i], data.trained_length)) for i in past)
+                                uniform_share=layers_uniform_share(*data.buckets[i], data.trained_length,
+                                                                   data.layer_spans)) for i in past)
     # Trained attention leans towards recent keys, so the far keys normally draw less than their number. A share
     # above uniform attention's means keys at distances never trained draw more than their number.
     beyond = next((row.bucket[0] for row in rows if row.share > row.uniform_share), None)
     return AttentionShift(untrained=rows, beyond_uniform_from=beyond, entropy=spread)
 
 
-def uniform_share(start: int, stop: int, trained_length: int) -> float:
+def uniform_share(start: int, stop: int, trained_length: int, sliding_span: int | None = None) -> float:
     """The share of the non-sink mass that uniform attention would put on keys at distance >= the trained length,
-    averaged over the queries of [start, stop): query q sees keys 1..q besides the sink, q - L of them that far."""
+    averaged over the queries of [start, stop), in a layer that sees every key (sliding_span None) or its last
+    `sliding_span`: query q sees v = min(q, span) keys besides the sink, v - L of them that far (none where the
+    span is no longer than L: such a layer never meets an untrained distance)."""
     queries = np.arange(max(start, 1), stop)
-    return float(np.mean(np.maximum(0, queries - trained_length) / queries)) if len(queries) else 0.0
+    if not len(queries):
+        return 0.0
+    visible = queries if sliding_span is None else np.minimum(queries, sliding_span)
+    return float(np.mean(np.maximum(0, visible - trained_length) / visible))
+
+
+def layers_uniform_share(start: int, stop: int, trained_length: int,
+                         spans: Sequence[int | None] | None) -> float:
+    """uniform_share averaged over the layers (`spans`: each one's sliding span, None for a global layer; None:
+    unknown, every layer taken to see every key), as the untrained-distance mass averaged over layers is."""
+    spans = list(spans or (None,))
+    kinds = {span: spans.count(span) for span in spans}
+    if len(kinds) == 1:  # one layer type: its own share, exactly
+        return uniform_share(start, stop, trained_length, next(iter(kinds)))
+    return float(np.average([uniform_share(start, stop, trained_length, span) for span in kinds],
+                            weights=list(kinds.values())))
 
 
 def _row(kind: RowKind, *, against: str, spread: Spread, view: str | None = None, rope: Rope | None = None,

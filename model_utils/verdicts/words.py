@@ -19,7 +19,7 @@ from enum import StrEnum
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE
 from model_utils.core.collapse import FactSource
-from model_utils.core.names import model_name
+from model_utils.core.names import model_as_run, model_name
 from model_utils.core.records.fit import FitSummary, Gain
 from model_utils.core.records.lmeval import LmEvalDocument
 from model_utils.core.records.retrieval import Direction as ReachDirection
@@ -83,21 +83,26 @@ def span(bounds: Sequence[int]) -> str:
     return f"positions {bounds[0]:,}-{bounds[1] - 1:,}"
 
 
-def bracket(bounds: Sequence[float] | None, tail: str = "", name: str = "95% interval") -> str:
-    """' (95% interval +0.050 to +0.190)' for a saving with an interval ('range of the 4 documents ...' where
-    `name` says so: interval_name), '' without (then only `tail`)."""
+def bracket(bounds: Sequence[float] | None, tail: str = "", *, name: str) -> str:
+    """' (95% interval +0.050 to +0.190)' for a saving with an interval, named as its record's spread says
+    (spread_name: '95% interval', or 'range of the 4 documents'), '' without (then only `tail`)."""
     if bounds is None:
         return f" ({tail.lstrip('; ')})" if tail else ""
     return f" ({name} {bounds[0]:+.3f} to {bounds[1]:+.3f}{tail})"
 
 
-def interval_name(verdict: ContextVerdict) -> str:
-    """What the verdict's intervals are: '95% interval' (a bootstrap: one text's positions, or 8 documents or
-    more), or 'range of the 4 documents' (fewer than 8: their smallest and largest value; core.bootstrap.
-    MIN_FOR_INTERVAL)."""
-    if verdict.spread is Spread.RANGE:
-        return f"range of the {verdict.documents} documents"
+def spread_name(spread: Spread, documents: int | None) -> str:
+    """What a spread is called, the one rule for every interval said over documents or positions: '95% interval' (a
+    bootstrap: one text's positions, or MIN_FOR_INTERVAL documents or more), or 'range of the 4 documents' (fewer:
+    their smallest and largest value; core.bootstrap.spread_over decides, the record's `spread` says)."""
+    if spread is Spread.RANGE:
+        return f"range of the {documents} document{'s' if documents != 1 else ''}"
     return "95% interval"
+
+
+def interval_name(verdict: ContextVerdict) -> str:
+    """What the verdict's intervals are called (spread_name of its spread)."""
+    return spread_name(verdict.spread, verdict.documents)
 
 
 def short_interval(bounds: Sequence[float] | None) -> str:
@@ -123,9 +128,11 @@ def share_label(share: float | None) -> str:
 
 
 def percent_of_rise(share: float | None) -> str:
-    """share_label in a sentence: above 100%, what that means (more than all of it: the far text also helps)."""
+    """share_label in a sentence: above 100%, what that measures (the lever's loss ends below the cut-context
+    reference's), and no more: why (the far text put to use, or the recipe lowering the loss on any text) is not
+    measured."""
     if share is not None and share >= ABOVE_ALL:
-        return f"{share_label(share)}: more than all of it, so the far text also helps the model"
+        return f"{share_label(share)}: more than the rise itself"
     return share_label(share)
 
 
@@ -211,12 +218,15 @@ class Headline:
     ratio: float | None = None  # a position's multiple of the trained length
     unit: Unit
     help: str
+    bucket: tuple[int, int] | None = None  # a position's bucket [start, stop), said whole: a bucket is no point
 
 
 def headline_number(headline: Headline) -> str:
-    """The big number: '+0.041 nats/token', '1,536', 'does not break'."""
+    """The big number: '+0.041 nats/token', '1,536', '10,240-11,263' (a bucket of positions), 'does not break'."""
     if headline.value is None:
         return "does not break"
+    if headline.unit is Unit.POSITION and headline.bucket is not None:
+        return f"{headline.bucket[0]:,}-{headline.bucket[1] - 1:,}"
     if headline.unit is Unit.POSITION:
         return f"{headline.value:,.0f}"
     return f"{headline.value:+.3f} {headline.unit.value}"
@@ -271,25 +281,28 @@ def _gain_headline(verdict: ContextVerdict) -> Headline | None:
     return Headline(label=f"Best temperature alone ({scoring_short(gain.scoring)})", value=gain.saved,
                     interval=gain.interval, unit=Unit.NATS_PER_TOKEN,
                     help=f"{SAVES[0].upper()}{SAVES[1:]}, per token over {span(verdict.past)}"
-                         + (f", 95% interval in brackets ({resampling(verdict)})" if gain.interval else "")
+                         + (f", {interval_name(verdict)} in brackets ({resampling(verdict)})" if gain.interval
+                            else "")
                          + f"; {how}{share} ({scope(verdict.documents)}).")
 
 
 def _break_rule(verdict: ContextVerdict) -> str:
     low, high = verdict.loss_break.in_context
     return (f"lies above every bucket inside the trained context ({low:.2f}-{high:.2f} nats per token at T = 1) "
-            f"beyond its own 95% interval ({scope(verdict.documents)})")
+            f"beyond its own {interval_name(verdict)} ({scope(verdict.documents)})")
 
 
 def _break_headline(verdict: ContextVerdict) -> Headline:
     found = verdict.loss_break
     if found.bucket is None:
-        return Headline(label="Loss at T = 1 breaks at", value=None, unit=Unit.POSITION,
+        return Headline(label="Loss at T = 1 breaks in positions", value=None, unit=Unit.POSITION,
                         help=f"No bucket past the trained length, up to position {verdict.past[1] - 1:,}, "
                              f"{_break_rule(verdict)}.")
-    return Headline(label="Loss at T = 1 breaks at", value=found.at, ratio=found.ratio, unit=Unit.POSITION,
-                    help=f"Position {found.at:,}, {found.ratio:.3g}x the trained length of "
-                         f"{verdict.trained_length:,}: the first bucket past it that {_break_rule(verdict)}.")
+    return Headline(label="Loss at T = 1 breaks in positions", value=found.at, ratio=found.ratio,
+                    unit=Unit.POSITION, bucket=tuple(found.bucket),
+                    help=f"{span(found.bucket)[0].upper()}{span(found.bucket)[1:]}, from {found.ratio:.3g}x the "
+                         f"trained length of {verdict.trained_length:,}: the first bucket past it that "
+                         f"{_break_rule(verdict)}.")
 
 
 def _recipe_headline(verdict: ContextVerdict) -> Headline | None:
@@ -401,35 +414,36 @@ def _rise(verdict: ContextVerdict) -> str:
 
 
 def _spread_words(same: SameTokenRise) -> str:
-    return "95% interval" if same.spread is Spread.INTERVAL_95 else f"range of the {same.documents} documents"
+    return spread_name(same.spread, same.documents)
 
 
-def _on_top(decomposition: Decomposition, what: str, name: str = "95% interval") -> str:
+def _on_top(decomposition: Decomposition, what: str, name: str) -> str:
     """'; a temperature on top of `what`: ...', every temperature on a recipe against the recipe at T = 1."""
     on_top = decomposition.on_top()
     if not on_top:
         return ""
     return f"; a temperature on top of {what}: " + ", ".join(
         f"{row_label(lever)} saves {lever.saved:+.3f} more "
-        f"({_with_interval(lever, 3, percent_of_rise(decomposition.share_of_rise(lever)), name)})" for lever in on_top)
+        f"({_with_interval(lever, 3, percent_of_rise(decomposition.share_of_rise(lever)), name=name)})"
+        for lever in on_top)
 
 
-def _saving(lever: DecompositionRow, name: str = "95% interval") -> str:
+def _saving(lever: DecompositionRow, name: str) -> str:
     """'label saves +0.344 nats per token (95% interval ...)', for a lever without a share of a rise."""
     interval = _with_interval(lever, 3, name=name)
     return f"{row_label(lever)} saves {lever.saved:+.3f} nats per token" + (f" ({interval})" if interval else "")
 
 
-def _share(lever: DecompositionRow, decomposition: Decomposition, name: str = "95% interval") -> str:
+def _share(lever: DecompositionRow, decomposition: Decomposition, name: str) -> str:
     """'label saves +2.27 nats per token (95% interval +2.10 to +2.45; 101% of the rise)': the figure with its
     interval first, then its share of the rise; a saving under 0.1 keeps a third decimal, so that a small one is
     not rounded into its interval's neighbour."""
     digits = 2 if abs(lever.saved) >= 0.1 else 3
     return (f"{row_label(lever)} saves {lever.saved:+.{digits}f} nats per token "
-            f"({_with_interval(lever, digits, percent_of_rise(decomposition.share_of_rise(lever)), name)})")
+            f"({_with_interval(lever, digits, percent_of_rise(decomposition.share_of_rise(lever)), name=name)})")
 
 
-def _with_interval(lever: DecompositionRow, digits: int, then: str = "", name: str = "95% interval") -> str:
+def _with_interval(lever: DecompositionRow, digits: int, then: str = "", *, name: str) -> str:
     """'95% interval +2.10 to +2.45', followed by '; `then`' where there is more to say; `then` alone (or '') for
     a lever without resamples. The one writer of a lever's interval in a sentence."""
     said = [] if lever.interval is None else [f"{name} {lever.interval[0]:+.{digits}f} to "
@@ -467,7 +481,7 @@ def held_out_sentence(verdict: ContextVerdict) -> str | None:
     said = (f"{scoring_short(gain.scoring).capitalize()} ({where}): the best T per bucket, "
             f"{scoring_method(gain.scoring, verdict.block)}, saves {gain.saved:+.3f} nats "
             f"per token past the trained length against T = 1"
-            f"{bracket(gain.interval, '; ' + SAVES, interval_name(verdict))}")
+            f"{bracket(gain.interval, '; ' + SAVES, name=interval_name(verdict))}")
     if gain.share_of_rise is None:
         return f"{said}; the loss does not rise there ({verdict.rise:+.2f} nats per token {rise_base_words(verdict)})."
     return (f"{said}: {percent_of_rise(gain.share_of_rise)}, the rise being {verdict.rise:.2f} nats per token "
@@ -535,9 +549,9 @@ def break_sentence(verdict: ContextVerdict) -> str:
                 f"nats per token) beyond its own {interval_name(verdict)}; this compares other parts of the text, "
                 "not the same words.")
     bounds = found.interval
-    said = (f"The loss at T = 1 breaks at position {found.at:,}, {found.ratio:.3g}x the trained length "
-            f"of {verdict.trained_length:,} ({where}): {found.nll:.2f} nats per token for "
-            f"{span(found.bucket)}" + (f" ({interval_name(verdict)} {bounds[0]:.2f}-{bounds[1]:.2f})" if bounds else "")
+    said = (f"The loss at T = 1 breaks in {span(found.bucket)}, from {found.ratio:.3g}x the trained length "
+            f"of {verdict.trained_length:,} ({where}): {found.nll:.2f} nats per token there"
+            + (f" ({interval_name(verdict)} {bounds[0]:.2f}-{bounds[1]:.2f})" if bounds else "")
             + f", above every bucket inside the trained context ({low:.2f}-{high:.2f})")
     earlier = found.earlier
     if earlier and earlier[1] > high:  # a mean above the range whose interval still reaches into it
@@ -638,12 +652,28 @@ def layer_type_sentence(verdict: ContextVerdict) -> str | None:
              for kind in verdict.layer_types]
     said = (f"By layer type ({scope(verdict.documents)}), the untrained-distance mass at T = 1 (sink excluded) goes, "
             "over the past buckets: " + "; ".join(parts))
-    blind = [kind for kind in verdict.layer_types
-             if kind.sliding_span is not None and kind.sliding_span <= verdict.trained_length]
+    blind = _blind_layers(verdict)
     if blind:
         said += (f"; a sliding-window layer of {', '.join(f'{kind.sliding_span:,}' for kind in blind)} keys, no more "
                  f"than the trained length of {verdict.trained_length:,}, never sees a key that far back")
-    return said + "."
+    return said + "." + "".join(f" {_uniform_words(kind)}" for kind in verdict.layer_types
+                                if kind.share is not None and kind not in blind)
+
+
+def _uniform_words(kind: LayerTypeMass) -> str:
+    """Whether a layer type's share of its non-sink mass on untrained distances is above what uniform attention over
+    the keys it sees would give (past.uniform_share), and from where."""
+    name = layer_type_name(kind)
+    shares = f"{kind.share[0]:.1%} -> {kind.share[-1]:.1%} of their non-sink mass"
+    if kind.beyond_uniform_from is None:
+        return (f"In the {name} that is {shares}, below what uniform attention over the keys they see would give in "
+                f"every past bucket (up to {max(kind.uniform_share):.0%}): they keep mostly to distances they were "
+                "trained on.")
+    index = next(i for i, (own, even) in enumerate(zip(kind.share, kind.uniform_share, strict=True)) if own > even)
+    there = kind.uniform_share[index:]
+    return (f"In the {name} that is {shares}; from position {kind.beyond_uniform_from:,} on, above what uniform "
+            f"attention over the keys they see would give ({min(there):.0%}-{max(there):.0%} there), so keys at "
+            "distances never trained draw more than their number.")
 
 
 # --- the decomposition and the recipe families ----------------------------------------------------------------------
@@ -679,7 +709,8 @@ def decomposition_sentence(verdict: ContextVerdict) -> str | None:
     if mass and any(row.remaps for row in rows):
         mass += (", for a distance remapping on the distances it gives the model (in the text, the keys stay as "
                  "far back)")
-    parts = [f"{row_label(row)} {row.saved:+.3f}{bracket(row.interval)}" + _mass_bracket(row)
+    name = interval_name(verdict)
+    parts = [f"{row_label(row)} {row.saved:+.3f}{bracket(row.interval, name=name)}" + _mass_bracket(row)
              for row in rows if row.saved is not None]
     return (f"Decomposition past the trained length ({scope(verdict.documents)}), nats per token saved against T = 1 "
             f"on the model's own positions ({SAVES}{mass}): " + "; ".join(parts) + ".")
@@ -692,12 +723,13 @@ def families_sentence(verdict: ContextVerdict) -> str | None:
     decomposition = verdict.decomposition
     if decomposition.families() in ([], [Family.FREQUENCY]):
         return None
-    parts = []
+    parts, name = [], interval_name(verdict)
     for family in decomposition.families():
         lever = decomposition.family_lever(family)
         share = decomposition.share_of_rise(lever)
         share = "" if share is None else f", {percent_of_rise(share)}"
-        parts.append(f"{FAMILIES[family]}, {row_label(lever)}: {lever.saved:+.3f}{bracket(lever.interval)}{share}"
+        parts.append(f"{FAMILIES[family]}, {row_label(lever)}: {lever.saved:+.3f}{bracket(lever.interval, name=name)}"
+                     f"{share}"
                      + _mass_bracket(lever))
     said = (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 "
             f"({scope(verdict.documents)}; {SAVES}; untrained-distance mass past it in brackets): "
@@ -705,7 +737,8 @@ def families_sentence(verdict: ContextVerdict) -> str | None:
     gap = decomposition.family_gap()
     if gap is None or gap.saved is None:
         return said
-    return f"{said} The first two on the same resamples: {row_label(gap)} {gap.saved:+.3f}{bracket(gap.interval)}."
+    return (f"{said} The first two on the same resamples: {row_label(gap)} {gap.saved:+.3f}"
+            f"{bracket(gap.interval, name=name)}.")
 
 
 # --- the published schedules ----------------------------------------------------------------------------------------
@@ -728,7 +761,7 @@ def _temperatures(bounds: Sequence[float]) -> str:
     return f"T {low:.3g}" + (f"-{high:.3g}" if f"{high:.3g}" != f"{low:.3g}" else "")
 
 
-def _schedule_text(row: DecompositionRow, name: str = "95% interval") -> str:
+def _schedule_text(row: DecompositionRow, name: str) -> str:
     text = f"{row.view} {row.saved:+.3f}{bracket(row.interval, name=name)}"
     multipliers = row.multipliers or Multipliers(trained_context=None, past=None)
     if multipliers.past is None:
@@ -868,14 +901,19 @@ def row_what(row: DecompositionRow, verdict: ContextVerdict) -> str:
             f"{fitted.value:.3f} (95% interval {low:.3f}-{high:.3f})")
 
 
-DECOMPOSITION_COLUMNS = ("view", "what it is", "saves past the trained length (95% interval)",
-                         "untrained-distance mass past it")
+def decomposition_columns(verdict: ContextVerdict) -> tuple[str, ...]:
+    """The decomposition table's columns, its saving's spread named as the verdict's (interval_name)."""
+    return ("view", "what it is", f"saves past the trained length ({interval_name(verdict)})",
+            "untrained-distance mass past it")
+
+
+
 BY_LAYER_TYPE = "untrained-distance mass past it, by layer type"
 
 
 def decomposition_table(verdict: ContextVerdict) -> list[dict[str, str]]:
     """The decomposition past the trained length as table rows, each view with what it is, what it saves
-    against T = 1 on the model's own positions (95% interval) and where it leaves the untrained-distance mass;
+    against T = 1 on the model's own positions (with its spread) and where it leaves the untrained-distance mass;
     empty without a RoPE recipe (then it only repeats the in-sample sentence)."""
     if not _has_recipes(verdict.decomposition):
         return []
@@ -898,14 +936,15 @@ def decomposition_table(verdict: ContextVerdict) -> list[dict[str, str]]:
             f"{layer_type_short(kind)}: {value:.3f}"
             for kind, value in zip(verdict.layer_types, masses, strict=True))}
 
-    return [dict(zip(DECOMPOSITION_COLUMNS, (row_label(row), row_what(row, verdict), signed(row.saved, row.interval),
-                                             mass(row)), strict=True)) | by_type(row)
+    columns = decomposition_columns(verdict)
+    return [dict(zip(columns, (row_label(row), row_what(row, verdict), signed(row.saved, row.interval), mass(row)),
+                     strict=True)) | by_type(row)
             for row in verdict.decomposition.table if row.saved is not None]
 
 
 # === The committed sweeps side by side ===============================================================================
 
-SIDE_BY_SIDE_COLUMNS = ("model", "trained length", "text", "tokens", "loss at T = 1 breaks at", "loss rise",
+SIDE_BY_SIDE_COLUMNS = ("model", "trained length", "text", "tokens", "loss at T = 1 breaks in", "loss rise",
                         "best T alone", "best recipe alone", "temperature on top", "untrained-distance mass at T = 1")
 SIDE_BY_SIDE_CAPTION = (
     "One row per committed sweep, one model and one text each, past its trained length in nats per token "
@@ -928,7 +967,8 @@ def side_by_side_row(document: SweepDocument) -> dict[str, str]:
     recipe = decomposition.lever(Dominant.RECIPE)
     temperature = decomposition.best(LeverKind.TEMPERATURE)
     return row | {
-        "loss at T = 1 breaks at": "does not break" if found.bucket is None else f"{found.at:,} ({found.ratio:.3g}x)",
+        "loss at T = 1 breaks in": "does not break" if found.bucket is None else
+        f"{span(found.bucket)} ({found.ratio:.3g}x)",
         "loss rise": f"{verdict.rise:+.2f}",
         "best T alone": NO_VALUE if temperature is None else signed(temperature.saved, temperature.interval),
         "best recipe alone": NO_VALUE if recipe is None else f"{row_label(recipe)}: "
@@ -1062,7 +1102,7 @@ def fit_sentences(summary: FitSummary) -> list[str]:
         entry = gains.get(name)
         if entry is None:
             continue
-        against = AGAINST[name]
+        against = _against(summary, name)
         low, high = entry.interval
         verdict = {Judgement.BETTER: f"the fit beats {against}", Judgement.WORSE: f"the fit loses to {against}",
                    Judgement.NO_DIFFERENCE: f"the fit and {against} do not differ measurably"}[judge(entry)]
@@ -1073,6 +1113,17 @@ def fit_sentences(summary: FitSummary) -> list[str]:
                 "nats per token against T = 1 (negative: it costs there).")
     said.append(f"Scope: one model, {len(summary.documents)} documents of one corpus; not a law.")
     return said
+
+
+def _against(summary: FitSummary, name: str) -> str:
+    """What a held-out gain is against (AGAINST), and for the best constant T, what it was chosen among: where T = 1
+    was the only constant temperature compared, the "best" is T = 1 itself, and the sentence says so."""
+    if name == "best_constant" and summary.compared_temperatures == (1.0,):
+        return "T = 1, the only constant temperature compared here (no grid of temperatures to choose from)"
+    if name == "best_constant" and summary.compared_temperatures:
+        grid = ", ".join(f"{t:g}" for t in summary.compared_temperatures)
+        return f"{AGAINST[name]} among T = {grid}"
+    return AGAINST[name]
 
 
 def _scale(summary: FitSummary, name: str, entry: Gain) -> str:
@@ -1163,6 +1214,27 @@ def mass_shift_lines(found: Sequence[Finding], base: int) -> list[str]:
 SWEEP_BOOTSTRAP = "moving-block bootstrap over the positions of each bucket"
 CORPUS_BOOTSTRAP = ("documents resampled with replacement; the NLL of a bucket is pooled over the positions of the "
                     "documents drawn (sum / count)")
+def stale_reference_note(lead: int) -> str:
+    """Where a corpus's cut-context windows read the raw text while the model's tokenizer puts `lead` tokens (its
+    BOS) before a text, as its sweep's windows read them: the rise below is not yet on a fresh read's reference."""
+    what = "the BOS token" if lead == 1 else f"the {lead} tokens (the BOS first)"
+    return (f"Not yet remeasured: these documents' cut-context windows read the raw text, without {what} the "
+            "tokenizer puts before a text and the full read starts with, "
+            "where the sweep's windows read it first; windows that start with it read the same words better, so "
+            "the rise below is too small and its shares too large until the tune is rerun to remeasure them.")
+
+
+CORPUS_RANGE = ("too few documents for a bootstrap: the range of the documents, each alone (its NLL of a bucket "
+                "over its own positions)")
+
+
+def spread_method(bootstrap, documents: int | None = None) -> str:
+    """How a sweep's or a corpus's spreads were made, for a caption: "95% interval over 1,000 resamples (...)", or
+    below MIN_FOR_INTERVAL documents "range of the 4 documents (...)" (the record's spread says which)."""
+    block = "" if bootstrap.block is None else f", blocks of {bootstrap.block:,} positions"
+    if getattr(bootstrap, "spread", Spread.INTERVAL_95) is Spread.RANGE:
+        return f"{spread_name(Spread.RANGE, documents)} ({bootstrap.method})"
+    return f"{bootstrap.confidence:.0%} interval over {bootstrap.resamples:,} resamples ({bootstrap.method}{block})"
 LMEVAL_TOKENIZER = "the model's own tokenizer, saved to a temporary folder"  # what RULER built its samples with
 FIT_OPTIMIZER = ("scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the pooled next-token NLL of "
                  "the training documents' positions past the trained length")
@@ -1211,7 +1283,9 @@ def fit_table(summary: FitSummary) -> str:
 
 
 def tune_table(summary: TuneSummary) -> str:
-    """One line per bucket: the best constant temperature, its interval, and what it saves against T = 1."""
+    """One line per bucket: the best constant temperature, its spread over documents, and what it saves against
+    T = 1."""
+    spread = "95% interval" if summary.bootstrap.spread is Spread.INTERVAL_95 else "range"
     corpus = summary.corpus
     tokens = sorted(set(corpus.tokens))
     length = f"{tokens[0]:,} tokens each" if len(tokens) == 1 else f"{tokens[0]:,}-{tokens[-1]:,} tokens"
@@ -1219,8 +1293,8 @@ def tune_table(summary: TuneSummary) -> str:
              f"document; {summary.workers} worker(s) x {summary.threads_per_worker} thread(s); "
              f"{summary.wall_seconds:.0f} s this run ({summary.computed_documents} computed), "
              f"peak {summary.peak_rss_gb.max} GB",
-             f"{'positions':>15} {'docs':>4} {'best T':>7} {'95% interval':>14} {'NLL at 1':>9} {'saved':>7} "
-             f"{'95% interval':>17}  best schedule (saved)"]
+             f"{'positions':>15} {'docs':>4} {'best T':>7} {spread:>14} {'NLL at 1':>9} {'saved':>7} "
+             f"{spread:>17}  best schedule (saved)"]
     for index, best in enumerate(summary.best):
         start, stop = best.bucket
         low, high = best.temperature_interval
@@ -1297,7 +1371,8 @@ def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
         return (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured. "
                 f"{trained}")
     return (f"{model} uses what it read up to {between_text(reach.between)} back, both distances measured "
-            f"({_passages_text(reach)}); farther back, it reads a repeated passage almost as new text. {trained}")
+            f"({_passages_text(reach)}); farther back, the first copy "
+            f"saves less than {REACH_SHARE:.0%} of what it saves at the shortest distance. {trained}")
 
 
 def _moved(shift: ReachShift, longest: int) -> str:
@@ -1477,21 +1552,41 @@ def plain_lever(row: DecompositionRow) -> str:
     return row_label(row)
 
 
+HARDLY_HELPS = 0.1  # a lever that brings back less than this share of the rise "hardly helps"
+
+
 def found_conclusion(corpora: Sequence[tuple[str, ContextVerdict]]) -> str:
-    """The one sentence "What we found" opens on, computed from each model's corpus verdict: which lever brings the
-    loss back past the trained length on every model, or that none does on all of them."""
+    """The one sentence "What we found" opens on, computed from each model's corpus verdict (each model named as it
+    ran): which lever brings the loss back past the trained length on every model, or that none does on all of
+    them, and what the best temperature alone does: "hardly helps" where it brings back less than HARDLY_HELPS of
+    the rise on every model."""
     leads = [verdict.decomposition.dominant for _, verdict in corpora]
-    models = " and ".join(model_name(model) for model, _ in corpora)
+    names = " and ".join(model_as_run(model) for model, _ in corpora)
+    models = (f"Past the length it was trained on, {names} predicts" if len(corpora) == 1 else
+              f"Past the length they were trained on, {names} predict")
     if leads and all(lead is Dominant.RECIPE for lead in leads):
         names = {plain_lever(verdict.decomposition.lever(Dominant.RECIPE)) for _, verdict in corpora}
         lever = names.pop() if len(names) == 1 else "a change of the positions"
-        return (f"Past the length they were trained on, {models} predict text worse; {lever} brings that back, and "
-                "a softmax temperature hardly helps.")
+        return (f"{models} text worse; {lever} brings that back, and "
+                f"{_temperature_alone(corpora)}.")
     if leads and all(lead is Dominant.TEMPERATURE for lead in leads):
-        return (f"Past the length they were trained on, {models} predict text worse, and a softmax temperature "
+        return (f"{models} text worse, and a softmax temperature "
                 "brings that back.")
-    return (f"Past the length they were trained on, {models} predict text worse, and no one lever brings it back "
+    return (f"{models} text worse, and no one lever brings it back "
             "on every model.")
+
+
+def _temperature_alone(corpora: Sequence[tuple[str, ContextVerdict]]) -> str:
+    """'a softmax temperature hardly helps' where the best temperature alone brings back less than HARDLY_HELPS of
+    the rise on every model; else the most it brings back."""
+    shares = [verdict.decomposition.share_of_rise(lever) for _, verdict in corpora
+              if (lever := verdict.decomposition.best(LeverKind.TEMPERATURE)) is not None]
+    known = [share for share in shares if share is not None]
+    if known and len(known) == len(corpora) and max(known) < HARDLY_HELPS:
+        return "a softmax temperature hardly helps"
+    if not known:
+        return "what a softmax temperature alone does was not measured"
+    return f"a softmax temperature alone brings back at most {max(known):.0%} of the rise"
 
 
 def _share_words(share: float | None) -> str:
@@ -1509,7 +1604,7 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
     if corpora:
         model, verdict = corpora[0]
         decomposition, documents = verdict.decomposition, verdict.documents
-        on = (f"on {documents} documents {model_name(model)} was not tuned on" if documents else
+        on = (f"on {documents} documents ({model_name(model)})" if documents else
               f"on one text ({model_name(model)})")
         base = ("on the same words" if decomposition.rise_base is RiseBase.CUT_CONTEXT
                 else "against earlier parts of the text")
@@ -1520,8 +1615,9 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
                            f"better) past the trained length, {base}, {on}.")
         alone = decomposition.best(LeverKind.TEMPERATURE)
         if alone is not None:
-            bullets.append(f"The best temperature alone, chosen on other {'documents' if documents else 'positions'}, "
-                           f"brings back {_share_words(decomposition.share_of_rise(alone))} of it.")
+            where = "documents" if documents else "positions"
+            bullets.append(f"The best temperature alone brings back {_share_words(decomposition.share_of_rise(alone))}"
+                           f" of it, on {where} it was not chosen on.")
     if probes:
         bullets.append(_probe_bullet(probes[0]))
     return bullets[:3]
@@ -1531,13 +1627,13 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
     """How far back the probe's model still uses what it read at T = 1, as the two measured distances its reach
     lies between, then what the plain temperatures (no recipe) do to that: which cut it short and which take it
     farther (their brackets apart from T = 1's, on every passage unless said to hold on the mean only), and which
-    do not measurably move it (brackets that overlap T = 1's); the short form where the model uses nothing even at
+    show no measurable shift (brackets that overlap T = 1's); the short form where the model uses nothing even at
     the shortest distance."""
     reach, model = probe.verdict.reach, model_name(probe.model)
     if reach.outcome is ReachOutcome.NONE:
         return f"{model} does not use a passage it read earlier, even at the shortest distance measured."
     head = (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured"
-            if reach.outcome is ReachOutcome.BEYOND else f"{model} uses what it read up to "
+            if reach.outcome is ReachOutcome.BEYOND else f"{model} stops using what it read "
             f"{between_text(reach.between)} back")
     plain = {view.label: view.temperature for view in probe.views
              if view.temperature is not None and view.rope is None and view.schedule is None and view.label != "T=1"}
@@ -1557,7 +1653,7 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
                              + ("" if every else " on the passages' mean, not on each"))
     same = [s.view for s in shifts if s.direction is ReachDirection.OVERLAP]
     if same:
-        parts.append(f"{_by_side(same, plain)} {'does' if len(same) == 1 else 'do'} not measurably move it")
+        parts.append(f"{_by_side(same, plain)} {'shows' if len(same) == 1 else 'show'} no measurable shift")
     if not parts:
         return f"{head}; no temperature tried moves it past what the probe can tell."
     return head + "".join(f"; {part}" for part in parts) + "."

@@ -85,6 +85,7 @@ def test_rows_hold_the_engines_nll_and_statistics(tiny, tmp_path):
     table = rows(tmp_path / "out")
     assert table.num_rows == sum(len(specs) * -(-(len(text.encode()) - 1) // 128) for text in texts.values())
     pooled = {spec: [[0.0, 0] for _ in range(5)] for spec in specs}
+    own = {(spec, bucket): [] for spec in specs for bucket in range(5)}  # each document's bucket mean
     for document in corpus.documents:
         for spec in specs:  # an independent pass per spec, summed here with numpy
             result = analyze(tiny, document.text, temperatures=[spec], max_tokens=600, bucket_size=128,
@@ -102,11 +103,17 @@ def test_rows_hold_the_engines_nll_and_statistics(tiny, tmp_path):
                     values = result.bucket_heads[name][row["bucket"]]
                     expected = np.exp(np.log(values).mean()) if name == "top_ratio" else values.mean()
                     assert row[name] == pytest.approx(expected, abs=1e-5)  # pass records keep 5 decimals
+                for name in ("untrained_mass", "sink_mass"):  # per layer, the mean over its heads
+                    per_layer = result.bucket_heads[name][row["bucket"]].mean(axis=1)
+                    assert row[f"{name}_by_layer"] == pytest.approx(per_layer, abs=2e-5)
+                own[(spec, row["bucket"])].append(row["nll_sum"] / row["nll_count"])
+    assert summary.bootstrap.spread.value == "range"  # 2 documents: their range, not a 95% interval
     for entry in summary.results:
         spec = entry.temperature
         assert entry.nll == pytest.approx([total / count for total, count in pooled[spec] if count], rel=1e-12)
-        for nll, (low, high) in zip(entry.nll, entry.nll_interval, strict=True):
+        for bucket, (nll, (low, high)) in enumerate(zip(entry.nll, entry.nll_interval, strict=True)):
             assert low <= nll <= high
+            assert (low, high) == pytest.approx((min(own[(spec, bucket)]), max(own[(spec, bucket)])))
     for best, nll_1, nll_15 in zip(summary.best, summary.results[0].nll, summary.results[1].nll, strict=True):
         assert best.temperature == (1.0 if nll_1 <= nll_15 else 1.5)
         assert best.saved == pytest.approx(nll_1 - min(nll_1, nll_15))
@@ -265,6 +272,22 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
 COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "tune" / "bundled-builtin"
 
 
+LAYER_COLUMNS = ["untrained_mass_by_layer", "sink_mass_by_layer"]  # rows format 5's
+
+
+def as_format_4(source: Path, target: Path) -> None:
+    """A row file as tunes wrote it before rows format 5: no masses per layer, format 4 in the metadata."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(source)
+    metadata = table.schema.metadata
+    settings = json.loads(metadata[b"tune_settings"]) | {"format": 4}
+    older = table.drop_columns(LAYER_COLUMNS).replace_schema_metadata(
+        metadata | {b"tune_settings": json.dumps(settings).encode()})
+    target.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(older, target)
+
+
 def as_format_3(source: Path, target: Path) -> None:
     """A row file as tunes wrote it before rows format 4: no effective untrained mass, format 3 in the metadata."""
     import pyarrow.parquet as pq
@@ -272,7 +295,7 @@ def as_format_3(source: Path, target: Path) -> None:
     table = pq.read_table(source)
     metadata = table.schema.metadata
     settings = json.loads(metadata[b"tune_settings"]) | {"format": 3}
-    older = table.drop_columns(["effective_untrained_mass"]).replace_schema_metadata(
+    older = table.drop_columns(["effective_untrained_mass", *LAYER_COLUMNS]).replace_schema_metadata(
         metadata | {b"tune_settings": json.dumps(settings).encode()})
     target.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(older, target)
@@ -286,7 +309,7 @@ def as_format_2(source: Path, target: Path) -> None:
 
     from model_utils.core.rope import Rope
 
-    table = pq.read_table(source).drop_columns(["effective_untrained_mass"])
+    table = pq.read_table(source).drop_columns(["effective_untrained_mass", *LAYER_COLUMNS])
     columns = table.to_pydict()
     labels = [None if kind is None else Rope(kind, factor).label
               for kind, factor in zip(columns.pop("rope_recipe"), columns.pop("rope_factor"), strict=True)]
@@ -324,10 +347,11 @@ def committed_settings():
                          sweep=sweep), views
 
 
-@pytest.mark.parametrize("older", [as_format_2, as_format_3], ids=["format 2", "format 3"])
+@pytest.mark.parametrize("older", [as_format_2, as_format_3, as_format_4], ids=["format 2", "format 3", "format 4"])
 def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_path, older):
     """The committed rows written in a format before (2: the recipe's label in a `rope` column; 2 and 3: no
-    effective untrained mass, which on the model's own positions and a frequency change is the untrained mass) are
+    effective untrained mass, which on the model's own positions and a frequency change is the untrained mass; 2 to
+    4: no masses per layer, which a model of one layer type has no use for, and whose passes are not at hand) are
     rewritten in place: the same tables and metadata as the committed files; rows of other settings are left as
     they are, for finished_documents to refuse."""
     import pyarrow.parquet as pq
@@ -339,8 +363,9 @@ def test_the_committed_rows_written_as_before_are_upgraded_back_bit_for_bit(tmp_
     for path in committed:
         older(path, tmp_path / "out" / ROWS / path.name)
     before = pq.read_table(tmp_path / "out" / ROWS / committed[0].name)
-    assert "effective_untrained_mass" not in before.column_names
-    assert older is as_format_3 or "yarn-rope (s=2)" in before.column("rope").to_pylist()
+    assert "untrained_mass_by_layer" not in before.column_names
+    assert older is as_format_4 or "effective_untrained_mass" not in before.column_names
+    assert older is not as_format_2 or "yarn-rope (s=2)" in before.column("rope").to_pylist()
     other = _TuneSettings(model=settings.model, fingerprint=settings.fingerprint, specs=settings.specs,
                           sweep=SweepSettings(**(vars(settings.sweep) | {"bucket_size": 512})))
     assert upgrade_rows(tmp_path / "out", other, views) == []
@@ -372,7 +397,8 @@ def test_the_committed_rows_and_fits_give_the_committed_summary():
     corpus = Corpus(source=committed.corpus.source, documents=documents,
                     duplicates=list(committed.corpus.duplicates_skipped))
     summary = summarize(COMMITTED.relative_to(COMMITTED.parents[2]), corpus, list(committed.corpus.tokens), views,
-                        settings, committed.trained_length, cuts=committed.cut_context)
+                        settings, committed.trained_length, cuts=committed.cut_context,
+                        layer_windows=committed.layer_windows)
     made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
                "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
     assert fold_fits(replace(summary, **{name: getattr(committed, name) for name in made_by}), read_fits()) == committed
@@ -380,13 +406,17 @@ def test_the_committed_rows_and_fits_give_the_committed_summary():
 
 def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_computing(capsys, tmp_path):
     """What a tune left in the format before (its rows, its summary) reads on: the same command upgrades the rows,
-    computes nothing and writes the summary it wrote from the new rows, keeping the runs that computed them."""
+    computes nothing and writes the summary it wrote from the new rows, keeping the runs that computed them; the
+    rows are the new ones but for the masses per layer, which no pass is at hand to give (a model of one layer
+    type has no use for them)."""
+    import pyarrow.parquet as pq
+
     folder = write_corpus(tmp_path / "corpus", {"a.txt": "first document " * 30, "b.txt": "second one " * 30})
     command = ["--corpus", str(folder), "--max-tokens", "200", "--bucket-size", "64", "--temperatures", "1", "1.5",
                "--rope", "yarn-rope:2@1", "--out", str(tmp_path / "out")]
     assert run_cli(capsys, *command)[0] == 0
     rows_path = tmp_path / "out" / ROWS
-    new = {path.name: path.read_bytes() for path in rows_path.glob("*.parquet")}
+    new = {path.name: pq.read_table(path).drop_columns(LAYER_COLUMNS) for path in rows_path.glob("*.parquet")}
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     for name in new:
         as_format_2(rows_path / name, rows_path / name)
@@ -396,7 +426,11 @@ def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_compu
     again = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert again["computed_documents"] == 0 and again["runs"] == summary["runs"] and len(summary["runs"]) == 1
     assert {key: again[key] for key in STATISTICAL} == {key: summary[key] for key in STATISTICAL}
-    assert {path.name: path.read_bytes() for path in rows_path.glob("*.parquet")} == new
+    upgraded = {path.name: pq.read_table(path) for path in rows_path.glob("*.parquet")}
+    assert all(table.column(name).null_count == table.num_rows for table in upgraded.values()
+               for name in LAYER_COLUMNS)
+    assert {name: table.drop_columns(LAYER_COLUMNS) for name, table in upgraded.items()}.keys() == new.keys()
+    assert all(upgraded[name].drop_columns(LAYER_COLUMNS).equals(new[name]) for name in new)
 
 
 def test_the_long_builtin_corpus_is_tuned_with_each_documents_name_sha256_tokens_and_domain(capsys, tmp_path):

@@ -110,7 +110,7 @@ def test_a_corpus_summary_reads_with_the_attributes_of_a_sweep(summary_file):
     assert np.all(low <= np.asarray(data["results"][1]["nll"])) and np.all(np.asarray(
         data["results"][1]["nll"]) <= high)
     said = captions.best_caption(summary)
-    assert "over 1,000 resamples (documents resampled" in said and "blocks of" not in said
+    assert "the bars are its range of the 2 documents (too few documents" in said and "blocks of" not in said
 
 
 # --- RoPE recipes ----------------------------------------------------------------------------------------------

@@ -61,7 +61,8 @@ def test_the_loss_breaks_at_the_first_past_bucket_above_every_bucket_inside_the_
     assert 2.6 < low < 3.4 < high
     assert found.earlier == pytest.approx((2.2, 2.5))  # the past buckets before it
     (headline,) = [item for item in words.headlines(verdict) if item.unit is words.Unit.POSITION]
-    assert (headline.value, headline.ratio) == (1536, 1.5)
+    assert (headline.value, headline.ratio, headline.bucket) == (1536, 1.5, (1536, 1792))
+    assert words.headline_number(headline) == "1,536-1,791" and "positions 1,536-1,791" in words.break_sentence(verdict)
 
 
 def test_a_past_bucket_above_the_range_by_less_than_its_noise_is_not_yet_a_break():

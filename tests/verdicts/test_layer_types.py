@@ -15,7 +15,7 @@ from model_utils.core.views import View
 from model_utils.experiments.sweep import SweepSettings, sweep
 from model_utils.experiments.texts import builtin_text
 from model_utils.verdicts.layers import layer_groups
-from model_utils.verdicts.words import BY_LAYER_TYPE, decomposition_table
+from model_utils.verdicts.words import BY_LAYER_TYPE, decomposition_table, layer_type_sentence
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -48,6 +48,22 @@ def test_a_sliding_layer_meets_no_untrained_distance_and_the_global_layer_does(g
     np.testing.assert_allclose(overall, (2 * np.array(sliding.untrained_mass) + full.untrained_mass) / 3, atol=1e-12)
 
 
+def test_uniform_attention_is_judged_on_the_keys_each_layer_type_sees(gemma_document):
+    """A sliding layer of 8 keys can put no mass past a trained length of 64, and neither could uniform attention
+    over its keys: its uniform share is 0. The global layer's is (q - L) / q averaged over each bucket's queries, and
+    the share averaged over every layer is judged against the mean of the layers' own, not against a global layer's
+    (the bug: 2 of 3 layers here never see that far)."""
+    verdict = gemma_document.verdict
+    sliding, full = verdict.layer_types
+    past = [row.bucket for row in verdict.attention.untrained]
+    assert sliding.uniform_share == (0.0,) * len(past) and sliding.beyond_uniform_from is None
+    expected = [np.mean([(q - TRAINED) / q for q in range(start, stop)]) for start, stop in past]
+    assert full.uniform_share == pytest.approx(expected)
+    assert all(0 < share <= 1 for share in full.share)
+    overall = [row.uniform_share for row in verdict.attention.untrained]
+    assert overall == pytest.approx([value / 3 for value in expected])  # 1 global layer of 3
+
+
 def test_the_decomposition_gives_each_rows_mass_per_layer_type(gemma_document):
     decomposition = gemma_document.verdict.decomposition
     reference, recipe = decomposition.row_of("T=1"), decomposition.row_of("yarn-rope (s=2) + T=1")
@@ -65,7 +81,8 @@ def test_the_split_is_stored_in_the_json_verdict(gemma_document):
     stored = gemma_document.to_dict()["verdict"]
     assert stored["format"] == FORMAT == 5
     assert [entry["sliding_span"] for entry in stored["layer_types"]] == [8, None]
-    assert set(stored["layer_types"][0]) == {"sliding_span", "layers", "untrained_mass", "untrained_mass_past"}
+    assert set(stored["layer_types"][0]) == {"sliding_span", "layers", "untrained_mass", "untrained_mass_past",
+                                             "share", "uniform_share", "beyond_uniform_from"}
     assert ContextVerdict.from_dict(stored) == gemma_document.verdict
 
 
@@ -84,3 +101,49 @@ def test_layer_groups_keep_the_order_of_first_appearance():
     np.testing.assert_array_equal(groups[1].untrained_mass, [[np.mean(untrained[0][0, 1:3]),
                                                               np.mean(untrained[0][1, 1:3])]])
     assert layer_groups([512] * 4, untrained) == () and layer_groups(None, untrained) == ()
+
+
+def test_uniform_share_counts_only_the_keys_a_layer_sees():
+    from model_utils.verdicts.past import uniform_share
+
+    every = np.mean([(q - 64) / q for q in range(100, 200)])
+    assert uniform_share(100, 200, 64) == pytest.approx(every)
+    assert uniform_share(100, 200, 64, 8) == 0.0  # 8 keys: none at distance 64
+    assert uniform_share(100, 200, 64, 80) == pytest.approx(16 / 80)  # q >= 80 sees 80 keys, 16 of them that far
+    assert uniform_share(100, 200, 64, 4096) == pytest.approx(every)  # a span longer than the text: all keys
+
+
+def test_a_corpus_records_its_layer_windows_and_judges_each_layer_type(architecture_model, tmp_path):
+    """The tiny Gemma 3 tuned on two documents: the summary keeps each layer's window, the rows the masses per
+    layer, and the corpus verdict speaks per layer type as a sweep's does; rows of the format before (no masses per
+    layer) are upgraded from the passes kept in the cache, to the same numbers."""
+    import pyarrow.parquet as pq
+
+    from model_utils.experiments.corpus import read_corpus
+    from model_utils.experiments.tune.rows import ROWS
+    from model_utils.experiments.tune.run import tune
+
+    model = architecture_model("gemma3_text")
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    text = builtin_text("long")
+    (folder / "a.txt").write_text(text[:3000])
+    (folder / "b.txt").write_text(text[3000:6000])
+    corpus = read_corpus(str(folder))
+    out, cache = tmp_path / "out", tmp_path / "passes"
+    summary = tune(model, corpus, SPECS, SETTINGS, out, cache_dir=cache)
+    assert summary.layer_windows == (8, None, 8)
+    sliding, full = summary.verdict.layer_types
+    assert sliding.uniform_share == (0.0,) * len(sliding.untrained_mass) and sliding.untrained_mass_past == 0.0
+    assert full.untrained_mass_past > 0.05 and full.share is not None
+    said = layer_type_sentence(summary.verdict)
+    assert "global (full-attention) layers" in said and "uniform attention over the keys they see" in said
+    first = sorted((out / ROWS).glob("*.parquet"))[0]
+    table = pq.read_table(first)
+    metadata = table.schema.metadata
+    older = json.loads(metadata[b"tune_settings"]) | {"format": 4}
+    pq.write_table(table.drop_columns(["untrained_mass_by_layer", "sink_mass_by_layer"]).replace_schema_metadata(
+        metadata | {b"tune_settings": json.dumps(older).encode()}), first)
+    again = tune(model, corpus, SPECS, SETTINGS, out, cache_dir=cache)
+    assert again.computed_documents == 0 and pq.read_table(first).equals(table)
+    assert again.verdict.layer_types == summary.verdict.layer_types

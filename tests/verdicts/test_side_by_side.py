@@ -8,7 +8,7 @@ from pathlib import Path
 from model_utils.core.names import GEMMA
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.verdict import Dominant, LeverKind
-from model_utils.verdicts.words import NO_VALUE, SIDE_BY_SIDE_COLUMNS, side_by_side_row, side_by_side_rows, signed
+from model_utils.verdicts.words import NO_VALUE, SIDE_BY_SIDE_COLUMNS, side_by_side_row, side_by_side_rows, signed, span
 
 COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "sweeps" / "bundled-16k.json"
 
@@ -24,7 +24,7 @@ def test_the_committed_sweeps_row_is_its_verdict():
     row = side_by_side_row(document)
     assert tuple(row) == SIDE_BY_SIDE_COLUMNS
     assert row["trained length"] == "8,192" and row["tokens"] == "16,384"
-    assert row["loss at T = 1 breaks at"] == f"{verdict.loss_break.at:,} ({verdict.loss_break.ratio:.3g}x)"
+    assert row["loss at T = 1 breaks in"] == f"{span(verdict.loss_break.bucket)} ({verdict.loss_break.ratio:.3g}x)"
     assert row["loss rise"] == f"{verdict.rise:+.2f}"
     temperature = decomposition.best(LeverKind.TEMPERATURE)
     assert row["best T alone"] == signed(temperature.saved, temperature.interval)

@@ -103,6 +103,9 @@ def test_a_headline_is_a_number_with_its_interval_or_its_ratio_formatted_at_the_
     assert (words.headline_number(saving), words.headline_note(saving)) == ("+0.041 nats/token", "+0.010 to +0.070")
     position = words.Headline(label="", value=10240, ratio=1.25, unit=words.Unit.POSITION, help="")
     assert (words.headline_number(position), words.headline_note(position)) == ("10,240", "1.25x")
+    bucket = words.Headline(label="", value=10240, ratio=1.25, unit=words.Unit.POSITION, help="",
+                            bucket=(10240, 11264))
+    assert words.headline_text(bucket) == "10,240-11,263 (1.25x)"  # a bucket, not a point
     alone = words.Headline(label="", value=0.5, unit=words.Unit.NATS_PER_TOKEN, help="")
     assert words.headline_note(alone) is None and words.headline_text(alone) == "+0.500 nats/token"
 

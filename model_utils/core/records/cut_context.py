@@ -19,8 +19,9 @@ KIND = "cut-context reference"
 @dataclass(frozen=True, kw_only=True, eq=False)
 class CutContextPass(Record):
     """Next-token NLL of positions trained_length .. n_tokens - 2 (as a pass's position_nll[trained_length:]),
-    each predicted from a window of the last `trained_length` tokens that ends `stride` positions or fewer after
-    it: a position reads between min_context and trained_length tokens."""
+    each predicted from a window of `trained_length` tokens that ends `stride` positions or fewer after it: the
+    `lead` tokens the tokenizer puts before a text (Gemma's BOS), then the text's last ones, so a position reads
+    between min_context and trained_length tokens, as a fresh read of them would."""
 
     trained_length: int
     stride: int
@@ -29,6 +30,7 @@ class CutContextPass(Record):
     windows: int  # passes of trained_length tokens
     position_nll: np.ndarray  # [n_tokens - 1 - trained_length]
     seconds: float  # compute time of the windows (cached ones count what they cost when computed)
+    lead: int = 0  # tokens read before the text's in every window; 0 in files written before windows had one
     format: int = FORMAT
 
     def __eq__(self, other: object) -> bool:
@@ -47,6 +49,7 @@ class CutContextPass(Record):
     @classmethod
     def from_dict(cls, data: dict) -> CutContextPass:
         check_format(data, KIND, FORMAT)
+        data = {"lead": 0} | data  # written before windows had a lead: they read the raw slice, none
         return read(cls, data, KIND, position_nll=lambda values: np.asarray(values, dtype=np.float64))
 
     def to_dict(self) -> dict:

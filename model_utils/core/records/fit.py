@@ -154,6 +154,9 @@ class FitSummary(Record):
     ray_address: str | None = None
     compared_from: str | None = None  # the tune whose rows gave the comparisons (fit --compare-from); None: computed
     run: RunInfo | None = None
+    # the constant temperatures on the model's own positions each fold chose its best constant T among
+    # (--compare-temperatures); in files written before, read from the command line that made them (None: unknown)
+    compared_temperatures: tuple[float, ...] | None = None
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, **super().to_dict()}
@@ -162,9 +165,24 @@ class FitSummary(Record):
     def from_dict(cls, data: dict) -> FitSummary:
         """The fit of a fit.json; RecordError for another format or a missing key."""
         check_format(data, KIND, FORMAT)
-        older = {"compared_from": None}  # files written before --compare-from computed their comparisons
+        older = {"compared_from": None,  # files written before --compare-from computed their comparisons
+                 "compared_temperatures": _compared_in(data.get("run"))}
         return read(cls, older | data, KIND, rope=rope(KIND), interval=tuple, bounds=tuple,
                     folds=records(Fold.from_dict), held_out=HeldOut.from_dict, settings=FitSettings.from_dict,
                     multiplier=Multiplier.from_dict,
                     documents=records(lambda entry: DocumentEntry.from_dict(entry, KIND)),
-                    run=RunInfo.from_dict)
+                    run=RunInfo.from_dict, compared_temperatures=tuple)
+
+
+def _compared_in(run: dict | None) -> list[float] | None:
+    """The values of --compare-temperatures in the command line of a fit's run record, None where it has none."""
+    words = str((run or {}).get("command", "")).split()
+    if "--compare-temperatures" not in words:
+        return None
+    found = []
+    for word in words[words.index("--compare-temperatures") + 1 :]:
+        try:
+            found.append(float(word))
+        except ValueError:
+            break
+    return found or None

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from model_utils.core.records import check_format, field
 from model_utils.core.records.base import DocumentEntry, Record, numbers, read, records, rope
 from model_utils.core.records.run import RunInfo
+from model_utils.core.records.spread import Spread
 from model_utils.core.records.verdict import ContextVerdict
 from model_utils.core.rope import Rope
 
-FORMAT = 1  # bump when a key changes; from_dict refuses other formats
+FORMAT = 2  # bump when a key changes; from_dict refuses other formats but OLDER
+OLDER = (1,)  # 1: no layer windows, and intervals over documents a bootstrap however few (read as such)
 KIND = "corpus-tune summary"
 
 
@@ -131,12 +133,14 @@ class Compared(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class CorpusBootstrap(Record):
-    """How the intervals were made: documents resampled with replacement."""
+    """How the intervals were made: documents resampled with replacement, or below MIN_FOR_INTERVAL documents
+    (core.bootstrap) their range, each document alone (`spread`)."""
 
     resamples: int
     confidence: float
     seed: int
     method: str
+    spread: Spread = Spread.INTERVAL_95  # format 1 made a bootstrap interval whatever the number of documents
 
     @property
     def block(self) -> None:
@@ -145,7 +149,8 @@ class CorpusBootstrap(Record):
 
     @classmethod
     def from_dict(cls, data: dict) -> CorpusBootstrap:
-        return read(cls, data, KIND)
+        return read(cls, {"spread": Spread.INTERVAL_95.value} | data if isinstance(data, dict) else data, KIND,
+                    spread=Spread)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,17 +210,19 @@ class DomainSavings(Record):
 @dataclass(frozen=True, kw_only=True)
 class DocumentCut(Record):
     """One document's cut-context reference (experiments.cut_context), pooled: its positions past the trained length
-    read with at most the trained length before them, their NLL summed, and the windows' stride."""
+    read with at most the trained length before them, their NLL summed, the windows' stride, and the tokens each
+    window reads before the text's (the tokenizer's lead, Gemma's BOS)."""
 
     sha256: str
     nll_sum: float
     positions: int
     stride: int
     min_context: int
+    lead: int = 0  # 0 in files written before windows had a lead: they read the raw slice
 
     @classmethod
     def from_dict(cls, data: dict) -> DocumentCut:
-        return read(cls, data, KIND)
+        return read(cls, {"lead": 0} | data if isinstance(data, dict) else data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -249,6 +256,8 @@ class TuneSummary(Record):
     domains: tuple[DomainSavings, ...] = ()  # per domain of a corpus whose documents carry one
     cut_context: tuple[DocumentCut, ...] | None = None  # per document; None: not measured (the rise is then against
     # the documents' earlier positions)
+    layer_windows: tuple[int | None, ...] | None = None  # per layer, the keys a query sees in a sliding-window layer,
+    # None for full attention (LoadedModel.sliding_windows()); None in format 1
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, **super().to_dict()}
@@ -257,8 +266,8 @@ class TuneSummary(Record):
     def from_dict(cls, data: dict) -> TuneSummary:
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
         before domains were summarized, or before the cut-context reference, read with none."""
-        check_format(data, KIND, FORMAT)
-        data = {"domains": [], "cut_context": None} | data
+        check_format(data, KIND, FORMAT, OLDER)
+        data = {"domains": [], "cut_context": None, "layer_windows": None} | data
         ropes = {found.recipe: found.rope for found in records(TuneResult.from_dict)(field(data, "results", KIND))
                  if found.rope is not None}
         documents = field(field(data, "corpus", KIND), "documents", KIND)
@@ -268,7 +277,8 @@ class TuneSummary(Record):
                     schedules=records(Compared.from_dict), recipes=records(Compared.from_dict),
                     bootstrap=CorpusBootstrap.from_dict, peak_rss_gb=PeakMemory.from_dict,
                     run=RunInfo.from_dict, runs=records(ComputingRun.from_dict),
-                    domains=records(DomainSavings.from_dict), cut_context=records(DocumentCut.from_dict))
+                    domains=records(DomainSavings.from_dict), cut_context=records(DocumentCut.from_dict),
+                    layer_windows=tuple)
 
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:

@@ -304,16 +304,24 @@ class AttentionShift(Record):
 class LayerTypeMass(Record):
     """One layer type of a model with more than one: its sliding span (the keys a query sees in a sliding-window
     layer; None: full attention), its layers, and the untrained-distance mass at T = 1 on the model's own positions
-    (sink excluded) per past bucket and over the past region (weighted by positions)."""
+    (sink excluded) per past bucket and over the past region (weighted by positions), with its share of the type's
+    non-sink mass against uniform attention's over the keys the type sees."""
 
     sliding_span: int | None
     layers: tuple[int, ...]
     untrained_mass: tuple[float, ...]  # [past bucket]
     untrained_mass_past: float
+    # where the type's sink mass was measured (None in files written before): its share of the type's non-sink mass
+    # per past bucket, what uniform attention over the keys such a layer sees would give there, and the first
+    # position from which the share is above that
+    share: tuple[float, ...] | None = None
+    uniform_share: tuple[float, ...] | None = None
+    beyond_uniform_from: int | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> LayerTypeMass:
-        return read(cls, data, KIND, layers=tuple, untrained_mass=tuple)
+        data = {"share": None, "uniform_share": None, "beyond_uniform_from": None} | data
+        return read(cls, data, KIND, layers=tuple, untrained_mass=tuple, share=tuple, uniform_share=tuple)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -94,7 +94,8 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
                         for d, n in zip(corpus.documents, tokens, strict=True)),
         corpus=corpus.source, settings=FitSettings(max_tokens=settings.max_tokens, bucket_size=settings.bucket_size,
                                                    window=settings.window, q_start=settings.q_start),
-        multiplier=_multiplier(request, fitted_value.parameter, fitted_value.interval))
+        multiplier=_multiplier(request, fitted_value.parameter, fitted_value.interval),
+        compared_temperatures=tuple(sorted(view.temperature for view in grid)))
 
 
 def _spread(store: Store, folds: list[Fold], request, trained_length: int, rng: np.random.Generator):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -24,12 +24,14 @@ from model_utils.experiments.corpus import Document
 from model_utils.experiments.runs.errors import RunUsageError
 from model_utils.experiments.sweep import SweepSettings
 
-FORMAT = 4  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
-# 2: the recipe as its label in a `rope` column; 3: Rope's two fields, no effective untrained mass (upgrade_rows)
+FORMAT = 5  # of the rows and their metadata: bump when a column changes, so old folders are refused, not mixed
+# 2: the recipe as its label in a `rope` column; 3: Rope's two fields, no effective untrained mass; 4: no per-layer
+# masses (upgrade_rows)
 ROWS = "rows"  # DIR/rows/<sha256>.parquet, one file per finished document
+BY_LAYER = ("untrained_mass", "sink_mass")  # also kept per layer (mean over its heads): the verdict's layer types
 
 COLUMNS = ("document", "name", "n_tokens", "spec", "temperature", "schedule", "rope_recipe", "rope_factor", "bucket",
-           "start", "stop", "nll_sum", "nll_count", *REPORTED_STATISTICS)
+           "start", "stop", "nll_sum", "nll_count", *REPORTED_STATISTICS, *(f"{name}_by_layer" for name in BY_LAYER))
 
 
 def row_schema():
@@ -41,7 +43,8 @@ def row_schema():
               ("temperature", pa.float64()), ("schedule", pa.string()), ("rope_recipe", pa.string()),
               ("rope_factor", pa.float64()), ("bucket", pa.int64()), ("start", pa.int64()), ("stop", pa.int64()),
               ("nll_sum", pa.float64()), ("nll_count", pa.int64())]
-    return pa.schema(fields + [(name, pa.float64()) for name in REPORTED_STATISTICS])
+    return pa.schema(fields + [(name, pa.float64()) for name in REPORTED_STATISTICS]
+                     + [(f"{name}_by_layer", pa.list_(pa.float64())) for name in BY_LAYER])
 
 
 def rope_columns(rope: Rope | None) -> dict[str, object]:
@@ -51,7 +54,8 @@ def rope_columns(rope: Rope | None) -> dict[str, object]:
 
 def document_columns(document: Document, passes: list[SweepPass]) -> dict[str, list]:
     """The rows of one document from its passes: per spec and bucket, the NLL sum and count of the bucket's
-    positions that have a next token, and the statistics averaged over layers and heads."""
+    positions that have a next token, the statistics averaged over layers and heads, and those of BY_LAYER per
+    layer (averaged over its heads)."""
     columns: dict[str, list] = {name: [] for name in COLUMNS}
     for passed in passes:
         n, result = passed.n_tokens, passed.result
@@ -63,9 +67,16 @@ def document_columns(document: Document, passes: list[SweepPass]) -> dict[str, l
                    "bucket": index, "start": start, "stop": stop, "nll_sum": 0.0 if count == 0 else mean * count,
                    "nll_count": count}
             row |= {name: float(statistic_mean(result.heads[name][index], name)) for name in REPORTED_STATISTICS}
+            row |= by_layer(passed, index)
             for name in COLUMNS:
                 columns[name].append(row[name])
     return columns
+
+
+def by_layer(passed: SweepPass, bucket: int) -> dict[str, list[float]]:
+    """The BY_LAYER statistics of one bucket of a pass, per layer (mean over its heads), as the rows hold them."""
+    return {f"{name}_by_layer": [round(float(v), 6) for v in passed.result.heads[name][bucket].mean(axis=1)]
+            for name in BY_LAYER}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,12 +145,15 @@ def _write_table(table, target: Path) -> None:
     write_atomic(target, lambda staging: pq.write_table(table, staging))
 
 
-def upgrade_rows(out: Path, settings: TuneSettings, views: Sequence[View]) -> list[Path]:
+def upgrade_rows(out: Path, settings: TuneSettings, views: Sequence[View],
+                 passes_of: Callable[[str], Sequence[SweepPass] | None] | None = None) -> list[Path]:
     """Rewrite in place the files of the rows formats before this one that were made with these same settings;
     returns them. Format 2 held the recipe as its label in a `rope` column: Rope's two fields come from the view of
     each row's spec. Formats 2 and 3 held no effective untrained mass: on a view that remaps no distance it is the
-    untrained mass, and on one that does it was not measured (NaN: the verdict leaves it unjudged). A rerun of the
-    command that made them so reads them on; files of other settings are left for finished_documents to refuse."""
+    untrained mass, and on one that does it was not measured (NaN: the verdict leaves it unjudged). Formats 2 to 4
+    held no per-layer masses: they come from the document's passes (`passes_of(sha256)`, in the order of the
+    views; None where they are not at hand, and then the per-layer columns stay empty). A rerun of the command that
+    made them so reads them on; files of other settings are left for finished_documents to refuse."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -153,19 +167,30 @@ def upgrade_rows(out: Path, settings: TuneSettings, views: Sequence[View]) -> li
             continue
         metadata = table.schema.metadata or {}
         found = json.loads(metadata.get(b"tune_settings", b"{}"))
-        if found.get("format") not in (2, 3) or found | {"format": FORMAT} != wanted:
+        if found.get("format") not in (2, 3, 4) or found | {"format": FORMAT} != wanted:
             continue
         columns = table.to_pydict()
         if found["format"] == 2:
             recipes = [rope_columns(ropes[spec]) for spec in columns["spec"]]
             columns |= {name: [recipe[name] for recipe in recipes] for name in ("rope_recipe", "rope_factor")}
-        remapped = [kind in REMAPS for kind in columns["rope_recipe"]]
-        columns["effective_untrained_mass"] = [math.nan if remaps else mass for remaps, mass in
-                                               zip(remapped, columns["untrained_mass"], strict=True)]
+        if found["format"] in (2, 3):
+            remapped = [kind in REMAPS for kind in columns["rope_recipe"]]
+            columns["effective_untrained_mass"] = [math.nan if remaps else mass for remaps, mass in
+                                                   zip(remapped, columns["untrained_mass"], strict=True)]
+        columns |= _layer_columns(columns, None if passes_of is None else passes_of(path.stem))
         _write_table(pa.Table.from_pydict({name: columns[name] for name in COLUMNS}, schema=row_schema())
                      .replace_schema_metadata(metadata | {b"tune_settings": json.dumps(wanted).encode()}), path)
         upgraded.append(path)
     return upgraded
+
+
+def _layer_columns(columns: dict[str, list], passes: Sequence[SweepPass] | None) -> dict[str, list]:
+    """The per-layer columns of an older file's rows, from its document's passes (None: empty)."""
+    if passes is None:
+        return {f"{name}_by_layer": [None] * len(columns["spec"]) for name in BY_LAYER}
+    by_label = {passed.result.label: passed for passed in passes}
+    found = [by_layer(by_label[spec], bucket) for spec, bucket in zip(columns["spec"], columns["bucket"], strict=True)]
+    return {f"{name}_by_layer": [row[f"{name}_by_layer"] for row in found] for name in BY_LAYER}
 
 
 def read_rows(out: Path, hashes: Sequence[str]):

@@ -20,7 +20,7 @@ from model_utils.experiments.cut_context import CutSettings, cut_context_pass
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.runs.pool import Placement, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
-from model_utils.experiments.sweep import Spec, SweepSettings, check_specs, check_text
+from model_utils.experiments.sweep import Spec, SweepSettings, check_specs, check_text, pass_key, run_passes
 from model_utils.experiments.tune.rows import (
     ROWS,
     TuneSettings,
@@ -106,7 +106,7 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: S
     views = [as_view(spec) for spec in specs]
     tune_settings = TuneSettings(model=loaded.name, fingerprint=fingerprint, specs=tuple(v.label for v in views),
                                  sweep=settings)
-    upgrade_rows(out, tune_settings, views)
+    upgrade_rows(out, tune_settings, views, cached_passes(loaded, corpus, specs, settings, cache_dir))
     done = finished_documents(out, tune_settings)
     pending = [document for document in corpus.documents if document.sha256 not in done]
     writer = Writer(out=out, settings=tune_settings, present=len(corpus.documents) - len(pending),
@@ -124,12 +124,32 @@ def tune(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: S
     cuts = None if cut is None else document_cuts(loaded, corpus, settings, trained_length, cut)
     driver = peak_rss_gb()
     return replace(
-        summarize_tune(out, corpus, tokens, specs, tune_settings, trained_length, cuts=cuts), workers=workers,
+        summarize_tune(out, corpus, tokens, specs, tune_settings, trained_length, cuts=cuts,
+                       layer_windows=tuple(loaded.sliding_windows())), workers=workers,
         threads_per_worker=placement.threads_each() or _torch_threads(), ray_address=ray_address,
         computed_documents=writer.computed, skipped_documents=writer.present,
         wall_seconds=round(time.perf_counter() - started, 1),
         peak_rss_gb=PeakMemory(driver=driver, workers=max(writer.worker_peaks, default=None),
                                max=max([driver, *writer.worker_peaks])))
+
+
+def cached_passes(loaded: LoadedModel, corpus: Corpus, specs: Sequence[Spec], settings: SweepSettings,
+                  cache_dir: Path | None) -> Callable[[str], list | None]:
+    """For upgrade_rows: a document's passes (by sha256) where every one of them is in `cache_dir`, else None (an
+    upgrade computes nothing); None for a model of one layer type, whose rows need no per-layer masses."""
+    if cache_dir is None or len(set(loaded.sliding_windows())) < 2:
+        return lambda sha: None
+    by_sha = {document.sha256: document for document in corpus.documents}
+    fingerprint = model_fingerprint(loaded, portable=True)
+
+    def passes_of(sha: str) -> list | None:
+        document = by_sha.get(sha)
+        if document is None or not all((cache_dir / f"{pass_key(fingerprint, document.text, spec, settings)}.json")
+                                       .is_file() for spec in specs):
+            return None
+        return run_passes(loaded, document.text, specs, settings, cache_dir, fingerprint=fingerprint)
+
+    return passes_of
 
 
 def document_cuts(loaded: LoadedModel, corpus: Corpus, settings: SweepSettings, trained_length: int,
@@ -143,7 +163,7 @@ def document_cuts(loaded: LoadedModel, corpus: Corpus, settings: SweepSettings, 
         reference = cut_context_pass(loaded, ids, trained_length, cut.stride_for(trained_length), cut.folder)
         found.append(DocumentCut(sha256=document.sha256, nll_sum=round(float(reference.position_nll.sum()), 5),
                                  positions=len(reference.position_nll), stride=reference.stride,
-                                 min_context=reference.min_context))
+                                 min_context=reference.min_context, lead=reference.lead))
     return found
 
 

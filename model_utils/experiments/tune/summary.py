@@ -13,8 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, best_temperature, interval
+from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, MIN_FOR_INTERVAL, best_temperature
+from model_utils.core.bootstrap import bounds as spread_bounds
 from model_utils.core.records.base import DocumentEntry
+from model_utils.core.records.spread import Spread
 from model_utils.core.records.tune import (
     Compared,
     CorpusBest,
@@ -32,17 +34,19 @@ from model_utils.experiments.corpus import Corpus
 from model_utils.experiments.runs.errors import RunError
 from model_utils.experiments.sweep import multipliers
 from model_utils.experiments.tune.domains import domain_savings
-from model_utils.experiments.tune.rows import ROWS, TuneSettings, read_rows
+from model_utils.experiments.tune.rows import BY_LAYER, ROWS, TuneSettings, read_rows
 from model_utils.verdicts.corpus import corpus_verdict
+from model_utils.verdicts.layers import layer_groups
 from model_utils.verdicts.past import ViewInfo
 from model_utils.verdicts.rise import corpus_rise
-from model_utils.verdicts.words import CORPUS_BOOTSTRAP
+from model_utils.verdicts.words import CORPUS_BOOTSTRAP, CORPUS_RANGE
 
 SEED = 0  # of the bootstrap over documents: the same dataset always gives the same summary
 
 
 def _arrays(table, hashes: list[str], labels: list[str], n_buckets: int):
-    """[document, spec, bucket] NLL sums, counts and queries, and per statistic the values; checks that the rows
+    """[document, spec, bucket] NLL sums, counts and queries, per statistic the values, and per statistic of
+    BY_LAYER its values per layer [document, spec, bucket, layer] (None where a row has none); checks that the rows
     hold every (document, spec, bucket) of the corpus exactly once."""
     columns = {name: table.column(name).to_pylist() for name in ("document", "spec", "bucket")}
     document_index = {sha: i for i, sha in enumerate(hashes)}
@@ -53,6 +57,10 @@ def _arrays(table, hashes: list[str], labels: list[str], n_buckets: int):
     stats = {name: np.full(shape, np.nan) for name in REPORTED_STATISTICS}
     values = {name: table.column(name).to_numpy(zero_copy_only=False) for name in
               ("nll_sum", "nll_count", "start", "stop", *REPORTED_STATISTICS)}
+    layered = {name: table.column(f"{name}_by_layer").to_pylist() for name in BY_LAYER}
+    complete = all(value is not None for values in layered.values() for value in values) and table.num_rows > 0
+    layers = {name: np.full((*shape, len(values[0])), np.nan) for name, values in layered.items()} if complete \
+        else None
     for row, (sha, label, bucket) in enumerate(zip(columns["document"], columns["spec"], columns["bucket"],
                                                    strict=True)):
         at = (document_index[sha], spec_index[label], bucket)
@@ -61,22 +69,27 @@ def _arrays(table, hashes: list[str], labels: list[str], n_buckets: int):
         queries[at] = values["stop"][row] - values["start"][row]
         for name in REPORTED_STATISTICS:
             stats[name][at] = values[name][row]
-    return seen, sums, counts, queries, stats
+        for name in layers or ():
+            layers[name][at] = layered[name][row]
+    return seen, sums, counts, queries, stats, layers
 
 
 def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence, settings: TuneSettings,
-                   trained_length: int, seed: int = SEED, cuts: Sequence[DocumentCut] | None = None) -> TuneSummary:
-    """Per bucket and spec, the NLL pooled over documents (sum / count) with a 95% bootstrap interval (documents
-    resampled with replacement); per bucket, the best constant temperature with its interval and the NLL it saves
-    against T = 1; each schedule's saving alongside; and the corpus verdict's numbers under "verdict", its rise on
-    the same tokens where `cuts` (each document's cut-context reference) are given."""
+                   trained_length: int, seed: int = SEED, cuts: Sequence[DocumentCut] | None = None,
+                   layer_windows: Sequence[int | None] | None = None) -> TuneSummary:
+    """Per bucket and spec, the NLL pooled over documents (sum / count) with its spread over documents (a 95%
+    bootstrap interval, documents resampled with replacement; below MIN_FOR_INTERVAL documents, their range);
+    per bucket, the best constant temperature with its spread and the NLL it saves against T = 1; each schedule's
+    saving alongside; and the corpus verdict's numbers under "verdict", its rise on the same tokens where `cuts`
+    (each document's cut-context reference) are given, its untrained-distance mass per layer type where
+    `layer_windows` (each layer's sliding span) name more than one and the rows hold the masses per layer."""
     sweep = settings.sweep
     hashes = sorted(document.sha256 for document in corpus.documents)  # the bootstrap's order: not the corpus's
     n_tokens = dict(zip((d.sha256 for d in corpus.documents), tokens, strict=True))
     bounds = bucket_bounds(sweep.q_start, max(tokens), sweep.bucket_size)
     expected = np.array([[len(bucket_bounds(sweep.q_start, n_tokens[sha], sweep.bucket_size))] for sha in hashes])
     labels = list(settings.specs)
-    seen, sums, counts, queries, stats = _arrays(read_rows(out, hashes), hashes, labels, len(bounds))
+    seen, sums, counts, queries, stats, layered = _arrays(read_rows(out, hashes), hashes, labels, len(bounds))
     wanted = (np.arange(len(bounds))[None, None, :] < expected[:, :, None]).astype(np.int64)  # [doc, 1, bucket]
     if not np.array_equal(seen, np.broadcast_to(wanted, seen.shape)):
         missing, twice = int(((seen == 0) & (wanted == 1)).sum()), int((seen > 1).sum())
@@ -89,6 +102,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
     rng = np.random.default_rng(seed)
     nll, nll_interval = [[] for _ in views], [[] for _ in views]  # [view][bucket reached]
     means_of = {name: [[] for _ in views] for name in REPORTED_STATISTICS}  # name -> [view][bucket reached]
+    by_layer = {name: [[] for _ in views] for name in layered or ()}  # name -> [view][bucket reached] -> [layer]
     compared = [i for i, view in enumerate(views) if not view.is_plain]  # schedules, and every view on a recipe
     savings: dict[int, list[Saving]] = {i: [] for i in compared}
     best, reached = [], []
@@ -99,22 +113,26 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         reached.append(bucket)
         bucket_sums, bucket_counts = sums[reaching, :, bucket], counts[reaching, :, bucket]  # [doc, spec]
         means = bucket_sums.sum(axis=0) / bucket_counts.sum(axis=0)  # [spec]
-        draws = rng.integers(0, len(reaching), size=(BOOTSTRAP_RESAMPLES, len(reaching)))
-        samples = bucket_sums[draws].sum(axis=1) / bucket_counts[draws].sum(axis=1)  # [resamples, spec]
+        spread = Spread.RANGE if len(reaching) < MIN_FOR_INTERVAL else Spread.INTERVAL_95
+        draws = np.eye(len(reaching), dtype=bool) if spread is Spread.RANGE else \
+            rng.integers(0, len(reaching), size=(BOOTSTRAP_RESAMPLES, len(reaching)))  # each document alone
+        samples = np.stack([bucket_sums[draw].sum(axis=0) / bucket_counts[draw].sum(axis=0) for draw in draws])
         weights = queries[reaching, :, bucket]
         for i in range(len(views)):
             nll[i].append(float(means[i]))
-            nll_interval[i].append(tuple(interval(samples[:, i])))
+            nll_interval[i].append(tuple(spread_bounds(samples[:, i], spread)))
             for name in REPORTED_STATISTICS:
                 means_of[name][i].append(float(np.average(stats[name][reaching, i, bucket], weights=weights[:, i])))
+            for name, values in by_layer.items():
+                values[i].append(np.average(layered[name][reaching, i, bucket], axis=0, weights=weights[:, i]))
         where = {"bucket": (int(start), int(stop)), "documents": len(reaching),
                  "positions": int(bucket_counts[:, reference].sum())}
         best.append(_best_entry(where, best_temperature(temperatures, means[constant], samples[:, constant],
-                                                        constant.index(reference))))
+                                                        constant.index(reference), spread)))
         for i in compared:
             saved = samples[:, reference] - samples[:, i]
             savings[i].append(Saving(**where, nll=float(means[i]), saved=float(means[reference] - means[i]),
-                                     saved_interval=tuple(interval(saved))))
+                                     saved_interval=tuple(spread_bounds(saved, spread))))
     seconds = _document_seconds(out, hashes)
     verdict = corpus_verdict(
         views=[ViewInfo(label=view.label, temperature=view.temperature,
@@ -124,6 +142,8 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         sums=sums[:, :, reached], counts=counts[:, reference, reached], buckets=[bounds[b] for b in reached],
         trained_length=trained_length, reported_best={entry.bucket[0]: entry.temperature_interval for entry in best},
         seed=seed, statistics={name: np.array(values) for name, values in means_of.items()},
+        layer_types=layer_groups(layer_windows, *(np.array(by_layer[name]) for name in BY_LAYER)) if by_layer
+        else (), layer_spans=None if layer_windows is None else tuple(layer_windows),
         same_token_rise=None if not cuts else _same_token_rise(cuts, hashes, sums[:, reference], counts[:, reference],
                                                                bounds, trained_length))
     return TuneSummary(
@@ -140,11 +160,13 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         recipes=tuple(Compared(label=views[i].label, rope=views[i].rope, buckets=tuple(savings[i]))
                       for i in compared if views[i].rope is not None),
         bootstrap=CorpusBootstrap(resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=seed,
-                                  method=CORPUS_BOOTSTRAP),
+                                  method=CORPUS_BOOTSTRAP if len(hashes) >= MIN_FOR_INTERVAL else CORPUS_RANGE,
+                                  spread=Spread.RANGE if len(hashes) < MIN_FOR_INTERVAL else Spread.INTERVAL_95),
         compute_seconds=round(sum(seconds), 1), rows=str(out / ROWS), verdict=verdict,
         domains=_domains(corpus, hashes, labels, sums[:, :, reached], counts[:, reference, reached],
                          reference, [i for i, b in enumerate(reached) if bounds[b][0] >= trained_length]),
-        cut_context=None if not cuts else tuple(cuts))
+        cut_context=None if not cuts else tuple(cuts),
+        layer_windows=None if layer_windows is None else tuple(layer_windows))
 
 
 def _same_token_rise(cuts: Sequence[DocumentCut], hashes: list[str], sums: np.ndarray, counts: np.ndarray,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from model_utils.core.records import RecordError
-from model_utils.core.records.tune import FORMAT, TuneSummary, previous_runs
+from model_utils.core.records.tune import FORMAT, OLDER, TuneSummary, previous_runs
 from model_utils.core.rope import Rope
 
 COMMITTED = Path(__file__).resolve().parents[3] / "assets" / "tune" / "bundled-builtin" / "summary.json"
@@ -59,7 +59,7 @@ def test_another_format_is_refused(committed, found):
     if found is not None:
         other["format"] = found
     with pytest.raises(RecordError, match=rf"this corpus-tune summary has format {found!r}; this version reads "
-                                          rf"format {FORMAT}: regenerate it"):
+                                          rf"format {', '.join(map(str, (*OLDER, FORMAT)))}: regenerate it"):
         TuneSummary.from_dict(other)
 
 
@@ -82,3 +82,12 @@ def test_the_runs_of_a_summary_before_formats_are_kept(committed):
     assert previous_runs({key: value for key, value in older.items() if key != "runs"}) == ()
     with pytest.raises(RecordError, match="format 7"):
         previous_runs(committed | {"format": 7})
+
+
+def test_a_summary_of_format_1_reads_as_a_bootstrap_without_layer_windows(committed):
+    """Format 1 made a bootstrap interval over documents however few there were, and had no layer windows."""
+    older = {key: value for key, value in committed.items() if key != "layer_windows"} | {"format": 1}
+    older["bootstrap"] = {key: value for key, value in older["bootstrap"].items() if key != "spread"}
+    summary = TuneSummary.from_dict(older)
+    assert summary.layer_windows is None and summary.bootstrap.spread.value == "95% interval"
+    assert summary.to_dict()["format"] == FORMAT  # written back in this format
