@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 
 .PHONY: setup models run test test-fast test-models lint golden bench bench-gpu bench-pages loadtest sweep sweep-gemma \
-	tune tune-gemma fit cut-context retrieval retrieval-gemma lmeval clean
+	tune tune-gemma fit cut-context retrieval retrieval-gemma lmeval screenshots clean
 
 setup: $(STAMP)
 
@@ -66,6 +66,13 @@ bench: setup
 # table. Without a GPU it says so in one line and exits 0 (`python -m bench.gpu --device cpu` is its dry run).
 bench-gpu: setup
 	$(BIN)/python -m bench.gpu
+
+# Every picture README.md and docs/ embed, from a fresh server on the bundled model, and their manifest
+# (assets/screenshots/MANIFEST.json), which `make test` checks against the code and data: a stale picture cannot land.
+# About 5 minutes on 2 cores; SCREENSHOTS_ARGS="--stale" retakes only the pictures whose page changed.
+SCREENSHOTS_ARGS ?=
+screenshots: setup
+	$(BIN)/python -m bench.screenshots $(SCREENSHOTS_ARGS)
 
 # Seconds from opening each page to its last chart on a fresh server: before the warm-up (b16a54a), now opened at
 # once, now after the warm-up -> bench/PAGES.md. Needs /usr/bin/chromium; about 10 minutes on 2 cores.

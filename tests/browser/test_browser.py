@@ -432,7 +432,7 @@ ANSWER_FIRST = """() => {
             axis: chart._fullLayout.xaxis.title.text,
             scrolled: document.querySelector('[data-testid="stMain"]').scrollTop + window.scrollY};
 }"""
-DECOMPOSITION_PNG = ROOT / "assets" / "screenshots" / "decomposition.png"  # the README's "What we found" figure
+DECOMPOSITION_PNG = SCREENSHOTS / "decomposition.png"  # the README's "What we found" figure (make screenshots)
 
 
 def test_the_context_length_page_opens_on_the_answer_sentence_and_the_decomposition_chart(app_url, browser):
