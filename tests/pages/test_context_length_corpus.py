@@ -60,7 +60,9 @@ def test_a_corpus_summary_is_drawn_next_to_the_single_text(tiny_env, runs, summa
     # the summary does not record the trained length (the tuner ran with the model's own): the tiny sweep's is used
     assert trained_line_positions(nll) == [1024]
     caption = next(c.value for c in at.caption if c.value.startswith("Corpus\\:"))
-    assert "2 documents \\(2,048 tokens each, 4,096 in all\\)" in caption and "documents resampled" in caption
+    assert "2 documents \\(2,048 tokens each, 4,096 in all\\)" in caption
+    # below 8 documents a spread is their range, never a resampled interval (issue 58: one rule, the record's spread)
+    assert "range of the 2 documents" in caption and "resampled" not in caption
     names = ", ".join(f"builtin {name}" for name, _ in builtin_corpus()[:2])  # the documents the tuner ran
     assert plain(f"({names})") in caption
     # per domain: the two documents share one, and the table holds the summary's savings past the trained length
