@@ -22,12 +22,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from components.pages import PAGES
 from model_utils.core.machine import usable_cores
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS, SCREENS, free_port, stop, wait_until_healthy
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
-TITLES = {"": "Softmax lab", "maps": "Attention maps", "collapse": "Collapse inspector",
-          "schedules": "Length schedules", "context": "Context length", "floor": "Floor"}
+TITLES = {spec.url_path: spec.title for spec in PAGES} | {"floor": "Floor"}  # every page, as the app lists them
 FLOOR_CHARTS = 3  # bench/floor_app.py
 FLOOR_RUNS = 5
 SESSION_ROUNDS = 5  # new sessions per page and server, alternating between the two warmed servers
