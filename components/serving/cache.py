@@ -39,7 +39,7 @@ from model_utils.core.rope import Rope
 from model_utils.core.views import View
 
 with imports_without_collection():  # torch and transformers, imported here by the warm-up or the first model page
-    from model_utils import LoadedModel, Report, Schedule, analyze, answer_token, load_model, set_threads
+    from model_utils import LoadedModel, Report, Schedule, analyze, load_model, set_threads
 with imports_without_collection():
     from model_utils import Generation, GenerationRequest, generate_continuations
 with imports_without_collection():
@@ -202,12 +202,6 @@ def collapse_view(model_name: str, text: str, temperatures: tuple[TemperatureKey
         with contextlib.suppress(AnalysisError):
             computed_once(cached_answer_probe, model_name, text, temperatures, mode, max_tokens, answer)
     return report
-
-
-@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
-def cached_answer_token(model_name: str, prompt: str, answer: str) -> tuple[int, str]:
-    """Id and text of the first token of `answer` after `prompt` (model_utils.engine.analyze.answer_token)."""
-    return answer_token(cached_model(model_name), prompt, answer)
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=3600)

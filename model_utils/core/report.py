@@ -217,10 +217,6 @@ class Report:
                         entropies=(float(spread[0][layer, head]), float(spread[1][layer, head])),
                         ratios=(runner_up_ratio(sharp[layer, head]), runner_up_ratio(soft[layer, head])))
 
-    def answer_probabilities(self, token_id: int) -> list[float]:
-        """P(token_id) as the next token after the last position, per result."""
-        return [float(np.exp(result.last_log_probs[token_id])) for result in self.results]
-
     def multiplier_range(self, view: int) -> tuple[float, float]:
         """Smallest and largest logit multiplier of a result over the measured queries (q_start..n-1)."""
         values = self.multipliers[view, self.q_start :]

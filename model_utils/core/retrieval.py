@@ -1,17 +1,8 @@
 """Where a retrieval probe puts its tokens: a passage planted early in a filler text and repeated `distance` tokens
-later. A model that can still reach the first copy predicts the repeat almost perfectly (an induction copy); one that
-cannot reads it as new text. The reference is the same text with nothing planted: the filler runs on where the copy
-was, so the two differ only in the copy's tokens and the repeat sits on the same positions. Standard library only.
-
-    planted:    [lead filler][passage][filler ......................][passage]
-    unplanted:  [lead filler][filler  ..............................][passage]
-                 0           copy_start          repeat_start = copy_start + distance
-
-The repeat's position moves with the distance (a pass for distance d reads lead + d + passage tokens), so short
-distances are cheap; the nothing-planted pass on the same positions takes the position's own difficulty out. The
-planted text for d is that for any longer distance cut at lead + d, then the passage, and the unplanted text is the
-filler alone up to the repeat: a view that computes each position the same whatever the text's length
-(`reads_by_position`) reads each once, up to the longest distance, and every repeat as its continuation."""
+later, against the same text with nothing planted (the filler runs on where the copy was), so the two differ only in
+the copy's tokens and the repeat sits on the same positions; a view that computes each position the same whatever
+the text's length (`reads_by_position`) reads each text once and every repeat as its continuation. The layout is
+drawn in docs/ARCHITECTURE.md (A retrieval probe). Standard library only."""
 
 from __future__ import annotations
 

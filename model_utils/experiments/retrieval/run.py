@@ -1,17 +1,9 @@
-"""A retrieval run: every passage at every distance under every view, planted and not (experiments.retrieval.grid
-names the points), then one curve per view and the verdict (verdicts.retrieval). One job per view
-(experiments.retrieval.points): a view reads each text once by default, the filler up to the longest distance
-(shared by every passage) and each passage's planted text, each distance's repeat read as a continuation of that
-prefix cut at lead + d; a view whose numbers depend on the whole text's length (core.retrieval.reads_by_position)
-reads every text whole, as `separate_passes` makes every view do. With `refine`, each view's job then adds distances
-inside its reach's bracket by bisection until it is narrow. Each point is cached under what it computes, so two
-views that run the same multipliers on a text share one point, an interrupted run resumes from the points it has
-and a rerun computes nothing. Jobs run in this process or on a long run's workers (runs.open_pool).
-
-Cost on p passages, v views and distances d_1 < ... < d_k: separate, 2 p v whole passes of lead + d_i + passage
-tokens for each i; shared, v passes of lead + d_k (the filler) and p v (the planted texts), then 2 p v k
-continuations of one passage's tokens each (their attention against up to lead + d_k keys); a refined distance adds
-2 p continuations to its view. bench/RETRIEVAL.md has the measured ratio."""
+"""A retrieval run: every passage at every distance under every view, planted and not, then one curve per view and
+the verdict (verdicts.retrieval). One job per view: by default it reads the filler and each planted text once, up to
+the longest distance, and each repeat as a continuation of that prefix (a view whose numbers depend on the whole
+text's length reads every text whole, as `separate_passes` makes every view do); `refine` then bisects each reach's
+bracket. Points are cached under what they compute, so a run resumes. Layout and cost model: docs/ARCHITECTURE.md
+(A retrieval probe); the measured ratio: bench/RETRIEVAL.md."""
 
 from __future__ import annotations
 
