@@ -447,8 +447,9 @@ def retrieval_request(args, loaded, passages):
 
     longest = args.lead + max(args.distances) + max(len(passage.ids) for passage in passages)
     return RetrievalRequest(distances=tuple(args.distances), trained_length=args.trained_length or loaded.max_positions,
-                            views=tuple(retrieval_views(args, loaded, longest)), beyond_trained=args.beyond_trained,
-                            lead=args.lead)
+                            views=tuple(retrieval_views(args, loaded, longest)),
+                            beyond_trained=args.beyond_trained or args.recipes_past_trained, lead=args.lead,
+                            recipes_past_trained=args.recipes_past_trained)
 
 
 def retrieval_views(args, loaded, longest: int) -> list:

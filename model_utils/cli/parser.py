@@ -230,6 +230,9 @@ def add_retrieval(commands) -> None:
                        help="allow a distance whose text runs past the model's trained length (refused otherwise)")
     probe.add_argument("--trained-length", type=int, metavar="L",
                        help="the model's trained context length, if not its max_position_embeddings")
+    probe.add_argument("--recipes-past-trained", action="store_true",
+                       help="past the trained length, measure only the --rope recipes and T = 1 (as "
+                            "--beyond-trained); the other views stop at the longest distance whose text fits")
     probe.add_argument("--separate-passes", action="store_true",
                        help="read every text whole, one pass per passage, distance and view (the reference the "
                             "default is checked against); by default each view reads the filler and each planted "

@@ -283,3 +283,17 @@ def test_refining_bisects_the_bracket_with_continuations_of_the_prefixes_read_an
     again = []
     rerun = retrieval(tiny, FILLER, [PASSAGE, OTHER], request, cache_dir=tmp_path, refine=True, on_unit=again.append)
     assert again == [] and rerun.to_dict()["curves"] == document.to_dict()["curves"]
+
+
+def test_past_the_trained_length_only_the_recipes_and_t1_are_measured_when_asked(tiny, tmp_path):
+    stretched = View(1.0, Rope("yarn-rope", 2.0))
+    request = RetrievalRequest(distances=(40, 96, 200, 300), views=(View(1.0), View(0.7), stretched),
+                               trained_length=256, beyond_trained=True, recipes_past_trained=True)
+    document = retrieval(tiny, FILLER, [PASSAGE, OTHER], request, cache_dir=tmp_path)
+    # the lead (32), a distance and the 24-token passage fit 256 tokens up to 200
+    assert document.curve("T=0.7").distances == (40, 96, 200)
+    assert document.curve("T=1").distances == document.curve(stretched.label).distances == (40, 96, 200, 300)
+    assert {p.distance for p in document.points if p.view == "T=0.7"} == {40, 96, 200}
+    full = retrieval(tiny, FILLER, [PASSAGE, OTHER], RetrievalRequest(
+        distances=(40, 96, 200), views=(View(1.0), View(0.7)), trained_length=256), cache_dir=tmp_path)
+    assert full.curve("T=0.7").gain == document.curve("T=0.7").gain

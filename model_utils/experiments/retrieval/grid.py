@@ -17,6 +17,7 @@ from model_utils.core.views import View
 from model_utils.experiments.retrieval.passages import Tokens
 
 FORMAT = 1  # of a cached pass: bump when a pass's numbers would come out different
+REFERENCE = View(1.0)  # T = 1 on the model's own positions: what every other view is compared with
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,6 +30,14 @@ class RetrievalRequest:
     trained_length: int
     beyond_trained: bool = False
     lead: int = LEAD_TOKENS
+    recipes_past_trained: bool = False  # past the trained length only the recipes and T = 1 are measured
+
+    def distances_for(self, view: View, passage_tokens: int) -> tuple[int, ...]:
+        """The distances `view` is measured at: every one, or with recipes_past_trained for a view on the model's
+        own positions other than T = 1, those whose text (lead, distance, passage) fits the trained length."""
+        if not self.recipes_past_trained or view.rope is not None or view == REFERENCE:
+            return self.distances
+        return tuple(d for d in self.distances if self.lead + d + passage_tokens <= self.trained_length)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,9 +87,11 @@ def units(filler: Tokens, passages: Sequence[Tokens], request: RetrievalRequest,
           distances: Sequence[int] | None = None, views: Sequence[View] | None = None) -> list[Unit]:
     """Every point of the grid (or of `distances` under `views`), shortest first."""
     texts = [passage.ids for passage in passages]
+    longest = max(len(text) for text in texts)
     return [unit(filler.ids, texts, index, distance, view, planted, request, fingerprint)
             for distance in (request.distances if distances is None else distances)
             for index in range(len(passages)) for view in (request.views if views is None else views)
+            if distances is not None or distance in request.distances_for(view, longest)
             for planted in (True, False)]
 
 

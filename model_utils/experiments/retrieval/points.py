@@ -159,5 +159,6 @@ def compute_view(loaded: LoadedModel, task: ViewTask, folder: str | None) -> dic
     points = ViewPoints(loaded, task, None if folder is None else Path(folder))
     points.grid()
     if task.refine:
-        refine_path(task.request.distances, points.mean_gain, points.bracketed)
+        grid = task.request.distances_for(task.view, max(len(passage) for passage in task.passages))
+        refine_path(grid, points.mean_gain, points.bracketed)
     return points.records

@@ -31,6 +31,7 @@ from model_utils.engine.analyze import validate
 from model_utils.engine.retrieval import retrieval_request
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.retrieval.grid import (
+    REFERENCE,
     RetrievalRequest,
     Unit,
     layout,
@@ -47,7 +48,6 @@ from model_utils.verdicts.retrieval import curve, retrieval_verdict
 
 __all__ = ["RetrievalRequest", "Unit", "UnitEvent", "check_retrieval", "retrieval", "run_units", "separate_views",
            "units"]
-REFERENCE = View(1.0)  # T = 1 on the model's own positions: what every other view is compared with
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,7 +109,7 @@ def refined(filler: Tokens, passages: Sequence[Tokens], request: RetrievalReques
     def mean_gain(distance: int) -> float:
         return sum(loss(i, distance, False) - loss(i, distance, True) for i in range(len(texts))) / len(texts)
 
-    return refine_path(request.distances, mean_gain)
+    return refine_path(request.distances_for(view, max(len(text) for text in texts)), mean_gain)
 
 
 def _needs_refining(filler, passages, request, view, fingerprint, cache_dir) -> bool:
