@@ -505,7 +505,8 @@ def lmeval_request(args, loaded):
     args.max_tokens = max(args.lengths)  # yarn:trained scales by the longest length
     return RulerRequest(tasks=tuple(args.tasks), lengths=tuple(args.lengths), limit=args.limit,
                         views=tuple(resolve_views(requested_views(args, loaded))),
-                        trained_length=args.trained_length or loaded.max_positions, beyond_trained=args.beyond_trained)
+                        trained_length=args.trained_length or loaded.max_positions, beyond_trained=args.beyond_trained,
+                        cache_dir=cache_folder(args) or cache_root() / "lmeval")
 
 
 def lmeval_progress():

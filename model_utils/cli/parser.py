@@ -191,6 +191,8 @@ def add_lmeval(commands) -> None:
                            help="torch threads (default: this machine's cores). 1 is faster where other work keeps "
                                 "the cores busy: a step of one new token gives a second thread little to share, and "
                                 "waiting for it costs more (docs/LMEVAL.md)")
+    evaluated.add_argument("--cache-dir", help="where finished generations are kept, so that a stopped run resumes "
+                                               "and computes none twice (default: the model cache folder's lmeval/)")
     evaluated.add_argument("--json", metavar="OUT", help="write the run as JSON to OUT (- for stdout); without it, "
                                                          "a table of the scores")
 

@@ -9,11 +9,15 @@ folder, and nothing is fetched from a hub (docs/LMEVAL.md)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from lm_eval.api.model import TemplateLM
 from lm_eval.api.registry import register_model
@@ -22,8 +26,9 @@ from lm_eval.utils import get_rolling_token_windows, make_disjoint_window
 from tqdm import tqdm
 
 from model_utils.core.errors import AnalysisError
+from model_utils.core.files import write_atomic
 from model_utils.core.limits import MAX_TOKENS, check_int
-from model_utils.core.lmeval import MIN_LENGTH, MODEL_NAME, OFFLINE_TASKS
+from model_utils.core.lmeval import MIN_LENGTH, MODEL_NAME, OFFLINE_TASKS, wilson_interval
 from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore
 from model_utils.core.records.retrieval import ViewEntry
 from model_utils.core.rope import Rope, parse_rope
@@ -33,15 +38,39 @@ from model_utils.core.views import View
 from model_utils.engine.analyze import AnalysisRequest, analyze_tokens, validate
 from model_utils.engine.generate import check_generation_recipe, greedy_tokens
 from model_utils.engine.plugin import load_model
+from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.models import LoadedModel
 from model_utils.verdicts.words import LMEVAL_TOKENIZER
 
-MODEL_ARGUMENTS = ("model", "temperature", "schedule", "rope", "device", "max_length", "trained_length")
+MODEL_ARGUMENTS = ("model", "temperature", "schedule", "rope", "device", "max_length", "trained_length", "cache_dir")
 # lm-eval hands every model these; the explorer runs one request at a time, so they change nothing here
 IGNORED_ARGUMENTS = ("batch_size", "max_batch_size")
 DEFAULT_MAX_GEN_TOKS = 256  # lm-eval's own default, for a task that names none
 # Every process that imports datasets after these are set stays off the hub; `make lmeval` sets them before Python.
 OFFLINE_ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+CACHE_FORMAT = 1  # of a cached generation: bump when one would come out different
+COMPLETE_NUMBER = re.compile(r"\d+(?=\D)")  # a run of digits that something other than a digit has ended
+
+
+@dataclass(frozen=True)
+class NumbersAsked:
+    """What a numbers-only answer asks for: how many numbers, of at least how many digits (RULER's niah_single_1:
+    one number of 7 digits). The task's shape, not its answer: generation may stop once the text holds that many
+    complete numbers that long, since the task's score is whether each answer is in the text."""
+
+    count: int
+    digits: int
+
+    def complete(self, text: str) -> bool:
+        return sum(len(found) >= self.digits for found in COMPLETE_NUMBER.findall(text)) >= self.count
+
+
+def numbers_asked(doc: dict) -> NumbersAsked | None:
+    """The NumbersAsked of a sample whose every answer is a number, else None."""
+    outputs = doc.get("outputs") if isinstance(doc, dict) else None
+    if not outputs or not all(isinstance(value, str) and value.isdigit() for value in outputs):
+        return None
+    return NumbersAsked(count=len(outputs), digits=min(len(value) for value in outputs))
 
 
 def model_view(temperature=None, schedule=None, rope=None, *, trained_length: int, max_length: int) -> View:
@@ -77,7 +106,7 @@ class ExplorerLM(TemplateLM):
 
     def __init__(self, model: str | LoadedModel = "bundled", temperature=None, schedule=None, rope=None,
                  device: str | None = None, max_length: int | None = None, trained_length: int | None = None,
-                 **others) -> None:
+                 cache_dir: str | Path | None = None, **others) -> None:
         super().__init__()
         unknown = sorted(set(others) - set(IGNORED_ARGUMENTS))
         if unknown:
@@ -93,6 +122,7 @@ class ExplorerLM(TemplateLM):
                                max_length=self._max_length)
         validate(self.loaded, self._request(2))  # the engine's own checks of the view, before any request
         self.generations: list[GenerationLog] = []
+        self.cache = None if cache_dir is None else GenerationCache(Path(cache_dir), self)
 
     @property
     def max_length(self) -> int:
@@ -161,20 +191,30 @@ class ExplorerLM(TemplateLM):
 
     def generate_until(self, requests, disable_tqdm: bool = False) -> list[str]:
         """Greedy text after each context, at the view inside every layer, up to the request's max_gen_toks and
-        cut at its first stop string (`until`) or the end-of-text token. Sampling is refused: the explorer's
-        temperature is inside attention, not a sampling temperature."""
+        cut at its first stop string (`until`), the end-of-text token, or once it holds as many complete numbers as
+        a numbers-only answer has (numbers_asked). Sampling is refused: the explorer's temperature is inside
+        attention, not a sampling temperature. With a cache folder, a generation done before is read back."""
         answers = []
         for request in tqdm(requests, disable=disable_tqdm, desc="explorer: generating"):
             context, settings = request.args
-            started = time.perf_counter()
-            ids, cut, tokens, text = self._generate(context, settings)
-            self.generations.append(GenerationLog(doc_id=request.doc_id, prompt_tokens=len(ids), cut_tokens=cut,
-                                                  new_tokens=len(tokens), seconds=time.perf_counter() - started))
-            self.cache_hook.add_partial("generate_until", (context, settings), text)
-            answers.append(text)
+            numbers = numbers_asked(request.doc)
+            found = None if self.cache is None else self.cache.read(context, settings, numbers)
+            if found is None:
+                started = time.perf_counter()
+                ids, cut, tokens, text = self._generate(context, settings, numbers)
+                found = Generation(text=text, prompt_tokens=len(ids), cut_tokens=cut, new_tokens=len(tokens),
+                                   seconds=round(time.perf_counter() - started, 2))
+                if self.cache is not None:
+                    self.cache.write(context, settings, numbers, found)
+            self.generations.append(GenerationLog(doc_id=request.doc_id, prompt_tokens=found.prompt_tokens,
+                                                  cut_tokens=found.cut_tokens, new_tokens=found.new_tokens,
+                                                  seconds=found.seconds))
+            self.cache_hook.add_partial("generate_until", (context, settings), found.text)
+            answers.append(found.text)
         return answers
 
-    def _generate(self, context: str, settings: dict) -> tuple[list[int], int, list[int], str]:
+    def _generate(self, context: str, settings: dict,
+                  numbers: NumbersAsked | None = None) -> tuple[list[int], int, list[int], str]:
         """(the prompt's ids as read, how many were cut from its start, the new tokens, the answer's text)"""
         kwargs = normalize_gen_kwargs(settings, DEFAULT_MAX_GEN_TOKS)
         if kwargs.get("do_sample"):
@@ -187,13 +227,53 @@ class ExplorerLM(TemplateLM):
         eos = self.eot_token_id
 
         def stop(tokens: list[int]) -> bool:
-            return tokens[-1] == eos or any(term and term in self.tokenizer.decode(tokens) for term in until)
+            if tokens[-1] == eos:
+                return True
+            text = self.tokenizer.decode(tokens)
+            return any(term and term in text for term in until) or (numbers is not None and numbers.complete(text))
 
         _, generated = greedy_tokens(self.loaded, ids, [self.view], new_tokens, trained_length=self.trained_length,
                                      stop=stop)
         tokens = generated[0]
         text = self.tokenizer.decode(tokens, skip_special_tokens=True)
         return ids, len(whole) - len(ids), tokens, postprocess_generated_text(text, until, None)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Generation:
+    """One generation as the cache keeps it: the answer's text, the tokens in and out, and what it cost."""
+
+    text: str
+    prompt_tokens: int
+    cut_tokens: int
+    new_tokens: int
+    seconds: float
+
+
+class GenerationCache:
+    """Finished generations in a folder, one JSON file each, named by what it computes (the model, the view, the
+    lengths, the prompt, the settings and the stop rule), so that a stopped run resumes and computes none twice."""
+
+    def __init__(self, folder: Path, model: ExplorerLM):
+        self.folder = folder
+        view = model.view
+        self.base = json.dumps({"format": CACHE_FORMAT, "model": model_fingerprint(model.loaded, portable=True),
+                                "view": view.label, "rope": None if view.rope is None else view.rope.to_dict(),
+                                "max_length": model.max_length, "trained_length": model.trained_length},
+                               sort_keys=True)
+
+    def path(self, context: str, settings: dict, numbers: NumbersAsked | None) -> Path:
+        asked = json.dumps({"context": context, "settings": settings,
+                            "numbers": None if numbers is None else asdict(numbers)}, sort_keys=True, default=str)
+        return self.folder / f"{hashlib.sha256((self.base + asked).encode()).hexdigest()[:24]}.json"
+
+    def read(self, context: str, settings: dict, numbers: NumbersAsked | None) -> Generation | None:
+        path = self.path(context, settings, numbers)
+        return Generation(**json.loads(path.read_text())) if path.is_file() else None
+
+    def write(self, context: str, settings: dict, numbers: NumbersAsked | None, found: Generation) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.path(context, settings, numbers), json.dumps(asdict(found)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,6 +298,7 @@ class RulerRequest:
     views: tuple[View, ...]
     trained_length: int
     beyond_trained: bool = False  # a length past the trained length on the model's own positions
+    cache_dir: Path | None = None  # finished generations, so that a stopped run resumes
 
 
 def check_counts(tasks: tuple[str, ...], lengths: tuple[int, ...], limit: int) -> None:
@@ -280,16 +361,17 @@ def ruler_score(loaded: LoadedModel, view: View, length: int, task: str, request
     from lm_eval import simple_evaluate
 
     model = ExplorerLM(model=loaded, temperature=view.temperature, schedule=view.schedule, rope=view.rope,
-                       max_length=max(length, request.trained_length), trained_length=request.trained_length)
+                       max_length=max(length, request.trained_length), trained_length=request.trained_length,
+                       cache_dir=request.cache_dir)
     started = time.perf_counter()
     results = simple_evaluate(model=model, tasks=[task], limit=request.limit, log_samples=True, bootstrap_iters=0,
                               metadata={"max_seq_lengths": [length], "tokenizer": tokenizer_folder})
     seconds = time.perf_counter() - started
     logs = {log.doc_id: log for log in model.generations}
     samples = tuple(ruler_sample(sample, length, logs[sample["doc_id"]]) for sample in results["samples"][task])
-    return LmEvalScore(task=task, length=length, view=view.label,
-                       score=sum(sample.score for sample in samples) / len(samples), samples=samples,
-                       seconds=round(seconds, 1))
+    right = sum(sample.score for sample in samples)
+    return LmEvalScore(task=task, length=length, view=view.label, score=right / len(samples),
+                       interval=wilson_interval(right, len(samples)), samples=samples, seconds=round(seconds, 1))
 
 
 def ruler_sample(sample: dict, length: int, log: GenerationLog) -> LmEvalSample:

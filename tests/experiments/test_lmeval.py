@@ -20,7 +20,9 @@ from model_utils.core.records.lmeval import LmEvalDocument
 from model_utils.core.rope import parse_rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
-from model_utils.experiments.lmeval import ExplorerLM, RulerRequest, check_ruler, run_ruler
+import model_utils.experiments.lmeval as bridge
+from model_utils.core.lmeval import wilson_interval
+from model_utils.experiments.lmeval import ExplorerLM, RulerRequest, check_ruler, numbers_asked, run_ruler
 from tests.support.models import reference_copy
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -29,8 +31,8 @@ CONTEXT = "The capital of France is Paris. The capital of Germany is"
 CONTINUATION = " Berlin."
 
 
-def request(kind: str, *arguments, doc_id: int = 0) -> Instance:
-    return Instance(request_type=kind, doc={}, arguments=arguments, idx=0, metadata=("test", doc_id, 1))
+def request(kind: str, *arguments, doc_id: int = 0, doc: dict | None = None) -> Instance:
+    return Instance(request_type=kind, doc=doc or {}, arguments=arguments, idx=0, metadata=("test", doc_id, 1))
 
 
 def transformers_logprob(loaded, context_ids: list[int], continuation_ids: list[int]) -> float:
@@ -118,6 +120,65 @@ def test_generation_stops_at_max_gen_toks_and_at_the_first_stop_string(tiny):
     assert cut == full.split(stop)[0] and model.generations[-1].new_tokens < 24
 
 
+def scripted_generation(monkeypatch, loaded, text: str) -> list[int]:
+    """greedy_tokens replaced by one that writes `text`'s tokens one at a time until its stop rule says stop."""
+    script = loaded.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def greedy(loaded, ids, views, new_tokens, *, trained_length, stop):
+        written = []
+        for token in script[:new_tokens]:
+            written.append(token)
+            if stop(written):
+                break
+        return None, [written]
+
+    monkeypatch.setattr(bridge, "greedy_tokens", greedy)
+    return script
+
+
+def test_a_numbers_only_answer_stops_once_its_numbers_are_complete(tiny, monkeypatch):
+    script = scripted_generation(monkeypatch, tiny, " Not 12 but 4817290. Then more text follows 12 here.")
+    model = ExplorerLM(model=tiny)
+    settings = {"until": [], "max_gen_toks": 64}
+    one, = model.generate_until([request("generate_until", CONTEXT, settings, doc={"outputs": ["4817290"]})])
+    assert one.startswith(" Not 12 but 4817290") and "Then" not in one  # 12 is shorter than the answer
+    assert model.generations[-1].new_tokens < len(script)
+    two, = model.generate_until([request("generate_until", CONTEXT, settings,
+                                         doc={"outputs": ["4817290", "12"]})])
+    assert "4817290" in two and "12 " in two and model.generations[-1].new_tokens < len(script)
+    words, = model.generate_until([request("generate_until", CONTEXT, settings, doc={"outputs": ["Paris"]})])
+    assert model.generations[-1].new_tokens == len(script) and words.endswith("here.")
+    assert numbers_asked({}) is None and numbers_asked({"outputs": ["7", "x"]}) is None
+
+
+def test_a_cached_generation_is_read_back_and_none_is_computed_twice(tiny, tmp_path, monkeypatch):
+    settings = {"until": [], "max_gen_toks": 6}
+    first = ExplorerLM(model=tiny, cache_dir=tmp_path)
+    texts = first.generate_until([request("generate_until", CONTEXT, settings),
+                                  request("generate_until", "Another context", settings, doc_id=1)])
+    assert len(list(tmp_path.glob("*.json"))) == 2
+
+    def computed(*args, **kwargs):
+        raise AssertionError("a cached generation was computed again")
+
+    monkeypatch.setattr(bridge, "greedy_tokens", computed)
+    again = ExplorerLM(model=tiny, cache_dir=tmp_path)
+    assert again.generate_until([request("generate_until", CONTEXT, settings),
+                                 request("generate_until", "Another context", settings, doc_id=1)]) == texts
+    assert again.generations == first.generations
+    other_view = ExplorerLM(model=tiny, temperature=0.5, cache_dir=tmp_path)
+    with pytest.raises(AssertionError, match="computed again"):  # another view is another generation
+        other_view.generate_until([request("generate_until", CONTEXT, settings)])
+
+
+def test_the_wilson_interval_is_the_published_one():
+    assert wilson_interval(20, 20) == (0.8389, 1.0)  # 20 of 20: the interval is not zero wide
+    assert wilson_interval(10, 20) == (0.2993, 0.7007)
+    assert wilson_interval(0, 6) == (0.0, 0.3903)
+    with pytest.raises(ValueError):
+        wilson_interval(0, 0)
+
+
 def test_sampling_is_refused_with_the_reason(tiny):
     model = ExplorerLM(model=tiny)
     with pytest.raises(AnalysisError, match="generates greedily"):
@@ -164,6 +225,7 @@ def test_niah_single_1_runs_offline_from_the_models_own_tokenizer(tiny, monkeypa
     assert sample.answers[0].isdigit() and len(sample.answers[0]) == 7  # RULER's needle: a 7-digit number
     assert 320 < sample.prompt_tokens <= 512 and sample.cut_tokens == 0 and sample.new_tokens == 128
     assert score.score == sample.score == float(sample.answers[0] in sample.response)
+    assert score.interval == wilson_interval(sample.score, 1)
     assert LmEvalDocument.from_dict(json.loads(json.dumps(document.to_dict()))) == document
 
 

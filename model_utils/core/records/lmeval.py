@@ -10,7 +10,7 @@ from model_utils.core.records.base import Record, numbers, read, records
 from model_utils.core.records.retrieval import ViewEntry
 from model_utils.core.records.run import RunInfo
 
-FORMAT = 1
+FORMAT = 2  # 2: each score has its Wilson interval
 KIND = "lm-eval document"
 
 
@@ -35,12 +35,14 @@ class LmEvalSample(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class LmEvalScore(Record):
-    """A task at one length under one view: the mean of its samples' scores (RULER's own aggregation)."""
+    """A task at one length under one view: the mean of its samples' scores (RULER's own aggregation), with its
+    Wilson 95% interval over the samples (experiments.lmeval.wilson_interval)."""
 
     task: str
     length: int
     view: str  # the view's label, as in the document's views
     score: float
+    interval: tuple[float, float]
     samples: tuple[LmEvalSample, ...]
     seconds: float  # the whole evaluation: the task's samples built, then answered
 
@@ -50,7 +52,7 @@ class LmEvalScore(Record):
 
     @classmethod
     def from_dict(cls, data: dict) -> LmEvalScore:
-        return read(cls, data, KIND, samples=records(LmEvalSample.from_dict))
+        return read(cls, data, KIND, interval=tuple, samples=records(LmEvalSample.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,9 +73,20 @@ class LmEvalDocument(Record):
 
     @classmethod
     def from_dict(cls, data: dict) -> LmEvalDocument:
+        if data.get("format") == 1:
+            data = _from_format_1(data)
         check_format(data, KIND, FORMAT)
         return read(cls, data, KIND, tasks=tuple, lengths=numbers, views=records(ViewEntry.from_dict),
                     scores=records(LmEvalScore.from_dict), run=RunInfo.from_dict)
 
     def score(self, task: str, length: int, view: str) -> LmEvalScore:
         return next(score for score in self.scores if (score.task, score.length, score.view) == (task, length, view))
+
+
+def _from_format_1(data: dict) -> dict:
+    """Format 1 had no interval on a score: computed from its samples, as format 2 stores it."""
+    from model_utils.core.lmeval import wilson_interval
+
+    scores = [score | {"interval": list(wilson_interval(sum(sample["score"] for sample in score["samples"]),
+                                                        len(score["samples"])))} for score in data["scores"]]
+    return data | {"format": 2, "scores": scores}
