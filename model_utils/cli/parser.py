@@ -178,10 +178,12 @@ def add_lmeval(commands) -> None:
                            help=f"temperatures in {TEMPERATURE_RANGE} (default: 1)")
     evaluated.add_argument("--schedule", action="append", type=schedule_arg, default=[], metavar="NAME[:PARAM]",
                            help=schedules_help() + " 'trained' with yarn scales by the longest length.")
-    evaluated.add_argument("--rope", action="append", type=rope_arg, default=[], metavar="TYPE:S[@T,...]",
-                           help="a RoPE frequency recipe (yarn, yarn-rope, dynamic, linear, llama3 with S > 1), with "
-                                "every temperature and schedule asked for or those after @ (yarn-rope:2@1); the "
-                                "distance remappings cannot run in a cached generation. Repeat for several.")
+    evaluated.add_argument("--rope", action="append", type=rope_arg, default=[], metavar="TYPE:S|TYPE:G,W...[@T,...]",
+                           help="a RoPE recipe: a frequency change (yarn, yarn-rope, dynamic, linear, llama3 with "
+                                "S > 1) or a distance remapping (self-extend:G,W, rerope:W, ...; each generated token "
+                                "is then read after the whole text, without transformers' cache), with every "
+                                "temperature and schedule asked for or those after @ (yarn-rope:2@1). Repeat for "
+                                "several.")
     evaluated.add_argument("--beyond-trained", action="store_true",
                            help="allow a length past the model's trained length on its own positions (a recipe "
                                 "allows it for its own views)")

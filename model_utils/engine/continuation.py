@@ -1,12 +1,16 @@
 """A text read once, its continuations read many times: `read_prefix` runs one view over a prefix and keeps every
 layer's keys and values, and `continue_prefix` runs a short text as the continuation of that prefix cut at any length
 `start`: its queries meet the kept keys 0..start-1, then their own, and a caller may read the continuation's
-attention weights on the way (`on_rows`; engine.step has the attention side). Causality makes the cut exact: a key
+attention weights on the way (`on_rows`; engine.step has the attention side). `remapped_greedy` generates by
+extending a prefix one token at a time, which a distance remapping needs: it scores far pairs at positions of its own,
+which transformers' key-value cache does not keep. Causality makes the cut exact: a key
 or value at a position below the cut depends only on the tokens before it, whatever followed in the prefix pass,
 provided the view's multipliers and the positions' rotation depend on the position alone
 (core.retrieval.reads_by_position says which views do; dynamic NTK does not)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import torch
@@ -58,3 +62,35 @@ def continue_prefix(loaded: LoadedModel, prefix: Prefix, start: int, ids, on_row
     step = Step(prefix=prefix, start=start, multipliers=_multipliers(prefix.view, stop), on_rows=on_rows,
                 remap=_remap(loaded, prefix.view, stop, prefix.trained_length))
     return _forward(loaded, ids, start, prefix.view, prefix.trained_length, step)
+
+
+def _extend(loaded: LoadedModel, prefix: Prefix, ids) -> torch.Tensor:
+    """The last hidden states [1, len(ids), hidden] of `ids` read after the whole prefix, their keys and values
+    added to it."""
+    start, stop = prefix.n_tokens, prefix.n_tokens + len(ids)
+    step = Step(prefix=prefix, start=start, multipliers=_multipliers(prefix.view, stop), keep=prefix,
+                remap=_remap(loaded, prefix.view, stop, prefix.trained_length))
+    hidden = _forward(loaded, ids, start, prefix.view, prefix.trained_length, step)
+    prefix.n_tokens = stop
+    return hidden
+
+
+def remapped_greedy(loaded: LoadedModel, ids, view: View, steps: int, trained_length: int,
+                    stop: Callable[[list[int]], bool] | None = None) -> tuple[torch.Tensor, list[int]]:
+    """(the first step's next-token logits [vocab], the greedy tokens) after `ids` under `view`: one pass over
+    `ids`, then one continuation per new token, each read after every token before it, for at most `steps` tokens
+    or until stop(tokens). With a distance remapping every step scores its query against every key at the
+    remapped distance, as a whole pass over the text so far would."""
+    prefix = Prefix(view=view, trained_length=trained_length, n_tokens=len(ids))
+    step = Step(prefix=None, start=0, multipliers=_multipliers(view, len(ids)), keep=prefix,
+                remap=_remap(loaded, view, len(ids), trained_length))
+    with torch.inference_mode():
+        hidden = _forward(loaded, ids, 0, view, trained_length, step)
+        first, tokens = None, []
+        while True:
+            logits = loaded.next_token_logits(hidden[:, -1]).float()[0]  # [vocab]
+            first = logits.cpu() if first is None else first
+            tokens.append(int(logits.argmax()))
+            if len(tokens) == steps or (stop is not None and stop(tokens)):
+                return first, tokens
+            hidden = _extend(loaded, prefix, tokens[-1:])

@@ -4,7 +4,8 @@ together through the model's own key-value cache; the attention function scales 
 multiplier 1 / T (`attention_multipliers`), so at T = 1 the continuation is transformers' own greedy decoding. In
 isolated mode the temperature changes only the statistics, never what the model computes, so the output is T = 1's
 for every temperature and says so. `greedy_tokens` is the loop itself, on token ids: a row may also run a schedule
-(each query at its own position's multiplier, as in a pass), all rows may run on a RoPE frequency recipe, and a
+(each query at its own position's multiplier, as in a pass), all rows may run on one RoPE recipe (a distance
+remapping steps each row through the engine's own kept keys: continuation.remapped_greedy), and a
 caller may stop a row early (the lm-eval bridge stops at its stop strings)."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
 from model_utils.engine.analyze import tokenize, top_tokens
+from model_utils.engine.continuation import remapped_greedy
 from model_utils.engine.rope import check_recipe, recipe_positions
 from model_utils.models import LoadedModel
 
@@ -91,16 +93,13 @@ def check_generation(loaded: LoadedModel, request: GenerationRequest) -> list[fl
 
 
 def check_generation_recipe(loaded: LoadedModel, rope: Rope | None) -> None:
-    """Refuse a recipe a cached generation cannot run, naming why: a distance remapping scores each far pair at
-    positions of its own, which a key-value cache (keys rotated once, at their own positions) does not keep."""
+    """Refuse a recipe the model cannot run (engine.rope.check_recipe), naming why. A distance remapping runs too:
+    greedy_tokens steps it through the engine's own kept keys (continuation.remapped_greedy), not transformers'
+    key-value cache, whose keys are rotated once at their own positions."""
     if rope is None:
         return
     if not isinstance(rope, Rope):
         raise AnalysisError(f"rope must be a Rope recipe (e.g. Rope('yarn', 2)) or None, got {rope!r}")
-    if rope.remaps:
-        raise AnalysisError(f"{rope.label} remaps distances inside attention, which a generation through the key-value "
-                            "cache cannot do; generate with a frequency recipe (yarn, yarn-rope, dynamic, linear, "
-                            "llama3) or none")
     check_recipe(loaded, rope)
 
 
@@ -148,13 +147,15 @@ def greedy_tokens(loaded: LoadedModel, ids: list[int], views: Sequence[View], st
                             "recipe on its own")
     rope = recipes.pop()
     check_generation_recipe(loaded, rope)
+    trained = loaded.max_positions if trained_length is None else trained_length
+    if rope is not None and rope.remaps:
+        return _remapped_rows(loaded, ids, views, steps, trained, stop, progress)
     n = len(ids)
     multipliers = torch.tensor(np.stack([view.multipliers(n + steps) for view in views]), dtype=torch.float32,
                                device=loaded.device)  # [rows, n + steps]
     tokens = torch.tensor([ids] * len(views), device=loaded.device)  # [rows, n]
     cache, first, generated = None, None, [[] for _ in views]
     running = list(range(len(views)))
-    trained = loaded.max_positions if trained_length is None else trained_length
     with torch.inference_mode(), recipe_positions(loaded, rope, trained):
         for step in range(steps):
             queries = multipliers[:, : n] if cache is None else multipliers[:, n + step - 1 : n + step]  # [rows, q]
@@ -172,6 +173,20 @@ def greedy_tokens(loaded: LoadedModel, ids: list[int], views: Sequence[View], st
             if not running:
                 break
     return first, generated
+
+
+def _remapped_rows(loaded: LoadedModel, ids: list[int], views: Sequence[View], steps: int, trained: int,
+                   stop: Callable[[list[int]], bool] | None, progress: OnProgress | None
+                   ) -> tuple[torch.Tensor, list[list[int]]]:
+    """greedy_tokens under a distance remapping: each row on its own (continuation.remapped_greedy)."""
+    firsts, generated = [], []
+    for row, view in enumerate(views):
+        first, tokens = remapped_greedy(loaded, ids, view, steps, trained, stop)
+        firsts.append(first)
+        generated.append(tokens)
+        report_progress(progress, Progress(stage=TOKEN, fraction=(row + 1) / len(views), step=row + 1,
+                                           steps=len(views)))
+    return torch.stack(firsts), generated
 
 
 def _until_eos(tokens: list[int], eos: int | None) -> list[int]:

@@ -36,7 +36,8 @@ class Prefix:
 class Step:
     """What one pass of a prefix or a continuation hands the attention function: the prefix it continues (None:
     it is the prefix) cut at `start`, the view's multipliers [1, start + new tokens], the pass's remapping, where
-    to keep its own keys and values (the prefix being read), and who reads its weights."""
+    to keep the keys and values it ends with (the prefix being read, or the prefix a continuation extends), and who
+    reads its weights."""
 
     prefix: Prefix | None
     start: int
@@ -52,14 +53,14 @@ def step_attention(module, query, key, value, scaling, sliding, softcap, step: S
     its keys and values; a continuation's from its queries against the kept keys up to the cut and its own, in
     float32 query chunks, each chunk's weights handed to on_rows."""
     layer = module.layer_idx
-    if step.keep is not None:
+    if step.prefix is not None:
+        key = torch.cat([step.prefix.keys[layer][:, :, : step.start], key], dim=2)  # [1, KV, stop, d]
+        value = torch.cat([step.prefix.values[layer][:, :, : step.start], value], dim=2)
+    if step.keep is not None:  # a prefix read, or one a continuation extends (keep is its prefix)
         step.keep.keys[layer], step.keep.values[layer] = key, value
     multipliers = step.multipliers.to(query.device, torch.float32)
     if step.prefix is None and step.on_rows is None:
         return _read(module, query, key, value, scaling, sliding, softcap, step, multipliers, sdpa_kwargs)
-    if step.prefix is not None:
-        key = torch.cat([step.prefix.keys[layer][:, :, : step.start], key], dim=2)  # [1, KV, stop, d]
-        value = torch.cat([step.prefix.values[layer][:, :, : step.start], value], dim=2)
     return _continued(layer, query, key, value, scaling, sliding, softcap, step, multipliers)
 
 

@@ -1,7 +1,7 @@
 """What the model says at each temperature: at T = 1 the greedy continuation is transformers' own
 generate(do_sample=False); at every T the first step's logits are the analysis pass's; over-softening changes the
-words; a schedule or a RoPE recipe steps as analysis passes of the growing text find it; and a request the engine
-cannot serve is refused with the reason."""
+words; a schedule or a RoPE recipe (a distance remapping too) steps as analysis passes of the growing text find it;
+and a request the engine cannot serve is refused with the reason."""
 
 import numpy as np
 import pytest
@@ -118,7 +118,9 @@ def teacher_forced_tokens(loaded, ids: list[int], view, steps: int) -> list[int]
     View(Schedule("qwen-logn", 16.0)),  # 1 up to position 15, then log_16(p + 1): a multiplier per generated query
     View(1.0, parse_rope("yarn-rope:2")),
     View(0.7, parse_rope("linear:2")),
-], ids=["schedule", "yarn-rope", "linear-at-0.7"])
+    View(1.0, parse_rope("self-extend:2,16")),  # the text is ~60 tokens: its far pairs are remapped
+    View(0.7, parse_rope("rerope:16")),
+], ids=["schedule", "yarn-rope", "linear-at-0.7", "self-extend", "rerope-at-0.7"])
 def test_a_schedule_or_recipe_steps_as_analysis_passes_of_the_growing_text_find_it(tiny, view):
     ids, _ = tokenize(tiny, TEXT, 2048)
     first, generated = greedy_tokens(tiny, ids, [view], 6)
@@ -131,7 +133,8 @@ def test_a_schedule_or_recipe_steps_as_analysis_passes_of_the_growing_text_find_
 def test_the_recipe_and_the_schedule_reach_the_generation(tiny):
     ids, _ = tokenize(tiny, TEXT, 2048)
     plain, _ = greedy_tokens(tiny, ids, [View(1.0)], 1)
-    for view in (View(Schedule("qwen-logn", 16.0)), View(1.0, parse_rope("yarn-rope:2"))):
+    for view in (View(Schedule("qwen-logn", 16.0)), View(1.0, parse_rope("yarn-rope:2")),
+                 View(1.0, parse_rope("self-extend:2,16"))):
         changed, _ = greedy_tokens(tiny, ids, [view], 1)
         assert float((changed - plain).abs().max()) > 1e-3
 
@@ -151,8 +154,15 @@ def test_a_recipe_lets_a_continuation_run_past_the_trained_length(tiny):
     assert generation.prompt_tokens > tiny.max_positions and len(generation.continuations[0].token_ids) >= 1
 
 
+def test_a_distance_remapping_steps_each_row_on_its_own_and_stops_each_row(tiny):
+    ids, _ = tokenize(tiny, TEXT, 2048)
+    views = [View(1.0, parse_rope("self-extend:2,16")), View(2.0, parse_rope("self-extend:2,16"))]
+    first, rows = greedy_tokens(tiny, ids, views, 5, stop=lambda tokens: len(tokens) >= 3)
+    assert [len(row) for row in rows] == [3, 3] and first.shape[0] == 2
+    assert rows == [greedy_tokens(tiny, ids, [view], 3)[1][0] for view in views]
+
+
 @pytest.mark.parametrize(("views", "message"), [
-    ([View(1.0, parse_rope("self-extend:2,16"))], "remaps distances"),
     ([View(1.0), View(1.0, parse_rope("yarn-rope:2"))], "share one RoPE recipe"),
 ])
 def test_a_generation_the_cache_cannot_run_is_refused_with_the_reason(tiny, views, message):
