@@ -13,13 +13,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bench.readme import read_fits
 from model_utils.cli.commands import cache_folder, requested_views, sweep_settings
 from model_utils.cli.parser import build_parser
 from model_utils.core.files import write_atomic
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.views import as_view
 from model_utils.engine.plugin import load_model
+from model_utils.experiments.committed import FITS
 from model_utils.experiments.corpus import read_corpus
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.tune.rows import TuneSettings, upgrade_rows
@@ -48,7 +48,7 @@ def rebuild(folder: Path) -> TuneSummary:
     summary = summarize_tune(Path(args.out), corpus,  # as the tune ran: from the repository's root
                              list(committed.corpus.tokens), specs, tune_settings, committed.trained_length,
                              cuts=committed.cut_context, layer_windows=tuple(loaded.sliding_windows()))
-    summary = fold_fits(replace(summary, **{name: getattr(committed, name) for name in MADE_BY}), read_fits())
+    summary = fold_fits(replace(summary, **{name: getattr(committed, name) for name in MADE_BY}), FITS.read())
     write_atomic(path, json.dumps(summary.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
     return summary
 
