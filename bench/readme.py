@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from bench.timings import TIMINGS, read_timings
 from model_utils.core import bootstrap, reach
 from model_utils.core.files import write_atomic
 from model_utils.core.names import model_as_run, model_name
@@ -34,8 +35,6 @@ CHART = "assets/screenshots/decomposition.png"  # the Context length page's deco
 NO_LMEVAL = "No lm-evaluation-harness run is committed yet: `make lmeval` writes the bundled model's."
 NO_PROBE = "No retrieval probe is committed yet: `make retrieval` writes the bundled model's."
 PROBE_LINK = "docs/PAGES.md#retrieval-at-a-distance"  # the Retrieval page, as docs/PAGES.md describes it
-RESULTS = ROOT / "bench" / "RESULTS.md"
-PAGES = ROOT / "bench" / "PAGES.md"
 SAVES = "saves = NLL at T = 1 minus NLL, in nats per token; positive = better"
 
 
@@ -240,21 +239,18 @@ def fold_committed(tunes: Path = committed.TUNES.folder, fits: Path = committed.
     return changed
 
 
-def figure_values(results: Path = RESULTS, pages: Path = PAGES) -> dict[str, str]:
-    """The timings the README's text quotes, as it quotes them, from the committed benchmark files."""
-    bench, page = results.read_text(), pages.read_text()
+def figure_values(timings: Path = TIMINGS) -> dict[str, str]:
+    """The timings the README's text quotes, as it quotes them, from the benchmarks' bench/timings.json."""
+    found = read_timings(timings)
 
-    def found(pattern: str, text: str, where: Path) -> float:
-        match = re.search(pattern, text)
-        if match is None:
-            raise SystemExit(f"{where} has no line matching {pattern!r}: rerun the benchmark that writes it")
-        return float(match.group(1))
+    def seconds(name: str) -> float:
+        if name not in found:
+            raise SystemExit(f"{timings} has no {name!r} timing: rerun the benchmark that writes it (`make bench`, "
+                             "`make bench-pages`)")
+        return found[name]["seconds"]
 
-    cold = found(r"\| cold start \(dequantize the GGUF, write the cache\) \| ([0-9.]+) \|", bench, results)
-    warm = found(r"\| warm start \(from the cache\) \| ([0-9.]+) \|", bench, results)
-    warm_up = found(r"warm-up done: .* ready in ([0-9.]+) s", page, pages)
-    return {"cold-start": f"about {cold:.0f} s", "warm-start": f"about {warm:.1f} s",
-            "warm-up": f"about {warm_up:.0f} s"}
+    return {"cold-start": f"about {seconds('cold-start'):.0f} s", "warm-start": f"about {seconds('warm-start'):.1f} s",
+            "warm-up": f"about {seconds('warm-up'):.0f} s"}
 
 
 def figure_files(root: Path = ROOT) -> list[Path]:

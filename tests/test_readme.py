@@ -232,13 +232,31 @@ def test_the_fit_block_is_the_committed_fits():
 
 
 def test_the_timings_in_the_text_are_the_committed_benchmarks():
-    """The cold start, the warm start and the warm-up, as bench/RESULTS.md and bench/PAGES.md measured them,
+    """The cold start, the warm start and the warm-up, as the benchmarks wrote them into bench/timings.json,
     wherever README.md and docs/ quote them."""
     values = readme.figure_values()
     quoted = [found for path in readme.figure_files()
               for found in re.findall(r"<!-- figure:([a-z-]+) -->(.*?)<!-- /figure -->", path.read_text())]
     assert {name for name, _ in quoted} == set(values)
     assert all(value == values[name] for name, value in quoted), quoted
+
+
+def test_a_benchmark_writes_its_own_timings_and_keeps_the_others(tmp_path):
+    from bench.pages import server_warm_up_seconds
+    from bench.timings import read_timings, record_timings
+
+    timings = tmp_path / "timings.json"
+    record_timings({"cold-start": 31.4, "warm-start": 0.44}, "make bench", timings)
+    line = "warm-up done: 3 of 3 default views ready in 98.6 s; 4 model passes so far"
+    record_timings({"warm-up": server_warm_up_seconds(line)}, "make bench-pages", timings)
+    assert {name: entry["seconds"] for name, entry in read_timings(timings).items()} == {
+        "cold-start": 31.4, "warm-start": 0.44, "warm-up": 98.6}
+    assert read_timings(timings)["warm-up"]["command"] == "make bench-pages"
+    assert readme.figure_values(timings) == {"cold-start": "about 31 s", "warm-start": "about 0.4 s",
+                                             "warm-up": "about 99 s"}
+    timings.write_text("{}")
+    with pytest.raises(SystemExit, match="cold-start"):
+        readme.figure_values(timings)
 
 
 def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its_parameter():
