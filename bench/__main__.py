@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 from bench.readme import DOCS, replace_block
+from bench.timings import record_timings
 from model_utils.core.machine import usable_cores
 
 HERE = Path(__file__).resolve().parent
@@ -178,7 +179,9 @@ def main() -> None:
     print(table)
     Path(args.out).write_text(table)
     update_performance(rows, startup)
-    print(f"\nwritten to {args.out} and docs/PERFORMANCE.md", file=sys.stderr)
+    record_timings({name: median(startup[case]) for name, case in (("cold-start", "cold"), ("warm-start", "warm"))
+                    if median(startup[case]) is not None}, "make bench")
+    print(f"\nwritten to {args.out}, bench/timings.json and docs/PERFORMANCE.md", file=sys.stderr)
 
 
 def ratios_only(sizes: list[int], out: Path) -> None:

@@ -15,10 +15,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from model_utils.cli.commands import cache_folder, read_text, sweep_settings
-from model_utils.cli.parser import build_parser
+from model_utils.cli.requests import parse_request
 from model_utils.core.files import write_atomic
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.engine.plugin import load_model
+from model_utils.experiments import committed
 from model_utils.experiments.cut_context import CutSettings
 from model_utils.experiments.sweep import cut_reference, run_passes
 from model_utils.experiments.texts import text_digest
@@ -26,13 +27,12 @@ from model_utils.verdicts.context import with_schedule_costs
 from model_utils.verdicts.rise import one_text_rise, with_same_token_rise
 
 ROOT = Path(__file__).resolve().parents[1]
-SWEEPS = ROOT / "assets" / "sweeps"
 CUT_DIR = ROOT / "assets" / "passes" / "cut-context"  # one folder per model, committed
 
 
 def upgrade(path: Path, cut_dir: Path = CUT_DIR) -> bool:
     """Add the reference to the sweep at `path` (written in place); False when it has one already."""
-    document = SweepDocument.from_dict(json.loads(path.read_text()))
+    document = committed.read(path, SweepDocument)
     if document.verdict is None:
         return False
     if document.cut_context is not None:  # only what is missing: the schedules' cost inside the trained length
@@ -43,16 +43,15 @@ def upgrade(path: Path, cut_dir: Path = CUT_DIR) -> bool:
                                       allow_nan=False) + "\n")
         return True
     words = shlex.split(document.run.command)
-    args = build_parser().parse_args(words[words.index("model_utils") + 1 :])
-    args.argv = document.run.command
-    text, _ = read_text(args)
+    request = parse_request(words[words.index("model_utils") + 1 :], command=document.run.command)
+    text, _ = read_text(request.source)
     if text_digest(text) != document.text_sha256:
         raise SystemExit(f"{path}: its command reads another text than the one it ran on")
-    settings = sweep_settings(args)
-    loaded = load_model(args.model, device=args.device)
-    reference = run_passes(loaded, text, [1.0], settings, cache_folder(args))[0]
+    settings = sweep_settings(request)
+    loaded = load_model(request.model, device=request.device)
+    reference = run_passes(loaded, text, [1.0], settings, cache_folder(request))[0]
     cut = cut_reference(loaded, text, document.n_tokens, settings,
-                        CutSettings(folder=cut_dir / loaded.name, stride=args.cut_context_stride))
+                        CutSettings(folder=cut_dir / loaded.name, stride=request.cut_context_stride))
     same = one_text_rise(reference.position_nll[document.trained_length :], cut)
     verdict = with_schedule_costs(document.verdict, document.results, document.buckets, document.n_tokens)
     upgraded = replace(document, cut_context=cut, verdict=with_same_token_rise(verdict, same))
@@ -64,7 +63,7 @@ def upgrade(path: Path, cut_dir: Path = CUT_DIR) -> bool:
 
 
 def main(argv: list[str]) -> None:
-    paths = [Path(arg) for arg in argv] or sorted(SWEEPS.glob("*.json"))
+    paths = [Path(arg) for arg in argv] or committed.SWEEPS.paths()
     for path in paths:
         if not upgrade(path):
             print(f"{path.name}: has its cut-context reference already")

@@ -10,39 +10,31 @@ import json
 import re
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
+from bench.timings import TIMINGS, read_timings
 from model_utils.core import bootstrap, reach
 from model_utils.core.files import write_atomic
 from model_utils.core.names import model_as_run, model_name
 from model_utils.core.records.fit import FitSummary
-from model_utils.core.records.lmeval import LmEvalDocument
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict, Dominant, RiseBase
+from model_utils.experiments import committed
 from model_utils.verdicts import decomposition, findings, past, words
 from model_utils.verdicts.fit import fit_order, fold_fits
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-SWEEPS = ROOT / "assets" / "sweeps"  # the committed sweeps, one per model
-SWEEP = SWEEPS / "bundled-16k.json"  # the first: the FINDINGS sweep block
-TUNES = ROOT / "assets" / "tune"  # the committed corpus tunes, one per model
-TUNE = TUNES / "bundled-builtin" / "summary.json"  # the first: the FINDINGS tune block and What we found's bullets
-RETRIEVALS = ROOT / "assets" / "retrieval"  # the committed retrieval probes, one per model (`make retrieval`)
-RETRIEVAL = RETRIEVALS / "bundled.json"  # the first: What we found's third bullet
-FITS = ROOT / "assets" / "fit"
 FINDINGS = DOCS / "FINDINGS.md"  # the findings in full; the README keeps the short form
 CHART = "assets/screenshots/decomposition.png"  # the Context length page's decomposition chart (make screenshots)
-LMEVALS = ROOT / "assets" / "lmeval"  # the committed lm-evaluation-harness runs (`make lmeval`)
 NO_LMEVAL = "No lm-evaluation-harness run is committed yet: `make lmeval` writes the bundled model's."
 NO_PROBE = "No retrieval probe is committed yet: `make retrieval` writes the bundled model's."
 PROBE_LINK = "docs/PAGES.md#retrieval-at-a-distance"  # the Retrieval page, as docs/PAGES.md describes it
-RESULTS = ROOT / "bench" / "RESULTS.md"
-PAGES = ROOT / "bench" / "PAGES.md"
 SAVES = "saves = NLL at T = 1 minus NLL, in nats per token; positive = better"
 
 
@@ -202,7 +194,7 @@ def fit_lines(summaries: list[FitSummary]) -> list[str]:
     """A table of the committed fits (one row each, held-out gains with their intervals) and each fit's verdict."""
     fits = fit_order(summaries)
     if not fits:
-        raise SystemExit(f"no fit.json under {FITS}: run `make fit`")
+        raise SystemExit(f"no fit.json under {committed.FITS.folder}: run `make fit`")
     columns = words.FIT_COLUMNS
     lines = [f"Held out: each document is scored with the value fitted on the other fold's documents ({SAVES}, "
              "past the trained length; intervals: bootstrap over the held-out documents).", "",
@@ -213,15 +205,6 @@ def fit_lines(summaries: list[FitSummary]) -> list[str]:
         lines += ["", f"**{words.fit_point_label(fit)}** (`{command}`):", ""]
         lines += [f"- {sentence}" for sentence in words.fit_sentences(fit)[1:]]
     return lines
-
-
-def read_tune(path: Path = TUNE) -> TuneSummary:
-    return TuneSummary.from_dict(json.loads(path.read_text()))
-
-
-def read_tunes(folder: Path = TUNES, first: Path = TUNE) -> list[TuneSummary]:
-    """The committed corpus summaries: `first` (when it is there), then every other `folder/*/summary.json`."""
-    return [read_tune(path) for path in first_then_others(first, folder.glob("*/summary.json"))]
 
 
 def other_tune_lines(summaries: Sequence[TuneSummary], sweeps: Sequence[SweepDocument] = ()) -> list[str]:
@@ -242,17 +225,13 @@ def per_model(results: Sequence, lines_of, none: str) -> list[str]:
     return lines
 
 
-def read_fits(folder: Path = FITS) -> list[FitSummary]:
-    return [FitSummary.from_dict(json.loads(path.read_text())) for path in sorted(folder.glob("*/fit.json"))]
-
-
-def fold_committed(tunes: Path = TUNES, fits: Path = FITS) -> list[Path]:
+def fold_committed(tunes: Path = committed.TUNES.folder, fits: Path = committed.FITS.folder) -> list[Path]:
     """Rewrite every committed corpus summary with the committed fits made on its documents folded into its verdict
     (verdicts.fit.fold_fits), in the records' current format, as the tune command writes it; returns the files it
     changed. No pass runs: the verdict's numbers are the ones the tune stored."""
-    found, changed = read_fits(fits), []
-    for path in sorted(tunes.glob("*/summary.json")):
-        summary = fold_fits(read_tune(path), found)
+    found, changed = replace(committed.FITS, folder=fits).read(), []
+    for path in replace(committed.TUNES, folder=tunes, first=None).paths():
+        summary = fold_fits(committed.read(path, TuneSummary), found)
         payload = json.dumps(summary.to_dict(), ensure_ascii=False, allow_nan=False) + "\n"
         if payload != path.read_text():
             write_atomic(path, payload)
@@ -260,21 +239,18 @@ def fold_committed(tunes: Path = TUNES, fits: Path = FITS) -> list[Path]:
     return changed
 
 
-def figure_values(results: Path = RESULTS, pages: Path = PAGES) -> dict[str, str]:
-    """The timings the README's text quotes, as it quotes them, from the committed benchmark files."""
-    bench, page = results.read_text(), pages.read_text()
+def figure_values(timings: Path = TIMINGS) -> dict[str, str]:
+    """The timings the README's text quotes, as it quotes them, from the benchmarks' bench/timings.json."""
+    found = read_timings(timings)
 
-    def found(pattern: str, text: str, where: Path) -> float:
-        match = re.search(pattern, text)
-        if match is None:
-            raise SystemExit(f"{where} has no line matching {pattern!r}: rerun the benchmark that writes it")
-        return float(match.group(1))
+    def seconds(name: str) -> float:
+        if name not in found:
+            raise SystemExit(f"{timings} has no {name!r} timing: rerun the benchmark that writes it (`make bench`, "
+                             "`make bench-pages`)")
+        return found[name]["seconds"]
 
-    cold = found(r"\| cold start \(dequantize the GGUF, write the cache\) \| ([0-9.]+) \|", bench, results)
-    warm = found(r"\| warm start \(from the cache\) \| ([0-9.]+) \|", bench, results)
-    warm_up = found(r"warm-up done: .* ready in ([0-9.]+) s", page, pages)
-    return {"cold-start": f"about {cold:.0f} s", "warm-start": f"about {warm:.1f} s",
-            "warm-up": f"about {warm_up:.0f} s"}
+    return {"cold-start": f"about {seconds('cold-start'):.0f} s", "warm-start": f"about {seconds('warm-start'):.1f} s",
+            "warm-up": f"about {seconds('warm-up'):.0f} s"}
 
 
 def figure_files(root: Path = ROOT) -> list[Path]:
@@ -302,7 +278,7 @@ def replace_figures(values: dict[str, str], files: Sequence[Path] | None = None)
 
 
 def corpora(summaries: Sequence[TuneSummary]) -> list[tuple[str, ContextVerdict]]:
-    """(model, corpus verdict) of each committed tune that has one, in read_tunes' order (the bundled model's
+    """(model, corpus verdict) of each committed tune that has one, in committed.TUNES' order (the bundled model's
     first): what words.found_conclusion and words.found_bullets judge."""
     return [(summary.model, summary.verdict) for summary in summaries if summary.verdict is not None]
 
@@ -422,35 +398,6 @@ def thresholds_lines() -> list[str]:
     return table(["constant", "value", "where", "what it decides"], rows, "---")
 
 
-# === Reading the committed files =====================================================================================
-
-
-def read_sweep(path: Path) -> SweepDocument:
-    return SweepDocument.from_dict(json.loads(path.read_text()))
-
-
-def read_sweeps(folder: Path = SWEEPS, first: Path = SWEEP) -> list[SweepDocument]:
-    """The committed sweeps: `first` (when it is there), then every other JSON file of `folder` by name."""
-    return [read_sweep(path) for path in first_then_others(first, folder.glob("*.json"))]
-
-
-def read_probes(folder: Path = RETRIEVALS, first: Path = RETRIEVAL) -> list[RetrievalDocument]:
-    """The committed retrieval probes: `first` (when it is there), then every other JSON file of `folder` by name;
-    none before `make retrieval` has written one."""
-    return [RetrievalDocument.from_dict(json.loads(path.read_text()))
-            for path in first_then_others(first, folder.glob("*.json"))]
-
-
-def read_lmevals(folder: Path = LMEVALS) -> list[LmEvalDocument]:
-    """The committed lm-evaluation-harness runs, by file name; none before `make lmeval` has written one."""
-    return [LmEvalDocument.from_dict(json.loads(path.read_text())) for path in sorted(folder.glob("*.json"))]
-
-
-def first_then_others(first: Path, found) -> list[Path]:
-    """`first` (when it is there), then the other paths of `found` by name."""
-    return [first] * first.is_file() + sorted(path for path in found if path.resolve() != first.resolve())
-
-
 def sweeps_lines(documents: Sequence[SweepDocument]) -> list[str]:
     """The committed sweeps side by side (words.side_by_side_rows): its caption and one table row per sweep."""
     columns = words.SIDE_BY_SIDE_COLUMNS
@@ -466,18 +413,23 @@ def other_sweep_lines(documents: Sequence[SweepDocument]) -> list[str]:
                      "No other model's sweep is committed yet (`make sweep-gemma` writes Gemma 3 270M's).")
 
 
-def write_found(folder: Path = SWEEPS, first: Path = SWEEP, readme: Path = README, tunes: Path = TUNES,
-                probes: Path = RETRIEVALS, findings_file: Path = FINDINGS, lmevals: Path = LMEVALS) -> None:
+def write_found(folder: Path = committed.SWEEPS.folder, first: Path | None = committed.SWEEPS.first,
+                readme: Path = README, tunes: Path = committed.TUNES.folder, probes: Path = committed.PROBES.folder,
+                findings_file: Path = FINDINGS, lmevals: Path = committed.LMEVALS.folder) -> None:
     """The README's "What we found", and FINDINGS' conclusion, rises, committed sweeps side by side, retrieval
-    probes, lm-evaluation-harness runs and thresholds: the blocks every committed file feeds."""
-    sweeps, summaries = read_sweeps(folder, first), read_tunes(tunes)
-    found, probed = corpora(summaries), read_probes(probes, probes / RETRIEVAL.name)
+    probes, lm-evaluation-harness runs and thresholds: the blocks every committed file feeds (the sweeps of
+    `folder`, `first` first; the bundled model's committed tune, then the others of `tunes`; the probes of `probes`,
+    its bundled.json first; the lm-eval runs of `lmevals`)."""
+    sweeps = replace(committed.SWEEPS, folder=folder, first=first).read()
+    summaries = replace(committed.TUNES, folder=tunes).read()
+    probed = replace(committed.PROBES, folder=probes, first=probes / committed.PROBES.first.name).read()
+    found, runs = corpora(summaries), replace(committed.LMEVALS, folder=lmevals).read()
     blocks = [(readme, "found", found_lines(found, probed)),
               (findings_file, "conclusion", conclusion_lines(found, models_of(sweeps, summaries))),
               (findings_file, "rises", rises_lines(sweeps, summaries)),
               (findings_file, "sweeps", sweeps_lines(sweeps)),
               (findings_file, "retrieval", per_model(probed, words.retrieval_findings, NO_PROBE)),
-              (findings_file, "lmeval", per_model(read_lmevals(lmevals), words.lmeval_findings, NO_LMEVAL)),
+              (findings_file, "lmeval", per_model(runs, words.lmeval_findings, NO_LMEVAL)),
               (findings_file, "thresholds", thresholds_lines())]
     for path, name, lines in blocks:
         if not replace_block(name, lines, path):
@@ -501,16 +453,17 @@ def main() -> None:
     if which == "verdicts":
         which = "tune"
     if which == "sweep":
-        sweeps = read_sweeps()
+        sweeps = committed.SWEEPS.read()
         lines = sweep_lines(sweeps[0])
         if not replace_block("other-sweeps", other_sweep_lines(sweeps[1:]), FINDINGS):
             raise SystemExit("docs/FINDINGS.md has no <!-- other-sweeps:start --> block")
     elif which == "tune":
-        lines = tune_lines(read_tune(), read_sweeps())
-        if not replace_block("other-tunes", other_tune_lines(read_tunes()[1:], read_sweeps()), FINDINGS):
+        summaries, sweeps = committed.TUNES.read(), committed.SWEEPS.read()
+        lines = tune_lines(summaries[0], sweeps)
+        if not replace_block("other-tunes", other_tune_lines(summaries[1:], sweeps), FINDINGS):
             raise SystemExit("docs/FINDINGS.md has no <!-- other-tunes:start --> block")
     elif which == "fit":
-        lines = fit_lines(read_fits())
+        lines = fit_lines(committed.FITS.read())
     else:
         raise SystemExit("usage: python -m bench.readme sweep|tune|fit|found|figures|verdicts")
     if not replace_block(which, lines, FINDINGS):

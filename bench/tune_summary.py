@@ -13,13 +13,13 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from bench.readme import read_fits
 from model_utils.cli.commands import cache_folder, requested_views, sweep_settings
-from model_utils.cli.parser import build_parser
+from model_utils.cli.requests import parse_request
 from model_utils.core.files import write_atomic
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.views import as_view
 from model_utils.engine.plugin import load_model
+from model_utils.experiments.committed import FITS
 from model_utils.experiments.corpus import read_corpus
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.tune.rows import TuneSettings, upgrade_rows
@@ -36,19 +36,19 @@ def rebuild(folder: Path) -> TuneSummary:
     path = folder / SUMMARY
     committed = TuneSummary.from_dict(json.loads(path.read_text()))
     words = shlex.split(committed.run.command)
-    args = build_parser().parse_args(words[words.index("model_utils") + 1 :])
-    loaded = load_model(args.model)
-    corpus = read_corpus(args.corpus, args.documents)
-    specs, settings = requested_views(args, loaded), sweep_settings(args)
+    request = parse_request(words[words.index("model_utils") + 1 :], command=committed.run.command)
+    loaded = load_model(request.model)
+    corpus = read_corpus(request.corpus, request.documents)
+    specs, settings = requested_views(request.views, loaded, request.passes.max_tokens), sweep_settings(request)
     tune_settings = TuneSettings(model=loaded.name, fingerprint=model_fingerprint(loaded),
                                  specs=tuple(as_view(spec).label for spec in specs), sweep=settings)
-    cache = cache_folder(args)
+    cache = cache_folder(request)
     upgrade_rows(folder, tune_settings, [as_view(spec) for spec in specs],
                  cached_passes(loaded, corpus, specs, settings, cache))
-    summary = summarize_tune(Path(args.out), corpus,  # as the tune ran: from the repository's root
+    summary = summarize_tune(Path(request.out), corpus,  # as the tune ran: from the repository's root
                              list(committed.corpus.tokens), specs, tune_settings, committed.trained_length,
                              cuts=committed.cut_context, layer_windows=tuple(loaded.sliding_windows()))
-    summary = fold_fits(replace(summary, **{name: getattr(committed, name) for name in MADE_BY}), read_fits())
+    summary = fold_fits(replace(summary, **{name: getattr(committed, name) for name in MADE_BY}), FITS.read())
     write_atomic(path, json.dumps(summary.to_dict(), ensure_ascii=False, allow_nan=False) + "\n")
     return summary
 

@@ -9,9 +9,9 @@ import os
 import sys
 
 from model_utils import imports_without_collection
-from model_utils.cli.parser import UsageError, build_parser
+from model_utils.cli.parser import UsageError
+from model_utils.cli.requests import parse_request
 from model_utils.core.errors import AnalysisError, ModelLoadError
-from model_utils.core.paths import portable_command
 
 with imports_without_collection():  # torch and transformers
     from model_utils.cli.commands import COMMANDS
@@ -23,9 +23,8 @@ FAILED = 1  # a run that could not finish (tune: a worker died too often); what 
 
 def main(argv: list[str] | None = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
-        args.argv = None if argv is None else portable_command(argv)
-        COMMANDS[args.command](args)
+        request = parse_request(argv)
+        COMMANDS[type(request)](request)
     except (UsageError, AnalysisError, ModelLoadError) as error:
         print(f"error: {error}", file=sys.stderr)
         return USAGE_ERROR

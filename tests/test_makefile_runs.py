@@ -19,6 +19,7 @@ from model_utils.cli.commands import (
     sweep_settings,
 )
 from model_utils.cli.parser import build_parser
+from model_utils.cli.requests import parse_request
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.experiments.retrieval.run import check_retrieval, units
 from model_utils.experiments.sweep import check_sweep
@@ -39,11 +40,11 @@ def make_command(target: str) -> list[str]:
 
 def checked_passes(argv: list[str], loaded) -> int:
     """The number of passes of a sweep command line, after the sweep's checks (they raise on a refused pass)."""
-    args = build_parser().parse_args(argv)
-    assert args.model == loaded.name
-    text, _ = read_text(args)
-    specs = requested_views(args, loaded, text)
-    check_sweep(loaded, text, specs, sweep_settings(args))
+    request = parse_request(argv)
+    assert request.model == loaded.name
+    text, _ = read_text(request.source)
+    specs = requested_views(request.views, loaded, request.passes.max_tokens, text)
+    check_sweep(loaded, text, specs, sweep_settings(request))
     return len(specs)
 
 
@@ -64,10 +65,10 @@ def test_make_sweep_gemma_runs_passes_gemma_takes():
 
 def checked_retrieval(argv: list[str], loaded) -> tuple[int, int]:
     """(views, distinct passes) of a retrieval command line, after the probe's own checks."""
-    args = build_parser().parse_args(argv)
-    assert args.model == loaded.name
-    filler, passages = retrieval_texts(args, loaded)
-    request = retrieval_request(args, loaded, passages)
+    command = parse_request(argv)
+    assert command.model == loaded.name
+    filler, passages = retrieval_texts(command, loaded)
+    request = retrieval_request(command, loaded, passages)
     check_retrieval(loaded, filler, passages, request)
     return len(request.views), len({unit.key for unit in units(filler, passages, request, "model")})
 
@@ -103,7 +104,7 @@ def test_make_lmeval_runs_offline_on_one_thread_at_the_three_lengths():
 def test_make_lmeval_runs_views_the_bundled_model_takes(bundled):
     from model_utils.experiments.lmeval import check_ruler
 
-    request = lmeval_request(build_parser().parse_args(make_command("lmeval")), bundled)
+    request = lmeval_request(parse_request(make_command("lmeval")), bundled)
     check_ruler(bundled, request)
     assert [view.label for view in request.views] == ["T=1", "T=0.9", "yarn-rope (s=2) + T=1"]
     assert request.limit * len(request.lengths) * len(request.views) == 54  # the samples the estimate counts

@@ -14,8 +14,6 @@ import pytest
 from bench import readme
 from bench.readme import (
     FINDINGS,
-    SWEEP,
-    SWEEPS,
     conclusion_lines,
     corpora,
     fit_lines,
@@ -23,11 +21,6 @@ from bench.readme import (
     models_of,
     other_sweep_lines,
     other_tune_lines,
-    read_fits,
-    read_probes,
-    read_sweeps,
-    read_tune,
-    read_tunes,
     rises_lines,
     sweep_lines,
     sweeps_lines,
@@ -41,6 +34,7 @@ from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import Dominant, LeverKind
+from model_utils.experiments.committed import FITS, LMEVALS, PROBES, SWEEPS, TUNES
 from model_utils.verdicts import words
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,21 +66,21 @@ def wc_words(text: str) -> int:
 
 def test_what_we_found_is_the_committed_tunes_and_probes_rendered():
     found = block("found", README)
-    assert found == found_lines(corpora(read_tunes()), read_probes())
-    assert found[0] == words.found_conclusion(corpora(read_tunes()))
+    assert found == found_lines(corpora(TUNES.read()), PROBES.read())
+    assert found[0] == words.found_conclusion(corpora(TUNES.read()))
     assert f"({readme.CHART})" in "\n".join(found) and "(docs/FINDINGS.md)" in found[-1]
     said = [line for line in found if line.startswith("- ")]
     assert 1 <= len(said) <= 3
-    assert said[:2] == [f"- {bullet}" for bullet in words.found_bullets(corpora(read_tunes()), read_probes())][:2]
+    assert said[:2] == [f"- {bullet}" for bullet in words.found_bullets(corpora(TUNES.read()), PROBES.read())][:2]
 
 
 def test_without_a_committed_probe_the_third_line_only_says_where_it_will_show(tmp_path):
-    said = [line for line in found_lines(corpora(read_tunes()), read_probes(tmp_path, tmp_path / "bundled.json"))
-            if line.startswith("- ")]
+    none = replace(PROBES, folder=tmp_path, first=tmp_path / "bundled.json").read()
+    said = [line for line in found_lines(corpora(TUNES.read()), none) if line.startswith("- ")]
     assert f"({readme.PROBE_LINK})" in said[-1] and not re.search(r"\d", said[-1])  # no number, no finding
     committed = [line for line in block("found", README) if line.startswith("- ")]
-    assert committed[-1] == f"- {words.found_bullets(corpora(read_tunes()), read_probes())[-1]}" \
-        if read_probes() else committed[-1] == said[-1]
+    assert committed[-1] == f"- {words.found_bullets(corpora(TUNES.read()), PROBES.read())[-1]}" \
+        if PROBES.read() else committed[-1] == said[-1]
 
 
 def test_a_committed_probe_gives_the_third_bullet(tiny_retrieval_file, tmp_path):
@@ -94,8 +88,8 @@ def test_a_committed_probe_gives_the_third_bullet(tiny_retrieval_file, tmp_path)
     probes.mkdir()
     probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
     (probes / "bundled.json").write_text(json.dumps(probe.to_dict(), allow_nan=False))
-    found = corpora(read_tunes())
-    lines = found_lines(found, read_probes(probes, probes / "bundled.json"))
+    found = corpora(TUNES.read())
+    lines = found_lines(found, replace(PROBES, folder=probes, first=probes / "bundled.json").read())
     said = [line for line in lines if line.startswith("- ")]
     assert said == [f"- {bullet}" for bullet in words.found_bullets(found, [probe])]
     assert len(said) == 3 and readme.PROBE_LINK not in "\n".join(lines)
@@ -114,7 +108,7 @@ def found_in_copies(tmp_path, **folders) -> str:
 def test_findings_set_each_committed_probe_out_in_full_or_say_there_is_none(tiny_retrieval_file, tmp_path):
     """FINDINGS' retrieval block is the committed probes' words.retrieval_findings under each model's name, or the
     line that none is committed; the file as committed is what the committed probes give."""
-    assert block("retrieval") == readme.per_model(read_probes(), words.retrieval_findings, readme.NO_PROBE)
+    assert block("retrieval") == readme.per_model(PROBES.read(), words.retrieval_findings, readme.NO_PROBE)
     probes = tmp_path / "retrieval"
     probes.mkdir()
     probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
@@ -126,7 +120,7 @@ def test_findings_set_each_committed_probe_out_in_full_or_say_there_is_none(tiny
 
 
 def test_findings_open_on_the_same_conclusion_and_what_it_rests_on():
-    sweeps, summaries = read_sweeps(), read_tunes()
+    sweeps, summaries = SWEEPS.read(), TUNES.read()
     opening = FINDINGS.read_text().split("\n## ")[0]
     assert block("conclusion") == conclusion_lines(corpora(summaries), models_of(sweeps, summaries))
     assert block("conclusion")[0].startswith(f"**{words.found_conclusion(corpora(summaries))}**")
@@ -137,13 +131,13 @@ def test_findings_open_on_the_same_conclusion_and_what_it_rests_on():
 
 
 def test_how_to_read_this_gives_both_rises_of_every_committed_verdict():
-    sweeps, summaries = read_sweeps(), read_tunes()
+    sweeps, summaries = SWEEPS.read(), TUNES.read()
     rows = block("rises")
     assert rows == rises_lines(sweeps, summaries)
     assert len(rows) == 2 + sum(result.verdict is not None for result in (*sweeps, *summaries))
     text = section("How to read this", FINDINGS.read_text())
     assert "same words" in text and "earlier positions" in text and "(#thresholds)" in text
-    bundled = read_tune().verdict
+    bundled = TUNES.read_first().verdict
     assert f"{bundled.same_token_rise.rise:+.2f}" in rows[2] and f"{bundled.rise_against_earlier:+.2f}" in rows[2]
 
 
@@ -162,13 +156,13 @@ def test_the_thresholds_are_read_from_the_code():
 
 
 def test_the_context_length_block_is_the_committed_sweep():
-    assert block("sweep") == sweep_lines(SweepDocument.from_dict(json.loads(SWEEP.read_text())))
+    assert block("sweep") == sweep_lines(SweepDocument.from_dict(json.loads(SWEEPS.first.read_text())))
 
 
 def test_findings_set_every_committed_sweep_side_by_side_one_row_each():
-    sweeps = read_sweeps()
-    assert sweeps[0] == SweepDocument.from_dict(json.loads(SWEEP.read_text()))  # the bundled model's first
-    assert len(sweeps) == len(list(SWEEPS.glob("*.json")))
+    sweeps = SWEEPS.read()
+    assert sweeps[0] == SweepDocument.from_dict(json.loads(SWEEPS.first.read_text()))  # the bundled model's first
+    assert len(sweeps) == len(list(SWEEPS.folder.glob("*.json")))
     lines = block("sweeps")
     assert lines == sweeps_lines(sweeps)
     rows = [line for line in lines if line.startswith("| ") and not line.startswith("| model |")]
@@ -176,7 +170,7 @@ def test_findings_set_every_committed_sweep_side_by_side_one_row_each():
 
 
 def test_the_findings_give_every_other_models_sweep_in_full():
-    assert block("other-sweeps") == other_sweep_lines(read_sweeps()[1:])
+    assert block("other-sweeps") == other_sweep_lines(SWEEPS.read()[1:])
 
 
 def copies(tmp_path: Path) -> tuple[Path, Path]:
@@ -191,9 +185,9 @@ def test_with_a_second_model_findings_name_it_and_set_its_sweep_beside(other_swe
     the side-by-side table gains its row, the rises table its line, the scope names it; What we found stays the
     corpus's, and nothing outside the blocks changes."""
     readme_copy, findings_copy = copies(tmp_path)
-    write_found(other_sweeps, SWEEP, readme_copy, tunes=tmp_path / "no-tunes", probes=tmp_path / "no-probes",
+    write_found(other_sweeps, SWEEPS.first, readme_copy, tunes=tmp_path / "no-tunes", probes=tmp_path / "no-probes",
                 findings_file=findings_copy)
-    written, sweeps = findings_copy.read_text(), read_sweeps(other_sweeps, SWEEP)
+    written, sweeps = findings_copy.read_text(), replace(SWEEPS, folder=other_sweeps).read()
     assert [sweep.model for sweep in sweeps] == ["bundled", GEMMA]
     table = block("sweeps", written)
     assert table == sweeps_lines(sweeps) and table[-2].startswith("| SmolLM2-135M | 8,192 |")
@@ -210,13 +204,13 @@ def test_with_a_second_model_findings_name_it_and_set_its_sweep_beside(other_swe
 def test_a_second_models_corpus_joins_the_conclusion(tmp_path):
     """With a corpus tune of a second model committed (the bundled summary under Gemma 3 270M's name), the
     conclusion judges both corpora and names both models."""
-    gemma = replace(read_tune(), model=GEMMA)
+    gemma = replace(TUNES.read_first(), model=GEMMA)
     (tmp_path / "tunes" / "gemma").mkdir(parents=True)
     (tmp_path / "tunes" / "gemma" / "summary.json").write_text(json.dumps(gemma.to_dict(), allow_nan=False))
     readme_copy, findings_copy = copies(tmp_path)
-    write_found(SWEEPS, SWEEP, readme_copy, tunes=tmp_path / "tunes", probes=tmp_path / "no-probes",
+    write_found(SWEEPS.folder, SWEEPS.first, readme_copy, tunes=tmp_path / "tunes", probes=tmp_path / "no-probes",
                 findings_file=findings_copy)
-    summaries = read_tunes(tmp_path / "tunes")  # the bundled model's committed tune first, then the folder's
+    summaries = replace(TUNES, folder=tmp_path / "tunes").read()  # the committed bundled tune, then the folder's
     assert [summary.model for summary in summaries] == ["bundled", GEMMA]
     conclusion = block("found", readme_copy.read_text())[0]
     assert conclusion == words.found_conclusion(corpora(summaries))
@@ -224,27 +218,45 @@ def test_a_second_models_corpus_joins_the_conclusion(tmp_path):
 
 
 def test_the_corpus_block_is_the_committed_tune():
-    assert block("tune") == tune_lines(read_tune(), read_sweeps())
+    assert block("tune") == tune_lines(TUNES.read_first(), SWEEPS.read())
 
 
 def test_the_findings_give_every_other_models_corpus_in_full():
-    assert block("other-tunes") == other_tune_lines(read_tunes()[1:], read_sweeps())
+    assert block("other-tunes") == other_tune_lines(TUNES.read()[1:], SWEEPS.read())
 
 
 def test_the_fit_block_is_the_committed_fits():
-    fits = read_fits()
+    fits = FITS.read()
     assert fits, "no committed fit under assets/fit"
     assert block("fit") == fit_lines(fits)
 
 
 def test_the_timings_in_the_text_are_the_committed_benchmarks():
-    """The cold start, the warm start and the warm-up, as bench/RESULTS.md and bench/PAGES.md measured them,
+    """The cold start, the warm start and the warm-up, as the benchmarks wrote them into bench/timings.json,
     wherever README.md and docs/ quote them."""
     values = readme.figure_values()
     quoted = [found for path in readme.figure_files()
               for found in re.findall(r"<!-- figure:([a-z-]+) -->(.*?)<!-- /figure -->", path.read_text())]
     assert {name for name, _ in quoted} == set(values)
     assert all(value == values[name] for name, value in quoted), quoted
+
+
+def test_a_benchmark_writes_its_own_timings_and_keeps_the_others(tmp_path):
+    from bench.pages import server_warm_up_seconds
+    from bench.timings import read_timings, record_timings
+
+    timings = tmp_path / "timings.json"
+    record_timings({"cold-start": 31.4, "warm-start": 0.44}, "make bench", timings)
+    line = "warm-up done: 3 of 3 default views ready in 98.6 s; 4 model passes so far"
+    record_timings({"warm-up": server_warm_up_seconds(line)}, "make bench-pages", timings)
+    assert {name: entry["seconds"] for name, entry in read_timings(timings).items()} == {
+        "cold-start": 31.4, "warm-start": 0.44, "warm-up": 98.6}
+    assert read_timings(timings)["warm-up"]["command"] == "make bench-pages"
+    assert readme.figure_values(timings) == {"cold-start": "about 31 s", "warm-start": "about 0.4 s",
+                                             "warm-up": "about 99 s"}
+    timings.write_text("{}")
+    with pytest.raises(SystemExit, match="cold-start"):
+        readme.figure_values(timings)
 
 
 def test_the_sweep_block_says_saves_everywhere_and_names_every_schedule_with_its_parameter():
@@ -285,7 +297,7 @@ def test_the_corpus_block_leads_with_the_answer_then_the_gain_held_out_over_docu
 def test_the_recipe_families_are_compared_only_where_the_results_hold_them():
     """The sweep block compares the recipe families (words.families_sentence) exactly when the committed sweep holds
     a distance remapping: it says what it holds, no more."""
-    committed = SweepDocument.from_dict(json.loads(SWEEP.read_text()))
+    committed = SweepDocument.from_dict(json.loads(SWEEPS.first.read_text()))
     has_remaps = any(result.rope is not None and result.rope.remaps for result in committed.results)
     said = words.families_sentence(committed.verdict)
     assert (said is not None) == has_remaps
@@ -325,7 +337,7 @@ def test_what_we_found_is_at_most_120_words_and_opens_on_its_conclusion():
     found = section("What we found")
     said = re.sub(r"<!--.*?-->", "", found).strip()
     assert wc_words(said) <= 120, wc_words(said)
-    assert said.startswith(words.found_conclusion(corpora(read_tunes())))
+    assert said.startswith(words.found_conclusion(corpora(TUNES.read())))
     assert README.index("## Start here") < README.index("## What we found")
 
 
@@ -509,12 +521,12 @@ def test_the_old_readmes_generated_blocks_are_in_docs_as_regenerated():
     schedules' numbers there too; the side-by-side table (above); the performance table in docs/PERFORMANCE.md with
     the same lengths; each figure quoted somewhere (test_the_timings_in_the_text_are_the_committed_benchmarks)."""
     before, findings = json.loads(BEFORE.read_text()), FINDINGS.read_text()
-    for result in (*read_sweeps(), *read_tunes()):
+    for result in (*SWEEPS.read(), *TUNES.read()):
         if result.verdict is not None:
             assert words.answer(result.verdict) in findings
-    one = read_sweeps()[0].verdict
+    one = SWEEPS.read()[0].verdict
     assert words.families_sentence(one) is None or words.families_sentence(one) in findings
-    corpus = read_tune()
+    corpus = TUNES.read_first()
     said = words.domain_sentence(corpus, words.row_label(corpus.verdict.decomposition.lever(Dominant.RECIPE)))
     assert said is None or said in findings
     numbers = set(DIGITS.findall(findings))
@@ -533,7 +545,7 @@ def test_findings_set_each_committed_lmeval_run_out_as_a_table_and_say_which_vie
 
     from tests.core.records.test_lmeval_record import document
 
-    assert block("lmeval") == readme.per_model(readme.read_lmevals(), words.lmeval_findings, readme.NO_LMEVAL)
+    assert block("lmeval") == readme.per_model(LMEVALS.read(), words.lmeval_findings, readme.NO_LMEVAL)
     run = document()
     run = replace(run, scores=(run.scores[0], replace(run.scores[1], score=1.0)))  # the recipe gets both right
     runs = tmp_path / "lmeval"
@@ -550,8 +562,8 @@ def test_findings_set_each_committed_lmeval_run_out_as_a_table_and_say_which_vie
 def test_a_corpus_whose_windows_read_less_than_its_models_sweep_says_it_is_not_remeasured():
     """The note follows the records: a corpus of Gemma whose windows read no BOS, next to a sweep of Gemma whose
     windows read it, says so; with the same lead, or without a sweep of its model, nothing is said."""
-    gemma_sweep = next(sweep for sweep in readme.read_sweeps() if sweep.model == GEMMA)
-    gemma_tune = next(summary for summary in readme.read_tunes() if summary.model == GEMMA)
+    gemma_sweep = next(sweep for sweep in SWEEPS.read() if sweep.model == GEMMA)
+    gemma_tune = next(summary for summary in TUNES.read() if summary.model == GEMMA)
     raw = replace(gemma_tune, cut_context=tuple(replace(cut, lead=0) for cut in gemma_tune.cut_context))
     fresh = replace(gemma_tune, cut_context=tuple(replace(cut, lead=1) for cut in gemma_tune.cut_context))
     assert gemma_sweep.cut_context.lead == 1
@@ -563,7 +575,7 @@ def test_a_corpus_whose_windows_read_less_than_its_models_sweep_says_it_is_not_r
 def test_the_conclusion_says_hardly_helps_only_below_its_threshold_and_speaks_of_one_model_as_one():
     """HARDLY_HELPS decides "hardly helps": the bundled corpus's best temperature alone brings back 7% of the rise;
     with the rise made a tenth as large (the same lever then brings back 66%), the sentence gives the share."""
-    bundled = corpora(read_tunes())[:1]
+    bundled = corpora(TUNES.read())[:1]
     said = words.found_conclusion(bundled)
     assert said.startswith("Past the length it was trained on, SmolLM2-135M-Instruct (4-bit) predicts text worse")
     share = bundled[0][1].decomposition.share_of_rise(bundled[0][1].decomposition.best(LeverKind.TEMPERATURE))

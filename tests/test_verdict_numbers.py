@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.readme import SWEEP, TUNE, corpora, read_fits, read_probes, read_tunes
+from bench.readme import corpora
 from model_utils.core.names import MODEL_NAMES
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
+from model_utils.experiments.committed import FITS, PROBES, SWEEPS, TUNES
 from model_utils.verdicts import words
 
 NUMBER = re.compile(r"(?<![\w.])[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])[+-]?\d+(?:\.\d+)?")
@@ -88,10 +89,10 @@ def unmatched(sentences: list[str], data) -> list[str]:
 @pytest.mark.parametrize("which", ["sweep", "corpus"])
 def test_every_number_of_a_committed_verdict_is_in_its_json(which):
     if which == "sweep":
-        data = json.loads(Path(SWEEP).read_text())
+        data = json.loads(SWEEPS.first.read_text())
         verdict = SweepDocument.from_dict(data).verdict
     else:
-        data = json.loads(Path(TUNE).read_text())
+        data = json.loads(TUNES.first.read_text())
         verdict = TuneSummary.from_dict(data).verdict
     scope = {"verdict": data["verdict"], "trained_length": data["trained_length"], "buckets": data["buckets"]}
     assert unmatched(words.sentences(verdict), scope) == []
@@ -100,7 +101,7 @@ def test_every_number_of_a_committed_verdict_is_in_its_json(which):
 
 
 def test_every_number_of_a_committed_fit_is_in_its_json():
-    for fit in read_fits():
+    for fit in FITS.read():
         assert unmatched(words.fit_sentences(fit), fit.to_dict()) == []
 
 
@@ -120,7 +121,7 @@ def found_sentences() -> list[str]:
 
 
 def test_every_number_of_what_we_found_is_in_the_committed_tunes_and_probes():
-    summaries, probes = read_tunes(), read_probes()
+    summaries, probes = TUNES.read(), PROBES.read()
     said = found_sentences()
     found = corpora(summaries)
     assert said[0] == words.found_conclusion(found) and len(said) <= 4
@@ -132,7 +133,7 @@ def test_every_number_of_what_we_found_is_in_the_committed_tunes_and_probes():
 def test_the_probes_bullet_says_only_the_probes_numbers(tiny_retrieval_file):
     """Until a probe is committed, the tiny model's stands for it: its bullet's numbers are in its verdict."""
     probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
-    bullet = words.found_bullets(corpora(read_tunes()), [probe])[-1]
+    bullet = words.found_bullets(corpora(TUNES.read()), [probe])[-1]
     assert unmatched([bullet], probe.to_dict()["verdict"]) == []
     assert unmatched(["It reads about 5,100 tokens back."], {"reach": 5137.0}) == []  # rounded to the hundred
     assert unmatched(["It reads about 5,200 tokens back."], {"reach": 5137.0}) != []

@@ -8,7 +8,7 @@ import contextlib
 import itertools
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import streamlit as st
@@ -37,6 +37,8 @@ from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
+from model_utils.experiments import committed
+from model_utils.experiments.committed import ResultFiles
 
 with imports_without_collection():  # torch and transformers, imported here by the warm-up or the first model page
     from model_utils import LoadedModel, Report, Schedule, analyze, load_model, set_threads
@@ -270,21 +272,22 @@ class Committed:
     errors: tuple[str, ...]
 
 
-def parse_json(path: str) -> dict:
-    """A committed result file, parsed: what the cache below keeps, so that a page never parses it twice."""
-    import json
-
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+def committed_files() -> tuple[ResultFiles, ResultFiles, ResultFiles]:
+    """The committed sweeps, corpus summaries and fits where settings point (looked up on each call, so that a test
+    can point them elsewhere): model_utils.experiments.committed's kinds, each at its folder and default file."""
+    return (replace(committed.SWEEPS, folder=settings.SWEEPS_DIR, first=settings.CONTEXT_SWEEP),
+            replace(committed.TUNES, folder=settings.TUNE_DIR, first=settings.CORPUS_SUMMARY),
+            replace(committed.FITS, folder=settings.FIT_DIR))
 
 
 def committed_results() -> Committed:
-    """The committed results, read once through cached_committed: the files of settings' folders (looked up on each
-    call, so a file added or replaced is read) and their modification times are its key."""
-    sweeps = committed_sweep_paths(settings.CONTEXT_SWEEP, settings.SWEEPS_DIR)
-    summaries = committed_summary_paths(settings.CORPUS_SUMMARY, settings.TUNE_DIR)
-    fits = sorted(settings.FIT_DIR.glob("*/fit.json"))
-    return cached_committed(*(tuple((str(path), path.stat().st_mtime) for path in paths)
-                              for paths in (sweeps, summaries, fits)))
+    """The committed results, read once through cached_committed: their files (listed on each call, the default
+    first, so a file added or replaced is read) and their modification times are its key."""
+    return cached_committed(*(_stamped(files.paths()) for files in committed_files()))
+
+
+def _stamped(paths: list[Path]) -> tuple[tuple[str, float], ...]:
+    return tuple((str(path), path.stat().st_mtime) for path in paths)
 
 
 @st.cache_data(show_spinner=False, max_entries=4, ttl=3600)
@@ -301,26 +304,12 @@ def cached_committed(sweeps: tuple[tuple[str, float], ...], summaries: tuple[tup
 
 
 def _record(path: Path, record: type, errors: list[str]):
+    """The file's record (model_utils.experiments.committed.read), or None with its error line added."""
     try:
-        return record.from_dict(parse_json(str(path)))
+        return committed.read(path, record)
     except (OSError, ValueError) as error:  # a RecordError is a ValueError: its message says how to regenerate
         errors.append(f"Cannot read {plain(path)}: {plain(error)}")
         return None
-
-
-def committed_sweep_paths(default: Path, folder: Path) -> list[Path]:
-    """The committed sweeps' files: `default` (where it is), then every other JSON file of `folder` by name."""
-    return _default_then_others(default, sorted(folder.glob("*.json")))
-
-
-def committed_summary_paths(default: Path, folder: Path) -> list[Path]:
-    """The committed corpus summaries' files: `default` (where it is), then every other `folder/*/summary.json`."""
-    return _default_then_others(default, sorted(folder.glob("*/summary.json")))
-
-
-def _default_then_others(default: Path, found: list[Path]) -> list[Path]:
-    first = [default] if default.is_file() else []
-    return first + [path for path in found if not first or not path.samefile(default)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -418,8 +407,8 @@ class CommittedProbes:
 def committed_probes() -> CommittedProbes:
     """The committed probes (settings.RETRIEVAL_DEFAULT, then every other RETRIEVAL_DIR/*.json), read once through
     cached_probes, keyed by their paths and modification times."""
-    paths = _default_then_others(settings.RETRIEVAL_DEFAULT, sorted(settings.RETRIEVAL_DIR.glob("*.json")))
-    return cached_probes(tuple((str(path), path.stat().st_mtime) for path in paths))
+    probes = replace(committed.PROBES, folder=settings.RETRIEVAL_DIR, first=settings.RETRIEVAL_DEFAULT)
+    return cached_probes(_stamped(probes.paths()))
 
 
 @st.cache_data(show_spinner=False, max_entries=4, ttl=3600)

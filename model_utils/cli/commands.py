@@ -1,5 +1,5 @@
-"""What each command does once its arguments are parsed: read the text, load the model, run, write the JSON or a
-table, and record how the result was made (command, date, time, peak memory, machine)."""
+"""What each command does with its typed request (cli/requests.py): read the text, load the model, run, write the
+JSON or a table, and record how the result was made (command, date, time, peak memory, machine)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,21 @@ from pathlib import Path
 
 from model_utils.cli.parser import UsageError
 from model_utils.cli.progress import progress_line, progress_lines
+from model_utils.cli.requests import (
+    AnalyzeCommand,
+    FitCommand,
+    GenerateCommand,
+    LmEvalCommand,
+    Placing,
+    RetrievalCommand,
+    SweepCommand,
+    TextSource,
+    TuneCommand,
+    ViewsAsked,
+)
 from model_utils.core.files import write_atomic
 from model_utils.core.machine import peak_rss_gb, usable_cores
-from model_utils.core.paths import cache_root, portable_command
+from model_utils.core.paths import cache_root
 from model_utils.core.progress import Progress
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.tune import ComputingRun, TuneSummary, previous_runs
@@ -28,19 +40,19 @@ from model_utils.engine.plugin import load_model
 from model_utils.experiments.texts import builtin_source, builtin_text
 
 
-def read_text(args) -> tuple[str, str]:
+def read_text(source: TextSource) -> tuple[str, str]:
     """(text, where it came from)."""
-    if getattr(args, "builtin", None):
-        return builtin_text(args.builtin), f"{builtin_source(args.builtin)}, built-in text {args.builtin!r}"
-    if args.text is not None:
-        return args.text, "--text"
-    if args.file == "-":
+    if source.builtin:
+        return builtin_text(source.builtin), f"{builtin_source(source.builtin)}, built-in text {source.builtin!r}"
+    if source.text is not None:
+        return source.text, "--text"
+    if source.file == "-":
         return sys.stdin.read(), "standard input"
     try:
-        with open(args.file, encoding="utf-8", errors="replace") as handle:
-            return handle.read(), args.file
+        with open(source.file, encoding="utf-8", errors="replace") as handle:
+            return handle.read(), source.file
     except OSError as error:
-        raise UsageError(f"cannot read --file {args.file!r}: {error.strerror or error}") from None
+        raise UsageError(f"cannot read --file {source.file!r}: {error.strerror or error}") from None
 
 
 def write_json(document: dict, target: str) -> None:
@@ -79,92 +91,99 @@ def report_table(report: Report) -> str:
     return "\n".join(lines)
 
 
-def resolve_schedules(args, loaded, text: str | None = None) -> list[Schedule]:
+def resolve_schedules(views: ViewsAsked, loaded, max_tokens: int, text: str | None = None) -> list[Schedule]:
     """The --schedule requests as Schedules. 'trained' anchors them at the trained length; YaRN's scale is then the
-    text's own token count over it (`text` given), or --max-tokens over it (a corpus: every document cut there)."""
-    trained = args.trained_length or loaded.max_positions
-    tokens = args.max_tokens
-    if text is not None and any(request.parameter == "trained" for request in args.schedule):
-        tokens = len(tokenize(loaded, text, args.max_tokens)[0])
-    return [schedule for request in args.schedule for schedule in request.resolve(trained, tokens)]
+    text's own token count over it (`text` given, cut to `max_tokens`), or `max_tokens` over it (a corpus: every
+    document cut there; a probe or an lm-eval run: its longest text)."""
+    trained = views.trained_length or loaded.max_positions
+    tokens = max_tokens
+    if text is not None and any(request.parameter == "trained" for request in views.schedules):
+        tokens = len(tokenize(loaded, text, max_tokens)[0])
+    return [schedule for request in views.schedules for schedule in request.resolve(trained, tokens)]
 
 
-def requested_views(args, loaded, text: str | None = None) -> list:
+def requested_views(views: ViewsAsked, loaded, max_tokens: int, text: str | None = None) -> list:
     """What a command runs: the temperatures and schedules on the model's own positions, then on each --rope
     recipe (all of them, or the temperatures after its @)."""
-    plain = list(args.temperatures) + resolve_schedules(args, loaded, text)
-    recipes = [View(spec, request.rope) for request in args.rope
+    plain = list(views.temperatures) + resolve_schedules(views, loaded, max_tokens, text)
+    recipes = [View(spec, request.rope) for request in views.ropes
                for spec in (plain if request.temperatures is None else request.temperatures)]
     return plain + recipes
 
 
-def run_analyze(args) -> None:
-    text, _ = read_text(args)
+def run_analyze(request: AnalyzeCommand) -> None:
+    text, _ = read_text(request.source)
     started = time.perf_counter()
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    loaded = load_model(request.model, progress=progress_line, device=request.device)
     load_seconds = time.perf_counter() - started
-    report = analyze(loaded, text, temperatures=requested_views(args, loaded, text),
-                     mode=args.mode, window=args.window, layers=args.layers, max_tokens=args.max_tokens,
-                     progress=progress_line, bucket_size=args.bucket_size, trained_length=args.trained_length,
-                     beyond_trained=args.beyond_trained)
-    if args.json is None:
+    passes = request.passes
+    report = analyze(loaded, text, temperatures=requested_views(request.views, loaded, passes.max_tokens, text),
+                     mode=request.mode, window=passes.window,
+                     layers=None if request.layers is None else list(request.layers), max_tokens=passes.max_tokens,
+                     progress=progress_line, bucket_size=passes.bucket_size,
+                     trained_length=request.views.trained_length, beyond_trained=passes.beyond_trained)
+    if request.json is None:
         print(report_table(report))
         return
-    write_json(report.to_dict() | {"load_seconds": load_seconds, "model_source": loaded.source}, args.json)
+    write_json(report.to_dict() | {"load_seconds": load_seconds, "model_source": loaded.source}, request.json)
 
 
-def cache_folder(args) -> Path | None:
+def cache_folder(request: SweepCommand | TuneCommand | FitCommand | RetrievalCommand | LmEvalCommand
+                 ) -> Path | None:
     """--cache-dir as an absolute path: Ray workers, which write passes into it, need not share the driver's folder."""
-    return Path(args.cache_dir).resolve() if args.cache_dir else None
+    return Path(request.cache_dir).resolve() if request.cache_dir else None
 
 
-def sweep_settings(args):
-    """The settings every pass of a sweep or a tune shares, from the command line."""
+def sweep_settings(request: SweepCommand | TuneCommand | FitCommand):
+    """The settings every pass of a sweep, a tune or a fit shares, from the command line."""
     from model_utils.experiments.sweep import SweepSettings
 
-    return SweepSettings(max_tokens=args.max_tokens, bucket_size=args.bucket_size, q_start=args.q_start,
-                         window=args.window, trained_length=args.trained_length, beyond_trained=args.beyond_trained)
+    passes = request.passes
+    return SweepSettings(max_tokens=passes.max_tokens, bucket_size=passes.bucket_size, q_start=passes.q_start,
+                         window=passes.window, trained_length=request.views.trained_length,
+                         beyond_trained=passes.beyond_trained)
 
 
-def placement(args):
-    """--workers, --ray-address and --threads as a Placement (sweep, tune and fit take the same three), checked."""
+def placement(placing: Placing):
+    """--workers, --ray-address and --threads as a Placement (sweep, tune, fit and retrieval take the same three),
+    checked."""
     from model_utils.experiments.runs.errors import RunUsageError
     from model_utils.experiments.runs.pool import Placement
 
     try:
-        return Placement(workers=args.workers, ray_address=args.ray_address, threads=args.threads)
+        return Placement(workers=placing.workers, ray_address=placing.ray_address, threads=placing.threads)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
 
 
-def run_sweep(args) -> None:
+def run_sweep(request: SweepCommand) -> None:
     from model_utils.experiments.runs.errors import RunUsageError
 
-    text, source = read_text(args)
-    placed = placement(args)
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = requested_views(args, loaded, text)
-    cache_dir = cache_folder(args)
+    text, source = read_text(request.source)
+    placed = placement(request.placing)
+    loaded = load_model(request.model, progress=progress_line, device=request.device)
+    specs = requested_views(request.views, loaded, request.passes.max_tokens, text)
+    cache_dir = cache_folder(request)
     started = time.perf_counter()
     try:
         runner = sweep_on_ray if placed.on_ray else sweep_here
-        document = runner(loaded, text, specs, sweep_settings(args), placed, source=source, cache_dir=cache_dir,
-                          cut=cut_settings(args))
+        document = runner(loaded, text, specs, sweep_settings(request), placed, source=source, cache_dir=cache_dir,
+                          cut=cut_settings(request))
     except RunUsageError as error:
         raise UsageError(str(error)) from None
-    run = run_record(argv_of(args), time.perf_counter() - started)
-    write_json(replace(document, run=run).to_dict(), args.json)
+    run = run_record(request.argv, time.perf_counter() - started)
+    write_json(replace(document, run=run).to_dict(), request.json)
 
 
-def cut_settings(args):
+def cut_settings(request: SweepCommand | TuneCommand):
     """--cut-context-stride and --cut-context-dir as the CutSettings of a sweep or a tune (None: --cut-context-stride
     0, no reference)."""
     from model_utils.experiments.cut_context import CutSettings
 
-    if args.cut_context_stride == 0:
+    if request.cut_context_stride == 0:
         return None
-    folder = Path(args.cut_context_dir).resolve() if args.cut_context_dir else cache_root() / "cut-context"
-    return CutSettings(folder=folder, stride=args.cut_context_stride)
+    folder = Path(request.cut_context_dir).resolve() if request.cut_context_dir else cache_root() / "cut-context"
+    return CutSettings(folder=folder, stride=request.cut_context_stride)
 
 
 def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir, cut):
@@ -222,7 +241,7 @@ def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir, cu
             bar.close()
 
 
-def run_tune(args) -> None:
+def run_tune(request: TuneCommand) -> None:
     from tqdm import tqdm
 
     from model_utils.experiments.corpus import CorpusError, read_corpus
@@ -231,14 +250,15 @@ def run_tune(args) -> None:
     from model_utils.experiments.tune.run import SUMMARY, tune
     from model_utils.verdicts.words import tune_table
 
-    placed = placement(args)
+    placed = placement(request.placing)
     try:
-        corpus = read_corpus(args.corpus, args.documents)  # before the model: a bad corpus fails at once
+        corpus = read_corpus(request.corpus, request.documents)  # before the model: a bad corpus fails at once
     except CorpusError as error:
         raise UsageError(str(error)) from None
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
-    specs = requested_views(args, loaded)
-    settings = sweep_settings(args)
+    loaded = load_model(request.model, progress=progress_line, device=request.device)
+    specs = requested_views(request.views, loaded, request.passes.max_tokens)
+    settings = sweep_settings(request)
+    out = Path(request.out)
     bars = []  # made when the tune has checked everything and knows how many documents are already done
 
     def on_document(progress) -> None:
@@ -253,24 +273,22 @@ def run_tune(args) -> None:
 
     started = time.perf_counter()
     try:
-        summary = tune(loaded, corpus, specs, settings, Path(args.out), workers=placed.workers,
+        summary = tune(loaded, corpus, specs, settings, out, workers=placed.workers,
                        ray_address=placed.ray_address, threads=placed.threads, on_document=on_document, on_pass=on_pass,
-                       cache_dir=cache_folder(args), cut=cut_settings(args))
+                       cache_dir=cache_folder(request), cut=cut_settings(request))
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     finally:
         for bar in bars:
             bar.close()
-    summary = replace(summary, run=run_record(argv_of(args), time.perf_counter() - started))
-    summary = keep_fits(Path(args.out) / SUMMARY, replace(summary, runs=computing_runs(Path(args.out) / SUMMARY,
-                                                                                      summary)))
-    write_json(summary.to_dict(), str(Path(args.out) / SUMMARY))
+    summary = replace(summary, run=run_record(request.argv, time.perf_counter() - started))
+    summary = keep_fits(out / SUMMARY, replace(summary, runs=computing_runs(out / SUMMARY, summary)))
+    write_json(summary.to_dict(), str(out / SUMMARY))
     print(tune_table(summary))
 
 
-def run_fit(args) -> None:
-    from model_utils.core.schedules import ScheduleRequest
-    from model_utils.experiments.corpus import BUILTIN, CorpusError, read_corpus
+def run_fit(request: FitCommand) -> None:
+    from model_utils.experiments.corpus import CorpusError, read_corpus
     from model_utils.experiments.fit.families import FAMILIES
     from model_utils.experiments.fit.run import FIT, FitRequest, fit
     from model_utils.experiments.runs.errors import RunUsageError
@@ -278,37 +296,36 @@ def run_fit(args) -> None:
     from model_utils.experiments.tune.run import SUMMARY
     from model_utils.verdicts.words import fit_table
 
-    if len(args.rope) > 1 or any(request.temperatures is not None for request in args.rope):
+    ropes = request.views.ropes
+    if len(ropes) > 1 or any(rope.temperatures is not None for rope in ropes):
         raise UsageError("fit takes one --rope TYPE:S (the temperature is what it fits), e.g. --rope yarn-rope:2")
-    placed = placement(args)
+    placed = placement(request.placing)
     try:
-        corpus = read_corpus(BUILTIN if args.builtin_corpus else args.corpus, args.documents)
+        corpus = read_corpus(request.corpus, request.documents)
     except CorpusError as error:
         raise UsageError(str(error)) from None
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
-    args.schedule = args.schedule or [ScheduleRequest("all", "trained")]
-    args.beyond_trained = True  # the fit scores the positions past the trained length
-    request = FitRequest(family=FAMILIES[args.family], rope=args.rope[0].rope if args.rope else None,
-                         folds=args.folds, bounds=tuple(args.bounds) if args.bounds else None,
-                         tolerance=args.tolerance, max_evaluations=args.max_evaluations,
-                         schedules=tuple(resolve_schedules(args, loaded)), grid=tuple(args.compare_temperatures))
+    loaded = load_model(request.model, progress=progress_line, device=request.device)
+    asked = FitRequest(family=FAMILIES[request.family], rope=ropes[0].rope if ropes else None, folds=request.folds,
+                       bounds=request.bounds, tolerance=request.tolerance, max_evaluations=request.max_evaluations,
+                       schedules=tuple(resolve_schedules(request.views, loaded, request.passes.max_tokens)),
+                       grid=request.compare_temperatures)
     started = time.perf_counter()
-    out, settings = Path(args.out), sweep_settings(args)
+    out, settings = Path(request.out), sweep_settings(request)
     try:
-        reuse = None if args.compare_from is None else tune_rows(args.compare_from,
-                                                                 settings.trained_length or loaded.max_positions)
-        summary = fit(loaded, corpus, request, settings, out, workers=placed.workers,
+        reuse = None if request.compare_from is None else tune_rows(request.compare_from,
+                                                                    settings.trained_length or loaded.max_positions)
+        summary = fit(loaded, corpus, asked, settings, out, workers=placed.workers,
                       ray_address=placed.ray_address, threads=placed.threads,
-                      cache_dir=cache_folder(args), progress=progress_lines,
+                      cache_dir=cache_folder(request), progress=progress_lines,
                       reuse=reuse)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
-    summary = replace(summary, run=run_record(argv_of(args), time.perf_counter() - started))
+    summary = replace(summary, run=run_record(request.argv, time.perf_counter() - started))
     write_json(summary.to_dict(), str(out / FIT))
     print(fit_table(summary))
-    folded = None if args.compare_from is None else fold_into(Path(args.compare_from), summary)
+    folded = None if request.compare_from is None else fold_into(Path(request.compare_from), summary)
     if folded is not None:  # the tune's verdict, with this fit on top of its recipe
-        write_json(folded.to_dict(), str(Path(args.compare_from) / SUMMARY))
+        write_json(folded.to_dict(), str(Path(request.compare_from) / SUMMARY))
 
 
 def tune_rows(folder: str, trained_length: int):
@@ -341,10 +358,6 @@ def run_entry(summary: TuneSummary) -> ComputingRun:
         "peak_rss_gb": summary.peak_rss_gb.max})
 
 
-def argv_of(args) -> str:
-    return portable_command(sys.argv[1:]) if args.argv is None else args.argv
-
-
 def run_record(command: str, wall_seconds: float) -> RunInfo:
     """How this result was made: the command, when, how long this run took, and the process's peak memory."""
     return RunInfo(command=command, date=datetime.datetime.now().isoformat(timespec="seconds"),
@@ -352,16 +365,17 @@ def run_record(command: str, wall_seconds: float) -> RunInfo:
                    machine=f"{platform.machine()}, {usable_cores()} cores, Python {platform.python_version()}")
 
 
-def run_generate(args) -> None:
+def run_generate(request: GenerateCommand) -> None:
     from model_utils.engine.generate import GenerationRequest, generate_continuations
 
-    text, _ = read_text(args)
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
+    text, _ = read_text(request.source)
+    loaded = load_model(request.model, progress=progress_line, device=request.device)
     generation = generate_continuations(
-        loaded, text, GenerationRequest(temperatures=args.temperatures, max_new_tokens=args.max_new_tokens,
-                                        mode=args.mode, max_tokens=args.max_tokens), progress=progress_line)
-    if args.json is not None:
-        write_json(generation.to_dict(), args.json)
+        loaded, text, GenerationRequest(temperatures=list(request.temperatures),
+                                        max_new_tokens=request.max_new_tokens, mode=request.mode,
+                                        max_tokens=request.max_tokens), progress=progress_line)
+    if request.json is not None:
+        write_json(generation.to_dict(), request.json)
         return
     lines = [f"{generation.model}: {generation.prompt_tokens} tokens, mode {generation.mode}, "
              f"{generation.seconds:.1f} s" + (f" ({generation.note})" if generation.note else "")]
@@ -371,26 +385,26 @@ def run_generate(args) -> None:
     print("\n".join(lines))
 
 
-def run_retrieval(args) -> None:
+def run_retrieval(request: RetrievalCommand) -> None:
     from model_utils.experiments.retrieval.run import retrieval
     from model_utils.experiments.runs.errors import RunUsageError
 
-    placed = placement(args)
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
-    filler, passages = retrieval_texts(args, loaded)
-    request = retrieval_request(args, loaded, passages)
-    cache_dir = cache_folder(args) or cache_root() / "retrieval"
+    placed = placement(request.placing)
+    loaded = load_model(request.model, progress=progress_line, device=request.device)
+    filler, passages = retrieval_texts(request, loaded)
+    probe = retrieval_request(request, loaded, passages)
+    cache_dir = cache_folder(request) or cache_root() / "retrieval"
     started = time.perf_counter()
-    say_separate(passages, request, args.separate_passes)
+    say_separate(passages, probe, request.separate_passes)
     try:
-        document = retrieval(loaded, filler, passages, request, cache_dir=cache_dir, placement=placed,
-                             on_unit=retrieval_progress(placed), separate_passes=args.separate_passes,
-                             refine=args.refine)
+        document = retrieval(loaded, filler, passages, probe, cache_dir=cache_dir, placement=placed,
+                             on_unit=retrieval_progress(placed), separate_passes=request.separate_passes,
+                             refine=request.refine)
     except RunUsageError as error:
         raise UsageError(str(error)) from None
-    document = replace(document, run=run_record(argv_of(args), time.perf_counter() - started))
-    if args.json is not None:
-        write_json(document.to_dict(), args.json)
+    document = replace(document, run=run_record(request.argv, time.perf_counter() - started))
+    if request.json is not None:
+        write_json(document.to_dict(), request.json)
         return
     from model_utils.verdicts.words import retrieval_table
 
@@ -408,7 +422,7 @@ def say_separate(passages, request, separate: bool) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def retrieval_texts(args, loaded):
+def retrieval_texts(request: RetrievalCommand, loaded):
     """(filler, passages) as token ids: the built-in or given filler, cut to what the longest distance needs, and
     the built-in passages and the given files' first --passage-tokens tokens."""
     from model_utils.experiments.retrieval.passages import (
@@ -419,17 +433,18 @@ def retrieval_texts(args, loaded):
         passage_tokens,
     )
 
-    if args.passage_tokens < 2:
-        raise UsageError(f"--passage-tokens must be at least 2, got {args.passage_tokens}")
-    needed = args.lead + max(args.distances)
-    if args.filler_file:
-        filler = filler_tokens(loaded, read_file(args.filler_file, "--filler-file"), args.filler_file, needed)
+    size = request.passage_tokens
+    if size < 2:
+        raise UsageError(f"--passage-tokens must be at least 2, got {size}")
+    needed = request.lead + max(request.distances)
+    if request.filler_file:
+        filler = filler_tokens(loaded, read_file(request.filler_file, "--filler-file"), request.filler_file, needed)
     else:
-        filler = builtin_filler(loaded, args.filler, needed)
-    names = tuple(args.passages or (() if args.passage_file else PASSAGE_NAMES))
-    passages = builtin_passages(loaded, names, args.passage_tokens)
-    passages += [passage_tokens(loaded, Path(path).name, read_file(path, "--passage-file"), path, args.passage_tokens)
-                 for path in args.passage_file]
+        filler = builtin_filler(loaded, request.filler, needed)
+    names = tuple(request.passages or (() if request.passage_files else PASSAGE_NAMES))
+    passages = builtin_passages(loaded, names, size)
+    passages += [passage_tokens(loaded, Path(path).name, read_file(path, "--passage-file"), path, size)
+                 for path in request.passage_files]
     return filler, passages
 
 
@@ -441,24 +456,24 @@ def read_file(path: str, option: str) -> str:
         raise UsageError(f"cannot read {option} {path!r}: {error.strerror or error}") from None
 
 
-def retrieval_request(args, loaded, passages):
+def retrieval_request(request: RetrievalCommand, loaded, passages):
     """The run's distances, views and limits from the command line."""
     from model_utils.experiments.retrieval.run import RetrievalRequest
 
-    longest = args.lead + max(args.distances) + max(len(passage.ids) for passage in passages)
-    return RetrievalRequest(distances=tuple(args.distances), trained_length=args.trained_length or loaded.max_positions,
-                            views=tuple(retrieval_views(args, loaded, longest)),
-                            beyond_trained=args.beyond_trained or args.recipes_past_trained, lead=args.lead,
-                            recipes_past_trained=args.recipes_past_trained)
+    longest = request.lead + max(request.distances) + max(len(passage.ids) for passage in passages)
+    return RetrievalRequest(distances=request.distances,
+                            trained_length=request.views.trained_length or loaded.max_positions,
+                            views=tuple(retrieval_views(request.views, loaded, longest)),
+                            beyond_trained=request.beyond_trained or request.recipes_past_trained, lead=request.lead,
+                            recipes_past_trained=request.recipes_past_trained)
 
 
-def retrieval_views(args, loaded, longest: int) -> list:
+def retrieval_views(views: ViewsAsked, loaded, longest: int) -> list:
     """The temperatures, the schedules ('trained' anchored at the trained length; yarn's scale is the longest
     probe's tokens over it) and each --rope recipe, as sweep takes them."""
     from model_utils.core.views import as_view
 
-    args.max_tokens = longest
-    return [as_view(spec) for spec in requested_views(args, loaded)]
+    return [as_view(spec) for spec in requested_views(views, loaded, longest)]
 
 
 def retrieval_progress(placed):
@@ -478,35 +493,37 @@ def retrieval_progress(placed):
     return on_unit
 
 
-def run_lmeval(args) -> None:
+def run_lmeval(request: LmEvalCommand) -> None:
     from model_utils.experiments.lmeval import check_counts, run_ruler
 
-    check_counts(tuple(args.tasks), tuple(args.lengths), args.limit)  # before the model loads
-    if args.threads is not None:
-        if args.threads < 1:
-            raise UsageError(f"--threads must be at least 1, got {args.threads}")
-        set_threads(args.threads)
-    loaded = load_model(args.model, progress=progress_line, device=args.device)
-    request = lmeval_request(args, loaded)
+    check_counts(request.tasks, request.lengths, request.limit)  # before the model loads
+    if request.threads is not None:
+        if request.threads < 1:
+            raise UsageError(f"--threads must be at least 1, got {request.threads}")
+        set_threads(request.threads)
+    loaded = load_model(request.model, progress=progress_line, device=request.device)
+    ruler = lmeval_request(request, loaded)
     started = time.perf_counter()
-    document = run_ruler(loaded, request, on_score=lmeval_progress())
-    document = replace(document, run=run_record(argv_of(args), time.perf_counter() - started))
-    if args.json is not None:
-        write_json(document.to_dict(), args.json)
+    document = run_ruler(loaded, ruler, on_score=lmeval_progress())
+    document = replace(document, run=run_record(request.argv, time.perf_counter() - started))
+    if request.json is not None:
+        write_json(document.to_dict(), request.json)
         return
     print(lmeval_table(document))
 
 
-def lmeval_request(args, loaded):
-    """The run's tasks, lengths, limit and views from the command line (the views as sweep takes them)."""
+def lmeval_request(request: LmEvalCommand, loaded):
+    """The run's tasks, lengths, limit and views from the command line (the views as sweep takes them; yarn:trained
+    scales by the longest length)."""
     from model_utils.core.limits import resolve_views
     from model_utils.experiments.lmeval import RulerRequest
 
-    args.max_tokens = max(args.lengths)  # yarn:trained scales by the longest length
-    return RulerRequest(tasks=tuple(args.tasks), lengths=tuple(args.lengths), limit=args.limit,
-                        views=tuple(resolve_views(requested_views(args, loaded))),
-                        trained_length=args.trained_length or loaded.max_positions, beyond_trained=args.beyond_trained,
-                        cache_dir=cache_folder(args) or cache_root() / "lmeval")
+    views = requested_views(request.views, loaded, max(request.lengths))
+    return RulerRequest(tasks=request.tasks, lengths=request.lengths, limit=request.limit,
+                        views=tuple(resolve_views(views)),
+                        trained_length=request.views.trained_length or loaded.max_positions,
+                        beyond_trained=request.beyond_trained,
+                        cache_dir=cache_folder(request) or cache_root() / "lmeval")
 
 
 def lmeval_progress():
@@ -533,5 +550,5 @@ def lmeval_table(document) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"analyze": run_analyze, "sweep": run_sweep, "tune": run_tune, "fit": run_fit, "generate": run_generate,
-            "retrieval": run_retrieval, "lmeval": run_lmeval}
+COMMANDS = {AnalyzeCommand: run_analyze, SweepCommand: run_sweep, TuneCommand: run_tune, FitCommand: run_fit,
+            GenerateCommand: run_generate, RetrievalCommand: run_retrieval, LmEvalCommand: run_lmeval}

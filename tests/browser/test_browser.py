@@ -441,11 +441,11 @@ def test_the_context_length_page_opens_on_the_answer_sentence_and_the_decomposit
     README's figure."""
     import json
 
-    from components.serving.cache import committed_sweep_paths
-    from components.serving.settings import CORPUS_SUMMARY, SWEEPS_DIR
+    from components.serving.cache import committed_files
+    from components.serving.settings import CORPUS_SUMMARY
 
     # once several models' sweeps are committed, each answer names its model (the lead is the default sweep's)
-    sweeps = committed_sweep_paths(CONTEXT_SWEEP, SWEEPS_DIR)
+    sweeps = committed_files()[0].paths()
     models = [json.loads(path.read_text())["model"] for path in sweeps]
     of = f" of {model_name(models[0])}" if len(set(models)) > 1 else ""
     with drawn_page(app_url, browser, "context", 1400, 900) as page:

@@ -385,8 +385,8 @@ def test_the_committed_rows_and_fits_give_the_committed_summary():
     references: no number of it was made any other way."""
     from dataclasses import replace
 
-    from bench.readme import read_fits
     from model_utils.core.records.tune import TuneSummary
+    from model_utils.experiments.committed import FITS
     from model_utils.experiments.corpus import Corpus
     from model_utils.verdicts.fit import fold_fits
 
@@ -401,7 +401,7 @@ def test_the_committed_rows_and_fits_give_the_committed_summary():
                         layer_windows=committed.layer_windows)
     made_by = ("workers", "threads_per_worker", "ray_address", "computed_documents", "skipped_documents",
                "wall_seconds", "peak_rss_gb", "run", "runs")  # what the run adds to summarize_tune's numbers
-    assert fold_fits(replace(summary, **{name: getattr(committed, name) for name in made_by}), read_fits()) == committed
+    assert fold_fits(replace(summary, **{name: getattr(committed, name) for name in made_by}), FITS.read()) == committed
 
 
 def test_a_rerun_on_rows_of_the_format_before_rebuilds_the_summary_without_computing(capsys, tmp_path):

@@ -5,8 +5,8 @@ made on other documents or at another length is folded nowhere."""
 import json
 from dataclasses import replace
 
-from bench.readme import read_fits, read_tune
 from model_utils.core.records.verdict import RowKind
+from model_utils.experiments.committed import FITS, TUNES
 from model_utils.experiments.tune.fits import fold_into, keep_fits
 from model_utils.experiments.tune.run import SUMMARY
 
@@ -23,17 +23,17 @@ def write(folder, summary):
 
 
 def test_a_fit_on_the_tunes_documents_is_folded_into_its_summary(tmp_path):
-    committed = read_tune()
+    committed = TUNES.read_first()
     write(tmp_path / "tune", without_fits(committed))
-    (fit,) = [fit for fit in read_fits() if fit.settings.max_tokens == committed.settings.max_tokens]
+    (fit,) = [fit for fit in FITS.read() if fit.settings.max_tokens == committed.settings.max_tokens]
     assert fold_into(tmp_path / "tune", fit) == committed
-    other = [fit for fit in read_fits() if fit.settings.max_tokens != committed.settings.max_tokens]
+    other = [fit for fit in FITS.read() if fit.settings.max_tokens != committed.settings.max_tokens]
     assert other and all(fold_into(tmp_path / "tune", fit) is None for fit in other)  # 12,288 tokens: not its own
     assert fold_into(tmp_path / "no tune", fit) is None
 
 
 def test_a_rerun_of_the_tune_keeps_the_fits_of_the_summary_it_replaces(tmp_path):
-    committed = read_tune()
+    committed = TUNES.read_first()
     write(tmp_path, committed)
     assert keep_fits(tmp_path / SUMMARY, without_fits(committed)) == committed
     assert keep_fits(tmp_path / "missing.json", without_fits(committed)) == without_fits(committed)

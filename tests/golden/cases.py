@@ -8,7 +8,6 @@ from functools import cache
 
 import numpy as np
 
-from bench import readme
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
@@ -16,6 +15,7 @@ from model_utils.core.records.verdict import ContextVerdict
 from model_utils.core.report import Cut, HeadPick
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
+from model_utils.experiments import committed
 from model_utils.verdicts.corpus import corpus_verdict
 from model_utils.verdicts.findings import Direction, Finding
 from model_utils.verdicts.past import ViewInfo
@@ -95,13 +95,13 @@ SWEEPS = {
 @cache
 def sweeps() -> dict[str, SweepDocument]:
     """Every sweep by name: the committed ones, then the synthetic ones."""
-    found = {f"committed sweep, {document.model}": document for document in readme.read_sweeps()}
+    found = {f"committed sweep, {document.model}": document for document in committed.SWEEPS.read()}
     return found | {name: document(views, exact=exact)[0] for name, (views, exact) in SWEEPS.items()}
 
 
 @cache
 def summaries() -> dict[str, TuneSummary]:
-    return {f"committed corpus, {summary.model}": summary for summary in readme.read_tunes()}
+    return {f"committed corpus, {summary.model}": summary for summary in committed.TUNES.read()}
 
 
 CORPUS_VIEWS = (ViewInfo(label="T=0.8", temperature=0.8), ViewInfo(label="T=1", temperature=1.0),
@@ -141,7 +141,7 @@ def fits() -> dict[str, FitSummary]:
     """The committed fits, and synthetic ones: YaRN's law within, below and above the fitted interval, a fit at a
     bound, on the model's own positions, and one resolved no finer than its tolerance."""
     found = {f"committed fit, {fit.rope.label if fit.rope else 'own positions'}, {fit.settings.max_tokens:,} tokens":
-             fit for fit in readme.read_fits()}
+             fit for fit in committed.FITS.read()}
     return found | {
         "law within": fit_summary(values=(0.86, 0.9)),
         "law below, every gain judged": fit_summary(values=(0.7, 0.75), gains={

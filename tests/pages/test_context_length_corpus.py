@@ -239,13 +239,13 @@ def test_one_committed_sweep_offers_no_choice_and_a_table_of_one_row(tiny_env, r
 
 
 def test_the_committed_fit_on_the_corpus_documents_is_a_bar_of_its_decomposition(tiny_env, runs):
-    from bench.readme import FITS, TUNE, read_tune
+    from model_utils.experiments.committed import FITS, TUNES
 
-    for name, path in (("CONTEXT_SWEEP", COMMITTED), ("CORPUS_SUMMARY", TUNE), ("FIT_DIR", FITS)):
+    for name, path in (("CONTEXT_SWEEP", COMMITTED), ("CORPUS_SUMMARY", TUNES.first), ("FIT_DIR", FITS.folder)):
         tiny_env.setattr(settings, name, path)
     at = open_page()
     assert_clean(at)
-    corpus = read_tune().verdict  # the fits made on its documents folded in when they were written
+    corpus = TUNES.read_first().verdict  # the fits made on its documents folded in when they were written
     (fitted,) = [lever for lever in corpus.decomposition.levers if lever.kind is RowKind.FITTED]
     assert full_answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
     assert bars(chart(at, "context_corpus_decomposition"))[words.row_label(fitted)] == pytest.approx(fitted.saved)

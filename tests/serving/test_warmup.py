@@ -97,15 +97,16 @@ def test_the_warm_up_recomputes_a_default_view_that_expired(tiny_env):
 
 def test_the_warm_up_reads_the_committed_results_the_context_page_draws(tiny_env, summary_file):
     from components.serving import cache, settings
+    from model_utils.experiments import committed
 
     tiny_env.setattr(settings, "CORPUS_SUMMARY", summary_file)
     cache.cached_committed.clear()
     warmup.read_committed_results()
 
-    def not_again(path):
+    def not_again(path, record):
         raise AssertionError("the page parsed a committed file the warm-up had read")
 
-    tiny_env.setattr(cache, "parse_json", not_again)
+    tiny_env.setattr(committed, "read", not_again)
     at = open_app("context_length")
     assert_clean(at)
     assert {"context_nll", "context_corpus_nll"} <= {e.proto.id.rsplit("-", 1)[-1] for e in at.get("plotly_chart")}

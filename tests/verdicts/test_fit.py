@@ -54,14 +54,14 @@ def test_recipes_come_first_then_by_length():
 
 
 def test_a_fit_on_the_corpus_documents_is_folded_in_as_a_lever_on_top_of_its_recipe():
-    from bench.readme import read_fits, read_tune
+    from model_utils.experiments.committed import FITS, TUNES
 
-    tuned = read_tune()
+    tuned = TUNES.read_first()
     plain = replace(tuned, verdict=replace(tuned.verdict, decomposition=replace(
         tuned.verdict.decomposition, rows=tuple(row for row in tuned.verdict.decomposition.rows
                                                if row.kind is not RowKind.FITTED))))
-    (fit,) = [fit for fit in read_fits() if fit.settings.max_tokens == tuned.settings.max_tokens]
-    both = fold_fits(plain, read_fits())
+    (fit,) = [fit for fit in FITS.read() if fit.settings.max_tokens == tuned.settings.max_tokens]
+    both = fold_fits(plain, FITS.read())
     assert both == tuned  # the committed summary carries exactly the committed fit, folded when it was written
     (added,) = [row for row in both.verdict.decomposition.rows if row.kind is RowKind.FITTED]
     own = fit.held_out.gains["recipe_at_1"]
@@ -78,9 +78,9 @@ def test_a_fit_on_the_corpus_documents_is_folded_in_as_a_lever_on_top_of_its_rec
 
 
 def test_a_rerun_of_the_tune_keeps_the_fits_made_on_the_same_documents():
-    from bench.readme import read_tune
+    from model_utils.experiments.committed import TUNES
 
-    tuned = read_tune()
+    tuned = TUNES.read_first()
     rows = tuned.verdict.decomposition.rows
     fresh = replace(tuned, verdict=replace(tuned.verdict, decomposition=replace(
         tuned.verdict.decomposition, rows=tuple(row for row in rows if row.kind is not RowKind.FITTED))))
