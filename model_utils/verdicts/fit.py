@@ -1,6 +1,6 @@
 """The verdict of a fit (fit.json's FitSummary record, model_utils/experiments/fit/summary.py): the logit multiplier
 set against YaRN's published law and each held-out gain judged by its bootstrap interval (a gain whose interval
-holds 0 is no measurable difference), as enums that words.py says; and the fits folded into the corpus verdict of
+holds 0 is no measurable difference), as enums that verdicts/words says; and the fits folded into the corpus verdict of
 the tune they were made on (`fold_fits`), when the fit or the tune is written. Plain arithmetic."""
 
 from __future__ import annotations
