@@ -23,7 +23,7 @@ from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict, Dominant, RiseBase
 from model_utils.verdicts import decomposition, findings, past, words
-from model_utils.verdicts.fit import fit_order, fold_fits
+from model_utils.verdicts.fit import fit_order, fold_fits, judge_fit
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 README = ROOT / "README.md"
@@ -211,7 +211,7 @@ def fit_lines(summaries: list[FitSummary]) -> list[str]:
     for fit in fits:
         command = "python -m model_utils fit ..." if fit.run is None else fit.run.command
         lines += ["", f"**{words.fit_point_label(fit)}** (`{command}`):", ""]
-        lines += [f"- {sentence}" for sentence in words.fit_sentences(fit)[1:]]
+        lines += [f"- {sentence}" for sentence in words.fit_sentences(judge_fit(fit))[1:]]
     return lines
 
 

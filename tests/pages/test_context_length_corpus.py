@@ -21,6 +21,7 @@ from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import RowKind
 from model_utils.experiments.texts import builtin_corpus
 from model_utils.verdicts import words
+from model_utils.verdicts.fit import judge_fit
 from model_utils.verdicts.fit import law as law_of
 from tests.support.apptest import array, assert_clean, chart, charts, traces
 from tests.support.context_page import (
@@ -123,7 +124,7 @@ def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts
     law, point = traces(chart(at, "context_fit_law"), "scatter")
     assert law["name"].startswith("YaRN's law") and array(point["y"])[0] == pytest.approx(0.88)  # as a T
     said = next(m.value for m in at.markdown if m.value.startswith(f"**{plain(words.fit_point_label(on_recipe))}"))
-    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in words.fit_sentences(on_recipe)]
+    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in words.fit_sentences(judge_fit(on_recipe))]
 
 
 def test_without_fits_the_page_shows_no_fit_section(tiny_env, runs):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.tune import TuneSummary
+from model_utils.verdicts.corpus import best_schedule
 from model_utils.verdicts.domains import domain_ranges
 from model_utils.verdicts.words.common import spread_name
 
@@ -68,6 +69,7 @@ def spread_method(bootstrap, documents: int | None = None) -> str:
         return f"{spread_name(Spread.RANGE, documents)} ({bootstrap.method})"
     return f"{bootstrap.confidence:.0%} interval over {bootstrap.resamples:,} resamples ({bootstrap.method}{block})"
 
+
 def tune_table(summary: TuneSummary) -> str:
     """One line per bucket: the best constant temperature, its spread over documents, and what it saves against
     T = 1."""
@@ -85,8 +87,7 @@ def tune_table(summary: TuneSummary) -> str:
         start, stop = best.bucket
         low, high = best.temperature_interval
         saved_low, saved_high = best.saved_interval
-        by_schedule = [(entry.label, entry.buckets[index].saved) for entry in summary.schedules]
-        schedule = max(by_schedule, key=lambda pair: pair[1], default=None)
+        schedule = best_schedule(summary, index)
         lines.append(f"{f'{start:,}-{stop - 1:,}':>15} {best.documents:>4} {best.temperature:>7g} "
                      f"{f'[{low:g}, {high:g}]':>14} {best.nll_at_1:>9.4f} {best.saved:>7.4f} "
                      f"{f'[{saved_low:.4f}, {saved_high:.4f}]':>17}  "

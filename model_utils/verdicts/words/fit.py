@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE
 from model_utils.core.records.fit import FitSummary, Gain
-from model_utils.verdicts.fit import REFERENCES as FIT_REFERENCES
-from model_utils.verdicts.fit import Judgement, LawPosition, judge, law, law_position
+from model_utils.verdicts.fit import FitVerdict, Judgement, LawPosition, law
 from model_utils.verdicts.words.common import NO_VALUE, signed
 
 __all__ = ["AGAINST", "FIT_COLUMNS", "FIT_OPTIMIZER", "LAW_POSITIONS", "fit_headline", "fit_held_out_method",
@@ -74,25 +73,24 @@ LAW_POSITIONS = {
 }
 
 
-def fit_sentences(summary: FitSummary) -> list[str]:
+def fit_sentences(verdict: FitVerdict) -> list[str]:
     """A fit's verdict: the fitted value, where YaRN's law lies against it, each held-out gain judged by its
     interval, what the fit costs inside the trained length, and its scope."""
+    summary = verdict.summary
     gains = summary.held_out.gains
     said = [fit_headline(summary)]
     if summary.at_bound:
         said.append(f"A fold's fit sits at the edge of the searched interval {list(summary.bounds)}: the minimum may "
                     "lie beyond it.")
-    if (yarn := law(summary)) is not None:
-        said.append(f"YaRN's law, (0.1 ln s + 1)^2 = {yarn.yarn_law:.3f}, {LAW_POSITIONS[law_position(yarn)]}.")
-    for name in FIT_REFERENCES:
-        entry = gains.get(name)
-        if entry is None:
-            continue
-        against = _against(summary, name)
+    if verdict.law_position is not None:
+        said.append(f"YaRN's law, (0.1 ln s + 1)^2 = {summary.multiplier.yarn_law:.3f}, "
+                    f"{LAW_POSITIONS[verdict.law_position]}.")
+    for name, judgement in verdict.judgements.items():
+        entry, against = gains[name], _against(summary, name)
         low, high = entry.interval
-        verdict = {Judgement.BETTER: f"the fit beats {against}", Judgement.WORSE: f"the fit loses to {against}",
-                   Judgement.NO_DIFFERENCE: f"the fit and {against} do not differ measurably"}[judge(entry)]
-        said.append(f"On the held-out documents, past the trained length, {verdict}: "
+        judged = {Judgement.BETTER: f"the fit beats {against}", Judgement.WORSE: f"the fit loses to {against}",
+                  Judgement.NO_DIFFERENCE: f"the fit and {against} do not differ measurably"}[judgement]
+        said.append(f"On the held-out documents, past the trained length, {judged}: "
                     f"{entry.saved:+.3f} nats per token ({low:+.3f} to {high:+.3f})" + _scale(summary, name, entry)
                     + ".")
     said.append(f"In context (before the trained length) the fit saves {-summary.held_out.in_context_change:+.4f} "

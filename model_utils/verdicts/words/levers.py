@@ -13,6 +13,7 @@ from model_utils.core.records.verdict import (
     LeverKind,
     Multipliers,
 )
+from model_utils.verdicts.decomposition import best_and_worst, by_saving
 from model_utils.verdicts.words.common import FAMILIES, MOVES, SAVES, bracket, interval_name, percent_of_rise, scope
 from model_utils.verdicts.words.rows import has_recipes, row_label, schedule_words
 
@@ -86,11 +87,10 @@ def schedules_sentence(verdict: ContextVerdict) -> str | None:
     schedules = verdict.decomposition.schedules()
     if not schedules:
         return None
-    ranked = sorted(schedules, key=lambda row: -row.saved)
     name = interval_name(verdict)
     return (f"Published schedules past the trained length ({scope(verdict.documents)}; {SAVES}; each schedule's "
             "logit multiplier m shown as the temperature it amounts to, T = 1 / m): "
-            + "; ".join(_schedule_text(row, name) for row in ranked) + ".")
+            + "; ".join(_schedule_text(row, name) for row in by_saving(schedules)) + ".")
 
 
 def _temperatures(bounds: Sequence[float]) -> str:
@@ -113,8 +113,6 @@ def _schedule_text(row: DecompositionRow, name: str) -> str:
     return text + ")"
 
 
-
-
 def schedules_line(verdict: ContextVerdict, where: str = "here") -> str | None:
     """The best and the worst published schedule on one text (`where`: "here", or "on <model>"), with what each
     does to the logits (m); None without schedules."""
@@ -122,7 +120,7 @@ def schedules_line(verdict: ContextVerdict, where: str = "here") -> str | None:
                  and row.saved is not None]
     if not schedules:
         return None
-    best, worst = max(schedules, key=lambda row: row.saved), min(schedules, key=lambda row: row.saved)
+    best, worst = best_and_worst(schedules)
     said = (f"**Published schedules** sharpen past the trained length (their T falls below 1). Best {where}: "
             f"{best.view}, {best.saved:+.3f} past it ({schedule_words(best.multipliers)}); worst: {worst.view}, "
             f"{worst.saved:+.3f} ({schedule_words(worst.multipliers)}).")
