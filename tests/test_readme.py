@@ -131,7 +131,7 @@ def test_findings_open_on_the_same_conclusion_and_what_it_rests_on():
     assert block("conclusion") == conclusion_lines(corpora(summaries), models_of(sweeps, summaries))
     assert block("conclusion")[0].startswith(f"**{words.found_conclusion(corpora(summaries))}**")
     assert "<!-- conclusion:start -->" in opening  # before any section
-    scope = readme.scope_sentence(models_of(sweeps, summaries))
+    scope = words.scope_sentence(models_of(sweeps, summaries))
     assert "with Python or numpy" in scope and all(name in scope for name in models_of(sweeps, summaries))
     assert "One model" not in FINDINGS.read_text() and "ship with Python:" not in FINDINGS.read_text()
 

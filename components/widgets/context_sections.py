@@ -158,7 +158,7 @@ def answer_ui(shown: Shown) -> None:
     document = shown.document
     if document is not None and shown.verdict is None:  # why the sweep shown has no answer, before any other's
         blocked = past_bucket_without_loss(document)
-        st.info(captions.no_context_verdict(document) if blocked is None else captions.no_verdict_without_loss(blocked))
+        st.info(words.no_context_verdict(document) if blocked is None else words.no_verdict_without_loss(blocked))
     said = answers(shown)
     if not said:
         return

@@ -16,12 +16,13 @@ from model_utils.core.records.verdict import (
     Scoring,
 )
 
-__all__ = ["ABOVE_ALL", "FAMILIES", "MOVES", "NO_VALUE", "SAVES", "SUBJECTS", "bracket", "interval_name", "layer_list",
-           "no_held_out", "percent_of_rise", "resampling", "rise_base_words", "scope", "scoring_method",
-           "scoring_short", "share_label", "short_interval", "signed", "span", "spread_name"]
+__all__ = ["ABOVE_ALL", "FAMILIES", "MOVES", "NO_VALUE", "SAVES", "SAVES_PER_TOKEN", "SUBJECTS", "bracket",
+           "interval_name", "layer_list", "no_held_out", "percent_of_rise", "resampling", "rise_base_words", "scope",
+           "scoring_method", "scoring_short", "share_label", "short_interval", "signed", "span", "spread_name"]
 
 NO_VALUE = "—"  # a table cell without a number: an em dash, as a bare "-" is a list bullet in st.table's markdown
 SAVES = "saves = NLL at T = 1 minus NLL, positive = better"
+SAVES_PER_TOKEN = "saves = NLL at T = 1 minus NLL, in nats per token; positive = better"  # a heading's
 
 
 def scope(documents: int | None) -> str:

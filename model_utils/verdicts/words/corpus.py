@@ -4,14 +4,15 @@ table of the best temperature per bucket (the best schedule per bucket is verdic
 
 from __future__ import annotations
 
+from model_utils.core.bootstrap import MIN_FOR_INTERVAL
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.tune import TuneSummary
 from model_utils.verdicts.corpus import best_schedule
 from model_utils.verdicts.domains import domain_ranges
 from model_utils.verdicts.words.common import spread_name
 
-__all__ = ["CORPUS_BOOTSTRAP", "CORPUS_RANGE", "DOMAINS_CAPTION", "domain_rows", "domain_sentence", "spread_method",
-           "stale_reference_note", "tune_table"]
+__all__ = ["CORPUS_BOOTSTRAP", "CORPUS_RANGE", "DOMAINS_CAPTION", "domain_rows", "domain_sentence", "spread_facts",
+           "spread_method", "stale_reference_note", "tune_facts", "tune_table"]
 
 DOMAINS_CAPTION = (
     "Per domain of the corpus, past the trained length: NLL per token at T = 1 and what each view saves "
@@ -94,3 +95,26 @@ def tune_table(summary: TuneSummary) -> str:
                      + (f"{schedule[0]} ({schedule[1]:+.4f})" if schedule else "-"))
     return "\n".join(lines)
 
+
+def tune_facts(summary: TuneSummary) -> str:
+    """What a corpus tune ran, as FINDINGS opens its block: model, documents, lengths, passes, each run's workers,
+    time and memory, how the spreads were made (spread_facts) and the command."""
+    corpus = summary.corpus
+    tokens = sorted(set(corpus.tokens))
+    runs = "; ".join(f"{run.computed_documents} documents on {run.workers} Ray worker(s) x "
+                     f"{run.threads_per_worker} thread(s) in {run.wall_seconds / 60:.0f} min, peak memory "
+                     f"{run.peak_rss_gb:.1f} GB per process ({run.date[:10]})" for run in summary.runs)
+    return (f"{summary.model}, {corpus.documents} documents of {corpus.source} "
+            f"({tokens[0]:,}" + (f"-{tokens[-1]:,}" if len(tokens) > 1 else "") + " tokens each), trained length "
+            f"{summary.trained_length:,}, {len(summary.results)} passes per document, "
+            f"{summary.compute_seconds / 3600:.1f} h of passes over all documents: {runs}. {spread_facts(summary)} "
+            f"Command: `{summary.runs[-1].command}`.")
+
+
+def spread_facts(summary: TuneSummary) -> str:
+    """How the corpus's spreads were made: a 95% bootstrap over documents, or below MIN_FOR_INTERVAL documents their
+    range (core.bootstrap.spread_over's rule, the summary's `spread`)."""
+    if summary.bootstrap.spread is Spread.RANGE:
+        return (f"Spreads: the range of the {summary.corpus.documents} documents, each alone (fewer than "
+                f"{MIN_FOR_INTERVAL} documents: too few for a 95% interval).")
+    return "Intervals: 95%, bootstrap over documents."

@@ -7,10 +7,11 @@ from __future__ import annotations
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE
 from model_utils.core.records.fit import FitSummary, Gain
 from model_utils.verdicts.fit import FitVerdict, Judgement, LawPosition, law
-from model_utils.verdicts.words.common import NO_VALUE, signed
+from model_utils.verdicts.words.common import NO_VALUE, SAVES_PER_TOKEN, signed
 
-__all__ = ["AGAINST", "FIT_COLUMNS", "FIT_OPTIMIZER", "LAW_POSITIONS", "fit_headline", "fit_held_out_method",
-           "fit_name", "fit_point_label", "fit_reused", "fit_row", "fit_sentences", "fit_spread_method", "fit_table"]
+__all__ = ["AGAINST", "FIT_COLUMNS", "FIT_OPTIMIZER", "FIT_TABLE_CAPTION", "LAW_POSITIONS", "fit_headline",
+           "fit_held_out_method", "fit_name", "fit_point_label", "fit_reused", "fit_row", "fit_sentences",
+           "fit_spread_method", "fit_table"]
 
 # what each held-out gain is measured against, as the sentences name it, in verdicts.fit.REFERENCES' order
 AGAINST = {
@@ -20,6 +21,8 @@ AGAINST = {
     "best_constant": "the best constant T on the model's own positions, chosen on the training documents",
     "best_schedule": "the best published schedule, chosen on the training documents",
 }
+FIT_TABLE_CAPTION = (f"Held out: each document is scored with the value fitted on the other fold's documents "
+                     f"({SAVES_PER_TOKEN}, past the trained length; intervals: bootstrap over the held-out documents).")
 FIT_COLUMNS = ("fit", "tokens", "fitted", "logit multiplier", "YaRN's law", "saved vs T = 1", "vs recipe at T = 1",
                "vs recipe as published", "documents")
 

@@ -21,11 +21,12 @@ from model_utils.core.records.verdict import (
     RiseBase,
     RowKind,
 )
-from model_utils.verdicts.words.common import ABOVE_ALL, joined
+from model_utils.verdicts.words.common import ABOVE_ALL, NO_VALUE, joined, span, spread_name
 from model_utils.verdicts.words.retrieval import between_text
 from model_utils.verdicts.words.rows import row_label
 
-__all__ = ["HARDLY_HELPS", "PLAIN_RECIPES", "found_bullets", "found_conclusion", "plain_lever"]
+__all__ = ["HARDLY_HELPS", "PLAIN_RECIPES", "RISES_COLUMNS", "found_bullets", "found_conclusion", "no_probe_bullet",
+           "plain_lever", "rise_row", "scope_sentence"]
 
 PLAIN_RECIPES = {
     "yarn-rope": "YaRN's stretch of the positions", "yarn": "YaRN in full (its stretch and its own sharpening)",
@@ -160,3 +161,40 @@ def _by_side(labels: Sequence[str], temperatures: dict[str, float]) -> str:
     return " and ".join(f"{joined(named)} ({side})" for side, named in sides if named)
 
 
+def scope_sentence(models: list[str]) -> str:
+    """What the findings rest on: one small model, or each model named as it ran, and texts that ship with Python or
+    numpy."""
+    if len(models) == 1:
+        return f"One small model ({models[0]}) and texts that ship with Python or numpy: not a law."
+    return (f"{len(models)} small models ({'; '.join(models)}), each on texts that ship with Python or numpy, every "
+            "line on the model it names: not a law.")
+
+
+RISES_COLUMNS = ("model", "measured on", "loss past the trained length at T = 1",
+                 "the same words, read with at most the trained length before them",
+                 "rise on the same words (the shares of the rise are of it)",
+                 "rise against earlier positions (other words)")
+
+
+def rise_row(model: str, verdict: ContextVerdict, text: str | None = None) -> list[str]:
+    """One verdict's two rises past the trained length: on the same words (against the cut context), where it was
+    measured, and the older one against the second half of the trained context, with its positions; `text`, a
+    sweep's text (None for a corpus)."""
+    same, missing = verdict.same_token_rise, f"{NO_VALUE} (not measured)"
+    measured = f"one text, {text}" if verdict.documents is None else f"{verdict.documents} documents"
+    if same is None:
+        cut = rise = missing
+    else:
+        spread = "" if same.interval is None else (
+            f" ({spread_name(same.spread, same.documents)} {same.interval[0]:.2f} to {same.interval[1]:.2f})")
+        cut, rise = f"{same.nll_cut:.2f}", f"{same.rise:+.2f}{spread}"
+    earlier = f"{verdict.rise_against_earlier:+.2f} (against {span(verdict.before)})"
+    if verdict.decomposition.rise_base is RiseBase.EARLIER_POSITIONS:
+        earlier += "; the shares of the rise are of this one"
+    return [model_name(model), measured, f"{verdict.nll_past:.2f}", cut, rise, earlier]
+
+
+def no_probe_bullet(link: str) -> str:
+    """What We found's third bullet before a probe is committed: where it will show (`link`, the Retrieval page)."""
+    return (f"How far back the model still uses what it read: the probe's run is not committed yet "
+            f"([the Retrieval page]({link})).")

@@ -15,7 +15,8 @@ from model_utils.core.records.verdict import (
 from model_utils.verdicts.words.common import NO_VALUE, SAVES, signed, span
 from model_utils.verdicts.words.rows import layer_type_short, row_label
 
-__all__ = ["SIDE_BY_SIDE_CAPTION", "SIDE_BY_SIDE_COLUMNS", "SWEEP_BOOTSTRAP", "side_by_side_row", "side_by_side_rows"]
+__all__ = ["SIDE_BY_SIDE_CAPTION", "SIDE_BY_SIDE_COLUMNS", "SWEEP_BOOTSTRAP", "no_context_verdict",
+           "no_verdict_without_loss", "side_by_side_row", "side_by_side_rows", "sweep_facts"]
 
 SIDE_BY_SIDE_COLUMNS = ("model", "trained length", "text", "tokens", "loss at T = 1 breaks in", "loss rise",
                         "best T alone", "best recipe alone", "temperature on top", "untrained-distance mass at T = 1")
@@ -65,3 +66,42 @@ def side_by_side_rows(documents: Sequence[SweepDocument]) -> list[dict[str, str]
 
 
 SWEEP_BOOTSTRAP = "moving-block bootstrap over the positions of each bucket"
+
+
+def no_context_verdict(document: SweepDocument) -> str:
+    """Why a sweep has no context-length verdict (its `verdict` is None)."""
+    trained, n = document.trained_length, document.n_tokens
+    if n <= trained:
+        return (f"No verdict about the context past the trained length: this text ends at {n:,} tokens, within the "
+                f"trained length of {trained:,}, so no position lies past it. To get one, run a text longer than "
+                f"{trained:,} tokens with 'Run past the trained length' ticked.")
+    buckets = document.buckets
+    side = "past" if not any(start >= trained for start, _ in buckets) else "within"
+    return (f"No verdict about the context past the trained length: no bucket of {document.bucket_size:,} "
+            f"positions lies wholly {side} the trained length of {trained:,} (the text runs to {n:,} tokens). "
+            "Choose a bucket size that divides the trained length, or a longer text.")
+
+
+def no_verdict_without_loss(bucket: tuple[int, int]) -> str:
+    """Why a sweep has no verdict when its last bucket past the trained length holds only the text's last token."""
+    start, stop = bucket
+    return (f"No verdict: the bucket of positions {start:,} to {stop - 1:,} past the trained length holds only the "
+            "text's last token, which has no next token to score, so its loss is missing. Run at least one token more "
+            "or fewer, so that the last bucket has a position with a next token.")
+
+
+def sweep_facts(document: SweepDocument) -> str:
+    """What a sweep ran, as FINDINGS opens its block: model, text, lengths, temperatures and recipes, time, memory and
+    the command."""
+    results = document.results
+    recipes: dict[str, list[str]] = {}
+    for result in results:
+        if result.recipe is not None and result.temperature is not None:
+            recipes.setdefault(result.recipe, []).append(f"{result.temperature:g}")
+    return (f"{document.model}, {document.n_tokens:,} tokens of {document.text_source}, trained length "
+            f"{document.trained_length:,}, buckets of {document.bucket_size:,} positions, temperatures "
+            + ", ".join(f"{r.temperature:g}" for r in results if r.temperature is not None and r.recipe is None)
+            + "".join(f"; {recipe} at T = {', '.join(temperatures)}" for recipe, temperatures in recipes.items())
+            + f"; {document.seconds / 60:.0f} min of passes on {document.run.machine}, peak memory "
+            f"{document.peak_rss_gb:.1f} GB. Command: `{document.run.command}` ({len(results)} passes, "
+            "each cached as it finishes).")
