@@ -166,7 +166,7 @@ def test_the_page_opens_on_the_answer_sentence_then_its_decomposition_chart(reci
     assert full_answer_line(at, title) == plain(words.answer(verdict))
     decomposition = verdict.decomposition
     figure = chart(at, "context_decomposition")
-    assert bars(figure) == pytest.approx({words.row_label(lever): lever.saved for lever in decomposition.levers
+    assert bars(figure) == pytest.approx({words.chart_label(lever): lever.saved for lever in decomposition.levers
                                           if lever.saved is not None})
     rise = [shape["x0"] for shape in figure["layout"]["shapes"] if shape.get("line", {}).get("dash") == "dash"]
     assert rise == ([pytest.approx(decomposition.rise)] if decomposition.rise > 0 else [])

@@ -159,7 +159,7 @@ def test_with_a_corpus_its_answer_comes_first_held_out_over_documents_and_its_nu
     assert full_answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(
         words.answer(document.verdict))
     assert bars(chart(at, "context_corpus_decomposition")) == pytest.approx(
-        {words.row_label(lever): lever.saved for lever in corpus.decomposition.levers if lever.saved is not None})
+        {words.chart_label(lever): lever.saved for lever in corpus.decomposition.levers if lever.saved is not None})
     # the headline numbers are the corpus's
     assert [m.label for m in at.get("metric")] == [plain(h.label) for h in words.headlines(corpus)]
     assert any("held out over documents" in m.label for m in at.get("metric"))
@@ -249,7 +249,7 @@ def test_the_committed_fit_on_the_corpus_documents_is_a_bar_of_its_decomposition
     corpus = read_tune().verdict  # the fits made on its documents folded in when they were written
     (fitted,) = [lever for lever in corpus.decomposition.levers if lever.kind is RowKind.FITTED]
     assert full_answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
-    assert bars(chart(at, "context_corpus_decomposition"))[words.row_label(fitted)] == pytest.approx(fitted.saved)
+    assert bars(chart(at, "context_corpus_decomposition"))[words.chart_label(fitted)] == pytest.approx(fitted.saved)
 
 
 def test_a_damaged_committed_fit_is_one_error_line_and_the_others_still_show(tiny_env, runs, tmp_path):

@@ -126,3 +126,23 @@ def test_every_signed_number_in_a_verdict_is_a_saving_and_every_claim_names_its_
                 assert "saves" in sentence, (name, sentence)
         assert sum(f"({scope}" in sentence or f"; {scope})" in sentence for sentence in said) >= 4, name
         assert all(scope in item.help for item in words.headlines(verdict)), name
+
+
+def test_a_chart_names_each_lever_in_plain_words_each_its_own():
+    for name, verdict in cases.verdicts().items():
+        levers = [lever for lever in verdict.decomposition.levers if lever.saved is not None]
+        labels = [words.chart_label(lever) for lever in levers]
+        assert len(set(labels)) == len(labels), name  # a bar per name: two levers never share one
+        for lever, label in zip(levers, labels, strict=True):
+            assert (label == words.row_label(lever)) == (lever.kind is RowKind.SCHEDULE), (name, label)
+            assert " + T=" not in label and "best T per bucket" not in label, (name, label)
+    rope, remap = Rope("yarn-rope", 2.0), Rope("self-extend", group=4, window=2048)
+    said = {words.chart_label(row(RowKind.RECIPE, view="yarn-rope (s=2) + T=1", rope=rope)),
+            words.chart_label(row(RowKind.RECIPE, view="self-extend (G=4, W=2048) + T=1", rope=remap)),
+            words.chart_label(row(RowKind.OWN_TEMPERATURE, view="yarn (s=2) + T=1", rope=Rope("yarn", 2.0))),
+            words.chart_label(row(RowKind.ON_TOP, rope=rope, scoring=Scoring.CROSS_FIT_ONE_TEXT)),
+            words.chart_label(row(RowKind.HELD_OUT, scoring=Scoring.HELD_OUT_DOCUMENTS))}
+    assert said == {"YaRN's stretch, s = 2", "Self-Extend (groups of 4, window 2,048)",
+                    "YaRN's own sharpening on top of its stretch, s = 2",
+                    "a temperature on top of YaRN's stretch, s = 2",
+                    "best temperature alone (chosen on other documents)"}

@@ -12,6 +12,7 @@ from model_utils.core.records.verdict import (
     LayerTypeMass,
     Multipliers,
     RowKind,
+    Scoring,
     family_of,
 )
 from model_utils.core.rope import Rope, recipe_info
@@ -26,8 +27,9 @@ from model_utils.verdicts.words.common import (
     signed,
 )
 
-__all__ = ["BY_LAYER_TYPE", "decomposition_columns", "decomposition_table", "layer_type_name", "layer_type_short",
-           "recipe_words", "row_label", "row_what", "schedule_words"]
+__all__ = ["BY_LAYER_TYPE", "CHART_RECIPES", "chart_label", "decomposition_columns", "decomposition_table",
+           "layer_type_name", "layer_type_short", "recipe_name", "recipe_words", "row_label", "row_what",
+           "schedule_words"]
 
 
 def layer_type_name(kind: LayerTypeMass) -> str:
@@ -61,8 +63,9 @@ def _prefix(rope: Rope | None) -> str:
 
 
 def row_label(row: DecompositionRow) -> str:
-    """A row's name in a table, a chart and a sentence: the pass it is ('yarn-rope (s=2) + T=1'), a choice of
-    temperature ('best T per bucket (held out over documents)'), a comparison ('A vs B') or a fitted value."""
+    """A row's code name in a table, a sentence and a chart's hover text: the pass it is ('yarn-rope (s=2) + T=1'),
+    a choice of temperature ('best T per bucket (held out over documents)'), a comparison ('A vs B') or a fitted
+    value."""
     kind = row.kind
     if kind in (RowKind.REFERENCE, RowKind.RECIPE, RowKind.SCHEDULE):
         return row.view
@@ -73,6 +76,44 @@ def row_label(row: DecompositionRow) -> str:
     if kind is RowKind.FITTED:
         return f"{row.fitted.knob} fitted on {row.rope.label} (held out)"
     return f"{row.view} vs {row.against}"  # OWN_TEMPERATURE, FAMILY_GAP
+
+
+# A recipe as a chart names it: a frequency recipe by what it does to the positions, with its scale s; a distance
+# remapping by its name, with its settings in words.
+CHART_RECIPES = {"yarn-rope": "YaRN's stretch", "yarn": "YaRN in full", "dynamic": "dynamic NTK stretch",
+                 "linear": "linear stretch", "llama3": "Llama 3.1's stretch", "self-extend": "Self-Extend",
+                 "rerope": "ReRoPE", "leaky-rerope": "leaky ReRoPE", "sink-window": "sink + window"}
+SETTINGS = {"group": "groups of {:,}", "window": "window {:,}", "slope": "slope {:g}", "sinks": "first {:,} tokens"}
+CHOSEN = {Scoring.HELD_OUT_DOCUMENTS: "chosen on other documents",
+          Scoring.CROSS_FIT_ONE_TEXT: "chosen on other parts of the text"}
+FITTED = {"constant": "the fitted temperature", "logn": "the fitted temperature growing with ln(position)"}
+
+
+def recipe_name(rope: Rope) -> str:
+    """"YaRN's stretch, s = 2", 'Self-Extend (groups of 4, window 2,048)': a recipe as a chart names it."""
+    name = CHART_RECIPES.get(rope.kind, recipe_info(rope.kind).name)
+    if not rope.remaps:
+        return f"{name}, s = {rope.factor:g}"
+    settings = ", ".join(SETTINGS[field].format(getattr(rope, field)) for field in recipe_info(rope.kind).parameters)
+    return f"{name} ({settings})"
+
+
+def chart_label(row: DecompositionRow) -> str:
+    """A lever as a chart names it, in a teacher's words ("a temperature on top of YaRN's stretch, s = 2"); its code
+    name (row_label) goes in the hover text. A schedule keeps its code name until its row holds its view, and so does
+    a row that is no lever."""
+    kind, rope = row.kind, row.rope
+    if kind is RowKind.RECIPE:
+        return recipe_name(rope)
+    if kind is RowKind.OWN_TEMPERATURE:
+        return f"{recipe_info(rope.kind).name}'s own sharpening on top of its stretch, s = {rope.factor:g}"
+    if kind is RowKind.ON_TOP:
+        return f"a temperature on top of {recipe_name(rope)}"
+    if kind is RowKind.FITTED:
+        return f"{FITTED.get(row.fitted.family, f'the fitted {row.fitted.knob}')} on top of {recipe_name(rope)}"
+    if kind is RowKind.HELD_OUT and rope is None and row.scoring in CHOSEN:
+        return f"best temperature alone ({CHOSEN[row.scoring]})"
+    return row_label(row)
 
 
 def recipe_words(rope: Rope) -> str:
