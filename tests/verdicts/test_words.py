@@ -1,5 +1,6 @@
-"""One package words the verdicts (model_utils/verdicts/words/): no sentence of six words or more lives anywhere
-else in model_utils/verdicts or model_utils/experiments, every kind of decomposition row has a name and a
+"""One package words the verdicts (model_utils/verdicts/words/, each module under 400 lines, re-exported once by
+the package): no sentence of six words or more lives anywhere else in model_utils/verdicts or model_utils/experiments
+(and no verdicts module passes 700 lines), every kind of decomposition row has a name, a chart's plain name and a
 description, and the rules the words keep (a headline is a number with its interval or ratio, a share keeps its
 sign, a signed number is a saving, every claim names its scope) hold on every verdict of tests/golden/cases.py.
 What the words are is pinned by the golden files."""
@@ -146,3 +147,24 @@ def test_a_chart_names_each_lever_in_plain_words_each_its_own():
                     "YaRN's own sharpening on top of its stretch, s = 2",
                     "a temperature on top of YaRN's stretch, s = 2",
                     "best temperature alone (chosen on other documents)"}
+
+
+def test_each_words_module_is_under_400_lines_and_no_verdicts_module_over_700():
+    def long(paths, limit: int) -> dict[str, int]:
+        return {path.relative_to(ROOT).as_posix(): lines for path in paths
+                if (lines := len(path.read_text().splitlines())) > limit}
+
+    modules = sorted(WORDS.glob("*.py"))
+    assert len(modules) > 10  # the words split as the records are
+    assert long(modules, 399) == {}
+    assert long((ROOT / "model_utils" / "verdicts").rglob("*.py"), 700) == {}
+
+
+def test_the_package_says_each_modules_names_once_and_no_name_hides_a_module():
+    import importlib
+
+    exported = [name for path in sorted(WORDS.glob("*.py")) if path.stem != "__init__"
+                for name in importlib.import_module(f"model_utils.verdicts.words.{path.stem}").__all__]
+    assert len(exported) == len(set(exported)) > 100
+    assert all(hasattr(words, name) for name in exported)
+    assert not {path.stem for path in WORDS.glob("*.py")} & set(exported)  # words.answer is the function
