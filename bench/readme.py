@@ -24,6 +24,8 @@ from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict, Dominant
 from model_utils.verdicts import decomposition, findings, past, words
 from model_utils.verdicts.fit import fit_order, fold_fits, judge_fit
+from model_utils.verdicts.words import common as words_common
+from model_utils.verdicts.words import found as words_found
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 README = ROOT / "README.md"
@@ -313,10 +315,10 @@ def rises_lines(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary
 THRESHOLDS = (
     (decomposition, "RECOVERS", "A lever \"does the recovery\" (the answer names it) when its interval clears 0 "
      "and its saving is at least this share of the rise; below it for every lever, most of the rise remains."),
-    (words, "ABOVE_ALL", "A share of the rise at or above this is said as \"more than the rise itself\": the lever's "
-     "loss ends below the cut-context reference's (why is not measured: see How to read this)."),
-    (words, "HARDLY_HELPS", "The best temperature alone \"hardly helps\" (What we found) when it brings back less "
-     "than this share of the rise on every model; else the most it brings back is said."),
+    (words_common, "ABOVE_ALL", "A share of the rise at or above this is said as \"more than the rise itself\": the "
+     "lever's loss ends below the cut-context reference's (why is not measured: see How to read this)."),
+    (words_found, "HARDLY_HELPS", "The best temperature alone \"hardly helps\" (What we found) when it brings back "
+     "less than this share of the rise on every model; else the most it brings back is said."),
     (past, "GONE", "A recipe makes the untrained-distance mass \"go away\" when it leaves at most this fraction of "
      "T = 1's."),
     (bootstrap, "MIN_FOR_INTERVAL", "From this many documents (or passages) on, a spread over them is called a 95% "
