@@ -47,7 +47,7 @@ lint: setup
 	$(BIN)/lint-imports
 
 # The words of the verdicts pinned as text (tests/golden/*.txt, compared by `make test`): after a change to
-# model_utils/verdicts/words.py, write them again and review the diff.
+# model_utils/verdicts/words/, write them again and review the diff.
 golden: setup
 	$(BIN)/python -m tests.golden --update
 

@@ -22,10 +22,12 @@ from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
-from model_utils.core.records.verdict import ContextVerdict, Dominant, RiseBase
+from model_utils.core.records.verdict import ContextVerdict, Dominant
 from model_utils.experiments import committed
 from model_utils.verdicts import decomposition, findings, past, words
-from model_utils.verdicts.fit import fit_order, fold_fits
+from model_utils.verdicts.fit import fit_order, fold_fits, judge_fit
+from model_utils.verdicts.words import common as words_common
+from model_utils.verdicts.words import found as words_found
 
 ROOT = Path(__file__).resolve().parent.parent  # the repository
 README = ROOT / "README.md"
@@ -35,7 +37,6 @@ CHART = "assets/screenshots/decomposition.png"  # the Context length page's deco
 NO_LMEVAL = "No lm-evaluation-harness run is committed yet: `make lmeval` writes the bundled model's."
 NO_PROBE = "No retrieval probe is committed yet: `make retrieval` writes the bundled model's."
 PROBE_LINK = "docs/PAGES.md#retrieval-at-a-distance"  # the Retrieval page, as docs/PAGES.md describes it
-SAVES = "saves = NLL at T = 1 minus NLL, in nats per token; positive = better"
 
 
 def replace_block(name: str, lines: list[str], readme: Path = README) -> bool:
@@ -103,20 +104,9 @@ def sweep_lines(document: SweepDocument) -> list[str]:
     """The verdict and the tables behind it: NLL by position at T = 1, the best temperature, what each schedule and
     recipe saves, and the decomposition past the trained length."""
     results = document.results
-    recipes: dict[str, list[str]] = {}
-    for result in results:
-        if result.recipe is not None and result.temperature is not None:
-            recipes.setdefault(result.recipe, []).append(f"{result.temperature:g}")
-    facts = (f"{document.model}, {document.n_tokens:,} tokens of {document.text_source}, trained length "
-             f"{document.trained_length:,}, buckets of {document.bucket_size:,} positions, temperatures "
-             + ", ".join(f"{r.temperature:g}" for r in results if r.temperature is not None and r.recipe is None)
-             + "".join(f"; {recipe} at T = {', '.join(temperatures)}" for recipe, temperatures in recipes.items())
-             + f"; {document.seconds / 60:.0f} min of passes on {document.run.machine}, peak memory "
-             f"{document.peak_rss_gb:.1f} GB. Command: `{document.run.command}` ({len(results)} passes, "
-             "each cached as it finishes).")
     verdict = document.verdict
     said = bullets(verdict) if verdict else ["- The text does not reach past the trained length."]
-    lines = [facts, "", *said, "", f"Per bucket of positions ({SAVES}):", "",
+    lines = [words.sweep_facts(document), "", *said, "", f"Per bucket of positions ({words.SAVES_PER_TOKEN}):", "",
              *bucket_table(document.buckets, document.trained_length, document.reference().nll, document.best,
                            [(other.label, other.nll) for other in compared(results)],
                            words.spread_name(Spread.INTERVAL_95, None))]  # a bootstrap over the positions
@@ -127,7 +117,7 @@ def decomposition_lines(verdict: ContextVerdict | None) -> list[str]:
     """The decomposition table past the trained length, under its heading; none without one."""
     if not (verdict and words.decomposition_table(verdict)):
         return []
-    return ["", f"Past the trained length, against T = 1 on the model's own positions ({SAVES}):", "",
+    return ["", f"Past the trained length, against T = 1 on the model's own positions ({words.SAVES_PER_TOKEN}):", "",
             *decomposition_table(verdict)]
 
 
@@ -157,16 +147,6 @@ def lead_note(summary: TuneSummary, sweeps: Sequence[SweepDocument]) -> list[str
 def tune_lines(summary: TuneSummary, sweeps: Sequence[SweepDocument] = ()) -> list[str]:
     """The corpus verdict and, per bucket over the corpus, the NLL at T = 1, the best temperature and what it saves,
     and what each schedule and recipe saves; a note where its references read less than `sweeps` of its model."""
-    corpus = summary.corpus
-    tokens = sorted(set(corpus.tokens))
-    runs = "; ".join(f"{run.computed_documents} documents on {run.workers} Ray worker(s) x "
-                     f"{run.threads_per_worker} thread(s) in {run.wall_seconds / 60:.0f} min, peak memory "
-                     f"{run.peak_rss_gb:.1f} GB per process ({run.date[:10]})" for run in summary.runs)
-    facts = (f"{summary.model}, {corpus.documents} documents of {corpus.source} "
-             f"({tokens[0]:,}" + (f"-{tokens[-1]:,}" if len(tokens) > 1 else "") + " tokens each), trained length "
-             f"{summary.trained_length:,}, {len(summary.results)} passes per document, "
-             f"{summary.compute_seconds / 3600:.1f} h of passes over all documents: {runs}. {spread_facts(summary)} "
-             f"Command: `{summary.runs[-1].command}`.")
     by_label = {entry.label: entry for entry in summary.schedules + summary.recipes}
     shown = [result for result in summary.results
              if result.schedule is not None or (result.rope is not None and result.temperature == 1)]
@@ -174,20 +154,11 @@ def tune_lines(summary: TuneSummary, sweeps: Sequence[SweepDocument] = ()) -> li
               for result in shown if result.label in by_label]
     reference = [entry.nll_at_1 for entry in summary.best]
     verdict = summary.verdict
-    lines = [facts, *lead_note(summary, sweeps), "", *(bullets(verdict) if verdict else []), "",
-             f"Per bucket of positions ({SAVES}):", "",
+    lines = [words.tune_facts(summary), *lead_note(summary, sweeps), "", *(bullets(verdict) if verdict else []), "",
+             f"Per bucket of positions ({words.SAVES_PER_TOKEN}):", "",
              *bucket_table(summary.buckets, summary.trained_length, reference, summary.best, others,
                            words.spread_name(summary.bootstrap.spread, summary.corpus.documents))]
     return lines + decomposition_lines(verdict) + domain_lines(summary)
-
-
-def spread_facts(summary: TuneSummary) -> str:
-    """How the corpus's spreads were made: a 95% bootstrap over documents, or below MIN_FOR_INTERVAL documents their
-    range (core.bootstrap.spread_over's rule, the summary's `spread`)."""
-    if summary.bootstrap.spread is Spread.RANGE:
-        return (f"Spreads: the range of the {summary.corpus.documents} documents, each alone (fewer than "
-                f"{bootstrap.MIN_FOR_INTERVAL} documents: too few for a 95% interval).")
-    return "Intervals: 95%, bootstrap over documents."
 
 
 def fit_lines(summaries: list[FitSummary]) -> list[str]:
@@ -196,14 +167,13 @@ def fit_lines(summaries: list[FitSummary]) -> list[str]:
     if not fits:
         raise SystemExit(f"no fit.json under {committed.FITS.folder}: run `make fit`")
     columns = words.FIT_COLUMNS
-    lines = [f"Held out: each document is scored with the value fitted on the other fold's documents ({SAVES}, "
-             "past the trained length; intervals: bootstrap over the held-out documents).", "",
+    lines = [words.FIT_TABLE_CAPTION, "",
              "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(words.fit_row(fit)[column] for column in columns) + " |" for fit in fits]
     for fit in fits:
         command = "python -m model_utils fit ..." if fit.run is None else fit.run.command
         lines += ["", f"**{words.fit_point_label(fit)}** (`{command}`):", ""]
-        lines += [f"- {sentence}" for sentence in words.fit_sentences(fit)[1:]]
+        lines += [f"- {sentence}" for sentence in words.fit_sentences(judge_fit(fit))[1:]]
     return lines
 
 
@@ -290,8 +260,7 @@ def found_lines(corpus_verdicts: Sequence[tuple[str, ContextVerdict]],
     one link to FINDINGS."""
     said = words.found_bullets(corpus_verdicts, probes)
     if not probes and len(said) < 3:
-        said.append(f"How far back the model still uses what it read: the probe's run is not committed yet "
-                    f"([the Retrieval page]({PROBE_LINK})).")
+        said.append(words.no_probe_bullet(PROBE_LINK))
     return [words.found_conclusion(corpus_verdicts), "", *[f"- {bullet}" for bullet in said], "",
             f"![Each lever's share of the rise]({CHART})", "",
             "[The findings in full, and how to read them](docs/FINDINGS.md)."]
@@ -303,50 +272,18 @@ def models_of(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary])
     return list(dict.fromkeys(model_as_run(result.model, in_full=True) for result in (*sweeps, *summaries)))
 
 
-def scope_sentence(models: list[str]) -> str:
-    """What the findings rest on: one small model, or each model named as it ran, and texts that ship with Python or
-    numpy."""
-    if len(models) == 1:
-        return f"One small model ({models[0]}) and texts that ship with Python or numpy: not a law."
-    return (f"{len(models)} small models ({'; '.join(models)}), each on texts that ship with Python or numpy, every "
-            "line on the model it names: not a law.")
-
-
 def conclusion_lines(corpus_verdicts: Sequence[tuple[str, ContextVerdict]], models: list[str]) -> list[str]:
     """FINDINGS' opening: the README's conclusion sentence, then what it rests on."""
-    return [f"**{words.found_conclusion(corpus_verdicts)}** {scope_sentence(models)}"]
-
-
-RISES_COLUMNS = ("model", "measured on", "loss past the trained length at T = 1",
-                 "the same words, read with at most the trained length before them",
-                 "rise on the same words (the shares of the rise are of it)",
-                 "rise against earlier positions (other words)")
-
-
-def rise_row(model: str, verdict: ContextVerdict, text: str | None = None) -> list[str]:
-    """One verdict's two rises past the trained length: on the same words (against the cut context), where it was
-    measured, and the older one against the second half of the trained context, with its positions; `text`, a
-    sweep's text (None for a corpus)."""
-    same, missing = verdict.same_token_rise, f"{words.NO_VALUE} (not measured)"
-    measured = f"one text, {text}" if verdict.documents is None else f"{verdict.documents} documents"
-    if same is None:
-        cut = rise = missing
-    else:
-        spread = "" if same.interval is None else (
-            f" ({words.spread_name(same.spread, same.documents)} {same.interval[0]:.2f} to {same.interval[1]:.2f})")
-        cut, rise = f"{same.nll_cut:.2f}", f"{same.rise:+.2f}{spread}"
-    earlier = f"{verdict.rise_against_earlier:+.2f} (against {words.span(verdict.before)})"
-    if verdict.decomposition.rise_base is RiseBase.EARLIER_POSITIONS:
-        earlier += "; the shares of the rise are of this one"
-    return [model_name(model), measured, f"{verdict.nll_past:.2f}", cut, rise, earlier]
+    return [f"**{words.found_conclusion(corpus_verdicts)}** {words.scope_sentence(models)}"]
 
 
 def rises_lines(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary]) -> list[str]:
     """Every committed verdict's rise on the same words next to its rise against earlier positions, in nats per
     token (the loss: lower is better), the corpora first."""
-    rows = [rise_row(summary.model, summary.verdict) for summary in summaries if summary.verdict is not None]
-    rows += [rise_row(sweep.model, sweep.verdict, sweep.text_source) for sweep in sweeps if sweep.verdict is not None]
-    return table(list(RISES_COLUMNS), rows, "---")
+    rows = [words.rise_row(summary.model, summary.verdict) for summary in summaries if summary.verdict is not None]
+    rows += [words.rise_row(sweep.model, sweep.verdict, sweep.text_source) for sweep in sweeps
+             if sweep.verdict is not None]
+    return table(list(words.RISES_COLUMNS), rows, "---")
 
 
 # Each constant that picks a word, where it lives and what it decides; its value is read from the code, so the table
@@ -354,10 +291,10 @@ def rises_lines(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary
 THRESHOLDS = (
     (decomposition, "RECOVERS", "A lever \"does the recovery\" (the answer names it) when its interval clears 0 "
      "and its saving is at least this share of the rise; below it for every lever, most of the rise remains."),
-    (words, "ABOVE_ALL", "A share of the rise at or above this is said as \"more than the rise itself\": the lever's "
-     "loss ends below the cut-context reference's (why is not measured: see How to read this)."),
-    (words, "HARDLY_HELPS", "The best temperature alone \"hardly helps\" (What we found) when it brings back less "
-     "than this share of the rise on every model; else the most it brings back is said."),
+    (words_common, "ABOVE_ALL", "A share of the rise at or above this is said as \"more than the rise itself\": the "
+     "lever's loss ends below the cut-context reference's (why is not measured: see How to read this)."),
+    (words_found, "HARDLY_HELPS", "The best temperature alone \"hardly helps\" (What we found) when it brings back "
+     "less than this share of the rise on every model; else the most it brings back is said."),
     (past, "GONE", "A recipe makes the untrained-distance mass \"go away\" when it leaves at most this fraction of "
      "T = 1's."),
     (bootstrap, "MIN_FOR_INTERVAL", "From this many documents (or passages) on, a spread over them is called a 95% "

@@ -125,7 +125,7 @@ def test_findings_open_on_the_same_conclusion_and_what_it_rests_on():
     assert block("conclusion") == conclusion_lines(corpora(summaries), models_of(sweeps, summaries))
     assert block("conclusion")[0].startswith(f"**{words.found_conclusion(corpora(summaries))}**")
     assert "<!-- conclusion:start -->" in opening  # before any section
-    scope = readme.scope_sentence(models_of(sweeps, summaries))
+    scope = words.scope_sentence(models_of(sweeps, summaries))
     assert "with Python or numpy" in scope and all(name in scope for name in models_of(sweeps, summaries))
     assert "One model" not in FINDINGS.read_text() and "ship with Python:" not in FINDINGS.read_text()
 
@@ -144,12 +144,13 @@ def test_how_to_read_this_gives_both_rises_of_every_committed_verdict():
 def test_the_thresholds_are_read_from_the_code():
     from model_utils.core import bootstrap, reach
     from model_utils.verdicts import decomposition, findings, past
+    from model_utils.verdicts.words import common, found
 
     rows = block("thresholds")
     assert rows == thresholds_lines()
     for module, name in ((past, "GONE"), (decomposition, "RECOVERS"), (reach, "REACH_SHARE"),
-                         (bootstrap, "MIN_FOR_INTERVAL"), (words, "ABOVE_ALL"), (findings, "NEAR_UNIFORM"),
-                         (findings, "NEAR_ONE_HOT")):
+                         (bootstrap, "MIN_FOR_INTERVAL"), (common, "ABOVE_ALL"), (found, "HARDLY_HELPS"),
+                         (findings, "NEAR_UNIFORM"), (findings, "NEAR_ONE_HOT")):
         assert any(row.startswith(f"| `{name}` | {getattr(module, name):g} | `{module.__name__.replace('.', '/')}.py`")
                    for row in rows), name
     assert any(row.startswith("| `uniform_share()` |") for row in rows)

@@ -17,6 +17,7 @@ from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.experiments.committed import FITS, PROBES, SWEEPS, TUNES
 from model_utils.verdicts import words
+from model_utils.verdicts.fit import judge_fit
 
 NUMBER = re.compile(r"(?<![\w.])[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![\w.])[+-]?\d+(?:\.\d+)?")
 # numbers a sentence's own wording carries: a 95% interval, YaRN's law's 0.1 and 1 in "(0.1 ln s + 1)^2", and the
@@ -102,7 +103,7 @@ def test_every_number_of_a_committed_verdict_is_in_its_json(which):
 
 def test_every_number_of_a_committed_fit_is_in_its_json():
     for fit in FITS.read():
-        assert unmatched(words.fit_sentences(fit), fit.to_dict()) == []
+        assert unmatched(words.fit_sentences(judge_fit(fit)), fit.to_dict()) == []
 
 
 def test_the_walk_finds_a_number_the_json_does_not_hold():

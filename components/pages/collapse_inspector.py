@@ -42,7 +42,7 @@ inputs = collapse_inputs_ui()
 report = page.report(COLLAPSE_VIEW.fetch, inputs.limit, "collapse", cut_note=None, answer=inputs.answer)
 probe = answer_probe_ui(page, inputs)
 verdict = collapse_verdict(report, find_fact(page.text, report.offsets, marked=inputs.fact, answer=inputs.answer),
-                           probe)  # model_utils decides; words.py says it
+                           probe)  # model_utils decides; verdicts/words says it
 said_about_fact = fact_sentences(verdict)
 if verdict.marked_missing is not None:
     inputs.notes.warning(plain(said_about_fact.pop(0)))

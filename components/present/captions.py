@@ -307,27 +307,6 @@ def committed_label(document: SweepDocument) -> str:
     return f"{model_name(document.model)}, {document.n_tokens:,} tokens"
 
 
-def no_context_verdict(document: SweepDocument) -> str:
-    """Why a sweep has no context-length verdict (its `verdict` is None)."""
-    trained, n = document.trained_length, document.n_tokens
-    if n <= trained:
-        return (f"No verdict about the context past the trained length: this text ends at {n:,} tokens, within the "
-                f"trained length of {trained:,}, so no position lies past it. To get one, run a text longer than "
-                f"{trained:,} tokens with 'Run past the trained length' ticked.")
-    buckets = document.buckets
-    side = "past" if not any(start >= trained for start, _ in buckets) else "within"
-    return (f"No verdict about the context past the trained length: no bucket of {document.bucket_size:,} "
-            f"positions lies wholly {side} the trained length of {trained:,} (the text runs to {n:,} tokens). "
-            "Choose a bucket size that divides the trained length, or a longer text.")
-
-
-def no_verdict_without_loss(bucket: tuple[int, int]) -> str:
-    start, stop = bucket
-    return (f"No verdict: the bucket of positions {start:,} to {stop - 1:,} past the trained length holds only the "
-            "text's last token, which has no next token to score, so its loss is missing. Run at least one token more "
-            "or fewer, so that the last bucket has a position with a next token.")
-
-
 def sweep_over_budget(n_tokens: int, temperatures: int, schedules: int, max_work: int,
                       trained_length: int | None = None, recipe: str | None = None) -> str | None:
     """The refusal of a sweep whose tokens x passes exceed the server's budget (None when it fits), saying so when

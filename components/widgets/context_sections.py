@@ -30,7 +30,7 @@ from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict
 from model_utils.verdicts import words
-from model_utils.verdicts.fit import fit_order, law
+from model_utils.verdicts.fit import fit_order, judge_fit, law
 
 # st.metric cuts a value or label that does not fit its column: four in a row leave 225 px each at 1,400 px, where
 # "+0.174 nats/token" (36 px type) and "Held-out gain past the trained length" do not fit; two do
@@ -158,7 +158,7 @@ def answer_ui(shown: Shown) -> None:
     document = shown.document
     if document is not None and shown.verdict is None:  # why the sweep shown has no answer, before any other's
         blocked = past_bucket_without_loss(document)
-        st.info(captions.no_context_verdict(document) if blocked is None else captions.no_verdict_without_loss(blocked))
+        st.info(words.no_context_verdict(document) if blocked is None else words.no_verdict_without_loss(blocked))
     said = answers(shown)
     if not said:
         return
@@ -259,7 +259,7 @@ def fits_ui(shown: Shown) -> None:
         st.caption(plain(captions.fit_caption()))
         for fit in fits:
             st.markdown(f"**{plain(words.fit_point_label(fit))}**\n"
-                        + "\n".join(f"- {plain(sentence)}" for sentence in words.fit_sentences(fit)))
+                        + "\n".join(f"- {plain(sentence)}" for sentence in words.fit_sentences(judge_fit(fit))))
 
 
 def downloads_section_ui(shown: Shown) -> None:

@@ -1,7 +1,7 @@
 """The Collapse inspector's verdict on one prompt, as numbers: at each view, where the last query's attention goes
 (its recent window, the fact, the sink) and whether the model answers, that is whether its greedy continuation holds
 the expected answer (case and runs of whitespace aside); against the reference view (T = 1, or the temperature
-closest to it), which views answer where it does not. words.py says it."""
+closest to it), which views answer where it does not. verdicts/words says it."""
 
 from __future__ import annotations
 

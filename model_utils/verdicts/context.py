@@ -1,7 +1,7 @@
 """The context-length verdict of one text: from a sweep's results and each pass's per-position NLL (which the sweep
 document leaves out), the numbers of verdicts/past.py with the held-out choice cross-fit on alternate blocks of
 positions, computed once when the sweep is written and stored as the document's `verdict` (a ContextVerdict
-record): a page, the README and FINDINGS read it and never judge again. verdicts/words.py words it. Also
+record): a page, the README and FINDINGS read it and never judge again. verdicts/words/ words it. Also
 `entropy_with_length(document)`, the entropy trend at T = 1 of any sweep document, for the published entropy
 argument next to what the sweep measured."""
 

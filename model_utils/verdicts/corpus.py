@@ -1,7 +1,8 @@
 """The context-length verdict of a corpus (model_utils/experiments/tune/summary.py): the same numbers as one text's
 (verdicts/past.py), with the held-out choice made across documents (leave one document out: choose on the others,
 score on it) and intervals from documents resampled. summarize_tune computes it from each document's NLL sums and
-stores it as the summary record's `verdict`."""
+stores it as the summary record's `verdict`. Also the corpus's best published schedule per bucket (`best_schedule`),
+for the words' terminal table."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, MIN_FOR_INTERVAL
 from model_utils.core.records.spread import Spread
+from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import Bucket, ContextVerdict, Interval, SameTokenRise
 from model_utils.verdicts.context import SEED
 from model_utils.verdicts.layers import LayerGroup
@@ -52,3 +54,10 @@ def corpus_verdict(*, views: Sequence[ViewInfo], sums: np.ndarray, counts: np.nd
                     layer_types=layer_types, layer_spans=layer_spans)
     verdict = length_verdict(data)
     return verdict if verdict is None or same_token_rise is None else with_same_token_rise(verdict, same_token_rise)
+
+
+def best_schedule(summary: TuneSummary, bucket: int) -> tuple[str, float] | None:
+    """The published schedule that saves the most in the summary's bucket of index `bucket`: (its label, what it
+    saves), the first on a tie; None without schedules."""
+    savings = [(entry.label, entry.buckets[bucket].saved) for entry in summary.schedules]
+    return max(savings, key=lambda pair: pair[1], default=None)

@@ -2,13 +2,14 @@
 (verdicts/past.py: the loss rise and what each way of going past it saves, with its interval), the lever that does
 the recovery, chosen by the numbers: a RoPE recipe, a temperature, or neither (core.records.verdict.Dominant). A
 recipe belongs to a family (core.records.verdict.Family): a change of the rotary frequencies, a distance remapping,
-or a sink + window; the answer names the family that recovers the most (verdicts/words.py). Savings in nats per
-token past the trained length against T = 1 on the model's own positions (positive = better); a lever's share of
-the rise divides by the rise's point value."""
+or a sink + window; the answer names the family that recovers the most (verdicts/words/). Every other pick the
+words name is made here too: the lever that saves the most of some (`top`), levers ranked (`by_saving`), the best
+and the worst (`best_and_worst`). Savings in nats per token past the trained length against T = 1 on the model's
+own positions (positive = better); a lever's share of the rise divides by the rise's point value."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from model_utils.core.records.verdict import (
     Decomposition,
@@ -44,3 +45,19 @@ def dominant(levers: Sequence[DecompositionRow], rise: float) -> Dominant:
     if top is None or not top.clears_zero or top.saved < RECOVERS * rise:
         return Dominant.NEITHER
     return Dominant.RECIPE if top.lever is LeverKind.RECIPE else Dominant.TEMPERATURE
+
+
+def top(*levers: DecompositionRow | None) -> DecompositionRow | None:
+    """Of the levers given (None skipped), the one that saves the most (the first on a tie): the lever the words
+    name where none does the recovery or the loss does not rise."""
+    return max((lever for lever in levers if lever is not None), key=lambda lever: lever.saved, default=None)
+
+
+def by_saving(levers: Iterable[DecompositionRow]) -> list[DecompositionRow]:
+    """The levers ranked by what they save, the most first (a stable sort: ties keep their order)."""
+    return sorted(levers, key=lambda lever: -lever.saved)
+
+
+def best_and_worst(levers: Sequence[DecompositionRow]) -> tuple[DecompositionRow, DecompositionRow]:
+    """The lever that saves the most and the one that saves the least (the first of each on a tie)."""
+    return max(levers, key=lambda lever: lever.saved), min(levers, key=lambda lever: lever.saved)

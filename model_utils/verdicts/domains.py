@@ -1,6 +1,6 @@
 """The corpus summary's per-domain savings past the trained length (experiments/tune/domains.py computes them):
 whether the corpus's answer holds on each kind of text, as the range over domains of what one view saves next to
-the best constant temperature's per domain. words.py says it."""
+the best constant temperature's per domain. verdicts/words says it."""
 
 from __future__ import annotations
 

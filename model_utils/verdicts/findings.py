@@ -1,4 +1,4 @@
-"""Verdicts on one report: what each temperature or schedule did against T = 1, as numbers and enums (words.py says
+"""Verdicts on one report: what each temperature or schedule did against T = 1, as numbers and enums (words/ says
 them). Every verdict names the direction the multiplier m = 1 / T really went: "over-softened" only where m < 1 on
 every measured query, "over-sharpened" only where m > 1; where m crosses 1 along the text a worse loss is a neutral
 "the loss rose"."""

@@ -1,12 +1,13 @@
 """The verdict of a fit (fit.json's FitSummary record, model_utils/experiments/fit/summary.py): the logit multiplier
 set against YaRN's published law and each held-out gain judged by its bootstrap interval (a gain whose interval
-holds 0 is no measurable difference), as enums that words.py says; and the fits folded into the corpus verdict of
-the tune they were made on (`fold_fits`), when the fit or the tune is written. Plain arithmetic."""
+holds 0 is no measurable difference), as a FitVerdict of enums (`judge_fit`) that verdicts/words says; and the fits
+folded into the corpus verdict of the tune they were made on (`fold_fits`), when the fit or the tune is written.
+Plain arithmetic."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from model_utils.core.records.fit import FitSummary, Gain, Multiplier
@@ -52,6 +53,23 @@ def law_position(multiplier: Multiplier) -> LawPosition:
     if low <= multiplier.yarn_law <= high:
         return LawPosition.WITHIN
     return LawPosition.BELOW if multiplier.yarn_law < low else LawPosition.ABOVE
+
+
+@dataclass(frozen=True, kw_only=True)
+class FitVerdict:
+    """A fit judged: where YaRN's law lies against the fitted multiplier's interval over documents (None: no law to
+    set against), and each held-out gain the fit measured, in REFERENCES' order, against 0 by its interval."""
+
+    summary: FitSummary
+    law_position: LawPosition | None
+    judgements: dict[str, Judgement]  # reference name -> judgement
+
+
+def judge_fit(summary: FitSummary) -> FitVerdict:
+    """The verdict of a fit, which the words (words/fit.py) say."""
+    yarn, gains = law(summary), summary.held_out.gains
+    return FitVerdict(summary=summary, law_position=None if yarn is None else law_position(yarn),
+                      judgements={name: judge(gains[name]) for name in REFERENCES if name in gains})
 
 
 def fit_order(summaries: Sequence[FitSummary]) -> list[FitSummary]:

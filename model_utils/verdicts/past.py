@@ -1,7 +1,7 @@
 """The numbers of the length verdict, shared by one text (verdicts/context.py) and a corpus (verdicts/corpus.py):
 from each view's NLL per bucket and resamples of it, where the loss at T = 1 breaks, the oracle and the one
 constant temperature (in-sample), the held-out gain, what each RoPE recipe and schedule saves, and where attention
-goes, as a ContextVerdict record (core/records/verdict.py; verdicts/words.py words it). Every saving is "saves" =
+goes, as a ContextVerdict record (core/records/verdict.py; verdicts/words/ words it). Every saving is "saves" =
 NLL at T = 1 minus NLL, in nats per token past the trained length (positive = better). Row 0 of every resampled
 array is the data as they are, the rest bootstrap resamples."""
 

@@ -1,4 +1,4 @@
-"""`python -m tests.golden --update` (`make golden`): write every golden file again from words.py; without
+"""`python -m tests.golden --update` (`make golden`): write every golden file again from the words package; without
 --update, say which files differ."""
 
 from __future__ import annotations

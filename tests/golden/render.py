@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 
 from model_utils.core.records.verdict import ContextVerdict, Dominant
 from model_utils.verdicts import words
+from model_utils.verdicts.fit import judge_fit
 from model_utils.verdicts.maps import hidden_by_mean
 from tests.golden import cases
 
@@ -57,7 +58,7 @@ def domains(summary) -> list[str]:
 
 
 def fits(fit) -> list[str]:
-    return [*table([words.fit_row(fit)]), *words.fit_sentences(fit), *words.fit_table(fit).splitlines()]
+    return [*table([words.fit_row(fit)]), *words.fit_sentences(judge_fit(fit)), *words.fit_table(fit).splitlines()]
 
 
 def findings(finding) -> list[str]:

@@ -49,7 +49,7 @@ def test_the_page_opens_on_the_committed_sweep_without_running_the_model(runs, d
     for key in POSITION_CHARTS:
         assert trained_line_positions(chart(at, key)) == [1024] * (2 if key == "context_distance" else 1), key
     assert "context_view" not in [radio.key for radio in at.radio]  # nothing to choose between before a run
-    # the verdict is the document's own, in words.py's words (escaped for markdown)
+    # the verdict is the document's own, in verdicts/words's words (escaped for markdown)
     assert verdict_lines(at) == [plain(sentence) for sentence in words.sentences(document.verdict)]
     # the loss by position opens on T = 1, the best T per bucket and the cut-context reference (no recipe ran)
     assert document.cut_context is not None
@@ -166,7 +166,7 @@ def test_the_page_opens_on_the_answer_sentence_then_its_decomposition_chart(reci
     assert full_answer_line(at, title) == plain(words.answer(verdict))
     decomposition = verdict.decomposition
     figure = chart(at, "context_decomposition")
-    assert bars(figure) == pytest.approx({words.row_label(lever): lever.saved for lever in decomposition.levers
+    assert bars(figure) == pytest.approx({words.chart_label(lever): lever.saved for lever in decomposition.levers
                                           if lever.saved is not None})
     rise = [shape["x0"] for shape in figure["layout"]["shapes"] if shape.get("line", {}).get("dash") == "dash"]
     assert rise == ([pytest.approx(decomposition.rise)] if decomposition.rise > 0 else [])

@@ -21,6 +21,7 @@ from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import RowKind
 from model_utils.experiments.texts import builtin_corpus
 from model_utils.verdicts import words
+from model_utils.verdicts.fit import judge_fit
 from model_utils.verdicts.fit import law as law_of
 from tests.support.apptest import array, assert_clean, chart, charts, traces
 from tests.support.context_page import (
@@ -123,7 +124,7 @@ def test_committed_fits_are_a_table_a_chart_against_yarns_law_and_their_verdicts
     law, point = traces(chart(at, "context_fit_law"), "scatter")
     assert law["name"].startswith("YaRN's law") and array(point["y"])[0] == pytest.approx(0.88)  # as a T
     said = next(m.value for m in at.markdown if m.value.startswith(f"**{plain(words.fit_point_label(on_recipe))}"))
-    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in words.fit_sentences(on_recipe)]
+    assert said.splitlines()[1:] == [f"- {plain(sentence)}" for sentence in words.fit_sentences(judge_fit(on_recipe))]
 
 
 def test_without_fits_the_page_shows_no_fit_section(tiny_env, runs):
@@ -158,7 +159,7 @@ def test_with_a_corpus_its_answer_comes_first_held_out_over_documents_and_its_nu
     assert full_answer_line(at, "One text, the committed sweep (cross-fit on one text)") == plain(
         words.answer(document.verdict))
     assert bars(chart(at, "context_corpus_decomposition")) == pytest.approx(
-        {words.row_label(lever): lever.saved for lever in corpus.decomposition.levers if lever.saved is not None})
+        {words.chart_label(lever): lever.saved for lever in corpus.decomposition.levers if lever.saved is not None})
     # the headline numbers are the corpus's
     assert [m.label for m in at.get("metric")] == [plain(h.label) for h in words.headlines(corpus)]
     assert any("held out over documents" in m.label for m in at.get("metric"))
@@ -248,7 +249,7 @@ def test_the_committed_fit_on_the_corpus_documents_is_a_bar_of_its_decomposition
     corpus = TUNES.read_first().verdict  # the fits made on its documents folded in when they were written
     (fitted,) = [lever for lever in corpus.decomposition.levers if lever.kind is RowKind.FITTED]
     assert full_answer_line(at, "The corpus (held out over documents)") == plain(words.answer(corpus))
-    assert bars(chart(at, "context_corpus_decomposition"))[words.row_label(fitted)] == pytest.approx(fitted.saved)
+    assert bars(chart(at, "context_corpus_decomposition"))[words.chart_label(fitted)] == pytest.approx(fitted.saved)
 
 
 def test_a_damaged_committed_fit_is_one_error_line_and_the_others_still_show(tiny_env, runs, tmp_path):

@@ -1,8 +1,10 @@
 """The decomposition chart: one bar per lever with a saving, its interval as error bars, the rise as a line (bars
 made by hand for the layout, and a verdict's own decomposition)."""
 
+from components.present.figures.base import escape
 from components.present.figures.decomposition import Bar, bars, bars_chart, decomposition_chart
 from model_utils.core.records.verdict import Family, LeverKind
+from model_utils.verdicts import words
 from tests.golden.cases import verdicts
 
 
@@ -79,3 +81,15 @@ def test_with_more_than_one_recipe_family_each_family_has_its_colour_and_legend_
         "&lt;b&gt;ssmax&lt;/b&gt;"]  # in the order given, the first on top
     # one family alone keeps the one legend entry of the recipes
     assert bars_chart(LEVERS, rise=1.95).data[0].name == "RoPE recipe at T = 1"
+
+
+def test_a_verdicts_bars_have_plain_names_and_their_code_names_in_the_hover():
+    verdict = verdicts()["frequency recipes, YaRN's own temperature"]
+    levers = [row for row in verdict.decomposition.levers if row.saved is not None]
+    figure = decomposition_chart(verdict.decomposition)
+    hover = {name: text for trace in figure.data for name, text in zip(trace.y, trace.hovertext, strict=True)}
+    assert len(hover) == len(levers)  # one bar per lever, each name its own
+    assert "YaRN's stretch, s = 2" in hover and "yarn-rope (s=2) + T=1" not in hover
+    for row in levers:
+        name, code = escape(words.chart_label(row)), escape(words.row_label(row))
+        assert hover[name].startswith(name) and code in hover[name]

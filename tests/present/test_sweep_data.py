@@ -14,6 +14,7 @@ from model_utils.core.records.base import DocumentEntry
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS
+from model_utils.verdicts import words
 
 
 def test_statistics_by_bucket_are_means_of_heads_and_geometric_for_the_ratio(document):
@@ -91,9 +92,9 @@ def test_budget_and_no_verdict_wording_follow_the_numbers(document):
         "length of 8,192: with 4 passes this server cannot run past it.")
     assert "cannot run past" not in captions.sweep_over_budget(4096, 8, 0, 16384, trained_length=1024)
     short = replace(document, n_tokens=1000, buckets=((1, 256), (256, 512), (512, 768), (768, 1000)))
-    assert "ends at 1,000 tokens, within the trained length of 1,024" in captions.no_context_verdict(short)
+    assert "ends at 1,000 tokens, within the trained length of 1,024" in words.no_context_verdict(short)
     wide = replace(document, bucket_size=2048, buckets=((1, 2048),))
-    assert "no bucket of 2,048 positions lies wholly past the trained length" in captions.no_context_verdict(wide)
+    assert "no bucket of 2,048 positions lies wholly past the trained length" in words.no_context_verdict(wide)
     assert sweep_data.past_bucket_without_loss(document) is None
 
 

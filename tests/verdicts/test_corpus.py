@@ -2,6 +2,7 @@
 independent computation, with an interval over documents; the committed summary's verdict reads back as stored."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict, MassMove, RowKind, Scoring
 from model_utils.core.rope import Rope
-from model_utils.verdicts.corpus import corpus_verdict
+from model_utils.verdicts.corpus import best_schedule, corpus_verdict
 from model_utils.verdicts.past import ViewInfo
 from tests.verdicts.synthetic import leave_one_out_by_hand
 
@@ -101,3 +102,13 @@ def test_a_break_after_past_buckets_already_above_the_range_keeps_them_apart():
     in its mean: the record keeps both, so the words can say the loss leaves the range before the break."""
     found = committed_summary().verdict.loss_break
     assert found.at == 11264 and found.earlier[1] > found.in_context[1]  # 2.43 against 2.42
+
+
+def test_the_best_schedule_of_a_bucket_saves_the_most_there():
+    summary = TuneSummary.from_dict(json.loads(COMMITTED.read_text()))
+    assert summary.schedules, "the committed tune compares schedules"
+    for index in range(len(summary.best)):
+        label, saved = best_schedule(summary, index)
+        savings = {entry.label: entry.buckets[index].saved for entry in summary.schedules}
+        assert savings[label] == saved == max(savings.values())
+    assert best_schedule(replace(summary, schedules=()), 0) is None

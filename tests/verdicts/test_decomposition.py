@@ -16,7 +16,7 @@ from model_utils.core.records.verdict import (
     Scoring,
 )
 from model_utils.core.rope import Rope
-from model_utils.verdicts.decomposition import decompose
+from model_utils.verdicts.decomposition import best_and_worst, by_saving, decompose, top
 
 YARN_ROPE, YARN = Rope("yarn-rope", 2.0), Rope("yarn", 2.0)
 SELF_EXTEND, SINKS = Rope("self-extend", group=2, window=1024), Rope("sink-window", sinks=4, window=8192)
@@ -161,3 +161,11 @@ def test_the_family_gap_is_a_comparison_not_a_lever():
     found = decompose(rise=2.0, rows=[*plain.rows, gap])
     assert found.family_gap() == gap and plain.family_gap() is None
     assert found.levers == plain.levers and gap in found.table
+
+
+def test_the_picks_the_words_name_are_by_saving_the_first_on_a_tie():
+    low, high, tied = row(RowKind.RECIPE, 0.1, rope=YARN_ROPE), row(RowKind.HELD_OUT, 0.5), row(RowKind.SCHEDULE, 0.5,
+                                                                                               view="logn (base=512)")
+    assert top(None, low, high, tied) is high and top(None) is None
+    assert by_saving([low, high, tied]) == [high, tied, low]
+    assert best_and_worst([low, high, tied]) == (high, low)

@@ -16,6 +16,7 @@ from model_utils.verdicts.fit import (
     fit_order,
     fold_fits,
     judge,
+    judge_fit,
     law,
     law_position,
 )
@@ -37,6 +38,18 @@ def test_yarn_law_outside_the_interval_says_which_sharpens_more(values, where):
                                               ((-0.3, -0.1), Judgement.WORSE)])
 def test_each_gain_is_judged_by_its_interval(interval, judged):
     assert judge(Gain(saved=sum(interval) / 2, interval=interval)) is judged
+
+
+def test_a_fits_verdict_judges_each_gain_it_measured_in_order_and_places_the_law():
+    fit = summary(values=(0.95, 0.97), gains={"recipe": (0.0, -0.01, 0.01), "plain": (2.0, 1.9, 2.1),
+                                              "best_constant": (-0.2, -0.3, -0.1)})
+    verdict = judge_fit(fit)
+    assert verdict.law_position is LawPosition.ABOVE
+    assert list(verdict.judgements.items()) == [("plain", Judgement.BETTER), ("recipe", Judgement.NO_DIFFERENCE),
+                                                ("best_constant", Judgement.WORSE)]  # REFERENCES' order
+    said = words.fit_sentences(verdict)
+    assert any("the fit loses to the best constant T" in sentence for sentence in said)
+    assert judge_fit(summary(rope=None, gains={"plain": (0.1, 0.05, 0.15)})).law_position is None
 
 
 def test_a_fit_on_the_models_own_positions_has_no_law_and_rows_fill_every_column():

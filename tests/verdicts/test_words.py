@@ -1,5 +1,6 @@
-"""One module words the verdicts (model_utils/verdicts/words.py): no sentence of six words or more lives anywhere
-else in model_utils/verdicts or model_utils/experiments, every kind of decomposition row has a name and a
+"""One package words the verdicts (model_utils/verdicts/words/, each module under 400 lines, re-exported once by
+the package): no sentence of six words or more lives anywhere else in model_utils/verdicts or model_utils/experiments
+(and no verdicts module passes 700 lines), every kind of decomposition row has a name, a chart's plain name and a
 description, and the rules the words keep (a headline is a number with its interval or ratio, a share keeps its
 sign, a signed number is a saving, every claim names its scope) hold on every verdict of tests/golden/cases.py.
 What the words are is pinned by the golden files."""
@@ -16,7 +17,7 @@ from model_utils.verdicts import words
 from tests.golden import cases
 
 ROOT = Path(__file__).resolve().parents[2]
-WORDS = ROOT / "model_utils" / "verdicts" / "words.py"
+WORDS = ROOT / "model_utils" / "verdicts" / "words"
 # Strings of six words or more in these packages that word no verdict: where a corpus's documents and a built-in
 # text come from, what a fit family is, a fit's progress line and the run machinery's error details.
 NOT_VERDICTS = ("{}: texts.builtin_corpus()", "{}: texts.long_builtin_documents()", "folder {} (.txt files",
@@ -59,12 +60,12 @@ def test_the_scan_finds_a_sentence_and_leaves_a_docstring_and_an_error_alone(tmp
     assert [line.split(": ", 1)[1] for line in sentences_in(module)] == ["The loss rises {} nats per token here."]
 
 
-def test_the_sentences_of_the_verdicts_live_in_words_py():
+def test_the_sentences_of_the_verdicts_live_in_the_words_package():
     modules = [path for package in ("verdicts", "experiments") for path in (ROOT / "model_utils" / package).rglob(
-        "*.py") if path != WORDS]
+        "*.py") if WORDS not in path.parents]
     assert len(modules) > 20
     assert [sentence for path in modules for sentence in sentences_in(path)] == []
-    assert len(sentences_in(WORDS)) > 100
+    assert len([sentence for path in WORDS.glob("*.py") for sentence in sentences_in(path)]) > 100
 
 
 def row(kind: RowKind, **fields) -> DecompositionRow:
@@ -126,3 +127,44 @@ def test_every_signed_number_in_a_verdict_is_a_saving_and_every_claim_names_its_
                 assert "saves" in sentence, (name, sentence)
         assert sum(f"({scope}" in sentence or f"; {scope})" in sentence for sentence in said) >= 4, name
         assert all(scope in item.help for item in words.headlines(verdict)), name
+
+
+def test_a_chart_names_each_lever_in_plain_words_each_its_own():
+    for name, verdict in cases.verdicts().items():
+        levers = [lever for lever in verdict.decomposition.levers if lever.saved is not None]
+        labels = [words.chart_label(lever) for lever in levers]
+        assert len(set(labels)) == len(labels), name  # a bar per name: two levers never share one
+        for lever, label in zip(levers, labels, strict=True):
+            assert (label == words.row_label(lever)) == (lever.kind is RowKind.SCHEDULE), (name, label)
+            assert " + T=" not in label and "best T per bucket" not in label, (name, label)
+    rope, remap = Rope("yarn-rope", 2.0), Rope("self-extend", group=4, window=2048)
+    said = {words.chart_label(row(RowKind.RECIPE, view="yarn-rope (s=2) + T=1", rope=rope)),
+            words.chart_label(row(RowKind.RECIPE, view="self-extend (G=4, W=2048) + T=1", rope=remap)),
+            words.chart_label(row(RowKind.OWN_TEMPERATURE, view="yarn (s=2) + T=1", rope=Rope("yarn", 2.0))),
+            words.chart_label(row(RowKind.ON_TOP, rope=rope, scoring=Scoring.CROSS_FIT_ONE_TEXT)),
+            words.chart_label(row(RowKind.HELD_OUT, scoring=Scoring.HELD_OUT_DOCUMENTS))}
+    assert said == {"YaRN's stretch, s = 2", "Self-Extend (groups of 4, window 2,048)",
+                    "YaRN's own sharpening on top of its stretch, s = 2",
+                    "a temperature on top of YaRN's stretch, s = 2",
+                    "best temperature alone (chosen on other documents)"}
+
+
+def test_each_words_module_is_under_400_lines_and_no_verdicts_module_over_700():
+    def long(paths, limit: int) -> dict[str, int]:
+        return {path.relative_to(ROOT).as_posix(): lines for path in paths
+                if (lines := len(path.read_text().splitlines())) > limit}
+
+    modules = sorted(WORDS.glob("*.py"))
+    assert len(modules) > 10  # the words split as the records are
+    assert long(modules, 399) == {}
+    assert long((ROOT / "model_utils" / "verdicts").rglob("*.py"), 700) == {}
+
+
+def test_the_package_says_each_modules_names_once_and_no_name_hides_a_module():
+    import importlib
+
+    exported = [name for path in sorted(WORDS.glob("*.py")) if path.stem != "__init__"
+                for name in importlib.import_module(f"model_utils.verdicts.words.{path.stem}").__all__]
+    assert len(exported) == len(set(exported)) > 100
+    assert all(hasattr(words, name) for name in exported)
+    assert not {path.stem for path in WORDS.glob("*.py")} & set(exported)  # words.answer is the function

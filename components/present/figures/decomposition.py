@@ -1,7 +1,7 @@
 """The decomposition chart: one horizontal bar per lever (what it saves past the trained length, with its 95%
 interval; a recipe coloured by its family where more than one family ran), on the scale of the loss rise, which is
-drawn as a dashed line: a bar that reaches the line brings the whole rise back. Pure: numbers in, a plotly figure
-out."""
+drawn as a dashed line: a bar that reaches the line brings the whole rise back. Each bar is named in plain words
+(words.chart_label), its code name (words.row_label) in the hover text. Pure: numbers in, a plotly figure out."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from components.present.figures.base import escape
 from components.present.margins import FULL_WIDTH, NARROWEST, SLACK, TICK_PX, WORD_EM, fit, left_margin, text_px
 from model_utils.core.records.verdict import Decomposition, DecompositionRow, Family, LeverKind
-from model_utils.verdicts.words import FAMILIES, row_label, share_label
+from model_utils.verdicts.words import FAMILIES, chart_label, row_label, share_label
 
 KIND_COLOURS = {LeverKind.RECIPE: "#1f77b4", LeverKind.TEMPERATURE: "#d62728", LeverKind.ON_TOP: "#ff7f0e",
                 LeverKind.SCHEDULE: "#9467bd"}
@@ -26,7 +26,8 @@ FAMILY_COLOURS = {Family.FREQUENCY: KIND_COLOURS[LeverKind.RECIPE], Family.REMAP
 
 @dataclass(frozen=True, kw_only=True)
 class Bar:
-    """One lever as the chart draws it: its name, kind, family, saving, interval and share of the rise."""
+    """One lever as the chart draws it: its name, kind, family, saving, interval and share of the rise, and its code
+    name for the hover text ('' where it has none apart from its name)."""
 
     label: str
     kind: LeverKind
@@ -34,6 +35,7 @@ class Bar:
     saved: float
     interval: tuple[float, float] | None
     share: float | None
+    code: str = ""
 
 
 def bars(decomposition: Decomposition) -> list[Bar]:
@@ -42,8 +44,8 @@ def bars(decomposition: Decomposition) -> list[Bar]:
 
 
 def _bar(row: DecompositionRow, decomposition: Decomposition) -> Bar:
-    return Bar(label=row_label(row), kind=row.lever, family=row.family, saved=row.saved, interval=row.interval,
-               share=decomposition.share_of_rise(row))
+    return Bar(label=chart_label(row), kind=row.lever, family=row.family, saved=row.saved, interval=row.interval,
+               share=decomposition.share_of_rise(row), code=row_label(row))
 
 
 def decomposition_chart(decomposition: Decomposition, width: int = FULL_WIDTH) -> go.Figure:
@@ -64,10 +66,11 @@ def bars_chart(shown: Sequence[Bar], rise: float, width: int = FULL_WIDTH) -> go
         figure.add_trace(go.Bar(
             y=[escape(lever.label) for lever in chosen], x=saved, orientation="h", name=name,
             marker_color=colour, text=[_share(lever) for lever in chosen], textposition="none",
+            hovertext=[_hover_name(lever) for lever in chosen],
             error_x={"type": "data", "symmetric": False, "thickness": 1.5,
                      "array": [top - x for top, x in zip(high, saved, strict=True)],
                      "arrayminus": [x - bottom for bottom, x in zip(low, saved, strict=True)]},
-            hovertemplate="%{y}<br>saves %{x:+.3f} nats/token<br>%{text}<extra></extra>"))
+            hovertemplate="%{hovertext}<br>saves %{x:+.3f} nats/token<br>%{text}<extra></extra>"))
     for label, lever in zip(labels, shown, strict=True):
         figure.add_annotation(x=max(0.0, _bounds(lever)[1]), y=label, text=_said(lever), showarrow=False,
                               xanchor="left", xshift=4, font={"size": TICK_PX})
@@ -103,6 +106,12 @@ def _bounds(lever: Bar) -> tuple[float, float]:
     """The lever's 95% interval, or its saving twice where it has none (no error bar)."""
     low, high = lever.interval or (lever.saved, lever.saved)
     return low, high
+
+
+def _hover_name(lever: Bar) -> str:
+    """The bar's plain name, then its code name where it has another."""
+    name = escape(lever.label)
+    return name if lever.code in ("", lever.label) else f"{name}<br>{escape(lever.code)}"
 
 
 def _share(lever: Bar) -> str:

@@ -1,5 +1,5 @@
 """The context-length verdict as records: what verdicts/past.py computes from a sweep or a corpus, what a sweep
-document's and a corpus summary's `verdict` hold, and what verdicts/words.py turns into words. Numbers, intervals
+document's and a corpus summary's `verdict` hold, and what verdicts/words/ turns into words. Numbers, intervals
 and enums only: no sentence is stored, so changing a word changes no file. Every saving is "saves" = NLL at T = 1
 minus NLL, in nats per token past the trained length (positive = better); intervals are 95%, None without resamples.
 
@@ -372,7 +372,7 @@ class DecompositionRow(Record):
     """One way of going past the trained length and what it saves there, against `against` (T = 1 on the model's
     own positions, or a recipe at T = 1), with where it leaves the untrained-distance mass: on the distances in the
     text (untrained_mass_past) and on those the model is given (effective_untrained_mass_past: a distance
-    remapping's own, else the same). A row's name and description are words.py's, from these fields."""
+    remapping's own, else the same). A row's name and description are the words', from these fields."""
 
     kind: RowKind
     view: str | None  # the pass it is (REFERENCE, RECIPE, SCHEDULE; OWN_TEMPERATURE and FAMILY_GAP: the first of

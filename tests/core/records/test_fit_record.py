@@ -75,7 +75,7 @@ def test_a_fit_written_before_compare_from_reads_as_computed(committed):
 
 def test_a_fit_written_before_its_compared_temperatures_reads_them_from_its_command(committed):
     """The s = 1.5 fit compared one constant temperature, T = 1: its "best constant T" is T = 1 itself, and the
-    words must say so (verdicts/words.py _against)."""
+    words must say so (verdicts/words/fit.py _against)."""
     older = {key: value for key, value in committed.items() if key != "compared_temperatures"}
     assert "--compare-temperatures 1 " in older["run"]["command"]
     assert FitSummary.from_dict(older).compared_temperatures == (1.0,)

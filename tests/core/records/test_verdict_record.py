@@ -54,7 +54,7 @@ def test_every_committed_result_round_trips_through_its_record(raw, path):
 
 def test_a_format_3_verdict_upgrades_to_the_words_it_stored():
     """The bundled sweep's verdict as committed in format 3 (tests/core/records/format3_verdict.json), which stored
-    each row's name and description and each lever's share: the upgraded rows say the same through words.py, and
+    each row's name and description and each lever's share: the upgraded rows say the same through verdicts/words, and
     carry the same numbers."""
     stored = json.loads((Path(__file__).parent / "format3_verdict.json").read_text())
     old = stored["verdict"]

@@ -1,0 +1,48 @@
+"""An lm-evaluation-harness run's words (LmEvalDocument): FINDINGS' table of scores by length per view, and which
+views score differently from T = 1, by how many samples."""
+
+from __future__ import annotations
+
+from model_utils.core.names import model_name
+from model_utils.core.records.lmeval import LmEvalDocument
+
+__all__ = ["LMEVAL_TOKENIZER", "lmeval_findings", "lmeval_sentence"]
+
+LMEVAL_TOKENIZER = "the model's own tokenizer, saved to a temporary folder"  # what RULER built its samples with
+
+def lmeval_findings(document: LmEvalDocument) -> list[str]:
+    """FINDINGS' block of one lm-evaluation-harness run: what ran, a table of the scores by length per view, and
+    which views score other than T = 1 at some length (with so few samples, one sample is a big step)."""
+    step = 1 / document.limit
+    lines = [f"{model_name(document.model)}: {', '.join(document.tasks)} through lm-evaluation-harness "
+             f"{document.lm_eval_version}, the first {document.limit} samples at each length (one sample is "
+             f"{step:.2f} of a score); trained length {document.trained_length:,}"
+             + (f"; command: `{document.run.command}`" if document.run else "") + ".", "",
+             "| task | view | " + " | ".join(f"{length:,} tokens" for length in document.lengths) + " |",
+             "|---|---|" + "---:|" * len(document.lengths)]
+    for task in document.tasks:
+        for view in document.views:
+            cells = " | ".join(f"{document.score(task, length, view.label).score:.2f}" for length in document.lengths)
+            lines.append(f"| {task} | {view.label} | {cells} |")
+    return [*lines, "", lmeval_sentence(document)]
+
+
+def lmeval_sentence(document: LmEvalDocument) -> str:
+    """Which views score differently from T = 1, task by task and length by length, by how many samples; where
+    every view gets every sample right, that the task does not tell them apart there."""
+    if all(score.score == 1 for score in document.scores):
+        return (f"Every view gets all {document.limit} samples right at every length: at these lengths the task does "
+                "not tell the views apart.")
+    said = []
+    for view in (view.label for view in document.views if view.label != "T=1"):
+        moved = [(task, length, document.score(task, length, view).score - document.score(task, length, "T=1").score)
+                 for task in document.tasks for length in document.lengths]
+        moved = [(task, length, gap) for task, length, gap in moved if round(gap * document.limit) != 0]
+        if not moved:
+            said.append(f"{view} scores as T = 1 at every length")
+        else:
+            said.append(f"{view} scores " + ", ".join(
+                f"{abs(round(gap * document.limit))} sample{'s' if abs(round(gap * document.limit)) != 1 else ''} "
+                f"{'more' if gap > 0 else 'fewer'} right at {length:,} tokens" for _, length, gap in moved))
+    return ("; ".join(said) + f" ({document.limit} samples a length: a check, not a measurement).") if said else ""
+

@@ -1,0 +1,204 @@
+"""The retrieval probe's words (RetrievalDocument, judged by verdicts/retrieval.py): how far back the model still
+uses what it read, as the two measured distances its reach lies between; what each other view does to that reach;
+how the probe is measured; FINDINGS' block and the command line's table."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from model_utils.core.names import model_name
+from model_utils.core.records.retrieval import Direction as ReachDirection
+from model_utils.core.records.retrieval import (
+    Reach,
+    ReachOutcome,
+    ReachShift,
+    RetrievalDocument,
+    RetrievalVerdict,
+)
+from model_utils.core.records.spread import Spread
+from model_utils.verdicts.retrieval import REACH_SHARE
+from model_utils.verdicts.words.common import joined
+
+__all__ = ["between_text", "reach_sentence", "reach_short", "reach_text", "retrieval_findings", "retrieval_method",
+           "retrieval_table", "separate_passes_line", "shifts_sentence"]
+
+
+def between_text(between: tuple[int, int]) -> str:
+    """'between 6,144 and 6,400 tokens': the two measured distances a reach lies between."""
+    return f"between {between[0]:,} and {between[1]:,} tokens"
+
+
+def _passages_text(reach: Reach) -> str:
+    """Where the passages' own reaches lie: 'on each of the 4 passages' when they share the mean's bracket, else
+    the span of their brackets ('the 3 passages' own: from 5,120 to 7,900 tokens'), with those that still use the
+    copy at the longest distance ('1 of 4 still uses it at 12,288 tokens')."""
+    own = [p.between for p in reach.per_passage if p.outcome is ReachOutcome.FOUND]
+    uses = "uses" if reach.beyond == 1 else "use"
+    beyond = f"{reach.beyond} of {reach.passages} still {uses} it at {reach.longest:,} tokens" if reach.beyond else ""
+    if not own:
+        return beyond or f"{reach.passages} passages"
+    if set(own) == {reach.between} and len(own) == reach.passages:
+        return f"on each of the {reach.passages} passages"
+    if len(own) == 1:
+        found = f"one passage's own: {between_text(own[0])}"
+    else:
+        found = (f"the {len(own)} passages' own: from {min(b[0] for b in own):,} to "
+                 f"{max(b[1] for b in own):,} tokens")
+    return f"{found}; {beyond}" if beyond else found
+
+
+def reach_short(reach: Reach) -> str:
+    """A reach as a headline: '6,144 to 6,400 tokens', '≥ 12,288 tokens', 'none'."""
+    if reach.outcome is ReachOutcome.NONE:
+        return "none"
+    if reach.outcome is ReachOutcome.BEYOND:
+        return f"≥ {reach.longest:,} tokens"
+    return f"{reach.between[0]:,} to {reach.between[1]:,} tokens"
+
+
+def reach_text(reach: Reach) -> str:
+    """How far a view reaches, as the measured distances that bracket it, with the passages' own:
+    'between 6,144 and 6,400 tokens (the 4 passages' own: from 5,120 to 7,900 tokens)'."""
+    if reach.outcome is ReachOutcome.NONE:
+        return "no reach (the first copy does not help even at the shortest distance)"
+    if reach.outcome is ReachOutcome.BEYOND:
+        every = reach.beyond == reach.passages
+        return (f"at least {reach.longest:,} tokens, the longest distance measured "
+                f"({f'on all {reach.passages} passages' if every else _passages_text(reach)})")
+    return f"{between_text(reach.between)} ({_passages_text(reach)})"
+
+
+def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
+    """The probe's answer in one sentence: how far back the model still uses what it read, at T = 1, as the two
+    measured distances its reach lies between."""
+    reach, model = verdict.reach, model_name(model)
+    trained = f"Its trained length is {verdict.trained_length:,} tokens."
+    if reach.outcome is ReachOutcome.NONE:
+        return (f"{model} does not use a passage it read earlier even at the shortest distance measured: it reads "
+                "the repeat as new text.")
+    if reach.outcome is ReachOutcome.BEYOND and reach.longest > verdict.trained_length:
+        return (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured: past "
+                f"its trained length of {verdict.trained_length:,} tokens.")
+    if reach.outcome is ReachOutcome.BEYOND:
+        return (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured. "
+                f"{trained}")
+    return (f"{model} uses what it read up to {between_text(reach.between)} back, both distances measured "
+            f"({_passages_text(reach)}); farther back, the first copy "
+            f"saves less than {REACH_SHARE:.0%} of what it saves at the shortest distance. {trained}")
+
+
+def _moved(shift: ReachShift, longest: int) -> str:
+    """'T=1.5 cuts it to between 4,096 and 4,352 tokens on every passage', 'T=0.9 takes it past 7,900 tokens, the
+    farthest measured, on 3 of the 4 passages'."""
+    if shift.outcome is not ReachOutcome.FOUND:
+        said = f"{shift.view} takes it past {longest:,} tokens, the farthest measured,"
+    else:
+        verb = "takes it farther, to" if shift.direction is ReachDirection.LONGER else "cuts it to"
+        said = f"{shift.view} {verb} {between_text(shift.between)}"
+    passages = "on every passage" if shift.every_passage else f"on {shift.agree} of the {shift.passages} passages"
+    return f"{said} {passages}"
+
+
+def shifts_sentence(verdict: RetrievalVerdict) -> str:
+    """What the other views do to the reach, as brackets: a view moves it only where its bracket and T = 1's do not
+    overlap, and on every passage only where each passage's own do not; the probe cannot tell the others from
+    T = 1, nor views that, like T = 1, still use the copy at the longest distance."""
+    if not verdict.shifts:
+        return "No other view was measured against T = 1."
+    found = {direction: [s for s in verdict.shifts if s.direction is direction] for direction in ReachDirection}
+    moved = found[ReachDirection.SHORTER] + found[ReachDirection.LONGER]
+    said = ("Against T = 1, " + "; ".join(_moved(s, verdict.longest_distance) for s in moved) + ".") if moved else ""
+    overlap, beyond, unknown = (found[d] for d in (ReachDirection.OVERLAP, ReachDirection.BOTH_BEYOND,
+                                                   ReachDirection.UNKNOWN))
+    if overlap:
+        said += (f" The probe cannot tell {joined([s.view for s in overlap])} from T = 1: "
+                 f"{'its reach lies' if len(overlap) == 1 else 'their reaches lie'} between measured distances "
+                 "that overlap T = 1's.")
+    if beyond:
+        said += (f" {joined([s.view for s in beyond])} still {'uses' if len(beyond) == 1 else 'use'} the copy at "
+                 f"{verdict.longest_distance:,} tokens too, the farthest measured, so this probe cannot tell whether "
+                 f"{'it moves' if len(beyond) == 1 else 'they move'} the reach.")
+    if unknown:
+        said += f" {joined([s.view for s in unknown])} cannot be compared: no reach on the mean of the passages."
+    return said.strip()
+
+
+def retrieval_method() -> str:
+    """How the probe and its reach are measured, with the threshold that picks the reach."""
+    return ("A passage is planted early in a long filler text and repeated later; the loss on the repeat (its "
+            "tokens after the first) is compared with the loss of the same text with nothing planted, on the same "
+            "positions (the filler runs on where the copy was). The repeat's position moves with the distance: a "
+            "probe at distance D reads the lead, D tokens and the passage, so short distances are cheap and the "
+            "position's own difficulty is taken out by the nothing-planted text. The reach is where what the copy "
+            f"saves on its repeat first falls below {REACH_SHARE:.0%} of what it saves at the shortest distance, "
+            "given as the two measured distances it lies between (REACH_SHARE in model_utils/core/reach.py); a "
+            "point drawn between them is read between points, not measured. A view moves the reach only where its "
+            "two distances and T = 1's do not overlap, and on every passage only where each passage's own do not.")
+
+
+def _grid_gain(curve, distance: int) -> int | None:
+    """The index of `distance` in the curve's distances (a refined curve holds more than the grid)."""
+    return curve.distances.index(distance) if distance in curve.distances else None
+
+
+def _refined_text(document: RetrievalDocument) -> str:
+    """'; --refine added 3 to 4 distances per view inside their reaches' brackets' (empty when it added none)."""
+    added = [len(curve.distances) - len(document.distances) for curve in document.curves]
+    if not any(added):
+        return ""
+    low, high = min(added), max(added)
+    count = f"{low}" if low == high else f"{low} to {high}"
+    return f"; --refine added {count} distances per view inside their reaches' brackets"
+
+
+def retrieval_findings(document: RetrievalDocument) -> list[str]:
+    """FINDINGS' block of one probe: what it ran, its verdict, and a table of the gain by distance per view (the
+    grid's distances) with the passages' spread and the reach's bracket."""
+    distances = " | ".join(f"{d:,}" for d in document.distances)
+    lines = [f"{model_name(document.model)}: {len(document.passages)} passages of "
+             f"{len(document.passages[0].tokens)} tokens ({', '.join(p.name for p in document.passages)}) planted in "
+             f"{document.filler_source}; distances {', '.join(f'{d:,}' for d in document.distances)}"
+             f"{_refined_text(document)}; trained length {document.trained_length:,}; "
+             f"{document.seconds / 60:.0f} min of passes"
+             + (f"; command: `{document.run.command}`" if document.run else "") + ".", "",
+             f"- {reach_sentence(document.model, document.verdict)}", f"- {shifts_sentence(document.verdict)}",
+             f"- {retrieval_method()}", "",
+             "What the first copy saves on its repeat (nats per token; the passages' "
+             f"{'range' if document.curves[0].spread is Spread.RANGE else '95% interval'} in brackets), by distance "
+             "back, and the reach:", "", f"| view | {distances} | reach |",
+             "|---|" + "---:|" * len(document.distances) + "---|"]
+    for curve in document.curves:
+        cells = []
+        for distance in document.distances:
+            index = _grid_gain(curve, distance)
+            cells.append("" if index is None else
+                         f"{curve.gain[index]:.2f} ({curve.low[index]:.2f} to {curve.high[index]:.2f})")
+        lines.append(f"| {curve.view} | {' | '.join(cells)} | {reach_text(curve.reach)} |")
+    return lines
+
+
+def retrieval_table(document: RetrievalDocument) -> str:
+    """The command line's table: per view, the gain at each of the grid's distances and the reach; then the
+    verdict."""
+    width = max(12, *(len(curve.view) for curve in document.curves))
+    head = f"{'view':>{width}} " + " ".join(f"{d:>8,}" for d in document.distances) + "  reach"
+    lines = [f"{model_name(document.model)}: gain on the repeat (nats per token) by distance, {len(document.passages)} "
+             f"passages, trained length {document.trained_length:,}{_refined_text(document)}", head]
+    for curve in document.curves:
+        indices = [_grid_gain(curve, d) for d in document.distances]
+        gains = " ".join(f"{'':>8}" if i is None else f"{curve.gain[i]:8.3f}" for i in indices)
+        lines.append(f"{curve.view:>{width}} {gains}  {reach_text(curve.reach)}")
+    return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
+
+
+def separate_passes_line(views: Sequence[str], asked: bool) -> str | None:
+    """What the retrieval command says before its passes about the views that read every text whole, if any."""
+    if asked:
+        return "Every view reads each text whole, one pass per passage, distance and view (--separate-passes)."
+    if not views:
+        return None
+    one = len(views) == 1
+    return (f"{', '.join(views)} {'reads' if one else 'read'} each text whole, one pass per passage and distance: "
+            f"{'its' if one else 'their'} numbers depend on the whole text's length, so a prefix read once cannot "
+            "serve the shorter texts; every other view reads each prefix once.")
+
