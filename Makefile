@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8501
 
 .PHONY: setup models run test test-fast test-models lint golden bench bench-gpu bench-pages loadtest sweep sweep-gemma \
-	tune tune-gemma fit cut-context retrieval retrieval-gemma lmeval screenshots clean
+	tune tune-gemma fit cut-context retrieval retrieval-gemma lmeval lmeval-inside screenshots clean
 
 setup: $(STAMP)
 
@@ -236,27 +236,42 @@ retrieval-gemma: models
 	@echo "retrieval-gemma runs in the background; follow it with: tail -f $(GEMMA_RETRIEVAL_LOG)"
 
 # RULER's niah_single_1 (a 7-digit number hidden in a repeated filler, asked for at the end; no download) through
-# lm-evaluation-harness with the engine as its model (docs/LMEVAL.md): the bundled model at 2,048, 4,096 and 8,192
-# tokens (all within its trained length of 8,192), the first LMEVAL_LIMIT samples at each, at T = 1, at LMEVAL_BEST_T
-# (the retrieval probe's best temperature; 0.9 until it is known; a value of 1 would list T = 1 twice: leave it out
-# then) and on YaRN's interpolation alone (s = 2) at T = 1. Offline: the haystacks are sized with the model's own
-# tokenizer, saved to a local folder, and HF_HUB_OFFLINE / HF_DATASETS_OFFLINE keep transformers and datasets off
-# the hub. One torch thread (LMEVAL_THREADS): on 2 cores that other runs keep busy, a step of one new token ran 10x
-# faster on one thread than on two. About 35 minutes on 2 busy cores (LMEVAL_LIMIT = 6: 18 samples per view,
-# measured 13 s, 36 s and about 90 s per sample at the three lengths, plus a minute of building samples). In the
-# background like `make retrieval`: the log is LMEVAL_LOG.
-LMEVAL_OUT ?= assets/lmeval/bundled-niah-single-1.json
-LMEVAL_LOG ?= bench/runs/lmeval-bundled.log
+# lm-evaluation-harness with the engine as its model (docs/LMEVAL.md), past the bundled model's trained length of
+# 8,192: 12,288 tokens, then 16,384, the first LMEVAL_LIMIT samples at each (20: each score gets a Wilson 95%
+# interval), at T = 1 and LMEVAL_BEST_T on the model's own positions (--beyond-trained), on YaRN's interpolation
+# alone (s = 2) and on Self-Extend (G = 4, W = 2,048) at T = 1. A sample stops once its answer's 7 digits are
+# written (RULER's score is whether they are in the answer). Finished samples are kept in LMEVAL_PASSES, so a
+# stopped run resumes and computes none twice. Offline: the haystacks are sized with the model's own tokenizer,
+# saved to a local folder, and HF_HUB_OFFLINE / HF_DATASETS_OFFLINE keep transformers and datasets off the hub.
+# LMEVAL_THREADS torch threads: 1 where other runs keep the cores busy (a step of one new token then ran 10x faster
+# on one thread than on two), 2 on an idle machine (the prompt's pass dominates). In the background like
+# `make retrieval`: the log is LMEVAL_LOG. `make lmeval-inside` is the run inside the trained length (2,048 to
+# 8,192 tokens, 6 samples each, made before the cache: it reruns whole).
+LMEVAL_OUT ?= assets/lmeval/bundled-niah-single-1-past.json
+LMEVAL_PASSES ?= assets/passes/lmeval-bundled
+LMEVAL_LOG ?= bench/runs/lmeval-bundled-past.log
 LMEVAL_BEST_T ?= 0.9
-LMEVAL_LIMIT ?= 6
-LMEVAL_LENGTHS ?= 2048 4096 8192
-LMEVAL_THREADS ?= 1
+LMEVAL_LIMIT ?= 20
+LMEVAL_LENGTHS ?= 12288 16384
+LMEVAL_THREADS ?= 2
 lmeval: setup
 	mkdir -p $(dir $(LMEVAL_OUT)) $(dir $(LMEVAL_LOG))
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 nohup $(BIN)/python -m model_utils lmeval --model bundled \
-		--tasks niah_single_1 --lengths $(LMEVAL_LENGTHS) --limit $(LMEVAL_LIMIT) --temperatures 1 $(LMEVAL_BEST_T) \
-		--rope yarn-rope:2@1 --threads $(LMEVAL_THREADS) --json $(LMEVAL_OUT) > $(LMEVAL_LOG) 2>&1 &
+		--tasks niah_single_1 --lengths $(LMEVAL_LENGTHS) --limit $(LMEVAL_LIMIT) --beyond-trained \
+		--temperatures 1 $(LMEVAL_BEST_T) --rope yarn-rope:2@1 --rope self-extend:4,2048@1 \
+		--threads $(LMEVAL_THREADS) --cache-dir $(LMEVAL_PASSES) --json $(LMEVAL_OUT) > $(LMEVAL_LOG) 2>&1 &
 	@echo "lmeval runs in the background; follow it with: tail -f $(LMEVAL_LOG)"
+
+# The first lm-eval run, inside the trained length: 2,048, 4,096 and 8,192 tokens, 6 samples each, at T = 1, 0.9
+# and YaRN's interpolation alone (s = 2); every view found all 18 needles. About 35 minutes on 2 busy cores.
+LMEVAL_INSIDE_OUT ?= assets/lmeval/bundled-niah-single-1.json
+LMEVAL_INSIDE_LOG ?= bench/runs/lmeval-bundled.log
+lmeval-inside: setup
+	mkdir -p $(dir $(LMEVAL_INSIDE_OUT)) $(dir $(LMEVAL_INSIDE_LOG))
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 nohup $(BIN)/python -m model_utils lmeval --model bundled \
+		--tasks niah_single_1 --lengths 2048 4096 8192 --limit 6 --temperatures 1 0.9 \
+		--rope yarn-rope:2@1 --threads 1 --json $(LMEVAL_INSIDE_OUT) > $(LMEVAL_INSIDE_LOG) 2>&1 &
+	@echo "lmeval-inside runs in the background; follow it with: tail -f $(LMEVAL_INSIDE_LOG)"
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

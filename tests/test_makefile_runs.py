@@ -92,13 +92,13 @@ def test_make_retrieval_gemma_runs_passes_gemma_takes():
     assert checked_retrieval(argv, load_model("gemma3-270m")) == (3, 4 * 4 * 2 * 3)
 
 
-def test_make_lmeval_runs_offline_on_one_thread_at_the_three_lengths():
+def test_make_lmeval_runs_offline_past_the_trained_length_and_resumes():
     printed = subprocess.run(["make", "-n", "lmeval", "BIN=.venv/bin"], cwd=ROOT, capture_output=True, text=True,
                              check=True).stdout
     assert "HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 nohup" in printed
     args = build_parser().parse_args(make_command("lmeval"))
-    assert (args.command, args.tasks, args.threads) == ("lmeval", ["niah_single_1"], 1)
-    assert args.lengths == [2048, 4096, 8192]
+    assert (args.command, args.tasks, args.lengths) == ("lmeval", ["niah_single_1"], [12288, 16384])
+    assert args.limit >= 20 and args.cache_dir == "assets/passes/lmeval-bundled"
 
 
 def test_make_lmeval_runs_views_the_bundled_model_takes(bundled):
@@ -106,6 +106,8 @@ def test_make_lmeval_runs_views_the_bundled_model_takes(bundled):
 
     request = lmeval_request(parse_request(make_command("lmeval")), bundled)
     check_ruler(bundled, request)
-    assert [view.label for view in request.views] == ["T=1", "T=0.9", "yarn-rope (s=2) + T=1"]
-    assert request.limit * len(request.lengths) * len(request.views) == 54  # the samples the estimate counts
-
+    assert [view.label for view in request.views] == ["T=1", "T=0.9", "yarn-rope (s=2) + T=1",
+                                                      "self-extend (G=4, W=2048) + T=1"]
+    inside = lmeval_request(parse_request(make_command("lmeval-inside")), bundled)
+    check_ruler(bundled, inside)
+    assert inside.limit * len(inside.lengths) * len(inside.views) == 54  # the committed run inside the length

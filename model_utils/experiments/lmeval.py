@@ -340,7 +340,8 @@ def run_ruler(loaded: LoadedModel, request: RulerRequest,
     check_ruler(loaded, request)
     for name, value in OFFLINE_ENVIRONMENT.items():  # for datasets, imported below this line the first time
         os.environ.setdefault(name, value)
-    units = [(view, length, task) for view in request.views for length in request.lengths for task in request.tasks]
+    # the shortest length first under every view, so that a run cut short has whole lengths
+    units = [(view, length, task) for length in request.lengths for view in request.views for task in request.tasks]
     scores = []
     with tempfile.TemporaryDirectory(prefix="explorer-tokenizer-") as folder:
         loaded.tokenizer.save_pretrained(folder)
