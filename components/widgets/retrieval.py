@@ -89,12 +89,18 @@ def passage_ui(document: RetrievalDocument) -> None:
     st.subheader("One passage, token by token")
     left, middle, right = st.columns(3)
     passage = left.selectbox("Passage", [p.name for p in document.passages], key="retrieval_passage")
-    distance = middle.selectbox("Distance back", document.distances, index=len(document.distances) // 2,
+    measured = sorted({point.distance for point in document.points})  # the grid's and those a refining added
+    distance = middle.selectbox("Distance back", measured, index=len(measured) // 2,
                                 format_func=lambda d: f"{d:,} tokens", key="retrieval_distance")
     views = right.multiselect("Views", [v.label for v in document.views], default=default_views(document)[:3],
                               key="retrieval_views")
     tokens = next(p for p in document.passages if p.name == passage).tokens
-    points = [document.point(passage, distance, view) for view in views]
+    found = {(p.passage, p.distance, p.view): p for p in document.points}
+    points = [found[key] for view in views if (key := (passage, distance, view)) in found]
+    missing = [plain(view) for view in views if (passage, distance, view) not in found]
+    if missing:
+        st.info(f"Not measured at {distance:,} tokens: {', '.join(missing)}. Each view is drawn only where it was "
+                "measured (past the trained length the probe measures the recipes and T = 1 only).")
     for column, point in zip(st.columns(max(1, len(points))), points, strict=False):
         column.markdown(f"**{plain(point.view)}**: loss {point.planted.loss:.2f} with the copy, "
                         f"{point.unplanted.loss:.2f} without")

@@ -77,3 +77,28 @@ def test_an_empty_passage_is_an_error_line(tiny_env):
     at.button[0].click().run()
     assert not at.exception
     assert any("is empty" in error.value for error in at.error)
+
+
+def test_a_view_not_measured_at_a_distance_is_said_and_the_others_drawn(tiny_env, probe, tmp_path):
+    """A probe run with --recipes-past-trained measures the temperatures only inside the trained length: the passage
+    view draws the views that have the distance and names the one that has not (no traceback)."""
+    from dataclasses import replace
+
+    from components.serving import settings
+    from model_utils.verdicts.retrieval import curve
+
+    points = tuple(p for p in probe.points if not (p.view == "T=1.25" and p.distance == 192))
+    names = [p.name for p in probe.passages]
+    curves = tuple(curve(points, c.view, names) for c in probe.curves)
+    short = tmp_path / "short.json"
+    short.write_text(json.dumps(replace(probe, points=points, curves=curves).to_dict()))
+    tiny_env.setattr(settings, "RETRIEVAL_DEFAULT", short)
+    tiny_env.setattr(settings, "RETRIEVAL_DIR", tmp_path)
+    at = open_app("retrieval")
+    assert_clean(at)
+    assert array(lines(chart(at, "retrieval_reach"))["T=1.25"]["x"]).tolist() == [48, 96]
+    at.selectbox(key="retrieval_distance").set_value(192).run()
+    at.multiselect(key="retrieval_views").set_value(["T=1", "T=1.25"]).run()
+    assert_clean(at)
+    assert any(info.value.startswith(r"Not measured at 192 tokens: T=1\.25.") for info in at.info)  # markdown
+    assert set(lines(chart(at, "retrieval_layers"))) == {"T=1, planted", "T=1, nothing planted"}
