@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model_utils.core.records import check_format
-from model_utils.core.records.base import Record, numbers, read, records
+from model_utils.core.records.base import Record, read
 from model_utils.core.records.retrieval import ViewEntry
 from model_utils.core.records.run import RunInfo
 
@@ -28,10 +28,6 @@ class LmEvalSample(Record):
     new_tokens: int  # generated, up to the stop
     seconds: float
 
-    @classmethod
-    def from_dict(cls, data: dict) -> LmEvalSample:
-        return read(cls, data, KIND, answers=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class LmEvalScore(Record):
@@ -47,10 +43,6 @@ class LmEvalScore(Record):
     @property
     def seconds_per_sample(self) -> float:
         return sum(sample.seconds for sample in self.samples) / len(self.samples)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> LmEvalScore:
-        return read(cls, data, KIND, samples=records(LmEvalSample.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,8 +64,7 @@ class LmEvalDocument(Record):
     @classmethod
     def from_dict(cls, data: dict) -> LmEvalDocument:
         check_format(data, KIND, FORMAT)
-        return read(cls, data, KIND, tasks=tuple, lengths=numbers, views=records(ViewEntry.from_dict),
-                    scores=records(LmEvalScore.from_dict), run=RunInfo.from_dict)
+        return read(cls, data, KIND)
 
     def score(self, task: str, length: int, view: str) -> LmEvalScore:
         return next(score for score in self.scores if (score.task, score.length, score.view) == (task, length, view))

@@ -13,7 +13,7 @@ import numpy as np
 
 from model_utils.core.reach import Bracket, Direction, ReachOutcome, bracket, compare, read_between, span
 from model_utils.core.records import check_format
-from model_utils.core.records.base import Record, numbers, read, records, rope
+from model_utils.core.records.base import Record, read
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
@@ -24,10 +24,6 @@ FORMAT = 2  # 2: separate_views, and each reach's bracket of measured distances 
 KIND = "retrieval document"
 PASS = "retrieval pass"
 MASSES = ("copy_mass", "copy_mass_top", "target_mass", "target_mass_top", "sink_mass")  # [layer] each
-
-
-def _array(values) -> np.ndarray:
-    return np.asarray(values, dtype=np.float64)
 
 
 def _rounded(values: np.ndarray, digits: int) -> list[float]:
@@ -54,13 +50,6 @@ class RetrievalPass(Record):
     prefix_tokens: int | None = None  # the repeat read as the continuation of a prefix this long, read once for
     # several distances or passages; None: the whole text read in one pass
 
-    @classmethod
-    def from_dict(cls, data: dict) -> RetrievalPass:
-        """Passes cached before prefixes were shared read as whole-text passes."""
-        arrays = {name: _array for name in MASSES}
-        return read(cls, {"prefix_tokens": None} | data if isinstance(data, dict) else data, PASS, token_nll=_array,
-                    **arrays)
-
     def to_dict(self) -> dict:
         masses = {name: _rounded(getattr(self, name), 5) for name in MASSES}
         return super().to_dict() | {"token_nll": _rounded(self.token_nll, 4)} | masses
@@ -81,10 +70,6 @@ class RetrievalPoint(Record):
         """What reading the copy saves on the repeat, nats per token (0: the copy is not used)."""
         return self.unplanted.loss - self.planted.loss
 
-    @classmethod
-    def from_dict(cls, data: dict) -> RetrievalPoint:
-        return read(cls, data, KIND, planted=RetrievalPass.from_dict, unplanted=RetrievalPass.from_dict)
-
 
 @dataclass(frozen=True, kw_only=True)
 class ViewEntry(Record):
@@ -94,10 +79,6 @@ class ViewEntry(Record):
     temperature: float | None
     schedule: str | None
     rope: Rope | None
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ViewEntry:
-        return read(cls, data, KIND, rope=rope(KIND))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,14 +90,6 @@ class PassageEntry(Record):
     sha256: str  # of its token ids, as planted
     tokens: tuple[str, ...]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> PassageEntry:
-        return read(cls, data, KIND, tokens=tuple)
-
-
-def _bracket(value) -> Bracket | None:
-    return None if value is None else (int(value[0]), int(value[1]))
-
 
 @dataclass(frozen=True, kw_only=True)
 class PassageReach(Record):
@@ -126,10 +99,6 @@ class PassageReach(Record):
     passage: str
     outcome: ReachOutcome
     between: Bracket | None
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PassageReach:
-        return read(cls, data, KIND, outcome=ReachOutcome, between=_bracket)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,11 +133,6 @@ class Reach(Record):
         own = next(p for p in self.per_passage if p.passage == passage)
         return span(own.outcome, own.between, self.longest)
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Reach:
-        return read(cls, data, KIND, outcome=ReachOutcome, between=_bracket,
-                    per_passage=records(PassageReach.from_dict))
-
 
 @dataclass(frozen=True, kw_only=True)
 class Curve(Record):
@@ -186,13 +150,6 @@ class Curve(Record):
     copy_mass: tuple[float, ...]  # mean over layers, heads, queries and passages, planted
     reach: Reach
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Curve:
-        return read(cls, data, KIND, distances=tuple, gain=tuple, low=tuple, high=tuple, spread=Spread, share=tuple,
-                    planted_loss=tuple, unplanted_loss=tuple, copy_mass=tuple, reach=Reach.from_dict)
-
-    def to_dict(self) -> dict:
-        return super().to_dict() | {"spread": self.spread.value}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,10 +178,6 @@ class ReachShift(Record):
     def every_passage(self) -> bool:
         return self.agree == self.passages
 
-    @classmethod
-    def from_dict(cls, data: dict) -> ReachShift:
-        return read(cls, data, KIND, direction=Direction, outcome=ReachOutcome, between=_bracket)
-
 
 @dataclass(frozen=True, kw_only=True)
 class RetrievalVerdict(Record):
@@ -237,10 +190,6 @@ class RetrievalVerdict(Record):
     best_temperature: float | None
     trained_length: int
     longest_distance: int
-
-    @classmethod
-    def from_dict(cls, data: dict) -> RetrievalVerdict:
-        return read(cls, data, KIND, reach=Reach.from_dict, shifts=records(ReachShift.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -271,10 +220,7 @@ class RetrievalDocument(Record):
         """Format 1 (every text read whole) reads migrated."""
         if check_format(data, KIND, FORMAT, accepted=(1,)) == 1:
             data = migrated(data)
-        return read(cls, data, KIND, passages=records(PassageEntry.from_dict), distances=numbers,
-                    views=records(ViewEntry.from_dict), points=records(RetrievalPoint.from_dict),
-                    curves=records(Curve.from_dict), verdict=RetrievalVerdict.from_dict, run=RunInfo.from_dict,
-                    separate_views=tuple)
+        return read(cls, data, KIND)
 
     def curve(self, view: str) -> Curve:
         return next(curve for curve in self.curves if curve.view == view)
@@ -287,7 +233,6 @@ class RetrievalDocument(Record):
     def point(self, passage: str, distance: int, view: str) -> RetrievalPoint:
         return next(point for point in self.points
                     if (point.passage, point.distance, point.view) == (passage, distance, view))
-
 
 
 def migrated(data: dict) -> dict:

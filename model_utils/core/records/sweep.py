@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from model_utils.core.records import RecordError, check_format, field
-from model_utils.core.records.base import Record, read
+from model_utils.core.records.base import Record
 from model_utils.core.records.cut_context import CutContextPass
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.verdict import ContextVerdict, Multipliers
@@ -134,10 +134,6 @@ class BestEntry(Record):
     saved_interval: tuple[float, float]
     positions: int
 
-    @classmethod
-    def from_dict(cls, data: dict) -> BestEntry:
-        return read(cls, data, KIND, bucket=tuple, temperature_interval=tuple, saved_interval=tuple)
-
 
 def _best(entries: list) -> tuple[BestEntry, ...]:
     return tuple(BestEntry.from_dict(entry) for entry in entries)
@@ -151,10 +147,6 @@ class Bootstrap(Record):
     block: int  # positions per moving block
     confidence: float
     method: str
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Bootstrap:
-        return read(cls, data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)

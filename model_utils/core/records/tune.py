@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model_utils.core.records import check_format, field
-from model_utils.core.records.base import DocumentEntry, Record, numbers, read, records, rope
+from model_utils.core.records.base import DocumentEntry, Record, read, read_value
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.verdict import ContextVerdict
@@ -36,10 +36,6 @@ class RowSettings(Record):
     trained_length: int | None  # None: the model's own
     beyond_trained: bool
 
-    @classmethod
-    def from_dict(cls, data: dict) -> RowSettings:
-        return read(cls, data, KIND, specs=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class CorpusEntry(Record):
@@ -51,11 +47,6 @@ class CorpusEntry(Record):
     tokens: tuple[int, ...]  # per document, in the corpus's order
     duplicates_skipped: tuple[str, ...]
     listed: tuple[DocumentEntry, ...]
-
-    @classmethod
-    def from_dict(cls, data: dict) -> CorpusEntry:
-        return read(cls, data, KIND, tokens=tuple, duplicates_skipped=tuple,
-                    listed=records(lambda entry: DocumentEntry.from_dict(entry, KIND)))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,11 +67,6 @@ class TuneResult(Record):
         """The label of the view's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions."""
         return None if self.rope is None else self.rope.label
 
-    @classmethod
-    def from_dict(cls, data: dict) -> TuneResult:
-        return read(cls, data, KIND, rope=rope(KIND), nll=numbers, nll_interval=numbers,
-                    statistics=lambda values: {name: numbers(value) for name, value in values.items()})
-
 
 @dataclass(frozen=True, kw_only=True)
 class CorpusBest(Record):
@@ -97,10 +83,6 @@ class CorpusBest(Record):
     temperature_interval: tuple[float, float]
     saved_interval: tuple[float, float]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> CorpusBest:
-        return read(cls, data, KIND, bucket=tuple, temperature_interval=tuple, saved_interval=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Saving(Record):
@@ -113,10 +95,6 @@ class Saving(Record):
     saved: float
     saved_interval: tuple[float, float]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Saving:
-        return read(cls, data, KIND, bucket=tuple, saved_interval=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Compared(Record):
@@ -125,10 +103,6 @@ class Compared(Record):
     label: str
     rope: Rope | None
     buckets: tuple[Saving, ...]
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Compared:
-        return read(cls, data, KIND, rope=rope(KIND), buckets=records(Saving.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,11 +121,6 @@ class CorpusBootstrap(Record):
         """None: documents are resampled, not blocks of positions (a sweep's bootstrap says its block size)."""
         return None
 
-    @classmethod
-    def from_dict(cls, data: dict) -> CorpusBootstrap:
-        return read(cls, {"spread": Spread.INTERVAL_95.value} | data if isinstance(data, dict) else data, KIND,
-                    spread=Spread)
-
 
 @dataclass(frozen=True, kw_only=True)
 class PeakMemory(Record):
@@ -160,10 +129,6 @@ class PeakMemory(Record):
     driver: float
     workers: float | None
     max: float
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PeakMemory:
-        return read(cls, data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,10 +139,6 @@ class ComputingRun(RunInfo):
     workers: int
     threads_per_worker: int
 
-    @classmethod
-    def from_dict(cls, data: dict, kind: str = KIND) -> ComputingRun:
-        return read(cls, data, kind)
-
 
 @dataclass(frozen=True, kw_only=True)
 class DomainLever(Record):
@@ -186,10 +147,6 @@ class DomainLever(Record):
     label: str
     saved: float  # pooled over the domain's positions past the trained length
     per_document: tuple[float, ...]  # each document's own, in the order of DomainSavings.documents
-
-    @classmethod
-    def from_dict(cls, data: dict) -> DomainLever:
-        return read(cls, data, KIND, per_document=tuple)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,10 +158,6 @@ class DomainSavings(Record):
     documents: tuple[str, ...]  # sha256
     nll_past_at_1: float
     levers: tuple[DomainLever, ...]  # one per view but T = 1, in the order they ran
-
-    @classmethod
-    def from_dict(cls, data: dict) -> DomainSavings:
-        return read(cls, data, KIND, documents=tuple, levers=records(DomainLever.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,10 +172,6 @@ class DocumentCut(Record):
     stride: int
     min_context: int
     lead: int = 0  # 0 in files written before windows had a lead: they read the raw slice
-
-    @classmethod
-    def from_dict(cls, data: dict) -> DocumentCut:
-        return read(cls, {"lead": 0} | data if isinstance(data, dict) else data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -267,18 +216,12 @@ class TuneSummary(Record):
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
         before domains were summarized, or before the cut-context reference, read with none."""
         check_format(data, KIND, FORMAT, OLDER)
-        data = {"domains": [], "cut_context": None, "layer_windows": None} | data
-        ropes = {found.recipe: found.rope for found in records(TuneResult.from_dict)(field(data, "results", KIND))
-                 if found.rope is not None}
+        results = read_value(tuple[TuneResult, ...], field(data, "results", KIND), KIND)
+        ropes = {found.recipe: found.rope for found in results if found.rope is not None}
+        verdict = field(data, "verdict", KIND)
         documents = field(field(data, "corpus", KIND), "documents", KIND)
-        return read(cls, data, KIND, settings=RowSettings.from_dict, corpus=CorpusEntry.from_dict, buckets=numbers,
-                    verdict=lambda verdict: ContextVerdict.from_dict(verdict, ropes=ropes, documents=documents),
-                    results=records(TuneResult.from_dict), best=records(CorpusBest.from_dict),
-                    schedules=records(Compared.from_dict), recipes=records(Compared.from_dict),
-                    bootstrap=CorpusBootstrap.from_dict, peak_rss_gb=PeakMemory.from_dict,
-                    run=RunInfo.from_dict, runs=records(ComputingRun.from_dict),
-                    domains=records(DomainSavings.from_dict), cut_context=records(DocumentCut.from_dict),
-                    layer_windows=tuple)
+        return read(cls, data, KIND, results=results, verdict=None if verdict is None else ContextVerdict.from_dict(
+            verdict, ropes=ropes, documents=documents))
 
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:
@@ -286,5 +229,5 @@ def previous_runs(data: dict) -> tuple[ComputingRun, ...]:
     the one before it (no format number; its runs are written the same way), so a summary rebuilt from older rows
     keeps the record of the runs that made them."""
     if isinstance(data, dict) and data.get("format") is None:
-        return records(ComputingRun.from_dict)(data.get("runs") or [])
+        return read_value(tuple[ComputingRun, ...], data.get("runs") or [], KIND)
     return TuneSummary.from_dict(data).runs
