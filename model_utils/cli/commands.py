@@ -20,16 +20,15 @@ from model_utils.core.progress import Progress
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.tune import ComputingRun, TuneSummary, previous_runs
 from model_utils.core.report import Report
-from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
 from model_utils.engine.analyze import analyze, set_threads, tokenize
 from model_utils.engine.plugin import load_model
-from model_utils.experiments.texts import builtin_source, builtin_text
+from model_utils.experiments.texts import builtin_name, builtin_source, builtin_text
 
 
 def read_text(args) -> tuple[str, str]:
-    """(text, where it came from)."""
+    """(text, where it came from); text_name(args) says what it is in a few words."""
     if getattr(args, "builtin", None):
         return builtin_text(args.builtin), f"{builtin_source(args.builtin)}, built-in text {args.builtin!r}"
     if args.text is not None:
@@ -41,6 +40,11 @@ def read_text(args) -> tuple[str, str]:
             return handle.read(), args.file
     except OSError as error:
         raise UsageError(f"cannot read --file {args.file!r}: {error.strerror or error}") from None
+
+
+def text_name(args, source: str) -> str:
+    """What the text of read_text is, in a few words: a built-in text's name, else where it came from."""
+    return builtin_name(args.builtin) if getattr(args, "builtin", None) else source
 
 
 def write_json(document: dict, target: str) -> None:
@@ -64,7 +68,7 @@ def report_table(report: Report) -> str:
     """A short human-readable table: one line per temperature (or schedule, or recipe). Under a distance remapping
     a column `eff untr` adds the untrained mass on the distances the remapping gives (`untrained` is on the text's)."""
     width = max(26, *(len(result.label) for result in report.results))
-    remapped = any(result.rope is not None and Rope.from_dict(result.rope).remaps for result in report.results)
+    remapped = any(result.view.rope is not None and result.view.rope.remaps for result in report.results)
     columns = ["entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "untrained_mass"]
     columns += ["effective_untrained_mass"] if remapped else []
     lines = [f"{report.model}: {report.n_tokens} tokens{' (cut)' if report.truncated else ''}, mode {report.mode}, "
@@ -149,7 +153,7 @@ def run_sweep(args) -> None:
     try:
         runner = sweep_on_ray if placed.on_ray else sweep_here
         document = runner(loaded, text, specs, sweep_settings(args), placed, source=source, cache_dir=cache_dir,
-                          cut=cut_settings(args))
+                          cut=cut_settings(args), name=text_name(args, source))
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     run = run_record(argv_of(args), time.perf_counter() - started)
@@ -167,7 +171,7 @@ def cut_settings(args):
     return CutSettings(folder=folder, stride=args.cut_context_stride)
 
 
-def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir, cut):
+def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir, cut, name):
     """The sweep in this process, with a bar of layers over all its passes (drawn once a pass starts: a sweep refused
     by its checks, or all cached, draws none)."""
     from tqdm import tqdm
@@ -188,13 +192,13 @@ def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir, cut)
 
     try:
         return sweep(loaded, text, specs, settings, source=source, cache_dir=cache_dir, on_start=on_start,
-                     progress=on_layer, cut=cut)
+                     progress=on_layer, cut=cut, name=name)
     finally:
         for bar in bars:
             bar.close()
 
 
-def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir, cut):
+def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir, cut, name):
     """The sweep's missing passes on Ray workers, one pass per worker at a time: a bar of passes, and a line as each
     starts or finishes on its worker (drawn once the workers are ready)."""
     from tqdm import tqdm
@@ -216,7 +220,7 @@ def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir, cu
 
     try:
         return sweep_on_workers(loaded, text, specs, settings, placed, source=source, cache_dir=cache_dir,
-                                on_pass=on_pass, cut=cut)
+                                on_pass=on_pass, cut=cut, name=name)
     finally:
         for bar in bars:
             bar.close()

@@ -76,9 +76,34 @@ class View:
                          f"'rope', got {data!r}")
 
     def canonical(self) -> str:
-        """to_dict as JSON with sorted keys and every number as Python writes it in full (repr), so two views are
-        one string exactly when they are one view: what a cache key hashes (a label rounds to 6 digits)."""
+        """to_dict as JSON with sorted keys and every number in full (repr), so two views are one string exactly when
+        they are one view: what a cache key hashes (a label rounds to 6 digits)."""
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+
+class OfView:
+    """What a record of one view (its field `view`) says of it: its label, temperature (None for a schedule),
+    schedule, recipe, and the recipe's label ('yarn-rope (s=2)'; None on the model's own positions)."""
+
+    @property
+    def label(self) -> str:
+        return self.view.label
+
+    @property
+    def temperature(self) -> float | None:
+        return self.view.temperature
+
+    @property
+    def schedule(self) -> PositionSchedule | None:
+        return self.view.schedule
+
+    @property
+    def rope(self) -> Rope | None:
+        return self.view.rope
+
+    @property
+    def recipe(self) -> str | None:
+        return None if self.view.rope is None else self.view.rope.label
 
 
 def as_view(entry, rope: Rope | None = None) -> View:

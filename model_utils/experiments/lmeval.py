@@ -25,7 +25,6 @@ from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import MAX_TOKENS, check_int
 from model_utils.core.lmeval import MIN_LENGTH, MODEL_NAME, OFFLINE_TASKS
 from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore
-from model_utils.core.records.retrieval import ViewEntry
 from model_utils.core.rope import Rope, parse_rope
 from model_utils.core.schedules import PositionSchedule, parse_schedule
 from model_utils.core.softmax import check_temperature
@@ -269,7 +268,7 @@ def run_ruler(loaded: LoadedModel, request: RulerRequest,
                 on_score(scores[-1], len(scores), len(units))
     return LmEvalDocument(
         format=FORMAT, model=loaded.name, trained_length=request.trained_length, tasks=request.tasks,
-        lengths=request.lengths, limit=request.limit, views=tuple(view_entry(view) for view in request.views),
+        lengths=request.lengths, limit=request.limit, views=tuple(request.views),
         scores=tuple(scores), lm_eval_version=lm_eval.__version__,
         tokenizer=LMEVAL_TOKENIZER, run=None)
 
@@ -287,7 +286,7 @@ def ruler_score(loaded: LoadedModel, view: View, length: int, task: str, request
     seconds = time.perf_counter() - started
     logs = {log.doc_id: log for log in model.generations}
     samples = tuple(ruler_sample(sample, length, logs[sample["doc_id"]]) for sample in results["samples"][task])
-    return LmEvalScore(task=task, length=length, view=view.label,
+    return LmEvalScore(task=task, length=length, view=view,
                        score=sum(sample.score for sample in samples) / len(samples), samples=samples,
                        seconds=round(seconds, 1))
 
@@ -300,7 +299,3 @@ def ruler_sample(sample: dict, length: int, log: GenerationLog) -> LmEvalSample:
                         prompt_tokens=log.prompt_tokens, cut_tokens=log.cut_tokens, new_tokens=log.new_tokens,
                         seconds=round(log.seconds, 2))
 
-
-def view_entry(view: View) -> ViewEntry:
-    return ViewEntry(label=view.label, temperature=view.temperature,
-                     schedule=None if view.schedule is None else view.schedule.label, rope=view.rope)

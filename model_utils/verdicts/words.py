@@ -57,6 +57,7 @@ from model_utils.core.records.verdict import (
 from model_utils.core.report import Cut, HeadPick
 from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import yarn_multiplier
+from model_utils.core.views import View
 from model_utils.verdicts.collapse import CollapseVerdict, ViewOutcome
 from model_utils.verdicts.domains import domain_ranges
 from model_utils.verdicts.findings import NEAR_ONE_HOT, NEAR_UNIFORM, Direction, Finding, Outcome, Way
@@ -959,7 +960,7 @@ def side_by_side_row(document: SweepDocument) -> dict[str, str]:
     that does not reach past the trained length, or a lever that did not run). Every number is the sweep's own
     verdict, said for the model it ran on; nothing is pooled across models."""
     row = {"model": model_name(document.model), "trained length": f"{document.trained_length:,}",
-           "text": document.text_source.split(" (")[0], "tokens": f"{document.n_tokens:,}"}
+           "text": document.text_name, "tokens": f"{document.n_tokens:,}"}
     verdict = document.verdict
     if verdict is None:
         return row | dict.fromkeys(SIDE_BY_SIDE_COLUMNS[4:], NO_VALUE)
@@ -1379,10 +1380,10 @@ def _moved(shift: ReachShift, longest: int) -> str:
     """'T=1.5 cuts it to between 4,096 and 4,352 tokens on every passage', 'T=0.9 takes it past 7,900 tokens, the
     farthest measured, on 3 of the 4 passages'."""
     if shift.outcome is not ReachOutcome.FOUND:
-        said = f"{shift.view} takes it past {longest:,} tokens, the farthest measured,"
+        said = f"{shift.view.label} takes it past {longest:,} tokens, the farthest measured,"
     else:
         verb = "takes it farther, to" if shift.direction is ReachDirection.LONGER else "cuts it to"
-        said = f"{shift.view} {verb} {between_text(shift.between)}"
+        said = f"{shift.view.label} {verb} {between_text(shift.between)}"
     passages = "on every passage" if shift.every_passage else f"on {shift.agree} of the {shift.passages} passages"
     return f"{said} {passages}"
 
@@ -1399,15 +1400,15 @@ def shifts_sentence(verdict: RetrievalVerdict) -> str:
     overlap, beyond, unknown = (found[d] for d in (ReachDirection.OVERLAP, ReachDirection.BOTH_BEYOND,
                                                    ReachDirection.UNKNOWN))
     if overlap:
-        said += (f" The probe cannot tell {_and([s.view for s in overlap])} from T = 1: "
+        said += (f" The probe cannot tell {_and([s.view.label for s in overlap])} from T = 1: "
                  f"{'its reach lies' if len(overlap) == 1 else 'their reaches lie'} between measured distances "
                  "that overlap T = 1's.")
     if beyond:
-        said += (f" {_and([s.view for s in beyond])} still {'uses' if len(beyond) == 1 else 'use'} the copy at "
+        said += (f" {_and([s.view.label for s in beyond])} still {'uses' if len(beyond) == 1 else 'use'} the copy at "
                  f"{verdict.longest_distance:,} tokens too, the farthest measured, so this probe cannot tell whether "
                  f"{'it moves' if len(beyond) == 1 else 'they move'} the reach.")
     if unknown:
-        said += f" {_and([s.view for s in unknown])} cannot be compared: no reach on the mean of the passages."
+        said += f" {_and([s.view.label for s in unknown])} cannot be compared: no reach on the mean of the passages."
     return said.strip()
 
 
@@ -1461,21 +1462,21 @@ def retrieval_findings(document: RetrievalDocument) -> list[str]:
             index = _grid_gain(curve, distance)
             cells.append("" if index is None else
                          f"{curve.gain[index]:.2f} ({curve.low[index]:.2f} to {curve.high[index]:.2f})")
-        lines.append(f"| {curve.view} | {' | '.join(cells)} | {reach_text(curve.reach)} |")
+        lines.append(f"| {curve.view.label} | {' | '.join(cells)} | {reach_text(curve.reach)} |")
     return lines
 
 
 def retrieval_table(document: RetrievalDocument) -> str:
     """The command line's table: per view, the gain at each of the grid's distances and the reach; then the
     verdict."""
-    width = max(12, *(len(curve.view) for curve in document.curves))
+    width = max(12, *(len(curve.view.label) for curve in document.curves))
     head = f"{'view':>{width}} " + " ".join(f"{d:>8,}" for d in document.distances) + "  reach"
     lines = [f"{model_name(document.model)}: gain on the repeat (nats per token) by distance, {len(document.passages)} "
              f"passages, trained length {document.trained_length:,}{_refined_text(document)}", head]
     for curve in document.curves:
         indices = [_grid_gain(curve, d) for d in document.distances]
         gains = " ".join(f"{'':>8}" if i is None else f"{curve.gain[i]:8.3f}" for i in indices)
-        lines.append(f"{curve.view:>{width}} {gains}  {reach_text(curve.reach)}")
+        lines.append(f"{curve.view.label:>{width}} {gains}  {reach_text(curve.reach)}")
     return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
 
 
@@ -1503,7 +1504,7 @@ def lmeval_findings(document: LmEvalDocument) -> list[str]:
              "|---|---|" + "---:|" * len(document.lengths)]
     for task in document.tasks:
         for view in document.views:
-            cells = " | ".join(f"{document.score(task, length, view.label).score:.2f}" for length in document.lengths)
+            cells = " | ".join(f"{document.score(task, length, view).score:.2f}" for length in document.lengths)
             lines.append(f"| {task} | {view.label} | {cells} |")
     return [*lines, "", lmeval_sentence(document)]
 
@@ -1515,14 +1516,16 @@ def lmeval_sentence(document: LmEvalDocument) -> str:
         return (f"Every view gets all {document.limit} samples right at every length: at these lengths the task does "
                 "not tell the views apart.")
     said = []
-    for view in (view.label for view in document.views if view.label != "T=1"):
-        moved = [(task, length, document.score(task, length, view).score - document.score(task, length, "T=1").score)
+    reference = View(1.0)
+    for view in (view for view in document.views if view != reference):
+        moved = [(task, length, document.score(task, length, view).score
+                  - document.score(task, length, reference).score)
                  for task in document.tasks for length in document.lengths]
         moved = [(task, length, gap) for task, length, gap in moved if round(gap * document.limit) != 0]
         if not moved:
-            said.append(f"{view} scores as T = 1 at every length")
+            said.append(f"{view.label} scores as T = 1 at every length")
         else:
-            said.append(f"{view} scores " + ", ".join(
+            said.append(f"{view.label} scores " + ", ".join(
                 f"{abs(round(gap * document.limit))} sample{'s' if abs(round(gap * document.limit)) != 1 else ''} "
                 f"{'more' if gap > 0 else 'fewer'} right at {length:,} tokens" for _, length, gap in moved))
     return ("; ".join(said) + f" ({document.limit} samples a length: a check, not a measurement).") if said else ""
@@ -1637,8 +1640,8 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
             f"{between_text(reach.between)} back")
     plain = {view.label: view.temperature for view in probe.views
              if view.temperature is not None and view.rope is None and view.schedule is None and view.label != "T=1"}
-    shifts = [shift for shift in probe.verdict.shifts if shift.view in plain]
-    beyond = [s.view for s in shifts if s.direction is ReachDirection.BOTH_BEYOND]
+    shifts = [shift for shift in probe.verdict.shifts if shift.view.label in plain]
+    beyond = [s.view.label for s in shifts if s.direction is ReachDirection.BOTH_BEYOND]
     if shifts and len(beyond) == len(shifts):
         return (f"{head}, and so {'does' if len(beyond) == 1 else 'do'} {_by_side(beyond, plain)}: this probe "
                 "cannot tell whether a temperature moves it.")
@@ -1649,9 +1652,9 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
             if named:
                 ending = "short" if direction is ReachDirection.SHORTER else "farther"
                 verbs = f"{verb}s" if len(named) == 1 else verb
-                parts.append(f"{_by_side([s.view for s in named], plain)} {verbs} it {ending}"
+                parts.append(f"{_by_side([s.view.label for s in named], plain)} {verbs} it {ending}"
                              + ("" if every else " on the passages' mean, not on each"))
-    same = [s.view for s in shifts if s.direction is ReachDirection.OVERLAP]
+    same = [s.view.label for s in shifts if s.direction is ReachDirection.OVERLAP]
     if same:
         parts.append(f"{_by_side(same, plain)} {'shows' if len(same) == 1 else 'show'} no measurable shift")
     if not parts:

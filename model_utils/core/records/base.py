@@ -8,6 +8,7 @@ import functools
 import sys
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import MISSING, dataclass, fields
 from enum import Enum
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from model_utils.core.records import RecordError, field
 from model_utils.core.rope import Rope
+from model_utils.core.schedules import SCHEDULES, Schedule
 from model_utils.core.views import View
 
 
@@ -43,8 +45,9 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: dict, kind: str | None = None):
-        """The record of `data`; RecordError naming `kind` (by default its module's KIND: the file it belongs to)."""
-        return read(cls, data, kind or getattr(sys.modules[cls.__module__], "KIND", cls.__name__))
+        """The record of `data`; a RecordError names its module's KIND (the file or part it belongs to: "run
+        record"), else `kind` (the file that holds it)."""
+        return read(cls, data, getattr(sys.modules[cls.__module__], "KIND", None) or kind or cls.__name__)
 
 
 OWN_READERS = (Rope, View)  # read by their own from_dict, which raises ValueError
@@ -123,6 +126,25 @@ def _own(hint: type, value, kind: str):
         what = "RoPE recipe" if hint is Rope else "view"
         raise RecordError(f"this {kind} holds a {what} it cannot read ({error}): regenerate it with the command "
                           "that made it") from None
+
+
+OLD_VIEW_KEYS = ("label", "temperature", "schedule", "rope")  # how files before views were stored whole held one
+
+
+def old_view(entry: dict, lengths: Sequence[int], trained_length: int, kind: str) -> dict:
+    """A view as View.to_dict writes it, from a file written before views were stored whole (its label, temperature,
+    schedule label and recipe): a schedule's label is matched to the schedules such a run made (anchored at the
+    trained length, yarn's scale a length over it, or the default), never parsed."""
+    rope = read_value(Rope | None, field(entry, "rope", kind), kind)
+    if field(entry, "temperature", kind) is not None:
+        return View(entry["temperature"], rope).to_dict()
+    label = field(entry, "label", kind)
+    for name in SCHEDULES:
+        for parameter in (float(trained_length), *(length / trained_length for length in lengths), None):
+            if (parameter is None or parameter > 1) and View(Schedule(name, parameter), rope).label == label:
+                return View(Schedule(name, parameter), rope).to_dict()
+    raise RecordError(f"this {kind} holds the view {label!r}, a schedule this version cannot match to its "
+                      "parameter: regenerate it with the command that made it")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_utils.core.records import check_format
-from model_utils.core.records.base import Record, read
-from model_utils.core.records.retrieval import ViewEntry
+from model_utils.core.records import RecordError, check_format, field
+from model_utils.core.records.base import Record, old_view, read
 from model_utils.core.records.run import RunInfo
+from model_utils.core.views import View
 
-FORMAT = 1
+FORMAT = 2  # 2: views stored whole (format 1: by their labels, upgraded by _from_format_1)
 KIND = "lm-eval document"
 
 
@@ -35,7 +35,7 @@ class LmEvalScore(Record):
 
     task: str
     length: int
-    view: str  # the view's label, as in the document's views
+    view: View
     score: float
     samples: tuple[LmEvalSample, ...]
     seconds: float  # the whole evaluation: the task's samples built, then answered
@@ -55,16 +55,33 @@ class LmEvalDocument(Record):
     tasks: tuple[str, ...]
     lengths: tuple[int, ...]
     limit: int  # the first `limit` samples of each task at each length
-    views: tuple[ViewEntry, ...]
+    views: tuple[View, ...]
     scores: tuple[LmEvalScore, ...]
     lm_eval_version: str
     tokenizer: str  # what sized the tasks' prompts
     run: RunInfo | None
 
     @classmethod
-    def from_dict(cls, data: dict) -> LmEvalDocument:
-        check_format(data, KIND, FORMAT)
+    def from_dict(cls, data: dict, kind: str | None = None) -> LmEvalDocument:
+        """A document of this format, or of format 1 (upgraded first)."""
+        if check_format(data, KIND, FORMAT, (1,)) == 1:
+            data = _from_format_1(data)
         return read(cls, data, KIND)
 
-    def score(self, task: str, length: int, view: str) -> LmEvalScore:
+    def score(self, task: str, length: int, view: View) -> LmEvalScore:
         return next(score for score in self.scores if (score.task, score.length, score.view) == (task, length, view))
+
+
+def _from_format_1(data: dict) -> dict:
+    """Format 1 stored each view as its label, temperature, schedule label and recipe, and named a score's view by
+    its label: each label is the view it was written from."""
+    views = {field(entry, "label", KIND): old_view(entry, field(data, "lengths", KIND),
+                                                    field(data, "trained_length", KIND), KIND)
+             for entry in field(data, "views", KIND)}
+    scores = []
+    for score in field(data, "scores", KIND):
+        if field(score, "view", KIND) not in views:
+            raise RecordError(f"this {KIND} scores {score['view']}, a view it does not list: it is damaged; "
+                              "regenerate it with the command that made it")
+        scores.append(score | {"view": views[score["view"]]})
+    return data | {"format": FORMAT, "views": list(views.values()), "scores": scores}

@@ -1,22 +1,24 @@
 """The corpus tune's summary (summary.json, written by experiments/tune/summary.py and the `tune` command) as a
 record: per bucket and view the NLL pooled over documents with its interval, the best constant temperature per
 bucket, what each schedule and recipe saves against T = 1, and the corpus's verdict (verdicts.corpus computes it, with
-the fits made on its documents folded in by verdicts.fit.fold_fits). A recipe is a Rope (its to_dict in the JSON),
+the fits made on its documents folded in by verdicts.fit.fold_fits). A view is a View (its to_dict in the JSON),
 never a label to parse back."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_utils.core.records import check_format, field
-from model_utils.core.records.base import DocumentEntry, Record, read, read_value
+from model_utils.core.records import RecordError, check_format, field
+from model_utils.core.records.base import OLD_VIEW_KEYS, DocumentEntry, Record, old_view, read, read_value
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.verdict import ContextVerdict
-from model_utils.core.rope import Rope
+from model_utils.core.records.verdict import upgraded as upgraded_verdict
+from model_utils.core.views import OfView, View
 
-FORMAT = 2  # bump when a key changes; from_dict refuses other formats but OLDER
-OLDER = (1,)  # 1: no layer windows, and intervals over documents a bootstrap however few (read as such)
+FORMAT = 3  # bump when a key changes; from_dict refuses other formats but OLDER
+OLDER = (1, 2)  # 2: views by their labels (_from_format_2); 1: also no layer windows, and intervals over documents a
+# bootstrap however few (read as such)
 KIND = "corpus-tune summary"
 
 
@@ -50,22 +52,14 @@ class CorpusEntry(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class TuneResult(Record):
+class TuneResult(OfView, Record):
     """One view over the corpus: its NLL per bucket pooled over documents (sum / count) with a bootstrap interval,
     and each statistic per bucket averaged over the documents' queries."""
 
-    label: str
-    temperature: float | None  # None for a schedule
-    schedule: str | None  # the schedule's label
-    rope: Rope | None  # None on the model's own positions
+    view: View
     nll: tuple[float, ...]  # [bucket]
     nll_interval: tuple[tuple[float, float], ...]  # [bucket] (low, high)
     statistics: dict[str, tuple[float, ...]]  # name -> [bucket]
-
-    @property
-    def recipe(self) -> str | None:
-        """The label of the view's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions."""
-        return None if self.rope is None else self.rope.label
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,11 +91,10 @@ class Saving(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
-class Compared(Record):
-    """A schedule (rope None) or a view on a RoPE recipe, bucket by bucket against T = 1."""
+class Compared(OfView, Record):
+    """A schedule or a view on a RoPE recipe, bucket by bucket against T = 1."""
 
-    label: str
-    rope: Rope | None
+    view: View
     buckets: tuple[Saving, ...]
 
 
@@ -141,10 +134,10 @@ class ComputingRun(RunInfo):
 
 
 @dataclass(frozen=True, kw_only=True)
-class DomainLever(Record):
+class DomainLever(OfView, Record):
     """What one view saves past the trained length against T = 1 on one domain's documents (positive = better)."""
 
-    label: str
+    view: View
     saved: float  # pooled over the domain's positions past the trained length
     per_document: tuple[float, ...]  # each document's own, in the order of DomainSavings.documents
 
@@ -215,13 +208,46 @@ class TuneSummary(Record):
     def from_dict(cls, data: dict) -> TuneSummary:
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
         before domains were summarized, or before the cut-context reference, read with none."""
-        check_format(data, KIND, FORMAT, OLDER)
-        results = read_value(tuple[TuneResult, ...], field(data, "results", KIND), KIND)
-        ropes = {found.recipe: found.rope for found in results if found.rope is not None}
-        verdict = field(data, "verdict", KIND)
-        documents = field(field(data, "corpus", KIND), "documents", KIND)
-        return read(cls, data, KIND, results=results, verdict=None if verdict is None else ContextVerdict.from_dict(
-            verdict, ropes=ropes, documents=documents))
+        return read(cls, upgraded(data), KIND)
+
+
+def upgraded(data: dict) -> dict:
+    """A summary's JSON of this format, from this format or an older one."""
+    found = check_format(data, KIND, FORMAT, OLDER)
+    return data if found == FORMAT else _from_format_2(data)
+
+
+def _from_format_2(data: dict) -> dict:
+    """Formats 2 and 1 stored each view as its label, temperature, schedule label and recipe (the comparisons and
+    the domains' levers by the label alone), and the verdict in its own format (upgraded here with the summary's
+    recipes and documents)."""
+    trained = field(data, "trained_length", KIND)
+    lengths = (field(field(data, "settings", KIND), "max_tokens", KIND),)
+    results = [{"view": old_view(entry, lengths, trained, KIND), **{key: value for key, value in entry.items()
+                                                                   if key not in OLD_VIEW_KEYS}}
+               for entry in field(data, "results", KIND)]
+    views = {entry["label"]: result["view"] for entry, result in zip(data["results"], results, strict=True)}
+
+    def by_label(entry: dict) -> dict:
+        label = field(entry, "label", KIND)
+        if label not in views:
+            raise RecordError(f"this {KIND} compares {label}, a view none of its results ran: it is damaged; "
+                              "regenerate it with the command that made it")
+        return {"view": views[label], **{key: value for key, value in entry.items() if key not in OLD_VIEW_KEYS}}
+
+    ropes = {}
+    for view in views.values():
+        rope = read_value(View, view, KIND).rope
+        if rope is not None:
+            ropes[rope.label] = rope
+    verdict = field(data, "verdict", KIND)
+    documents = field(field(data, "corpus", KIND), "documents", KIND)
+    return data | {
+        "format": FORMAT, "results": results,
+        **{key: [by_label(entry) for entry in field(data, key, KIND)] for key in ("schedules", "recipes")},
+        "domains": [domain | {"levers": [by_label(lever) for lever in field(domain, "levers", KIND)]}
+                    for domain in data.get("domains", [])],
+        "verdict": None if verdict is None else upgraded_verdict(verdict, ropes=ropes, documents=documents)}
 
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:

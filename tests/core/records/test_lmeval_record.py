@@ -1,16 +1,20 @@
-"""The lm-eval bridge's record: written and read back unchanged (a recipe as a Rope, the samples as records), and a
-file with a missing key or of another format refused with a RecordError that names the fix."""
+"""The lm-eval bridge's record: written and read back unchanged (a view as a View, the samples as records), the
+committed run (format 1, its views by label) read with the same views, and a file with a missing key or of another
+format refused with a RecordError that names the fix."""
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
 from model_utils.core.records import RecordError
 from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore
-from model_utils.core.records.retrieval import ViewEntry
 from model_utils.core.records.run import RunInfo
 from model_utils.core.rope import Rope
+from model_utils.core.views import View
+
+COMMITTED = sorted((Path(__file__).resolve().parents[3] / "assets" / "lmeval").glob("*.json"))
 
 
 def sample(doc_id: int, score: float, seconds: float) -> LmEvalSample:
@@ -19,9 +23,8 @@ def sample(doc_id: int, score: float, seconds: float) -> LmEvalSample:
 
 
 def document() -> LmEvalDocument:
-    views = (ViewEntry(label="T=1", temperature=1.0, schedule=None, rope=None),
-             ViewEntry(label="yarn-rope (s=2) + T=1", temperature=1.0, schedule=None, rope=Rope("yarn-rope", 2.0)))
-    scores = tuple(LmEvalScore(task="niah_single_1", length=2048, view=view.label, score=0.5,
+    views = (View(1.0), View(1.0, Rope("yarn-rope", 2.0)))
+    scores = tuple(LmEvalScore(task="niah_single_1", length=2048, view=view, score=0.5,
                                samples=(sample(0, 1.0, 10.0), sample(1, 0.0, 20.0)), seconds=50.0) for view in views)
     run = RunInfo(command="python -m model_utils lmeval --lengths 2048 --limit 2", date="2026-12-06T02:00:00",
                   wall_seconds=100.0, peak_rss_gb=2.1, machine="x86_64, 2 cores, Python 3.11.7")
@@ -35,7 +38,18 @@ def test_a_document_round_trips_through_json():
     read = LmEvalDocument.from_dict(written)
     assert read == document() and read.to_dict() == written
     assert read.views[1].rope == Rope("yarn-rope", 2.0) and written["views"][1]["rope"]["recipe"] == "yarn-rope"
-    assert read.score("niah_single_1", 2048, "T=1").seconds_per_sample == 15.0
+    assert read.score("niah_single_1", 2048, View(1.0)).seconds_per_sample == 15.0
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda path: path.name)
+def test_every_committed_run_reads_its_views_whole_and_round_trips(path):
+    data = json.loads(path.read_text())
+    read = LmEvalDocument.from_dict(data)
+    assert [view.label for view in read.views] == [entry["label"] for entry in data["views"]]
+    assert [(s.task, s.length, s.view.label, s.score) for s in read.scores] == [
+        (s["task"], s["length"], s["view"], s["score"]) for s in data["scores"]]
+    written = json.loads(json.dumps(read.to_dict()))
+    assert LmEvalDocument.from_dict(written) == read and written["format"] == FORMAT
 
 
 @pytest.mark.parametrize(("path", "key"), [((), "scores"), (("scores", 0), "samples"),
