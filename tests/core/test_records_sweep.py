@@ -180,3 +180,17 @@ def test_the_run_record_round_trips():
     run = RunInfo(command="python -m model_utils sweep", date="2026-01-01T00:00:00", wall_seconds=1.5,
                   peak_rss_gb=2.0, machine="x86_64, 2 cores")
     assert RunInfo.from_dict(run.to_dict()) == run
+
+
+def test_every_committed_sweep_pass_reads_as_the_view_it_was_cached_for():
+    """The committed pass caches (Gemma's sweep and tune) are of the flat form, each under the key of its label; a
+    pass reads as the view its key names (here matched from its label, as its key was made)."""
+    from model_utils.core.records.base import old_view
+
+    paths = sorted((COMMITTED.parents[1] / "passes").glob("gemma3-270m-*/*.json"))
+    assert len(paths) >= 40
+    for path in paths:
+        data = json.loads(path.read_text())
+        view = View.from_dict(old_view(data, (data["n_tokens"],), data["trained_length"], "sweep pass"))
+        passed = read_pass(data, view)
+        assert passed.result.label == data["label"] and passed.position_nll.shape == (data["n_tokens"] - 1,)

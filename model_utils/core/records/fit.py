@@ -133,7 +133,7 @@ class FitSummary(Record):
         return {"format": FORMAT, **super().to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> FitSummary:
+    def from_dict(cls, data: dict, kind: str | None = None) -> FitSummary:
         """The fit of a fit.json; RecordError for another format or a missing key."""
         check_format(data, KIND, FORMAT)
         older = {"compared_temperatures": _compared_in(data.get("run"))}  # written before: from its command line

@@ -8,7 +8,6 @@ layer windows; 1 (no number) keyed best_by_rope by the recipe's label, matched t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -221,7 +220,8 @@ def _from_format_4(data: dict) -> dict:
     its verdict in its own format (upgraded here with the document's recipes and block)."""
     lengths = (field(data, "n_tokens", KIND),)
     trained = field(data, "trained_length", KIND)
-    results = [_result_from_format_4(result, lengths, trained) for result in field(data, "results", KIND)]
+    results = [_result_from_format_4(result, old_view(result, lengths, trained, KIND))
+               for result in field(data, "results", KIND)]
     ropes = {}
     for result in results:
         rope = read_value(View, result["view"], KIND).rope
@@ -236,18 +236,17 @@ def _from_format_4(data: dict) -> dict:
                    "text_name": OLD_BUILTIN_NAMES.get(source, source), "run": data.get("run")}
 
 
-def _result_from_format_4(entry: dict, lengths: Sequence[int], trained_length: int, kind: str = KIND) -> dict:
-    view = old_view(entry, lengths, trained_length, kind)
+def _result_from_format_4(entry: dict, view: dict, kind: str = KIND) -> dict:
     kept = {key: value for key, value in entry.items() if key not in OLD_VIEW_KEYS}
     return {"view": view, **applied_fields(field(entry, "rope", kind), kind), **kept}
 
 
 def _pass_from_format_4(data: dict, view: View) -> dict:
-    """A cached pass of format 4, flat: its result's fields and the pass's own."""
-    found = _result_from_format_4(data, (field(data, "n_tokens", PASS),), field(data, "trained_length", PASS), PASS)
-    if found["view"] != view.to_dict():
-        raise RecordError(f"this {PASS} holds {field(data, 'label', PASS)}, not the view {view.label} its key names: "
-                          "delete it and rerun")
+    """A cached pass of format 4, flat (its result's fields and the pass's own), as the view of its key."""
+    if field(data, "label", PASS) != view.label:
+        raise RecordError(f"this {PASS} holds {data['label']}, not the view {view.label} its key names: delete it "
+                          "and rerun")
+    found = _result_from_format_4(data, view.to_dict(), PASS)
     own = ("n_tokens", "trained_length", "q_start", "buckets", "position_nll")
     return {"result": {key: value for key, value in found.items() if key not in own},
             **{key: field(data, key, PASS) for key in own}}

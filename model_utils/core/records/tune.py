@@ -205,7 +205,7 @@ class TuneSummary(Record):
         return {"format": FORMAT, **super().to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> TuneSummary:
+    def from_dict(cls, data: dict, kind: str | None = None) -> TuneSummary:
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
         before domains were summarized, or before the cut-context reference, read with none."""
         return read(cls, upgraded(data), KIND)
