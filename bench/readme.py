@@ -175,11 +175,11 @@ def tune_lines(summary: TuneSummary, sweeps: Sequence[SweepDocument] = ()) -> li
              f"{summary.trained_length:,}, {len(summary.results)} passes per document, "
              f"{summary.compute_seconds / 3600:.1f} h of passes over all documents: {runs}. {spread_facts(summary)} "
              f"Command: `{summary.runs[-1].command}`.")
-    by_label = {entry.label: entry for entry in summary.schedules + summary.recipes}
+    by_view = {entry.view: entry for entry in summary.schedules + summary.recipes}
     shown = [result for result in summary.results
              if result.schedule is not None or (result.rope is not None and result.temperature == 1)]
-    others = [(result.label, [entry.nll for entry in by_label[result.label].buckets])
-              for result in shown if result.label in by_label]
+    others = [(result.label, [entry.nll for entry in by_view[result.view].buckets])
+              for result in shown if result.view in by_view]
     reference = [entry.nll_at_1 for entry in summary.best]
     verdict = summary.verdict
     lines = [facts, *lead_note(summary, sweeps), "", *(bullets(verdict) if verdict else []), "",

@@ -48,7 +48,7 @@ def default_views(document: RetrievalDocument) -> list[str]:
     """What the chart opens on: the constant temperatures at both ends and T = 1, and every recipe at T = 1."""
     constants = [v for v in document.views if v.temperature is not None and v.rope is None]
     ends = {min(constants, key=lambda v: v.temperature).label, max(constants, key=lambda v: v.temperature).label}
-    return [v.label for v in document.views if v.label in ends or v.label == "T=1" or v.rope is not None]
+    return [v.label for v in document.views if v.label in ends or v == document.verdict.reference or v.rope is not None]
 
 
 def answer_ui(document: RetrievalDocument) -> None:

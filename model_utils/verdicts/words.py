@@ -1639,7 +1639,7 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
             if reach.outcome is ReachOutcome.BEYOND else f"{model} stops using what it read "
             f"{between_text(reach.between)} back")
     plain = {view.label: view.temperature for view in probe.views
-             if view.temperature is not None and view.rope is None and view.schedule is None and view.label != "T=1"}
+             if view.temperature is not None and view.rope is None and view.schedule is None and view != View(1.0)}
     shifts = [shift for shift in probe.verdict.shifts if shift.view.label in plain]
     beyond = [s.view.label for s in shifts if s.direction is ReachDirection.BOTH_BEYOND]
     if shifts and len(beyond) == len(shifts):
