@@ -147,11 +147,11 @@ def lead_note(summary: TuneSummary, sweeps: Sequence[SweepDocument]) -> list[str
 def tune_lines(summary: TuneSummary, sweeps: Sequence[SweepDocument] = ()) -> list[str]:
     """The corpus verdict and, per bucket over the corpus, the NLL at T = 1, the best temperature and what it saves,
     and what each schedule and recipe saves; a note where its references read less than `sweeps` of its model."""
-    by_label = {entry.label: entry for entry in summary.schedules + summary.recipes}
+    by_view = {entry.view: entry for entry in summary.schedules + summary.recipes}
     shown = [result for result in summary.results
              if result.schedule is not None or (result.rope is not None and result.temperature == 1)]
-    others = [(result.label, [entry.nll for entry in by_label[result.label].buckets])
-              for result in shown if result.label in by_label]
+    others = [(result.label, [entry.nll for entry in by_view[result.view].buckets])
+              for result in shown if result.view in by_view]
     reference = [entry.nll_at_1 for entry in summary.best]
     verdict = summary.verdict
     lines = [words.tune_facts(summary), *lead_note(summary, sweeps), "", *(bullets(verdict) if verdict else []), "",

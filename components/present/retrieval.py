@@ -10,22 +10,23 @@ import numpy as np
 import plotly.graph_objects as go
 
 from components.present.figures.base import escape
-from components.present.figures.context import BAND_ALPHA, add_trained_length, rgba, sweep_styles
+from components.present.figures.context import BAND_ALPHA, add_trained_length, rgba, schedule_names, sweep_styles
 from components.present.margins import FULL_WIDTH, fit
 from components.present.token_view import COLOUR
-from model_utils.core.records.retrieval import Curve, ReachOutcome, RetrievalPoint, ViewEntry
+from model_utils.core.records.retrieval import Curve, ReachOutcome, RetrievalPoint
+from model_utils.core.views import View
 
 LOSS_TOP = 8.0  # nats: a token this hard or harder is drawn at full colour (a new word is often 5 to 10)
 
 
-def view_styles(views: Sequence[ViewEntry]) -> dict[str, dict]:
+def view_styles(views: Sequence[View]) -> dict[View, dict]:
     """The line style of each view, as the Context length page draws the same view."""
-    styles = sweep_styles([v.temperature for v in views], [v.label for v in views],
+    styles = sweep_styles([v.temperature for v in views], schedule_names(views),
                           [None if v.rope is None else v.rope.label for v in views])
-    return {view.label: style for view, style in zip(views, styles, strict=True)}
+    return dict(zip(views, styles, strict=True))
 
 
-def reach_chart(curves: Sequence[Curve], styles: dict[str, dict], trained_length: int, half: float,
+def reach_chart(curves: Sequence[Curve], styles: dict[View, dict], trained_length: int, half: float,
                 width: int = FULL_WIDTH) -> go.Figure:
     """The gain on the repeat against the distance back (log scale), one line per view with its spread over the
     passages as a band, each view's reach marked as the bracket of measured distances its line crosses `half` of its
@@ -33,7 +34,7 @@ def reach_chart(curves: Sequence[Curve], styles: dict[str, dict], trained_length
     drawn in."""
     figure = go.Figure()
     for curve in curves:
-        style, name = styles[curve.view], escape(curve.view)
+        style, name = styles[curve.view], escape(curve.view.label)
         figure.add_trace(go.Scatter(x=curve.distances, y=curve.high, mode="lines", line={"width": 0},
                                     legendgroup=name, showlegend=False, hoverinfo="skip"))
         figure.add_trace(go.Scatter(x=curve.distances, y=curve.low, mode="lines", line={"width": 0},
@@ -83,13 +84,13 @@ def loss_html(tokens: Sequence[str], nll: Sequence[float], top: float = LOSS_TOP
     return '<div style="line-height: 1.9; font-family: monospace; font-size: 0.85em">' + "".join(spans) + "</div>"
 
 
-def layer_mass_chart(points: Sequence[RetrievalPoint], styles: dict[str, dict], width: int = FULL_WIDTH) -> go.Figure:
+def layer_mass_chart(points: Sequence[RetrievalPoint], styles: dict[View, dict], width: int = FULL_WIDTH) -> go.Figure:
     """Per layer, the weight the strongest head of the repeat's queries puts on the one key an induction copy reads
     (the copy of the token each is to predict), planted (solid) and with nothing planted (dotted), one colour per
     view."""
     figure = go.Figure()
     for point in points:
-        style, name = styles[point.view], escape(point.view)
+        style, name = styles[point.view], escape(point.view.label)
         layers = np.arange(len(point.planted.target_mass_top))
         for which, values, dash in (("planted", point.planted.target_mass_top, "solid"),
                                     ("nothing planted", point.unplanted.target_mass_top, "dot")):

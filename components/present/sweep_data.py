@@ -187,7 +187,8 @@ def sweep_rows(document: SweepDocument) -> list[dict]:
     for index, (start, stop) in enumerate(document.buckets):
         for result, statistics in zip(document.results, means, strict=True):
             row = {"bucket_start": start, "bucket_stop": stop, "label": result.label,
-                   "temperature": result.temperature, "schedule": result.schedule,
+                   "temperature": result.temperature,
+                   "schedule": None if result.schedule is None else result.schedule.label,
                    "rope": result.recipe, "nll": result.nll[index]}
             rows.append(row | {name: float(values[index]) for name, values in statistics.items()})
     return rows

@@ -18,6 +18,7 @@ from components.present.figures.context import (
     distance_heatmaps,
     pass_heatmap,
     position_lines,
+    schedule_names,
     sweep_styles,
 )
 from components.present.glossary import term_link
@@ -78,7 +79,7 @@ def drawn_lines(document, indices: list[int], with_best: bool) -> tuple[list, li
     (styles of the whole document, so a result keeps its colour whatever else is drawn), with the best constant
     temperature per bucket after T = 1 when asked."""
     results = document.results
-    styles = sweep_styles([result.temperature for result in results], [result.label for result in results],
+    styles = sweep_styles([result.temperature for result in results], schedule_names(results),
                           [result.recipe for result in results])
     chosen = [results[index] for index in indices]
     labels, shown = [result.label for result in chosen], [styles[index] for index in indices]

@@ -17,6 +17,7 @@ from model_utils import AnalysisError, ModelLoadError
 from model_utils.core.names import model_name
 from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.retrieval import LEAD_TOKENS, PASSAGE_TOKENS
+from model_utils.core.views import View
 from model_utils.verdicts.retrieval import REACH_SHARE
 from model_utils.verdicts.words import reach_sentence, reach_short, reach_text, retrieval_method, shifts_sentence
 
@@ -47,7 +48,7 @@ def default_views(document: RetrievalDocument) -> list[str]:
     """What the chart opens on: the constant temperatures at both ends and T = 1, and every recipe at T = 1."""
     constants = [v for v in document.views if v.temperature is not None and v.rope is None]
     ends = {min(constants, key=lambda v: v.temperature).label, max(constants, key=lambda v: v.temperature).label}
-    return [v.label for v in document.views if v.label in ends or v.label == "T=1" or v.rope is not None]
+    return [v.label for v in document.views if v.label in ends or v == document.verdict.reference or v.rope is not None]
 
 
 def answer_ui(document: RetrievalDocument) -> None:
@@ -59,7 +60,7 @@ def answer_ui(document: RetrievalDocument) -> None:
     shown = st.multiselect("Lines", labels, default=default_views(document), key="retrieval_lines",
                            help="Every temperature, published schedule and recipe the probe ran; the band is the "
                                 "spread over the passages.")
-    curves = [document.curve(label) for label in labels if label in shown]
+    curves = [document.curve(view) for view in document.views if view.label in shown]
     chart.plotly_chart(reach_chart(curves, view_styles(document.views), document.trained_length, REACH_SHARE),
                        key="retrieval_reach")
     st.caption(f"{QUESTION} Each line: the {term_link('Loss', 'loss')} on a repeated "
@@ -69,18 +70,18 @@ def answer_ui(document: RetrievalDocument) -> None:
                "shortest-distance value: the dotted segment joins the two measured distances it lies between, and "
                "the open diamond on it is read between those points, not measured.")
     columns = st.columns(3)
-    for column, label in zip(columns, _headline_views(document), strict=False):
-        column.metric(f"reach at {label}", reach_short(document.curve(label).reach),
-                      help=reach_text(document.curve(label).reach))
+    for column, view in zip(columns, _headline_views(document), strict=False):
+        column.metric(f"reach at {view.label}", reach_short(document.curve(view).reach),
+                      help=reach_text(document.curve(view).reach))
 
 
-def _headline_views(document: RetrievalDocument) -> list[str]:
+def _headline_views(document: RetrievalDocument) -> list[View]:
     """T = 1, the constant temperature that reaches farthest, and the recipe that reaches farthest."""
     best_t = document.verdict.best_temperature
-    recipes = [v for v in document.views if v.rope is not None and document.curve(v.label).reach.value is not None]
-    best_recipe = max(recipes, key=lambda v: document.curve(v.label).reach.value, default=None)
-    chosen = ["T=1", f"T={best_t:g}" if best_t is not None else None, best_recipe.label if best_recipe else None]
-    return list(dict.fromkeys(label for label in chosen if label is not None))
+    recipes = [v for v in document.views if v.rope is not None and document.curve(v).reach.value is not None]
+    best_recipe = max(recipes, key=lambda v: document.curve(v).reach.value, default=None)
+    chosen = [document.verdict.reference, None if best_t is None else View(best_t), best_recipe]
+    return list(dict.fromkeys(view for view in chosen if view is not None))
 
 
 def passage_ui(document: RetrievalDocument) -> None:
@@ -95,14 +96,15 @@ def passage_ui(document: RetrievalDocument) -> None:
     views = right.multiselect("Views", [v.label for v in document.views], default=default_views(document)[:3],
                               key="retrieval_views")
     tokens = next(p for p in document.passages if p.name == passage).tokens
+    by_label = {view.label: view for view in document.views}
     found = {(p.passage, p.distance, p.view): p for p in document.points}
-    points = [found[key] for view in views if (key := (passage, distance, view)) in found]
-    missing = [plain(view) for view in views if (passage, distance, view) not in found]
+    points = [found[key] for label in views if (key := (passage, distance, by_label[label])) in found]
+    missing = [plain(label) for label in views if (passage, distance, by_label[label]) not in found]
     if missing:
         st.info(f"Not measured at {distance:,} tokens: {', '.join(missing)}. Each view is drawn only where it was "
                 "measured (past the trained length the probe measures the recipes and T = 1 only).")
     for column, point in zip(st.columns(max(1, len(points))), points, strict=False):
-        column.markdown(f"**{plain(point.view)}**: loss {point.planted.loss:.2f} with the copy, "
+        column.markdown(f"**{plain(point.view.label)}**: loss {point.planted.loss:.2f} with the copy, "
                         f"{point.unplanted.loss:.2f} without")
         column.html(loss_html(tokens, point.planted.token_nll))
     st.caption("The repeat, each token shaded by its loss with the copy planted (white: predicted, red: a surprise; "
@@ -119,7 +121,7 @@ def method_ui(document: RetrievalDocument) -> None:
         st.markdown(f"{len(document.passages)} passages, planted {document.lead} tokens into "
                     f"{plain(document.filler_source)}:")
         st.markdown("\n".join(f"- {plain(p.name)}: {plain(p.source)}" for p in document.passages))
-        rows = [{"view": c.view, "reach": reach_text(c.reach),
+        rows = [{"view": c.view.label, "reach": reach_text(c.reach),
                  **{f"{d:,}": f"{g:.2f} ({lo:.2f} to {hi:.2f})" for d, g, lo, hi in
                     zip(c.distances, c.gain, c.low, c.high, strict=True)}} for c in document.curves]
         st.dataframe(pd.DataFrame(rows), hide_index=True)
@@ -151,8 +153,9 @@ def your_probe_ui() -> None:
     except (AnalysisError, ModelLoadError) as error:
         st.error(plain(error))
         return
-    for column, label in zip(st.columns(len(document.views)), [v.label for v in document.views], strict=True):
-        point = document.points[[p.view for p in document.points].index(label)]
-        column.metric(label, f"saves {point.gain:.2f}", help="nats per token: the loss without the copy minus with it")
+    for column, view in zip(st.columns(len(document.views)), document.views, strict=True):
+        point = document.points[[p.view for p in document.points].index(view)]
+        column.metric(view.label, f"saves {point.gain:.2f}",
+                      help="nats per token: the loss without the copy minus with it")
         column.html(loss_html(document.passages[0].tokens, point.planted.token_nll))
 

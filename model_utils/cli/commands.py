@@ -32,16 +32,15 @@ from model_utils.core.progress import Progress
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.tune import ComputingRun, TuneSummary, previous_runs
 from model_utils.core.report import Report
-from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
 from model_utils.engine.analyze import analyze, set_threads, tokenize
 from model_utils.engine.plugin import load_model
-from model_utils.experiments.texts import builtin_source, builtin_text
+from model_utils.experiments.texts import builtin_name, builtin_source, builtin_text
 
 
 def read_text(source: TextSource) -> tuple[str, str]:
-    """(text, where it came from)."""
+    """(text, where it came from); text_name says what it is in a few words."""
     if source.builtin:
         return builtin_text(source.builtin), f"{builtin_source(source.builtin)}, built-in text {source.builtin!r}"
     if source.text is not None:
@@ -53,6 +52,11 @@ def read_text(source: TextSource) -> tuple[str, str]:
             return handle.read(), source.file
     except OSError as error:
         raise UsageError(f"cannot read --file {source.file!r}: {error.strerror or error}") from None
+
+
+def text_name(source: TextSource, where: str) -> str:
+    """What the text of read_text is, in a few words: a built-in text's name, else where it came from."""
+    return builtin_name(source.builtin) if source.builtin else where
 
 
 def write_json(document: dict, target: str) -> None:
@@ -76,7 +80,7 @@ def report_table(report: Report) -> str:
     """A short human-readable table: one line per temperature (or schedule, or recipe). Under a distance remapping
     a column `eff untr` adds the untrained mass on the distances the remapping gives (`untrained` is on the text's)."""
     width = max(26, *(len(result.label) for result in report.results))
-    remapped = any(result.rope is not None and Rope.from_dict(result.rope).remaps for result in report.results)
+    remapped = any(result.view.rope is not None and result.view.rope.remaps for result in report.results)
     columns = ["entropy", "normalized_entropy", "sink_mass", "recent_mass", "distant_mass", "untrained_mass"]
     columns += ["effective_untrained_mass"] if remapped else []
     lines = [f"{report.model}: {report.n_tokens} tokens{' (cut)' if report.truncated else ''}, mode {report.mode}, "
@@ -168,7 +172,7 @@ def run_sweep(request: SweepCommand) -> None:
     try:
         runner = sweep_on_ray if placed.on_ray else sweep_here
         document = runner(loaded, text, specs, sweep_settings(request), placed, source=source, cache_dir=cache_dir,
-                          cut=cut_settings(request))
+                          cut=cut_settings(request), name=text_name(request.source, source))
     except RunUsageError as error:
         raise UsageError(str(error)) from None
     run = run_record(request.argv, time.perf_counter() - started)
@@ -186,7 +190,7 @@ def cut_settings(request: SweepCommand | TuneCommand):
     return CutSettings(folder=folder, stride=request.cut_context_stride)
 
 
-def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir, cut):
+def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir, cut, name):
     """The sweep in this process, with a bar of layers over all its passes (drawn once a pass starts: a sweep refused
     by its checks, or all cached, draws none)."""
     from tqdm import tqdm
@@ -207,13 +211,13 @@ def sweep_here(loaded, text, specs, settings, placed, *, source, cache_dir, cut)
 
     try:
         return sweep(loaded, text, specs, settings, source=source, cache_dir=cache_dir, on_start=on_start,
-                     progress=on_layer, cut=cut)
+                     progress=on_layer, cut=cut, name=name)
     finally:
         for bar in bars:
             bar.close()
 
 
-def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir, cut):
+def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir, cut, name):
     """The sweep's missing passes on Ray workers, one pass per worker at a time: a bar of passes, and a line as each
     starts or finishes on its worker (drawn once the workers are ready)."""
     from tqdm import tqdm
@@ -235,7 +239,7 @@ def sweep_on_ray(loaded, text, specs, settings, placed, *, source, cache_dir, cu
 
     try:
         return sweep_on_workers(loaded, text, specs, settings, placed, source=source, cache_dir=cache_dir,
-                                on_pass=on_pass, cut=cut)
+                                on_pass=on_pass, cut=cut, name=name)
     finally:
         for bar in bars:
             bar.close()

@@ -12,6 +12,7 @@ import numpy as np
 
 from model_utils.core.softmax import entropy
 from model_utils.core.statistics import MASS_PARTS, REPORTED_STATISTICS, STATISTICS, mass_by_distance
+from model_utils.core.views import OfView, View
 
 
 @dataclass(kw_only=True)
@@ -28,13 +29,11 @@ class LayerInputs:
 
 
 @dataclass(kw_only=True)
-class TemperatureResult:
-    """Everything measured at one temperature (or one schedule)."""
+class TemperatureResult(OfView):
+    """Everything measured under one view (a temperature or a schedule, on a RoPE recipe or not)."""
 
-    label: str
-    temperature: float | None  # None for a schedule
-    schedule: str | None
-    rope: dict | None  # the RoPE recipe as applied (recipe, rope_type, factor, attention_factor); None: the model's own
+    view: View
+    applied_rope: dict | None  # the recipe as applied (recipe, rope_type, factor, attention_factor); None: none
     loss: float  # mean next-token NLL over every position
     next_token: list[dict]  # top 5 {"token", "prob"} at the last position
     heads: dict[str, np.ndarray]  # statistic -> [layer, head], means over the queries q_start..n-1
@@ -77,8 +76,10 @@ class TemperatureResult:
         values = {name: self.heads[name].tolist() for name in REPORTED_STATISTICS}  # [layer][head] floats at once
         heads = [[{name: values[name][layer][head] for name in REPORTED_STATISTICS} for head in range(len(by_head))]
                  for layer, by_head in enumerate(values["entropy"])]
-        document = {"temperature": self.temperature, "label": self.label, "schedule": self.schedule,
-                    "rope": self.rope, "loss": self.loss, "next_token": self.next_token, "heads": heads}
+        schedule = self.view.schedule
+        document = {"temperature": self.temperature, "label": self.label,
+                    "schedule": None if schedule is None else schedule.label, "rope": self.applied_rope,
+                    "loss": self.loss, "next_token": self.next_token, "heads": heads}
         if with_buckets:
             document["buckets"] = {
                 "nll": [None if math.isnan(v) else float(v) for v in self.bucket_nll],

@@ -7,6 +7,7 @@ torch is imported."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import KW_ONLY, dataclass
 
@@ -143,6 +144,11 @@ class Rope:
 
     def to_dict(self) -> dict:
         return {"recipe": self.kind} | {name: getattr(self, name) for name in recipe_info(self.kind).parameters}
+
+    def canonical(self) -> str:
+        """to_dict as JSON with sorted keys and every number in full (repr): what a cache key hashes, where the
+        label rounds to 6 digits."""
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
     @classmethod
     def from_dict(cls, data: dict) -> Rope:

@@ -274,10 +274,8 @@ def _result(loaded, view: View, index: int, row: int, done: Pass, bounds) -> Tem
     per_bucket_named = named_statistics(per_bucket[..., : len(ROW_FIELDS)])
     position = done.nll[row].numpy()
     return TemperatureResult(
-        label=view.label,
-        temperature=view.temperature,
-        schedule=None if view.schedule is None else view.schedule.label,
-        rope=done.rope,
+        view=view,
+        applied_rope=done.rope,
         loss=_scored_mean(position),
         next_token=top_tokens(loaded, done.last[row]),
         heads=whole,

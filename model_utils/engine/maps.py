@@ -9,7 +9,6 @@ import torch
 from model_utils.core.errors import AnalysisError
 from model_utils.core.limits import check_int
 from model_utils.core.report import HeadPick, LayerInputs, Report
-from model_utils.core.rope import Rope
 from model_utils.engine.probe import multipliers_for
 from model_utils.engine.remap import LayerRemap, Layout
 from model_utils.engine.torch_path import remapped_logits
@@ -36,8 +35,7 @@ def attention_map(report: Report, layer: int, view: int, *, head: int | None = N
 
 def _remap(report: Report, inputs: LayerInputs, view: int, row: int) -> LayerRemap | None:
     """The far block of view `view`'s map, where its recipe remaps distances (else None)."""
-    applied = report.results[view].rope
-    rope = None if applied is None else Rope.from_dict(applied)
+    rope = report.results[view].view.rope
     if rope is None or not rope.remaps:
         return None
     far = [torch.from_numpy(array[row : row + 1]) for array in (inputs.far_query, inputs.far_key)]

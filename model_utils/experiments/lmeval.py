@@ -30,7 +30,6 @@ from model_utils.core.files import write_atomic
 from model_utils.core.limits import MAX_TOKENS, check_int
 from model_utils.core.lmeval import MIN_LENGTH, MODEL_NAME, OFFLINE_TASKS, wilson_interval
 from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore
-from model_utils.core.records.retrieval import ViewEntry
 from model_utils.core.rope import Rope, parse_rope
 from model_utils.core.schedules import PositionSchedule, parse_schedule
 from model_utils.core.softmax import check_temperature
@@ -48,7 +47,7 @@ IGNORED_ARGUMENTS = ("batch_size", "max_batch_size")
 DEFAULT_MAX_GEN_TOKS = 256  # lm-eval's own default, for a task that names none
 # Every process that imports datasets after these are set stays off the hub; `make lmeval` sets them before Python.
 OFFLINE_ENVIRONMENT = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-CACHE_FORMAT = 1  # of a cached generation: bump when one would come out different
+CACHE_FORMAT = 2  # of a cached generation: bump when one would come out different (2: keyed by the whole view)
 COMPLETE_NUMBER = re.compile(r"\d+(?=\D)")  # a run of digits that something other than a digit has ended
 
 
@@ -256,11 +255,9 @@ class GenerationCache:
 
     def __init__(self, folder: Path, model: ExplorerLM):
         self.folder = folder
-        view = model.view
         self.base = json.dumps({"format": CACHE_FORMAT, "model": model_fingerprint(model.loaded, portable=True),
-                                "view": view.label, "rope": None if view.rope is None else view.rope.to_dict(),
-                                "max_length": model.max_length, "trained_length": model.trained_length},
-                               sort_keys=True)
+                                "view": model.view.canonical(), "max_length": model.max_length,
+                                "trained_length": model.trained_length}, sort_keys=True)
 
     def path(self, context: str, settings: dict, numbers: NumbersAsked | None) -> Path:
         asked = json.dumps({"context": context, "settings": settings,
@@ -351,7 +348,7 @@ def run_ruler(loaded: LoadedModel, request: RulerRequest,
                 on_score(scores[-1], len(scores), len(units))
     return LmEvalDocument(
         format=FORMAT, model=loaded.name, trained_length=request.trained_length, tasks=request.tasks,
-        lengths=request.lengths, limit=request.limit, views=tuple(view_entry(view) for view in request.views),
+        lengths=request.lengths, limit=request.limit, views=tuple(request.views),
         scores=tuple(scores), lm_eval_version=lm_eval.__version__,
         tokenizer=LMEVAL_TOKENIZER, run=None)
 
@@ -371,7 +368,7 @@ def ruler_score(loaded: LoadedModel, view: View, length: int, task: str, request
     logs = {log.doc_id: log for log in model.generations}
     samples = tuple(ruler_sample(sample, length, logs[sample["doc_id"]]) for sample in results["samples"][task])
     right = sum(sample.score for sample in samples)
-    return LmEvalScore(task=task, length=length, view=view.label, score=right / len(samples),
+    return LmEvalScore(task=task, length=length, view=view, score=right / len(samples),
                        interval=wilson_interval(right, len(samples)), samples=samples, seconds=round(seconds, 1))
 
 
@@ -383,7 +380,3 @@ def ruler_sample(sample: dict, length: int, log: GenerationLog) -> LmEvalSample:
                         prompt_tokens=log.prompt_tokens, cut_tokens=log.cut_tokens, new_tokens=log.new_tokens,
                         seconds=round(log.seconds, 2))
 
-
-def view_entry(view: View) -> ViewEntry:
-    return ViewEntry(label=view.label, temperature=view.temperature,
-                     schedule=None if view.schedule is None else view.schedule.label, rope=view.rope)

@@ -7,6 +7,7 @@ SweepPass.to_dict() writes it."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -36,8 +37,8 @@ from model_utils.core.records.sweep import (
     SweepDocument,
     SweepPass,
     SweepResult,
-    pass_rope,
-    rope_fields,
+    applied_fields,
+    read_pass,
 )
 from model_utils.core.report import Report
 from model_utils.core.rope import Rope
@@ -79,8 +80,25 @@ def pass_request(spec: Spec, settings: SweepSettings) -> AnalysisRequest:
 
 
 def pass_key(fingerprint: str, text: str, spec: Spec, settings: SweepSettings) -> str:
-    parts = [str(FORMAT), fingerprint, text_digest(text), as_view(spec).label, repr(settings)]
+    """What a pass computes: the model, the text, the view (its canonical JSON) and the settings."""
+    return _key(fingerprint, text, as_view(spec).canonical(), settings)
+
+
+def _key(fingerprint: str, text: str, view: str, settings: SweepSettings) -> str:
+    parts = [str(FORMAT), fingerprint, text_digest(text), view, repr(settings)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+
+
+def pass_path(folder: Path, fingerprint: str, text: str, spec: Spec, settings: SweepSettings) -> Path:
+    """Where the pass of `spec` is cached in `folder`. A pass cached under its view's label (keys before they hashed
+    the view's canonical JSON; the label rounds to 6 digits) is moved to its key first, so older caches, the
+    committed ones among them, are found whole."""
+    path = folder / f"{pass_key(fingerprint, text, spec, settings)}.json"
+    older = folder / f"{_key(fingerprint, text, as_view(spec).label, settings)}.json"
+    if not path.is_file() and older.is_file():
+        with contextlib.suppress(FileNotFoundError):  # another worker moved it first
+            older.replace(path)
+    return path
 
 
 def pass_record(report: Report) -> SweepPass:
@@ -88,8 +106,8 @@ def pass_record(report: Report) -> SweepPass:
     result = report.results[0]
     return SweepPass(
         result=SweepResult(
-            label=result.label, temperature=result.temperature, schedule=result.schedule, **rope_fields(result.rope),
-            loss=result.loss, nll=tuple(None if math.isnan(v) else float(v) for v in result.bucket_nll),
+            view=result.view, **applied_fields(result.applied_rope), loss=result.loss,
+            nll=tuple(None if math.isnan(v) else float(v) for v in result.bucket_nll),
             heads={name: np.round(result.bucket_heads[name], 5) for name in REPORTED_STATISTICS},
             distance_profile=np.round(result.distance_profile.mean(axis=1), 6),  # [bucket, bin]
             distance_profile_layers=np.round(result.distance_profile, 6),  # [bucket, layer, bin]
@@ -113,16 +131,16 @@ def run_passes(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: 
     fingerprint = fingerprint or model_fingerprint(loaded, portable=True)
     records = []
     for index, spec in enumerate(specs):
-        path = folder / f"{pass_key(fingerprint, text, spec, settings)}.json"
+        path = pass_path(folder, fingerprint, text, spec, settings)
         if path.is_file():
-            records.append(SweepPass.from_dict(json.loads(path.read_text())))
+            records.append(read_pass(json.loads(path.read_text()), as_view(spec)))
             continue
         if on_start is not None:
             on_start(as_view(spec).label, index)
         report = analyze(loaded, text, pass_request(spec, settings), progress=progress)
         record = pass_record(report).to_dict()
         write_atomic(path, json.dumps(record, allow_nan=False))  # a pass is in the cache whole or not at all
-        records.append(SweepPass.from_dict(record))
+        records.append(read_pass(record, as_view(spec)))
     return records
 
 
@@ -180,13 +198,6 @@ def best_per_bucket(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]
     return tuple(best)
 
 
-def rope_label(record: dict) -> str | None:
-    """The label of a pass record's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions: for the
-    tune's rows, which read the pass cache's dicts."""
-    rope = pass_rope(record)
-    return None if rope is None else rope.label
-
-
 def best_by_recipe(passes: Sequence[SweepPass], buckets: Sequence[Sequence[int]]) -> dict[Rope, tuple[BestEntry, ...]]:
     """best_per_bucket on every recipe that ran T = 1 and at least one other constant temperature."""
     grids: dict[Rope, set[float]] = {}
@@ -223,24 +234,26 @@ BOOTSTRAP = Bootstrap(resamples=BOOTSTRAP_RESAMPLES, block=BOOTSTRAP_BLOCK, conf
 
 def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequence[Spec],
                    settings: SweepSettings, text: str, source: str,
-                   cut: CutContextPass | None = None) -> SweepDocument:
+                   cut: CutContextPass | None = None, name: str | None = None) -> SweepDocument:
     """The sweep's record: settings, one result per temperature or schedule (with its multiplier range inside and
     past the trained length), the best temperature per bucket on the plain model and on each recipe, and the
     context-length verdict's numbers (verdicts.context; None when the text does not reach past the trained
     length), which need the passes' per-position NLL that the document leaves out; with `cut` (the cut-context
-    reference of the same text), the rise on the same tokens too."""
+    reference of the same text), the rise on the same tokens too; `name` says what the text is (by default its
+    source)."""
     first = passes[0]
     n_tokens, trained, q_start = first.n_tokens, first.trained_length, first.q_start
     results = tuple(replace(p.result, multipliers=multipliers(spec, n_tokens, trained, q_start))
                     for p, spec in zip(passes, specs, strict=True))
     best, spans = best_per_bucket(passes, first.buckets), tuple(loaded.sliding_windows())
-    position_nll = {p.result.label: p.position_nll for p in passes}
+    position_nll = {p.result.view: p.position_nll for p in passes}
     same = None if cut is None else one_text_rise(
-        np.asarray(position_nll[results[reference_index(results)].label][trained:]), cut)
+        np.asarray(position_nll[results[reference_index(results)].view][trained:]), cut)
     verdict = sweep_verdict(results=results, buckets=first.buckets, n_tokens=n_tokens, trained_length=trained,
                             best=best, layer_spans=spans, position_nll=position_nll, same_token_rise=same)
     return SweepDocument(
-        model=loaded.name, model_facts=loaded.facts(), text_source=source, text_sha256=text_digest(text),
+        model=loaded.name, model_facts=loaded.facts(), text_name=name or source, text_source=source,
+        text_sha256=text_digest(text),
         n_tokens=n_tokens, trained_length=trained, beyond_trained=settings.beyond_trained,
         bucket_size=settings.bucket_size, q_start=q_start, window=settings.window, buckets=first.buckets,
         distance_bins=first.result.distance_bins, results=results, best=best,
@@ -253,13 +266,14 @@ def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequ
 def sweep(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
           source: str = "text", cache_dir: Path | None = None,
           on_start: Callable[[str, int], None] | None = None,
-          progress: OnProgress | None = None, cut: CutSettings | None = None) -> SweepDocument:
+          progress: OnProgress | None = None, cut: CutSettings | None = None,
+          name: str | None = None) -> SweepDocument:
     """Check, run (or read from the cache) every pass, and assemble the sweep document; with `cut`, also the
     cut-context reference of a text that runs past the trained length (experiments.cut_context)."""
     n_tokens = check_sweep(loaded, text, specs, settings)
     passes = run_passes(loaded, text, specs, settings, cache_dir, on_start, progress)
     return sweep_document(loaded, passes, specs, settings, text, source,
-                          cut_reference(loaded, text, n_tokens, settings, cut))
+                          cut_reference(loaded, text, n_tokens, settings, cut), name)
 
 
 def cut_reference(loaded: LoadedModel, text: str, n_tokens: int, settings: SweepSettings,

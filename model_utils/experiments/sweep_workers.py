@@ -21,7 +21,7 @@ from model_utils.experiments.cut_context import CutSettings
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.runs.pool import Placement, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
-from model_utils.experiments.sweep import Spec, SweepSettings, check_sweep, pass_key, sweep
+from model_utils.experiments.sweep import Spec, SweepSettings, check_sweep, pass_path, sweep
 from model_utils.models import LoadedModel
 
 
@@ -39,7 +39,7 @@ class PassEvent:
 def sweep_on_workers(loaded: LoadedModel, text: str, specs: Sequence[Spec], settings: SweepSettings,
                      placement: Placement, *, source: str = "text", cache_dir: Path | None = None,
                      on_pass: Callable[[PassEvent], None] | None = None,
-                     cut: CutSettings | None = None) -> SweepDocument:
+                     cut: CutSettings | None = None, name: str | None = None) -> SweepDocument:
     """The sweep (experiments.sweep.sweep) with its missing passes run on `placement`'s workers first. Raises
     AnalysisError before any worker starts, RunUsageError for an address that is no Ray cluster, RunError when
     passes could not be finished (those finished are in the cache)."""
@@ -47,7 +47,7 @@ def sweep_on_workers(loaded: LoadedModel, text: str, specs: Sequence[Spec], sett
     folder = cache_dir or cache_root() / "sweeps"
     folder.mkdir(parents=True, exist_ok=True)
     fingerprint = model_fingerprint(loaded, portable=True)  # as run_passes keys them
-    paths = {as_view(spec).label: folder / f"{pass_key(fingerprint, text, spec, settings)}.json" for spec in specs}
+    paths = {as_view(spec).label: pass_path(folder, fingerprint, text, spec, settings) for spec in specs}
     missing = [spec for spec in specs if not paths[as_view(spec).label].is_file()]
     done = len(specs) - len(missing)
 
@@ -68,4 +68,5 @@ def sweep_on_workers(loaded: LoadedModel, text: str, specs: Sequence[Spec], sett
         work = WorkerSettings(model=loaded, sweep=settings, pass_dir=folder, keep_passes=True)
         with open_pool(work, placement) as pool:
             pool.passes(Document(source, text), missing, finished, started)
-    return sweep(loaded, text, specs, settings, source=source, cache_dir=folder, cut=cut)  # passes from the cache now
+    # the passes are in the cache now
+    return sweep(loaded, text, specs, settings, source=source, cache_dir=folder, cut=cut, name=name)

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 BUILTIN_TEXTS = ("long", "decimal-source")  # the sweep's texts: `--builtin NAME`
-SOURCE = "Python's pydoc_data.topics (Python documentation, PSF License)"
+SOURCE_NAME = "Python's pydoc_data.topics"
+SOURCE = f"{SOURCE_NAME} (Python documentation, PSF License)"
 # The topics in sorted order, their paragraphs (blank-line separated) one after another, are cut in two by characters
 # (so the cut does not depend on a tokenizer): the long text is the first LONG_CHARS characters' worth of paragraphs
 # (about 17,300 tokens of the bundled tokenizer: the sweep runs 16,384 of them), and the corpus the paragraphs after
@@ -101,9 +102,14 @@ class FileSource:
         return Path(next(iter(spec.submodule_search_locations)))
 
     @property
+    def files(self) -> str:
+        """The files, in words: 'Lib/typing.py'."""
+        return " + ".join(f"{self.package or 'Lib'}/{path}" for path in self.paths)
+
+    @property
     def where(self) -> str:
         """The files and their licence, in words: 'Lib/typing.py (PSF License)'."""
-        return " + ".join(f"{self.package or 'Lib'}/{path}" for path in self.paths) + f" ({self.licence})"
+        return f"{self.files} ({self.licence})"
 
     def read(self) -> BuiltinDocument:
         folder = self.folder()
@@ -147,6 +153,11 @@ def builtin_text(name: str) -> str:
 def builtin_source(name: str) -> str:
     """Where the built-in text `name` comes from, with its licence, in words."""
     return SOURCE if name == "long" else DECIMAL_SOURCE.where
+
+
+def builtin_name(name: str) -> str:
+    """What the built-in text `name` is, in a few words: "Python's pydoc_data.topics"."""
+    return SOURCE_NAME if name == "long" else DECIMAL_SOURCE.files
 
 
 def builtin_documents() -> list[BuiltinDocument]:

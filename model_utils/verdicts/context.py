@@ -15,7 +15,7 @@ import numpy as np
 from model_utils.core.bootstrap import BOOTSTRAP_BLOCK, fold_sums
 from model_utils.core.records.sweep import BestEntry, SweepDocument, SweepResult
 from model_utils.core.records.verdict import Bucket, ContextVerdict, EntropyTrend, RowKind, SameTokenRise
-from model_utils.core.views import reference_index
+from model_utils.core.views import View, reference_index
 from model_utils.verdicts.layers import layer_groups
 from model_utils.verdicts.past import (
     PastData,
@@ -54,10 +54,10 @@ def _bucket_statistic(result: SweepResult, name: str) -> np.ndarray:
 
 def sweep_verdict(*, results: Sequence[SweepResult], buckets: Sequence[Bucket], n_tokens: int, trained_length: int,
                   best: Sequence[BestEntry], layer_spans: Sequence[int | None] | None,
-                  position_nll: Mapping[str, Sequence[float]], seed: int = SEED,
+                  position_nll: Mapping[View, Sequence[float]], seed: int = SEED,
                   same_token_rise: SameTokenRise | None = None) -> ContextVerdict | None:
     """The verdict of one text's sweep: its results (one per pass), buckets, best temperature per bucket and each
-    layer's sliding span, with each pass's per-position NLL (label -> [n - 1]) for the held-out gains and their
+    layer's sliding span, with each pass's per-position NLL (view -> [n - 1]) for the held-out gains and their
     intervals, and the rise on the same tokens where the cut context was measured (verdicts/rise.py). None when the
     text does not reach past the trained length with a bucket that has a loss, or no bucket lies wholly before it."""
     scored = _scored(results)
@@ -78,28 +78,27 @@ def sweep_verdict(*, results: Sequence[SweepResult], buckets: Sequence[Bucket], 
     data = PastData(documents=None, trained_length=trained_length, buckets=chosen, weights=weights,
                     views=tuple(_view_info(result) for result in results), nll=nll, statistics=statistics,
                     reported_best={entry.bucket[0]: entry.temperature_interval for entry in best},
-                    resamples=position_folds(position_nll, [result.label for result in results],
+                    resamples=position_folds(position_nll, [result.view for result in results],
                                              [chosen[i] for i in past], n_tokens, seed), layer_types=layer_types,
                     layer_spans=None if layer_spans is None else tuple(layer_spans))
     verdict = length_verdict(data)
     return verdict if verdict is None or same_token_rise is None else with_same_token_rise(verdict, same_token_rise)
 
 
-def position_folds(position_nll: Mapping[str, Sequence[float]], labels: list[str], buckets: list[Bucket],
+def position_folds(position_nll: Mapping[View, Sequence[float]], views: list[View], buckets: list[Bucket],
                    n_tokens: int, seed: int = SEED) -> PositionFolds:
     """Each bucket's positions in alternating blocks (core.bootstrap.fold_sums), every view on the same blocks."""
     rng = np.random.default_rng(seed)
-    losses = np.array([np.asarray(position_nll[label], dtype=np.float64) for label in labels])  # [view, n - 1]
+    losses = np.array([np.asarray(position_nll[view], dtype=np.float64) for view in views])  # [view, n - 1]
     folds = [fold_sums(losses[:, start : min(stop, n_tokens - 1)], rng) for start, stop in buckets]
     if not folds:  # a text within the trained length: nothing to resample
-        return PositionFolds(sums=np.zeros((1, 0, 2, len(labels))), counts=np.zeros((0, 2)), block=BOOTSTRAP_BLOCK)
+        return PositionFolds(sums=np.zeros((1, 0, 2, len(views))), counts=np.zeros((0, 2)), block=BOOTSTRAP_BLOCK)
     return PositionFolds(sums=np.stack([sums for sums, _ in folds], axis=1),
                          counts=np.array([counts for _, counts in folds]), block=BOOTSTRAP_BLOCK)
 
 
 def _view_info(result: SweepResult) -> ViewInfo:
-    return ViewInfo(label=result.label, temperature=result.temperature, schedule=result.schedule, rope=result.rope,
-                    multipliers=result.multipliers)
+    return ViewInfo(view=result.view, multipliers=result.multipliers)
 
 
 def with_schedule_costs(verdict: ContextVerdict, results: Sequence[SweepResult], buckets: Sequence[Bucket],

@@ -40,7 +40,7 @@ from model_utils.core.records.verdict import (
     family_of,
 )
 from model_utils.core.rope import Rope, recipe_info
-from model_utils.core.views import reference_index
+from model_utils.core.views import OfView, View, reference_index
 from model_utils.verdicts.decomposition import decompose
 from model_utils.verdicts.layers import LayerGroup, chosen_mass, layer_type_masses
 
@@ -48,18 +48,11 @@ GONE = 0.1  # untrained-distance mass at a tenth of plain T = 1's or less: an or
 
 
 @dataclass(frozen=True, kw_only=True)
-class ViewInfo:
-    """What a verdict needs to know of one view: its label, and its temperature, schedule and recipe if any."""
+class ViewInfo(OfView):
+    """What a verdict needs to know of one view: the view, and a schedule's logit multiplier range."""
 
-    label: str
-    temperature: float | None
-    schedule: str | None = None
-    rope: Rope | None = None
-    multipliers: Multipliers | None = None  # a schedule's logit multiplier range
-
-    @property
-    def recipe(self) -> str | None:
-        return None if self.rope is None else self.rope.label
+    view: View
+    multipliers: Multipliers | None = None
 
 
 class Resamples(Protocol):

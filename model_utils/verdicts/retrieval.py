@@ -17,8 +17,8 @@ from model_utils.core.records.retrieval import (
     ReachShift,
     RetrievalPoint,
     RetrievalVerdict,
-    ViewEntry,
 )
+from model_utils.core.views import View
 
 __all__ = ["REACH_SHARE", "curve", "gain_table", "reach_of", "retrieval_verdict", "shift"]
 
@@ -29,19 +29,19 @@ def reach_of(distances: Sequence[int], gains: Sequence[float]) -> tuple[ReachOut
     return bracket(distances, gains)[0], read_between(distances, gains)
 
 
-def gain_table(points: Sequence[RetrievalPoint], view: str, passages: Sequence[str],
+def gain_table(points: Sequence[RetrievalPoint], view: View, passages: Sequence[str],
                distances: Sequence[int]) -> np.ndarray:
     """[passage, distance] gains of one view."""
     found = {(p.passage, p.distance): p.gain for p in points if p.view == view}
     return np.array([[found[(name, distance)] for distance in distances] for name in passages])
 
 
-def view_distances(points: Sequence[RetrievalPoint], view: str) -> tuple[int, ...]:
+def view_distances(points: Sequence[RetrievalPoint], view: View) -> tuple[int, ...]:
     """Every distance `view` was measured at: the grid's and any --refine added, ascending."""
     return tuple(sorted({p.distance for p in points if p.view == view}))
 
 
-def curve(points: Sequence[RetrievalPoint], view: str, passages: Sequence[str], distances: Sequence[int] | None = None,
+def curve(points: Sequence[RetrievalPoint], view: View, passages: Sequence[str], distances: Sequence[int] | None = None,
           seed: int = 0) -> Curve:
     """One view's curve over the passages, at `distances` (default: every distance it was measured at): mean gain
     with its spread, its share of the shortest distance's, the mean losses planted and not, the mean mass on the
@@ -64,24 +64,24 @@ def curve(points: Sequence[RetrievalPoint], view: str, passages: Sequence[str], 
                  reach=Reach.of(distances, passages, table))
 
 
-def shift(curves: Sequence[Curve], view: str, reference: str) -> ReachShift:
+def shift(curves: Sequence[Curve], view: View, reference: View) -> ReachShift:
     """`view`'s reach against the reference's, by brackets (ReachShift.of)."""
     by_view = {c.view: c for c in curves}
     return ReachShift.of(view, by_view[view].reach, by_view[reference].reach)
 
 
-def retrieval_verdict(views: Sequence[ViewEntry], curves: Sequence[Curve], reference: str,
+def retrieval_verdict(views: Sequence[View], curves: Sequence[Curve], reference: View,
                       trained_length: int) -> RetrievalVerdict:
     """The reference's reach, every other view's shift of it, and the constant temperature that reaches farthest:
     the farthest bracket (BEYOND first, then the bracket's nearer distance), ties by the value read between points,
     then by the larger mean gain."""
     by_view = {c.view: c for c in curves}
     constant = [v for v in views if v.temperature is not None and v.rope is None
-                and by_view[v.label].reach.outcome is not ReachOutcome.NONE]
-    best = max(constant, key=lambda v: _farthest(by_view[v.label]), default=None)
+                and by_view[v].reach.outcome is not ReachOutcome.NONE]
+    best = max(constant, key=lambda v: _farthest(by_view[v]), default=None)
     return RetrievalVerdict(
         reference=reference, reach=by_view[reference].reach,
-        shifts=tuple(shift(curves, v.label, reference) for v in views if v.label != reference),
+        shifts=tuple(shift(curves, v, reference) for v in views if v != reference),
         best_temperature=None if best is None else best.temperature, trained_length=trained_length,
         longest_distance=int(max(max(c.distances) for c in curves)))
 

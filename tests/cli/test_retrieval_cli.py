@@ -8,6 +8,8 @@ import pytest
 
 from model_utils.__main__ import main
 from model_utils.core.records.retrieval import RetrievalDocument
+from model_utils.core.rope import Rope
+from model_utils.core.views import View
 
 TINY = ["retrieval", "--model", "tiny-random", "--trained-length", "512", "--passage-tokens", "16"]
 
@@ -70,9 +72,10 @@ def test_a_view_that_cannot_share_its_prefix_is_named_and_separate_passes_reads_
     assert code == 0, err
     assert "dynamic (s=2) + T=1 reads each text whole" in err
     document = RetrievalDocument.from_dict(json.loads(out.read_text()))
-    assert document.separate_views == ("dynamic (s=2) + T=1",)
-    assert {p.view for p in document.points if p.planted.prefix_tokens is None} == {"dynamic (s=2) + T=1"}
+    dynamic = View(1.0, Rope("dynamic", 2.0))
+    assert document.separate_views == (dynamic,)
+    assert {p.view for p in document.points if p.planted.prefix_tokens is None} == {dynamic}
     code, _, err = run(capsys, tmp_path, "--distances", "32", "64", "--passages", "essay", "--temperatures", "1",
                        "--separate-passes", "--json", str(out))
     assert code == 0 and "Every view reads each text whole" in err
-    assert RetrievalDocument.from_dict(json.loads(out.read_text())).separate_views == ("T=1",)
+    assert RetrievalDocument.from_dict(json.loads(out.read_text())).separate_views == (View(1.0),)

@@ -16,6 +16,7 @@ from model_utils.core.collapse import (
 )
 from model_utils.core.report import TemperatureResult
 from model_utils.core.statistics import distance_bins, mass_by_distance
+from model_utils.core.views import View
 from tests.support import ROOT
 from tests.support.reference import reference_last_query_masses
 
@@ -80,9 +81,9 @@ def test_a_span_is_held_by_the_tokens_that_overlap_it_and_none_for_a_span_left_o
     assert token_span(offsets, (10, 42)) == (3, 5)  # straddles the cut: the kept tokens on both sides
 
 
-def result_with_rows(rows: np.ndarray, label: str = "T=1") -> TemperatureResult:
+def result_with_rows(rows: np.ndarray) -> TemperatureResult:
     empty = np.zeros(0)
-    return TemperatureResult(label=label, temperature=1.0, schedule=None, rope=None, loss=0.0, next_token=[],
+    return TemperatureResult(view=View(1.0), applied_rope=None, loss=0.0, next_token=[],
                              heads={}, last_rows=rows, last_log_probs=empty, position_nll=empty,
                              position_greedy=empty, bucket_heads={}, bucket_nll=empty, distance_profile=empty)
 

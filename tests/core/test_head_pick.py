@@ -8,12 +8,14 @@ import numpy as np
 import pytest
 
 from model_utils.core.report import LayerInputs, Report, TemperatureResult, runner_up_ratio
+from model_utils.core.schedules import Schedule
 from model_utils.core.softmax import softmax_with_temperature
+from model_utils.core.views import View
 
 
 def result(temperature: float | None) -> TemperatureResult:
-    return TemperatureResult(label="schedule" if temperature is None else f"T={temperature:g}",
-                             temperature=temperature, schedule=None, rope=None, loss=1.0, next_token=[],
+    return TemperatureResult(view=View(Schedule("yarn", 2.0) if temperature is None else temperature),
+                             applied_rope=None, loss=1.0, next_token=[],
                              heads={"entropy": np.zeros((2, 2))}, last_rows=np.zeros((2, 2, 6)),
                              last_log_probs=np.zeros(4), position_nll=np.zeros(5), position_greedy=np.zeros(5, bool),
                              bucket_heads={}, bucket_nll=np.zeros(1), distance_profile=np.zeros((1, 2, 3)))

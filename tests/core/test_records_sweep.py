@@ -1,5 +1,6 @@
-"""The sweep document's record (core/records/sweep.py): the committed sweep reads and writes back to itself, the
-older unnumbered format is read, and a missing key or another format is refused with a message that names it."""
+"""The sweep document's record (core/records/sweep.py): the committed sweep (format 4: views by their labels) reads
+with its views whole and writes back to itself, the older formats are read, a cached pass of either form reads, and a
+missing key or another format is refused with a message that names it."""
 
 import json
 from dataclasses import replace
@@ -9,10 +10,13 @@ import numpy as np
 import pytest
 
 from model_utils.core.records import RecordError
+from model_utils.core.records.base import OLD_VIEW_KEYS
 from model_utils.core.records.run import RunInfo
-from model_utils.core.records.sweep import FORMAT, BestEntry, SweepDocument, SweepPass
+from model_utils.core.records.sweep import FORMAT, BestEntry, SweepDocument, SweepPass, read_pass
 from model_utils.core.records.verdict import ContextVerdict
 from model_utils.core.rope import Rope
+from model_utils.core.schedules import Schedule
+from model_utils.core.views import View
 
 COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "sweeps" / "bundled-16k.json"
 
@@ -54,20 +58,33 @@ def but_verdict(data: dict) -> dict:
 
 
 def test_the_committed_sweep_is_read_as_written(committed, record, written):
-    """The committed file is this format and comes back key for key, its verdict too (given the cut-context
-    reference by `make cut-context`); the bundled model has one layer type, so no layer has a window of its own."""
-    assert committed["format"] == FORMAT and written == committed
+    """The committed file (format 4) comes back key for key, its verdict too (given the cut-context reference by
+    `make cut-context`), each result's view whole where it stored its label, temperature, schedule label and
+    applied recipe; the bundled model has one layer type, so no layer has a window of its own."""
+    assert committed["format"] == 4 and written["format"] == FORMAT == 5
+    changed = ("format", "results", "text_name")
+    assert {k: v for k, v in written.items() if k not in changed} == {
+        k: v for k, v in committed.items() if k not in changed}
+    assert written["text_name"] == "Python's pydoc_data.topics"
+    for old, new in zip(committed["results"], written["results"], strict=True):
+        assert View.from_dict(new["view"]).label == old["label"]
+        applied = record.results[0].applied_rope() if old["rope"] is None else old["rope"]
+        assert {k: v for k, v in new.items() if k not in ("view", "attention_factor", "rope_layer_types")} == {
+            k: v for k, v in old.items() if k not in OLD_VIEW_KEYS}
+        assert applied == SweepDocument.from_dict(written).results[written["results"].index(new)].applied_rope()
+    schedules = [result.view for result in record.results if result.schedule is not None]
+    assert schedules[:2] == [View(Schedule("yarn", 2.0)), View(Schedule("qwen-logn", 8192.0))]  # all:trained
     assert written["verdict"]["format"] == 5 and record.cut_context is not None
     assert record.layer_windows == (None,) * 30
     assert list(record.best_by_rope) == [Rope("yarn-rope", 2.0), Rope("self-extend", group=4, window=2048)]
 
 
-def test_a_file_of_format_2_reads_to_the_same_record_without_layer_windows(committed, record):
+def test_a_file_of_format_2_reads_to_the_same_record_without_layer_windows(committed, record, written):
     """Format 2 did not record the layers' windows: read as None, every other key as written."""
     older = {key: value for key, value in committed.items() if key != "layer_windows"} | {"format": 2}
     read = SweepDocument.from_dict(older)
     assert read.layer_windows is None
-    assert but_verdict(read.to_dict()) == but_verdict(committed) | {"layer_windows": None, "format": FORMAT}
+    assert but_verdict(read.to_dict()) == but_verdict(written) | {"layer_windows": None}
     assert read.verdict == record.verdict
 
 
@@ -108,7 +125,7 @@ def test_a_result_differs_from_one_with_other_numbers(record):
                                              (("results", 0), "heads", "sweep document"),
                                              (("best", 3), "saved_interval", "sweep document"),
                                              (("bootstrap",), "block", "sweep document"),
-                                             (("results", 15, "rope"), "attention_factor", "sweep document"),
+                                             (("results", 15), "attention_factor", "sweep document"),
                                              (("run",), "machine", "run record")])
 def test_a_missing_key_is_refused_by_name(written, path, key, kind):
     with pytest.raises(RecordError, match=f"{kind} has no '{key}'.*regenerate it"):
@@ -118,7 +135,7 @@ def test_a_missing_key_is_refused_by_name(written, path, key, kind):
 @pytest.mark.parametrize("found", [1, FORMAT + 1, "2", None])
 def test_another_format_is_refused(written, found):
     with pytest.raises(RecordError, match=f"sweep document has format {found!r}; this version reads format 2, 3, "
-                                          f"{FORMAT}"):
+                                          f"4, {FORMAT}"):
         SweepDocument.from_dict(written | {"format": found})
 
 
@@ -135,18 +152,45 @@ def test_an_older_file_with_best_temperatures_on_a_recipe_it_did_not_run_is_refu
 
 
 def test_a_pass_round_trips_and_names_a_missing_key(record):
-    result = record.results[15]
-    data = {key: value for key, value in result.to_dict().items() if key != "multipliers"} | {
-        "position_nll": [2.5] * 10, "n_tokens": 11, "trained_length": 8, "q_start": 1, "buckets": [[1, 8], [8, 11]]}
-    passed = SweepPass.from_dict(data)
-    assert passed.result.rope == Rope("yarn", 2.0) and passed.result.multipliers is None
-    assert SweepPass.from_dict(passed.to_dict()) == passed and passed.to_dict() == data
+    result = replace(record.results[15], multipliers=None)
+    passed = SweepPass(result=result, n_tokens=11, trained_length=8, q_start=1, buckets=((1, 8), (8, 11)),
+                       position_nll=np.full(10, 2.5))
+    data = json.loads(json.dumps(passed.to_dict()))
+    assert read_pass(data, result.view) == passed and passed.result.rope == Rope("yarn", 2.0)
     del data["position_nll"]
     with pytest.raises(RecordError, match="sweep pass has no 'position_nll'"):
-        SweepPass.from_dict(data)
+        read_pass(data, result.view)
+
+
+def test_a_pass_cached_before_views_were_stored_whole_reads_as_the_view_of_its_key(record):
+    """The pass cache's older form is flat (the result's fields beside the pass's own, the view by its label and the
+    recipe as applied): read as the view its key was made from, and refused when it holds another."""
+    result = replace(record.results[15], multipliers=None)
+    flat = {"label": result.label, "temperature": result.temperature, "schedule": None, "rope": result.applied_rope(),
+            **{k: v for k, v in result.to_dict().items() if k not in ("view", "attention_factor", "rope_layer_types",
+                                                                        "multipliers")},
+            "position_nll": [2.5] * 10, "n_tokens": 11, "trained_length": 8, "q_start": 1, "buckets": [[1, 8], [8, 11]]}
+    passed = read_pass(flat, result.view)
+    assert passed.result == result and passed.position_nll.tolist() == [2.5] * 10
+    with pytest.raises(RecordError, match=r"holds yarn \(s=2\) \+ T=1, not the view T=1 its key names"):
+        read_pass(flat, View(1.0))
 
 
 def test_the_run_record_round_trips():
     run = RunInfo(command="python -m model_utils sweep", date="2026-01-01T00:00:00", wall_seconds=1.5,
                   peak_rss_gb=2.0, machine="x86_64, 2 cores")
     assert RunInfo.from_dict(run.to_dict()) == run
+
+
+def test_every_committed_sweep_pass_reads_as_the_view_it_was_cached_for():
+    """The committed pass caches (Gemma's sweep and tune) are of the flat form, each under the key of its label; a
+    pass reads as the view its key names (here matched from its label, as its key was made)."""
+    from model_utils.core.records.base import old_view
+
+    paths = sorted((COMMITTED.parents[1] / "passes").glob("gemma3-270m-*/*.json"))
+    assert len(paths) >= 40
+    for path in paths:
+        data = json.loads(path.read_text())
+        view = View.from_dict(old_view(data, (data["n_tokens"],), data["trained_length"], "sweep pass"))
+        passed = read_pass(data, view)
+        assert passed.result.label == data["label"] and passed.position_nll.shape == (data["n_tokens"] - 1,)

@@ -191,7 +191,7 @@ def test_a_constant_schedule_equals_its_temperature(tiny):
     multiplier = float(yarn_multiplier(4.0))
     by_schedule = analyze(tiny, SAMPLE_TEXT, temperatures=[Schedule("yarn", 4.0)]).results[0]
     by_temperature = analyze(tiny, SAMPLE_TEXT, temperatures=[1.0 / multiplier]).results[0]
-    assert by_schedule.temperature is None and by_schedule.schedule == "yarn (scale=4)"
+    assert by_schedule.temperature is None and by_schedule.schedule == Schedule("yarn", 4.0)
     assert by_schedule.loss == pytest.approx(by_temperature.loss, abs=1e-6)
     assert np.allclose(by_schedule.heads["entropy"], by_temperature.heads["entropy"], atol=1e-6)
 

@@ -69,9 +69,10 @@ def test_the_result_names_the_recipe_as_applied(architecture_model):
     report = analyze(loaded, TEXT, temperatures=[1.0, 1.25, View(1.0, Rope("yarn", 2))], rope=Rope("yarn-rope", 2),
                      max_tokens=len(TEXT), beyond_trained=True)
     assert report.labels == ["yarn-rope (s=2) + T=1", "yarn-rope (s=2) + T=1.25", "yarn (s=2) + T=1"]
-    assert report.results[0].rope == {"recipe": "yarn-rope", "rope_type": "yarn", "factor": 2.0,
-                                      "attention_factor": 1.0}
-    assert report.results[2].rope["attention_factor"] == pytest.approx(0.1 * np.log(2) + 1)
+    assert report.results[0].applied_rope == {"recipe": "yarn-rope", "rope_type": "yarn", "factor": 2.0,
+                                              "attention_factor": 1.0}
+    assert report.results[0].view == View(1.0, Rope("yarn-rope", 2))
+    assert report.results[2].applied_rope["attention_factor"] == pytest.approx(0.1 * np.log(2) + 1)
     document = report.to_dict()["results"]
     assert [entry["rope"]["recipe"] for entry in document] == ["yarn-rope", "yarn-rope", "yarn"]
     assert report.results[1].temperature == 1.25 and report.results[1].schedule is None
@@ -156,7 +157,7 @@ def test_a_model_whose_rope_is_already_scaled_is_refused(tmp_path):
     loaded = load_model(str(tmp_path))
     with pytest.raises(AnalysisError, match="already scales its rotary positions"):
         analyze(loaded, TEXT, temperatures=[1.0], rope=Rope("yarn", 2), beyond_trained=True)
-    assert analyze(loaded, TEXT, temperatures=[1.0], beyond_trained=True).results[0].rope is None
+    assert analyze(loaded, TEXT, temperatures=[1.0], beyond_trained=True).results[0].applied_rope is None
 
 
 @pytest.mark.parametrize(("text", "message"), [

@@ -160,7 +160,9 @@ def test_gemma3_takes_a_rope_recipe_on_its_global_layers(architecture_folder, ca
                    "yarn:2@1", "--json", str(tmp_path / "sweep.json"), "--cache-dir", str(tmp_path / "cache")])
     assert status == 0, capsys.readouterr().err
     results = json.loads((tmp_path / "sweep.json").read_text())["results"]
-    assert [result["label"] for result in results] == ["T=1", "T=1.1", "yarn (s=2) + T=1"]
+    assert [result["view"] for result in results] == [View(1.0).to_dict(), View(1.1).to_dict(),
+                                                      View(1.0, Rope("yarn", 2.0)).to_dict()]
+    assert results[2]["rope_layer_types"] == "full_attention"
 
 
 @pytest.mark.parametrize(("argument", "message"), [

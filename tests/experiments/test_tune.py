@@ -246,7 +246,7 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
         records = [record(spec, [a + b for a, b in zip(plain(past[spec if isinstance(spec, float) else spec.label]),
                                                       shift, strict=True)], seed=10 * d + i)
                    for i, spec in enumerate(specs)]
-        sums[d] = np.array([r["nll"] for r in records]) * counts[d]
+        sums[d] = np.array([r["result"]["nll"] for r in records]) * counts[d]
         passes = [SweepPass.from_dict(r) for r in records]
         write_document(tmp_path, settings, document, {"columns": document_columns(document, passes),
                                                       "seconds": 1.0, "peak_rss_gb": 1.0})

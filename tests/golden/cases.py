@@ -104,9 +104,8 @@ def summaries() -> dict[str, TuneSummary]:
     return {f"committed corpus, {summary.model}": summary for summary in committed.TUNES.read()}
 
 
-CORPUS_VIEWS = (ViewInfo(label="T=0.8", temperature=0.8), ViewInfo(label="T=1", temperature=1.0),
-                ViewInfo(label="T=1.25", temperature=1.25),
-                ViewInfo(label="yarn-rope (s=2) + T=1", temperature=1.0, rope=Rope("yarn-rope", 2.0)))
+CORPUS_VIEWS = (ViewInfo(view=View(0.8)), ViewInfo(view=View(1.0)), ViewInfo(view=View(1.25)),
+                ViewInfo(view=View(1.0, Rope("yarn-rope", 2.0))))
 CORPUS_BUCKETS = [(1, 256), (256, 512), (512, 768), (768, 1024), (1024, 1280), (1280, 1536), (1536, 1792)]
 
 
@@ -215,7 +214,7 @@ def retrieval_verdicts() -> dict:
     from model_utils.core.records.retrieval import Direction, ReachOutcome, RetrievalVerdict
 
     def verdict(reach, *shifts) -> RetrievalVerdict:
-        return RetrievalVerdict(reference="T=1", reach=reach, shifts=tuple(shifts), best_temperature=0.9,
+        return RetrievalVerdict(reference=View(1.0), reach=reach, shifts=tuple(shifts), best_temperature=0.9,
                                 trained_length=8192, longest_distance=12288)
 
     found, at = ReachOutcome.FOUND, (6144, 6400)
@@ -223,21 +222,22 @@ def retrieval_verdicts() -> dict:
     return {
         "found, a recipe lengthens it, a temperature shortens it": verdict(
             _reach(found, at),
-            _shift("yarn-rope (s=2) + T=1", Direction.LONGER, found, (8192, 10240), agree=4),
-            _shift("T=1.5", Direction.SHORTER, found, (4096, 4352), agree=3),
-            _shift("T=0.9", Direction.OVERLAP, found, (6144, 6656))),
+            _shift(View(1.0, Rope("yarn-rope", 2.0)), Direction.LONGER, found, (8192, 10240), agree=4),
+            _shift(View(1.5), Direction.SHORTER, found, (4096, 4352), agree=3),
+            _shift(View(0.9), Direction.OVERLAP, found, (6144, 6656))),
         "found, the probe cannot tell the others apart": verdict(
-            _reach(found, at), _shift("T=0.7", Direction.OVERLAP, found, (5120, 6400)),
-            _shift("T=1.1", Direction.OVERLAP, found, (6144, 6400))),
+            _reach(found, at), _shift(View(0.7), Direction.OVERLAP, found, (5120, 6400)),
+            _shift(View(1.1), Direction.OVERLAP, found, (6144, 6400))),
         "beyond the longest distance": verdict(_reach(ReachOutcome.BEYOND, None, [
             (found, (9000, 10240)), *[(ReachOutcome.BEYOND, None)] * 3])),
         "beyond the longest distance, and so is every other view": verdict(
             _reach(ReachOutcome.BEYOND),
-            _shift("T=0.9", Direction.BOTH_BEYOND, ReachOutcome.BEYOND),
-            _shift("yarn-rope (s=2) + T=1", Direction.BOTH_BEYOND, ReachOutcome.BEYOND)),
+            _shift(View(0.9), Direction.BOTH_BEYOND, ReachOutcome.BEYOND),
+            _shift(View(1.0, Rope("yarn-rope", 2.0)), Direction.BOTH_BEYOND, ReachOutcome.BEYOND)),
         "a recipe moves it past the longest distance, one view has no reach": verdict(
-            _reach(found, at), _shift("yarn-rope (s=2) + T=1", Direction.LONGER, ReachOutcome.BEYOND, agree=4),
-            _shift("T=3", Direction.UNKNOWN, ReachOutcome.NONE)),
+            _reach(found, at),
+            _shift(View(1.0, Rope("yarn-rope", 2.0)), Direction.LONGER, ReachOutcome.BEYOND, agree=4),
+            _shift(View(3.0), Direction.UNKNOWN, ReachOutcome.NONE)),
         "no reach": verdict(_reach(ReachOutcome.NONE)),
         "passages whose own brackets differ": verdict(_reach(found, at, mixed)),
     }

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from model_utils.core.records.retrieval import RetrievalDocument
+from model_utils.core.views import View
 from tests.support.apptest import array, assert_clean, chart, open_app, traces
 
 
@@ -25,7 +26,7 @@ def test_the_page_opens_on_the_reach_chart_of_the_committed_probe(tiny_env, prob
     assert_clean(at)
     drawn = lines(chart(at, "retrieval_reach"))
     assert set(drawn) == {"T=0.8", "T=1", "T=1.25", "yarn-rope (s=2) + T=1"}  # the schedule is one click away
-    assert array(drawn["T=1"]["y"]) == pytest.approx(probe.curve("T=1").gain)
+    assert array(drawn["T=1"]["y"]) == pytest.approx(probe.curve(View(1.0)).gain)
     assert array(drawn["T=1"]["x"]).tolist() == [48, 96, 192]
     # the trained length on the log axis: plotly draws a shape at the value itself, an annotation at its log10 (a
     # shape at log10 drew the line at the axis's far left and stretched the axis to it: the browser's screenshot)
@@ -48,7 +49,7 @@ def test_one_passage_is_drawn_token_by_token_at_each_view(tiny_env, probe):
     at.multiselect(key="retrieval_views").set_value(["T=1", "T=1.25"]).run()
     assert_clean(at)
     layers = lines(chart(at, "retrieval_layers"))
-    point = probe.point("source-code", 192, "T=1.25")
+    point = probe.point("source-code", 192, View(1.25))
     assert array(layers["T=1.25, planted"]["y"]) == pytest.approx(point.planted.target_mass_top)
     assert array(layers["T=1.25, nothing planted"]["y"]) == pytest.approx(point.unplanted.target_mass_top)
 
@@ -87,7 +88,7 @@ def test_a_view_not_measured_at_a_distance_is_said_and_the_others_drawn(tiny_env
     from components.serving import settings
     from model_utils.verdicts.retrieval import curve
 
-    points = tuple(p for p in probe.points if not (p.view == "T=1.25" and p.distance == 192))
+    points = tuple(p for p in probe.points if not (p.view == View(1.25) and p.distance == 192))
     names = [p.name for p in probe.passages]
     curves = tuple(curve(points, c.view, names) for c in probe.curves)
     short = tmp_path / "short.json"

@@ -691,6 +691,7 @@ def test_schedule_figure_draws_each_schedule_at_its_knob():
 BUCKETS = [[1, 256], [256, 512], [512, 768], [768, 1024], [1024, 1280]]  # aligned at multiples of 256, from q = 1
 SWEEP_LABELS = ["T=0.8", "T=1", "T=1.25", "yarn (scale=2)", "logn (base=1024)"]
 SWEEP_TEMPERATURES = [0.8, 1.0, 1.25, None, None]
+SWEEP_SCHEDULES = [None, None, None, "yarn", "logn"]  # each result's schedule name
 
 
 def trained_lines(fig: go.Figure) -> list:
@@ -698,7 +699,7 @@ def trained_lines(fig: go.Figure) -> list:
 
 
 def test_sweep_styles_keep_the_palette_for_temperatures_and_dash_the_schedules():
-    styles = sweep_styles(SWEEP_TEMPERATURES, SWEEP_LABELS)
+    styles = sweep_styles(SWEEP_TEMPERATURES, SWEEP_SCHEDULES)
     assert [style["color"] for style in styles[:3]] == list(PALETTE[:3])  # in the order they were run
     assert [style["dash"] for style in styles[:3]] == ["solid"] * 3
     assert styles[1]["width"] > styles[0]["width"] == styles[2]["width"]  # T = 1, the reference, stands out
@@ -706,13 +707,13 @@ def test_sweep_styles_keep_the_palette_for_temperatures_and_dash_the_schedules()
     # each schedule has its own colour, never a temperature's, whatever the number of temperatures
     assert styles[3]["color"] == SCHEDULE_COLOURS[0] and styles[4]["color"] == SCHEDULE_COLOURS[4]
     assert not set(SCHEDULE_COLOURS) & set(PALETTE)
-    many = sweep_styles([0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, None], [""] * 8 + ["yarn (scale=2)"])
+    many = sweep_styles([0.5, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, None], [None] * 8 + ["yarn"])
     assert len({style["color"] for style in many}) == 9
 
 
 def test_position_lines_put_each_bucket_at_its_middle_and_draw_the_trained_length():
     values = [np.linspace(2.0, 3.0, 5) + i for i in range(5)]
-    styles = sweep_styles(SWEEP_TEMPERATURES, SWEEP_LABELS)
+    styles = sweep_styles(SWEEP_TEMPERATURES, SWEEP_SCHEDULES)
     fig = position_lines(BUCKETS, values, SWEEP_LABELS, styles, 1024, "mean NLL")
     assert [trace.name for trace in fig.data] == SWEEP_LABELS
     for trace, series, style in zip(fig.data, values, styles, strict=True):
@@ -830,18 +831,18 @@ def test_pass_heatmap_draws_one_row_per_pass_over_the_positions():
 def test_the_reach_chart_marks_a_reach_between_its_measured_distances_as_read_between_points():
     from components.present.retrieval import reach_chart, view_styles
     from model_utils.core.reach import REACH_SHARE
-    from model_utils.core.records.retrieval import Curve, Reach, ViewEntry
+    from model_utils.core.records.retrieval import Curve, Reach
     from model_utils.core.records.spread import Spread
+    from model_utils.core.views import View
 
     distances = (512, 1024, 2048, 4096)
     table = np.array([[3.0, 2.8, 1.8, 0.5], [3.0, 2.9, 1.0, 0.4]])
     reach = Reach.of(distances, ["a", "b"], table)
     mean = tuple(float(v) for v in table.mean(axis=0))
-    curve = Curve(view="T=1", distances=distances, gain=mean, low=mean, high=mean, spread=Spread.RANGE,
+    curve = Curve(view=View(1.0), distances=distances, gain=mean, low=mean, high=mean, spread=Spread.RANGE,
                   share=tuple(g / mean[0] for g in mean), planted_loss=mean, unplanted_loss=mean, copy_mass=mean,
                   reach=reach)
-    figure = reach_chart([curve], view_styles([ViewEntry(label="T=1", temperature=1.0, schedule=None, rope=None)]),
-                         8192, REACH_SHARE)
+    figure = reach_chart([curve], view_styles([View(1.0)]), 8192, REACH_SHARE)
     segment, diamond = figure.data[-2], figure.data[-1]
     assert reach.between == (1024, 2048) and tuple(segment.x) == (1024, 2048)
     assert segment.line.dash == "dot" and "both measured" in segment.hovertemplate

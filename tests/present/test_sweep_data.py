@@ -14,6 +14,7 @@ from model_utils.core.records.base import DocumentEntry
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.rope import Rope
 from model_utils.core.statistics import STATISTICS
+from model_utils.core.views import View
 from model_utils.verdicts import words
 
 
@@ -102,7 +103,7 @@ def test_a_corpus_summary_reads_with_the_attributes_of_a_sweep(summary_file):
     """The summary's record has the results, buckets, best and bootstrap the shared functions read."""
     data = json.loads(summary_file.read_text())
     summary = TuneSummary.from_dict(data)
-    assert [result.label for result in summary.results] == [result["label"] for result in data["results"]]
+    assert [result.view.to_dict() for result in summary.results] == [result["view"] for result in data["results"]]
     assert all(result.recipe is None for result in summary.results)  # the tiny corpus ran no recipe
     assert sweep_data.reference_result(summary).label == "T=1"
     assert sweep_data.constant_temperatures(summary) == [0.8, 1.0, 1.25]
@@ -142,8 +143,7 @@ def test_line_groups_put_the_main_comparison_first_then_own_positions_then_each_
     # without recipes there is only the model's own positions
     assert list(sweep_data.line_groups(document)) == [sweep_data.OWN_POSITIONS]
     # a recipe run without T = 1 shows its first pass in the main comparison
-    linear = replace(recipe_document.results[-1], label="linear (s=4) + T=1.1", temperature=1.1,
-                     rope=Rope("linear", 4.0))
+    linear = replace(recipe_document.results[-1], view=View(1.1, Rope("linear", 4.0)))
     no_one = replace(recipe_document, results=(recipe_document.results[1], linear))
     assert sweep_data.line_groups(no_one)[sweep_data.MAIN_LINES] == [0, 1]
 

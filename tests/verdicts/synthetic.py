@@ -51,17 +51,15 @@ def record(spec, means: list[float], seed: int = 0, heads: dict[str, list[float]
     stats.setdefault("effective_untrained_mass", stats["untrained_mass"])  # a remapping's own where given
     rope = None if view.rope is None else view.rope.applied(
         yarn_multiplier(view.rope.factor) ** 0.5 if view.rope.kind == "yarn" else 1.0)
-    return {
-        "label": view.label, "temperature": view.temperature,
-        "schedule": None if view.schedule is None else view.schedule.label, "rope": rope,
-        "loss": float(position_nll.mean()),
+    result = {
+        "view": view.to_dict(), "attention_factor": None if rope is None else rope["attention_factor"],
+        "rope_layer_types": None, "loss": float(position_nll.mean()),
         "nll": [float(position_nll[start : min(stop, N_TOKENS - 1)].mean()) for start, stop in BUCKETS],
-        "position_nll": position_nll.tolist(),
         "heads": {name: [[[value]] for value in _per_bucket(stats[name])] for name in REPORTED_STATISTICS},
         "distance_profile": [[1.0]] * len(BUCKETS), "distance_profile_layers": [[[1.0]]] * len(BUCKETS),
-        "distance_bins": [0, 1], "n_tokens": N_TOKENS, "trained_length": TRAINED, "q_start": 1,
-        "buckets": BUCKETS, "seconds": 1.0, "kernel": "synthetic", "peak_rss_gb": 1.0,
-    }
+        "distance_bins": [0, 1], "seconds": 1.0, "kernel": "synthetic", "peak_rss_gb": 1.0, "multipliers": None}
+    return {"result": result, "n_tokens": N_TOKENS, "trained_length": TRAINED, "q_start": 1, "buckets": BUCKETS,
+            "position_nll": position_nll.tolist()}
 
 
 def _per_bucket(value) -> list[float]:

@@ -312,7 +312,7 @@ def test_no_verdict_when_nothing_past_the_trained_length_has_a_loss():
     results = [replace(result, nll=(*result.nll[:4], None)) for result in written.results]
     assert sweep_verdict(results=results, buckets=(*written.buckets[:4], (1024, 1025)), n_tokens=1025,
                          trained_length=TRAINED, best=(), layer_spans=None,
-                         position_nll={p.result.label: p.position_nll for p in passes}) is None
+                         position_nll={p.result.view: p.position_nll for p in passes}) is None
 
 
 # --- 8. distance remappings: attention on untrained distances is measured on the distance the model is given -----
@@ -350,7 +350,7 @@ def test_without_an_effective_mass_the_raw_one_is_the_distance_the_model_is_give
                                       if name != "effective_untrained_mass"}) for result in written.results]
     verdict = sweep_verdict(results=results, buckets=written.buckets, n_tokens=written.n_tokens,
                             trained_length=TRAINED, best=written.best, layer_spans=None,
-                            position_nll={p.result.label: p.position_nll for p in passes})
+                            position_nll={p.result.view: p.position_nll for p in passes})
     assert not verdict.remaps and verdict.decomposition == written.verdict.decomposition
     assert verdict.decomposition.row_of("dynamic (s=2) + T=1").untrained is MassMove.FALLS
 

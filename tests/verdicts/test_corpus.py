@@ -11,6 +11,7 @@ import pytest
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict, MassMove, RowKind, Scoring
 from model_utils.core.rope import Rope
+from model_utils.core.views import View
 from model_utils.verdicts.corpus import best_schedule, corpus_verdict
 from model_utils.verdicts.past import ViewInfo
 from tests.verdicts.synthetic import leave_one_out_by_hand
@@ -19,9 +20,8 @@ COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "tune" / "bundled-b
 TRAINED = 1024
 BUCKETS = [(1, 256), (256, 512), (512, 768), (768, 1024), (1024, 1280), (1280, 1536), (1536, 1792)]
 PAST = [4, 5, 6]
-VIEWS = [ViewInfo(label="T=0.8", temperature=0.8), ViewInfo(label="T=1", temperature=1.0),
-         ViewInfo(label="T=1.25", temperature=1.25),
-         ViewInfo(label="yarn-rope (s=2) + T=1", temperature=1.0, rope=Rope("yarn-rope", 2.0))]
+VIEWS = [ViewInfo(view=View(0.8)), ViewInfo(view=View(1.0)), ViewInfo(view=View(1.25)),
+         ViewInfo(view=View(1.0, Rope("yarn-rope", 2.0)))]
 EFFECT = np.array([[0.05] * 4 + [0.02, 0.05, 0.1],  # NLL above T = 1's, per view and bucket
                    [0.0] * 7,
                    [0.05] * 4 + [-0.02, -0.1, -0.3],

@@ -13,6 +13,7 @@ from model_utils.core.bootstrap import MIN_FOR_INTERVAL, spread_over
 from model_utils.core.reach import bracket, compare, midpoint, narrow
 from model_utils.core.records.retrieval import Direction, ReachOutcome, RetrievalPass, RetrievalPoint
 from model_utils.core.records.spread import Spread
+from model_utils.core.views import View
 from model_utils.experiments.retrieval.points import refine_path
 from model_utils.verdicts.retrieval import REACH_SHARE, curve, reach_of, shift
 
@@ -142,9 +143,9 @@ def test_a_bullet_says_on_every_passage_only_where_each_passage_agrees(tiny_retr
 
     probe = RetrievalDocument.from_dict(json.loads(tiny_retrieval_file.read_text()))
     reach = replace(probe.verdict.reach, outcome=ReachOutcome.FOUND, between=(640, 768))
-    shifts = (ReachShift(view="T=0.8", direction=Direction.LONGER, outcome=ReachOutcome.FOUND, between=(768, 896),
+    shifts = (ReachShift(view=View(0.8), direction=Direction.LONGER, outcome=ReachOutcome.FOUND, between=(768, 896),
                          agree=2, passages=4),
-              ReachShift(view="T=1.25", direction=Direction.SHORTER, outcome=ReachOutcome.FOUND,
+              ReachShift(view=View(1.25), direction=Direction.SHORTER, outcome=ReachOutcome.FOUND,
                          between=(512, 640), agree=4, passages=4))
     bullet = words.found_bullets([], [replace(probe, verdict=replace(probe.verdict, reach=reach, shifts=shifts))])[-1]
     assert "between 640 and 768 tokens" in bullet

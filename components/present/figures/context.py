@@ -48,16 +48,17 @@ def recipe_style(temperature: float | None, recipe_colour: str) -> dict:
             "dash": "dot" if temperature < 1 else "dash", "width": 2}
 
 
-def sweep_styles(temperatures: Sequence[float | None], labels: Sequence[str],
+def sweep_styles(temperatures: Sequence[float | None], schedules: Sequence[str | None],
                  recipes: Sequence[str | None] | None = None) -> list[dict]:
     """A line style per sweep result. Constant temperatures take the app's palette in the order they were run
-    (T = 1, the reference, drawn thicker); schedules are dashed, each in its own dark colour (SCHEDULE_COLOURS, in
-    the order of model_utils.core.schedules.SCHEDULES); a result on a RoPE recipe (`recipes`, None for the model's own
-    positions) takes its recipe's colour (RECIPE_COLOURS, in the order the recipes first appear), recipe_style."""
-    recipes = [None] * len(labels) if recipes is None else recipes
+    (T = 1, the reference, drawn thicker); schedules (`schedules`: each result's schedule name, None for a constant
+    temperature) are dashed, each in its own dark colour (SCHEDULE_COLOURS, in the order of
+    model_utils.core.schedules.SCHEDULES); a result on a RoPE recipe (`recipes`, None for the model's own positions)
+    takes its recipe's colour (RECIPE_COLOURS, in the order the recipes first appear), recipe_style."""
+    recipes = [None] * len(schedules) if recipes is None else recipes
     on_recipes = list(dict.fromkeys(recipe for recipe in recipes if recipe is not None))
     styles, constants = [], 0
-    for temperature, label, recipe in zip(temperatures, labels, recipes, strict=True):
+    for temperature, name, recipe in zip(temperatures, schedules, recipes, strict=True):
         if recipe is not None:
             styles.append(recipe_style(temperature, RECIPE_COLOURS[on_recipes.index(recipe) % len(RECIPE_COLOURS)]))
             continue
@@ -65,11 +66,15 @@ def sweep_styles(temperatures: Sequence[float | None], labels: Sequence[str],
             styles.append({"color": colour(constants), "dash": "solid", "width": 3.5 if temperature == 1.0 else 2})
             constants += 1
             continue
-        name = label.split(" (")[0]
         index = list(SCHEDULES).index(name) if name in SCHEDULES else len(styles)
         styles.append({"color": SCHEDULE_COLOURS[index % len(SCHEDULE_COLOURS)],
                        "dash": DASHES[1 + index % (len(DASHES) - 1)], "width": 2})
     return styles
+
+
+def schedule_names(results) -> list[str | None]:
+    """Each result's (or view's) schedule name for sweep_styles, None where it has no schedule."""
+    return [getattr(result.schedule, "name", None) for result in results]
 
 
 def rgba(hex_colour: str, alpha: float) -> str:

@@ -47,10 +47,10 @@ class CutContextPass(Record):
         return self.trained_length
 
     @classmethod
-    def from_dict(cls, data: dict) -> CutContextPass:
+    def from_dict(cls, data: dict, kind: str | None = None) -> CutContextPass:
+        """A reference of this format (its own kind named in a message, whatever file holds it)."""
         check_format(data, KIND, FORMAT)
-        data = {"lead": 0} | data  # written before windows had a lead: they read the raw slice, none
-        return read(cls, data, KIND, position_nll=lambda values: np.asarray(values, dtype=np.float64))
+        return read(cls, data, KIND)
 
     def to_dict(self) -> dict:
         return super().to_dict() | {"position_nll": [round(float(v), 5) for v in self.position_nll]}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from model_utils.core.records import check_format
-from model_utils.core.records.base import DocumentEntry, Record, read, records, rope
+from model_utils.core.records.base import DocumentEntry, Record, read
 from model_utils.core.records.run import RunInfo
 from model_utils.core.rope import Rope
 
@@ -23,10 +23,6 @@ class Evaluation(Record):
     evaluation: int  # 1, 2, ... in the order tried
     parameter: float
     nll_past: float
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Evaluation:
-        return read(cls, data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,10 +39,6 @@ class Fold(Record):
     held_out: tuple[str, ...]  # sha256 of the documents scored with this fold's value
     label: str  # the fitted view's label
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Fold:
-        return read(cls, data, KIND, training=tuple, evaluations=records(Evaluation.from_dict), held_out=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Gain(Record):
@@ -55,10 +47,6 @@ class Gain(Record):
 
     saved: float
     interval: tuple[float, float]
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Gain:
-        return read(cls, data, KIND, interval=tuple)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,10 +59,6 @@ class Choice(Record):
     parameter: float
     best_schedule: str | None  # label; None without schedules
     best_constant: str  # label
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Choice:
-        return read(cls, data, KIND, documents=tuple)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,11 +73,6 @@ class HeldOut(Record):
     choices: tuple[Choice, ...]
     method: str
 
-    @classmethod
-    def from_dict(cls, data: dict) -> HeldOut:
-        return read(cls, data, KIND, choices=records(Choice.from_dict),
-                    gains=lambda gains: {name: Gain.from_dict(gain) for name, gain in gains.items()})
-
 
 @dataclass(frozen=True, kw_only=True)
 class Multiplier(Record):
@@ -105,10 +84,6 @@ class Multiplier(Record):
     yarn_law: float | None = None
     scale: float | None = None
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Multiplier:
-        return read(cls, data, KIND, interval=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class FitSettings(Record):
@@ -118,10 +93,6 @@ class FitSettings(Record):
     bucket_size: int
     window: int
     q_start: int
-
-    @classmethod
-    def from_dict(cls, data: dict) -> FitSettings:
-        return read(cls, data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -162,16 +133,11 @@ class FitSummary(Record):
         return {"format": FORMAT, **super().to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> FitSummary:
+    def from_dict(cls, data: dict, kind: str | None = None) -> FitSummary:
         """The fit of a fit.json; RecordError for another format or a missing key."""
         check_format(data, KIND, FORMAT)
-        older = {"compared_from": None,  # files written before --compare-from computed their comparisons
-                 "compared_temperatures": _compared_in(data.get("run"))}
-        return read(cls, older | data, KIND, rope=rope(KIND), interval=tuple, bounds=tuple,
-                    folds=records(Fold.from_dict), held_out=HeldOut.from_dict, settings=FitSettings.from_dict,
-                    multiplier=Multiplier.from_dict,
-                    documents=records(lambda entry: DocumentEntry.from_dict(entry, KIND)),
-                    run=RunInfo.from_dict, compared_temperatures=tuple)
+        older = {"compared_temperatures": _compared_in(data.get("run"))}  # written before: from its command line
+        return read(cls, older | data, KIND)
 
 
 def _compared_in(run: dict | None) -> list[float] | None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_utils.core.records import check_format
-from model_utils.core.records.base import Record, numbers, read, records
-from model_utils.core.records.retrieval import ViewEntry
+from model_utils.core.records import RecordError, check_format, field
+from model_utils.core.records.base import Record, old_view, read
 from model_utils.core.records.run import RunInfo
+from model_utils.core.views import View
 
-FORMAT = 2  # 2: each score has its Wilson interval
+FORMAT = 3  # 2: each score has its Wilson interval; 3: views stored whole (before: by their labels)
 KIND = "lm-eval document"
 
 
@@ -28,10 +28,6 @@ class LmEvalSample(Record):
     new_tokens: int  # generated, up to the stop
     seconds: float
 
-    @classmethod
-    def from_dict(cls, data: dict) -> LmEvalSample:
-        return read(cls, data, KIND, answers=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class LmEvalScore(Record):
@@ -40,7 +36,7 @@ class LmEvalScore(Record):
 
     task: str
     length: int
-    view: str  # the view's label, as in the document's views
+    view: View
     score: float
     interval: tuple[float, float]
     samples: tuple[LmEvalSample, ...]
@@ -49,10 +45,6 @@ class LmEvalScore(Record):
     @property
     def seconds_per_sample(self) -> float:
         return sum(sample.seconds for sample in self.samples) / len(self.samples)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> LmEvalScore:
-        return read(cls, data, KIND, interval=tuple, samples=records(LmEvalSample.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,21 +57,23 @@ class LmEvalDocument(Record):
     tasks: tuple[str, ...]
     lengths: tuple[int, ...]
     limit: int  # the first `limit` samples of each task at each length
-    views: tuple[ViewEntry, ...]
+    views: tuple[View, ...]
     scores: tuple[LmEvalScore, ...]
     lm_eval_version: str
     tokenizer: str  # what sized the tasks' prompts
     run: RunInfo | None
 
     @classmethod
-    def from_dict(cls, data: dict) -> LmEvalDocument:
-        if data.get("format") == 1:
+    def from_dict(cls, data: dict, kind: str | None = None) -> LmEvalDocument:
+        """A document of this format, or of format 1 or 2 (upgraded first, one format at a time)."""
+        found = check_format(data, KIND, FORMAT, (1, 2))
+        if found == 1:
             data = _from_format_1(data)
-        check_format(data, KIND, FORMAT)
-        return read(cls, data, KIND, tasks=tuple, lengths=numbers, views=records(ViewEntry.from_dict),
-                    scores=records(LmEvalScore.from_dict), run=RunInfo.from_dict)
+        if found in (1, 2):
+            data = _from_format_2(data)
+        return read(cls, data, KIND)
 
-    def score(self, task: str, length: int, view: str) -> LmEvalScore:
+    def score(self, task: str, length: int, view: View) -> LmEvalScore:
         return next(score for score in self.scores if (score.task, score.length, score.view) == (task, length, view))
 
 
@@ -87,6 +81,24 @@ def _from_format_1(data: dict) -> dict:
     """Format 1 had no interval on a score: computed from its samples, as format 2 stores it."""
     from model_utils.core.lmeval import wilson_interval
 
-    scores = [score | {"interval": list(wilson_interval(sum(sample["score"] for sample in score["samples"]),
-                                                        len(score["samples"])))} for score in data["scores"]]
+    scores = []
+    for score in field(data, "scores", KIND):
+        samples = field(score, "samples", KIND)
+        successes = sum(field(sample, "score", KIND) for sample in samples)
+        scores.append(score | {"interval": list(wilson_interval(successes, len(samples)))})
     return data | {"format": 2, "scores": scores}
+
+
+def _from_format_2(data: dict) -> dict:
+    """Format 2 (and 1) stored each view as its label, temperature, schedule label and recipe, and named a score's
+    view by its label: each label is the view it was written from."""
+    views = {field(entry, "label", KIND): old_view(entry, field(data, "lengths", KIND),
+                                                    field(data, "trained_length", KIND), KIND)
+             for entry in field(data, "views", KIND)}
+    scores = []
+    for score in field(data, "scores", KIND):
+        if field(score, "view", KIND) not in views:
+            raise RecordError(f"this {KIND} scores {score['view']}, a view it does not list: it is damaged; "
+                              "regenerate it with the command that made it")
+        scores.append(score | {"view": views[score["view"]]})
+    return data | {"format": FORMAT, "views": list(views.values()), "scores": scores}

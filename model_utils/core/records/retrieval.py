@@ -12,22 +12,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from model_utils.core.reach import Bracket, Direction, ReachOutcome, bracket, compare, read_between, span
-from model_utils.core.records import check_format
-from model_utils.core.records.base import Record, numbers, read, records, rope
+from model_utils.core.records import RecordError, check_format, field
+from model_utils.core.records.base import Record, old_view, read
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread
-from model_utils.core.rope import Rope
+from model_utils.core.views import View
 
 __all__ = ["Direction", "ReachOutcome"]  # core.reach's, named here too: a record of a verdict holds them
 
-FORMAT = 2  # 2: separate_views, and each reach's bracket of measured distances (format 1 reads, migrated)
+FORMAT = 3  # 3: views stored whole; 2: separate_views, and each reach's bracket of measured distances
 KIND = "retrieval document"
 PASS = "retrieval pass"
 MASSES = ("copy_mass", "copy_mass_top", "target_mass", "target_mass_top", "sink_mass")  # [layer] each
-
-
-def _array(values) -> np.ndarray:
-    return np.asarray(values, dtype=np.float64)
 
 
 def _rounded(values: np.ndarray, digits: int) -> list[float]:
@@ -54,13 +50,6 @@ class RetrievalPass(Record):
     prefix_tokens: int | None = None  # the repeat read as the continuation of a prefix this long, read once for
     # several distances or passages; None: the whole text read in one pass
 
-    @classmethod
-    def from_dict(cls, data: dict) -> RetrievalPass:
-        """Passes cached before prefixes were shared read as whole-text passes."""
-        arrays = {name: _array for name in MASSES}
-        return read(cls, {"prefix_tokens": None} | data if isinstance(data, dict) else data, PASS, token_nll=_array,
-                    **arrays)
-
     def to_dict(self) -> dict:
         masses = {name: _rounded(getattr(self, name), 5) for name in MASSES}
         return super().to_dict() | {"token_nll": _rounded(self.token_nll, 4)} | masses
@@ -72,7 +61,7 @@ class RetrievalPoint(Record):
 
     passage: str
     distance: int
-    view: str  # the view's label
+    view: View
     planted: RetrievalPass
     unplanted: RetrievalPass
 
@@ -80,24 +69,6 @@ class RetrievalPoint(Record):
     def gain(self) -> float:
         """What reading the copy saves on the repeat, nats per token (0: the copy is not used)."""
         return self.unplanted.loss - self.planted.loss
-
-    @classmethod
-    def from_dict(cls, data: dict) -> RetrievalPoint:
-        return read(cls, data, KIND, planted=RetrievalPass.from_dict, unplanted=RetrievalPass.from_dict)
-
-
-@dataclass(frozen=True, kw_only=True)
-class ViewEntry(Record):
-    """A view of the probe: a constant temperature or a schedule, on the model's own positions or a recipe."""
-
-    label: str
-    temperature: float | None
-    schedule: str | None
-    rope: Rope | None
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ViewEntry:
-        return read(cls, data, KIND, rope=rope(KIND))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,14 +80,6 @@ class PassageEntry(Record):
     sha256: str  # of its token ids, as planted
     tokens: tuple[str, ...]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> PassageEntry:
-        return read(cls, data, KIND, tokens=tuple)
-
-
-def _bracket(value) -> Bracket | None:
-    return None if value is None else (int(value[0]), int(value[1]))
-
 
 @dataclass(frozen=True, kw_only=True)
 class PassageReach(Record):
@@ -126,10 +89,6 @@ class PassageReach(Record):
     passage: str
     outcome: ReachOutcome
     between: Bracket | None
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PassageReach:
-        return read(cls, data, KIND, outcome=ReachOutcome, between=_bracket)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -164,17 +123,12 @@ class Reach(Record):
         own = next(p for p in self.per_passage if p.passage == passage)
         return span(own.outcome, own.between, self.longest)
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Reach:
-        return read(cls, data, KIND, outcome=ReachOutcome, between=_bracket,
-                    per_passage=records(PassageReach.from_dict))
-
 
 @dataclass(frozen=True, kw_only=True)
 class Curve(Record):
     """One view's gain by distance, averaged over the passages, with its spread over them, and its reach."""
 
-    view: str
+    view: View
     distances: tuple[int, ...]
     gain: tuple[float, ...]  # mean over passages, nats per token
     low: tuple[float, ...]
@@ -186,13 +140,6 @@ class Curve(Record):
     copy_mass: tuple[float, ...]  # mean over layers, heads, queries and passages, planted
     reach: Reach
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Curve:
-        return read(cls, data, KIND, distances=tuple, gain=tuple, low=tuple, high=tuple, spread=Spread, share=tuple,
-                    planted_loss=tuple, unplanted_loss=tuple, copy_mass=tuple, reach=Reach.from_dict)
-
-    def to_dict(self) -> dict:
-        return super().to_dict() | {"spread": self.spread.value}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,7 +148,7 @@ class ReachShift(Record):
     means do not overlap), the view's own outcome and bracket, and on how many of the passages each passage's own
     brackets are apart the same way."""
 
-    view: str
+    view: View
     direction: Direction
     outcome: ReachOutcome
     between: Bracket | None
@@ -209,7 +156,7 @@ class ReachShift(Record):
     passages: int
 
     @classmethod
-    def of(cls, view: str, mine: Reach, reference: Reach) -> ReachShift:
+    def of(cls, view: View, mine: Reach, reference: Reach) -> ReachShift:
         direction = compare(mine.span(), reference.span())
         moved = direction in (Direction.LONGER, Direction.SHORTER)
         agree = sum(compare(mine.span(p.passage), reference.span(p.passage)) is direction
@@ -221,26 +168,18 @@ class ReachShift(Record):
     def every_passage(self) -> bool:
         return self.agree == self.passages
 
-    @classmethod
-    def from_dict(cls, data: dict) -> ReachShift:
-        return read(cls, data, KIND, direction=Direction, outcome=ReachOutcome, between=_bracket)
-
 
 @dataclass(frozen=True, kw_only=True)
 class RetrievalVerdict(Record):
     """The reference view's reach and what every other view does to it; the constant temperature that reaches
     farthest (ties: the larger mean gain over the distances)."""
 
-    reference: str
+    reference: View
     reach: Reach
     shifts: tuple[ReachShift, ...]
     best_temperature: float | None
     trained_length: int
     longest_distance: int
-
-    @classmethod
-    def from_dict(cls, data: dict) -> RetrievalVerdict:
-        return read(cls, data, KIND, reach=Reach.from_dict, shifts=records(ReachShift.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,26 +196,21 @@ class RetrievalDocument(Record):
     lead: int
     passages: tuple[PassageEntry, ...]
     distances: tuple[int, ...]
-    views: tuple[ViewEntry, ...]
+    views: tuple[View, ...]
     points: tuple[RetrievalPoint, ...]
     curves: tuple[Curve, ...]
     verdict: RetrievalVerdict
     seconds: float  # compute time of the passes, cached or not
     peak_rss_gb: float | None
     run: RunInfo | None
-    separate_views: tuple[str, ...]  # views whose every text was read whole (the others shared their prefixes)
+    separate_views: tuple[View, ...]  # views whose every text was read whole (the others shared their prefixes)
 
     @classmethod
-    def from_dict(cls, data: dict) -> RetrievalDocument:
-        """Format 1 (every text read whole) reads migrated."""
-        if check_format(data, KIND, FORMAT, accepted=(1,)) == 1:
-            data = migrated(data)
-        return read(cls, data, KIND, passages=records(PassageEntry.from_dict), distances=numbers,
-                    views=records(ViewEntry.from_dict), points=records(RetrievalPoint.from_dict),
-                    curves=records(Curve.from_dict), verdict=RetrievalVerdict.from_dict, run=RunInfo.from_dict,
-                    separate_views=tuple)
+    def from_dict(cls, data: dict, kind: str | None = None) -> RetrievalDocument:
+        """A document of this format or an older one (upgraded first: `upgraded`)."""
+        return read(cls, upgraded(data), KIND)
 
-    def curve(self, view: str) -> Curve:
+    def curve(self, view: View) -> Curve:
         return next(curve for curve in self.curves if curve.view == view)
 
     @property
@@ -284,13 +218,46 @@ class RetrievalDocument(Record):
         """Whether a curve holds distances past the grid's (added by --refine)."""
         return any(curve.distances != self.distances for curve in self.curves)
 
-    def point(self, passage: str, distance: int, view: str) -> RetrievalPoint:
+    def point(self, passage: str, distance: int, view: View) -> RetrievalPoint:
         return next(point for point in self.points
                     if (point.passage, point.distance, point.view) == (passage, distance, view))
 
 
+def upgraded(data: dict) -> dict:
+    """A document's JSON of this format, from this format or an older one."""
+    found = check_format(data, KIND, FORMAT, accepted=(1, 2))
+    if found == 1:
+        data = _from_format_1(data)
+    return data if found == FORMAT else _from_format_2(data)
 
-def migrated(data: dict) -> dict:
+
+def _from_format_2(data: dict) -> dict:
+    """Format 2 (and 1) stored each view as its label, temperature, schedule label and recipe, and named it by its
+    label everywhere else (points, curves, the verdict, the separate views): each label is the view it was written
+    from."""
+    longest = field(data, "lead", KIND) + max(field(data, "distances", KIND)) + max(
+        len(field(entry, "tokens", KIND)) for entry in field(data, "passages", KIND))
+    views = {field(entry, "label", KIND): old_view(entry, (longest,), field(data, "trained_length", KIND), KIND)
+             for entry in field(data, "views", KIND)}
+
+    def whole(label: str) -> dict:
+        if label not in views:
+            raise RecordError(f"this {KIND} names the view {label!r}, which it does not list: it is damaged; "
+                              "regenerate it with the command that made it")
+        return views[label]
+
+    def named(entries: list) -> list:
+        return [entry | {"view": whole(field(entry, "view", KIND))} for entry in entries]
+
+    verdict = field(data, "verdict", KIND)
+    verdict = verdict | {"reference": whole(field(verdict, "reference", KIND)),
+                         "shifts": named(field(verdict, "shifts", KIND))}
+    return data | {"format": FORMAT, "views": list(views.values()), "verdict": verdict,
+                   "points": named(field(data, "points", KIND)), "curves": named(field(data, "curves", KIND)),
+                   "separate_views": [whole(label) for label in field(data, "separate_views", KIND)]}
+
+
+def _from_format_1(data: dict) -> dict:
     """A format-1 document as format 2 holds it: every view read its texts whole, and each reach and shift is
     judged again from the points by brackets (format 1 kept reaches read between points)."""
     try:
@@ -311,4 +278,4 @@ def migrated(data: dict) -> dict:
     except (KeyError, TypeError):
         return data  # damaged: the reader names what is missing
     views = [view.get("label") for view in data.get("views", []) if isinstance(view, dict)]
-    return data | {"format": FORMAT, "separate_views": views, "curves": curves, "verdict": verdict}
+    return data | {"format": 2, "separate_views": views, "curves": curves, "verdict": verdict}

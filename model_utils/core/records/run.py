@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_utils.core.records.base import Record, read
+from model_utils.core.records.base import Record
 
 KIND = "run record"
 
@@ -17,7 +17,3 @@ class RunInfo(Record):
     wall_seconds: float
     peak_rss_gb: float
     machine: str  # architecture, cores, Python version
-
-    @classmethod
-    def from_dict(cls, data: dict) -> RunInfo:
-        return read(cls, data, KIND)

@@ -1,12 +1,10 @@
 """The context-length sweep's records: `SweepDocument` (the JSON `python -m model_utils sweep` writes and the pages
 read), its `SweepResult` per pass, `BestEntry` per bucket, and `SweepPass`, what one pass leaves in the pass cache.
-A recipe is a `Rope`; arrays are float64 numpy arrays, written back as lists; the verdict is a ContextVerdict
-(core/records/verdict.py, with its own format number). Format 4 adds the cut-context reference (`cut_context`, the
-loss of the positions past the trained length read with at most the trained length before them), which older formats
-read as None; format 3 adds each layer's sliding span (`layer_windows`),
-which formats 2 and 1 read as None; format 2 added the format number and writes the best
-temperatures per recipe with their recipe; format 1 (no number, best_by_rope keyed by the recipe's label) is read by
-matching each label to a result's recipe."""
+A view is a `View` and a recipe a `Rope`, stored whole; arrays are float64 numpy arrays, written back as lists; the
+verdict is a ContextVerdict (core/records/verdict.py, with its own format number). Older formats are upgraded by
+small functions before the reader (`upgraded`): format 4 stored each result's view as its label, temperature,
+schedule label and applied recipe, and the text's name only inside its source; 3 had no cut-context reference; 2 no
+layer windows; 1 (no number) keyed best_by_rope by the recipe's label, matched to a result's recipe."""
 
 from __future__ import annotations
 
@@ -15,32 +13,26 @@ from dataclasses import dataclass
 import numpy as np
 
 from model_utils.core.records import RecordError, check_format, field
-from model_utils.core.records.base import Record, read
+from model_utils.core.records.base import OLD_VIEW_KEYS, Record, old_view, read, read_value
 from model_utils.core.records.cut_context import CutContextPass
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.verdict import ContextVerdict, Multipliers
+from model_utils.core.records.verdict import upgraded as upgraded_verdict
 from model_utils.core.rope import Rope
-from model_utils.core.views import reference_index
+from model_utils.core.views import OfView, View, reference_index
 
-FORMAT = 4
-OLDER = (2, 3)  # numbered formats this reader still reads: without the cut-context reference; 2: without layer_windows
+FORMAT = 5
+OLDER = (2, 3, 4)  # numbered formats this reader upgrades; format 1 has no number
 KIND = "sweep document"
 PASS = "sweep pass"
 
 
-def _array(value) -> np.ndarray:
-    return np.asarray(value, dtype=np.float64)
-
-
 @dataclass(frozen=True, kw_only=True, eq=False)
-class SweepResult:
-    """One pass of a sweep: a temperature or a schedule, on the model's own positions or on a RoPE recipe, with its
-    loss and attention statistics per bucket of query positions."""
+class SweepResult(OfView, Record):
+    """One pass of a sweep: a view (a temperature or a schedule, on the model's own positions or on a RoPE recipe),
+    with its loss and attention statistics per bucket of query positions."""
 
-    label: str
-    temperature: float | None  # None for a schedule
-    schedule: str | None  # the schedule's label
-    rope: Rope | None  # None: the model's own positions
+    view: View
     attention_factor: float | None  # the recipe's own factor on cos and sin, as transformers applied it
     rope_layer_types: str | None  # where each layer type has its own RoPE: the one the recipe applied to
     loss: float
@@ -52,29 +44,7 @@ class SweepResult:
     seconds: float
     kernel: str
     peak_rss_gb: float | None
-    multipliers: Multipliers | None  # None in the pass cache, which does not know the text's trained length
-
-    @property
-    def recipe(self) -> str | None:
-        """The label of the pass's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions."""
-        return None if self.rope is None else self.rope.label
-
-    @classmethod
-    def from_dict(cls, data: dict) -> SweepResult:
-        return cls.read(data, Multipliers.from_dict(field(data, "multipliers", KIND)))
-
-    @classmethod
-    def read(cls, data: dict, multipliers: Multipliers | None, kind: str = KIND) -> SweepResult:
-        """The result of a document's entry or of a pass record (`kind`), with these multipliers."""
-        return cls(label=field(data, "label", kind), temperature=field(data, "temperature", kind),
-                   schedule=field(data, "schedule", kind), **rope_fields(field(data, "rope", kind), kind),
-                   loss=field(data, "loss", kind), nll=tuple(field(data, "nll", kind)),
-                   heads={name: _array(values) for name, values in field(data, "heads", kind).items()},
-                   distance_profile=_array(field(data, "distance_profile", kind)),
-                   distance_profile_layers=_array(field(data, "distance_profile_layers", kind)),
-                   distance_bins=tuple(field(data, "distance_bins", kind)), seconds=field(data, "seconds", kind),
-                   kernel=field(data, "kernel", kind), peak_rss_gb=field(data, "peak_rss_gb", kind),
-                   multipliers=multipliers)
+    multipliers: Multipliers | None = None  # None in the pass cache, which does not know the text's trained length
 
     def applied_rope(self) -> dict | None:
         """The recipe as the engine applied it (Rope.to_dict's fields with rope_type and the attention factor)."""
@@ -83,41 +53,19 @@ class SweepResult:
         applied = self.rope.applied(self.attention_factor)
         return applied | ({"layer_types": self.rope_layer_types} if self.rope_layer_types else {})
 
-    def to_dict(self) -> dict:
-        data = {"label": self.label, "temperature": self.temperature, "schedule": self.schedule,
-                "rope": self.applied_rope(), "loss": self.loss, "nll": list(self.nll),
-                "heads": {name: values.tolist() for name, values in self.heads.items()},
-                "distance_profile": self.distance_profile.tolist(),
-                "distance_profile_layers": self.distance_profile_layers.tolist(),
-                "distance_bins": list(self.distance_bins), "seconds": self.seconds, "kernel": self.kernel,
-                "peak_rss_gb": self.peak_rss_gb}
-        return data if self.multipliers is None else data | {"multipliers": self.multipliers.to_dict()}
-
     def __eq__(self, other) -> bool:
         return isinstance(other, SweepResult) and self.to_dict() == other.to_dict()
 
     __hash__ = None
 
 
-def rope_fields(applied: dict | None, kind: str = PASS) -> dict:
-    """SweepResult's rope, attention_factor and rope_layer_types from the recipe as the engine applied it
-    (Report's result.rope: recipe, rope_type, factor, attention_factor, and layer_types where it applies)."""
+def applied_fields(applied: dict | None, kind: str = PASS) -> dict:
+    """SweepResult's attention_factor and rope_layer_types from the recipe as the engine applied it (Report's
+    result.rope: recipe, rope_type, factor, attention_factor, and layer_types where it applies)."""
     if applied is None:
-        return {"rope": None, "attention_factor": None, "rope_layer_types": None}
-    return {"rope": _rope(applied, kind), "attention_factor": field(applied, "attention_factor", kind),
+        return {"attention_factor": None, "rope_layer_types": None}
+    return {"attention_factor": field(applied, "attention_factor", kind),
             "rope_layer_types": applied.get("layer_types")}
-
-
-def pass_rope(data: dict) -> Rope | None:
-    """The recipe of a pass record (the pass cache's dict), without reading the rest of it."""
-    return rope_fields(field(data, "rope", PASS))["rope"]
-
-
-def _rope(applied: dict, kind: str) -> Rope:
-    try:
-        return Rope.from_dict(applied)
-    except ValueError as error:
-        raise RecordError(f"this {kind} has a RoPE recipe that cannot be read: {error}") from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,14 +82,6 @@ class BestEntry(Record):
     saved_interval: tuple[float, float]
     positions: int
 
-    @classmethod
-    def from_dict(cls, data: dict) -> BestEntry:
-        return read(cls, data, KIND, bucket=tuple, temperature_interval=tuple, saved_interval=tuple)
-
-
-def _best(entries: list) -> tuple[BestEntry, ...]:
-    return tuple(BestEntry.from_dict(entry) for entry in entries)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Bootstrap(Record):
@@ -152,20 +92,17 @@ class Bootstrap(Record):
     confidence: float
     method: str
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Bootstrap:
-        return read(cls, data, KIND)
-
 
 @dataclass(frozen=True, kw_only=True)
-class SweepDocument:
+class SweepDocument(Record):
     """A context-length sweep of one text: its settings, one result per pass, the best constant temperature per
     bucket on the model's own positions and on each recipe, and its verdict (verdicts.context.sweep_verdict, None
     when the text does not reach past the trained length)."""
 
     model: str
     model_facts: dict[str, str | int | float]  # what the pages show of the model (LoadedModel.facts())
-    text_source: str
+    text_name: str  # what the text is, in a few words: "Python's pydoc_data.topics", a file's path, "--text"
+    text_source: str  # the same with its licence and, for a built-in text, which one
     text_sha256: str
     n_tokens: int
     trained_length: int
@@ -183,87 +120,35 @@ class SweepDocument:
     peak_rss_gb: float | None
     kernel: str
     verdict: ContextVerdict | None
-    run: RunInfo | None = None  # how the command line made it; None for a page's own sweep
     # per layer, the keys a query sees in a sliding-window layer, None for full attention (LoadedModel's
     # sliding_windows()): which layers can meet a distance past the trained length; None in formats 2 and 1
-    layer_windows: tuple[int | None, ...] | None = None
+    layer_windows: tuple[int | None, ...] | None
     # the loss past the trained length with the context cut to it (experiments.cut_context): what the rise past it is
     # measured against, on the same tokens; None where the text does not pass it, and in formats 3 and older
-    cut_context: CutContextPass | None = None
+    cut_context: CutContextPass | None
+    run: RunInfo | None = None  # how the command line made it; None for a page's own sweep
 
     @classmethod
-    def from_dict(cls, data: dict) -> SweepDocument:
-        """A document of this format, of format 2, or of format 1 (written before documents had a number)."""
-        older = isinstance(data, dict) and "format" not in data
-        if not older:
-            check_format(data, KIND, FORMAT, OLDER)
-        results = tuple(SweepResult.from_dict(result) for result in field(data, "results", KIND))
-        by_rope = field(data, "best_by_rope", KIND)
-        bootstrap = Bootstrap.from_dict(field(data, "bootstrap", KIND))
-        verdict = field(data, "verdict", KIND)
-        run = data.get("run")
-        return cls(
-            model=field(data, "model", KIND), model_facts=field(data, "model_facts", KIND),
-            text_source=field(data, "text_source", KIND), text_sha256=field(data, "text_sha256", KIND),
-            **{name: field(data, name, KIND) for name in ("n_tokens", "trained_length", "beyond_trained",
-                                                          "bucket_size", "q_start", "window", "seconds",
-                                                          "peak_rss_gb", "kernel")},
-            buckets=tuple(tuple(bucket) for bucket in field(data, "buckets", KIND)),
-            distance_bins=tuple(field(data, "distance_bins", KIND)), results=results,
-            best=_best(field(data, "best", KIND)),
-            best_by_rope=_labelled_best(by_rope, results) if older else _recipe_best(by_rope),
-            bootstrap=bootstrap, run=None if run is None else RunInfo.from_dict(run),
-            verdict=None if verdict is None else ContextVerdict.from_dict(
-                verdict, ropes={result.rope.label: result.rope for result in results if result.rope is not None},
-                block=bootstrap.block),
-            layer_windows=_layer_windows(data),
-            cut_context=None if data.get("cut_context") is None else CutContextPass.from_dict(data["cut_context"]))
+    def from_dict(cls, data: dict, kind: str | None = None) -> SweepDocument:
+        """A document of this format or an older one (upgraded first)."""
+        data = upgraded(data)
+        by_rope = {read_value(Rope, field(entry, "rope", KIND), KIND): read_value(tuple[BestEntry, ...],
+                                                                                   field(entry, "best", KIND), KIND)
+                   for entry in field(data, "best_by_rope", KIND)}
+        return read(cls, data, KIND, best_by_rope=by_rope)
 
     def to_dict(self) -> dict:
-        data = {"format": FORMAT, "model": self.model, "model_facts": self.model_facts,
-                "text_source": self.text_source, "text_sha256": self.text_sha256, "n_tokens": self.n_tokens,
-                "trained_length": self.trained_length, "beyond_trained": self.beyond_trained,
-                "bucket_size": self.bucket_size, "q_start": self.q_start, "window": self.window,
-                "buckets": [list(bucket) for bucket in self.buckets], "distance_bins": list(self.distance_bins),
-                "results": [result.to_dict() for result in self.results],
-                "best": [entry.to_dict() for entry in self.best],
-                "best_by_rope": [{"rope": rope.to_dict(), "best": [entry.to_dict() for entry in entries]}
-                                 for rope, entries in self.best_by_rope.items()],
-                "bootstrap": self.bootstrap.to_dict(), "seconds": self.seconds, "peak_rss_gb": self.peak_rss_gb,
-                "kernel": self.kernel, "verdict": None if self.verdict is None else self.verdict.to_dict(),
-                "layer_windows": None if self.layer_windows is None else list(self.layer_windows),
-                "cut_context": None if self.cut_context is None else self.cut_context.to_dict()}
-        return data if self.run is None else data | {"run": self.run.to_dict()}
+        by_rope = [{"rope": rope.to_dict(), "best": [entry.to_dict() for entry in entries]}
+                   for rope, entries in self.best_by_rope.items()]
+        return {"format": FORMAT, **super().to_dict(), "best_by_rope": by_rope}
 
     def reference(self) -> SweepResult:
         """T = 1 on the model's own positions, which every other result is compared with (a sweep always runs it)."""
         return self.results[reference_index(self.results)]
 
 
-def _layer_windows(data: dict) -> tuple[int | None, ...] | None:
-    """The layer windows of a file of this format or 3 (a missing key is refused by name); None from format 2 or 1."""
-    if data.get("format") not in (FORMAT, 3):
-        return None
-    windows = field(data, "layer_windows", KIND)
-    return None if windows is None else tuple(windows)
-
-
-def _recipe_best(entries: list) -> dict[Rope, tuple[BestEntry, ...]]:
-    return {_rope(field(entry, "rope", KIND), KIND): _best(field(entry, "best", KIND)) for entry in entries}
-
-
-def _labelled_best(by_label: dict, results: tuple[SweepResult, ...]) -> dict[Rope, tuple[BestEntry, ...]]:
-    """Format 1's best_by_rope (recipe label -> entries), each label matched to the recipe of a result."""
-    ropes = {result.rope.label: result.rope for result in results if result.rope is not None}
-    unknown = sorted(set(by_label) - set(ropes))
-    if unknown:
-        raise RecordError(f"this {KIND} has best temperatures on {', '.join(unknown)}, a recipe none of its results "
-                          "ran: it is damaged; regenerate it with the command that made it")
-    return {ropes[label]: _best(entries) for label, entries in by_label.items()}
-
-
 @dataclass(frozen=True, kw_only=True, eq=False)
-class SweepPass:
+class SweepPass(Record):
     """What one pass leaves in the pass cache: its result (without multipliers), the text's facts it ran on, and
     the NLL at every query position, which the bootstrap and the verdict's held-out gains resample. Its format is
     part of its cache key (experiments.sweep.FORMAT): a pass of another format is never found."""
@@ -275,20 +160,93 @@ class SweepPass:
     buckets: tuple[tuple[int, int], ...]
     position_nll: np.ndarray  # [n_tokens - 1]: position p predicts token p + 1
 
-    @classmethod
-    def from_dict(cls, data: dict) -> SweepPass:
-        return cls(result=SweepResult.read(data, None, PASS), n_tokens=field(data, "n_tokens", PASS),
-                   trained_length=field(data, "trained_length", PASS), q_start=field(data, "q_start", PASS),
-                   buckets=tuple(tuple(bucket) for bucket in field(data, "buckets", PASS)),
-                   position_nll=_array(field(data, "position_nll", PASS)))
-
-    def to_dict(self) -> dict:
-        return self.result.to_dict() | {
-            "position_nll": self.position_nll.tolist(), "n_tokens": self.n_tokens,
-            "trained_length": self.trained_length, "q_start": self.q_start,
-            "buckets": [list(bucket) for bucket in self.buckets]}
-
     def __eq__(self, other) -> bool:
         return isinstance(other, SweepPass) and self.to_dict() == other.to_dict()
 
     __hash__ = None
+
+
+def read_pass(data: dict, view: View) -> SweepPass:
+    """A pass from the cache, found under the key of `view`: of this form, or of the one before views were stored
+    whole (flat, the view by its label), which is given `view` after checking that its fields are the view's."""
+    if isinstance(data, dict) and "result" not in data:
+        data = _pass_from_format_4(data, view)
+    return read(SweepPass, data, PASS)
+
+
+# --- older formats ------------------------------------------------------------------------------------------------
+
+
+def upgraded(data: dict) -> dict:
+    """A document's JSON of this format, from this format or an older one."""
+    found = None if isinstance(data, dict) and "format" not in data else check_format(data, KIND, FORMAT, OLDER)
+    if found is None:
+        data = _from_format_1(data)
+    if found in (None, 2):
+        data = data | {"layer_windows": None}
+    if found in (None, 2, 3):
+        data = {"cut_context": None} | data
+    return data if found == FORMAT else _from_format_4(data)
+
+
+def _from_format_1(data: dict) -> dict:
+    """Format 1 (no number, no layer windows) keyed best_by_rope by the recipe's label: each label matched to the
+    recipe of a result, never parsed."""
+    ropes = {}
+    for result in field(data, "results", KIND):
+        applied = field(result, "rope", KIND)
+        if applied is not None:
+            rope = read_value(Rope, applied, KIND)
+            ropes[rope.label] = rope
+    by_label = field(data, "best_by_rope", KIND)
+    unknown = sorted(set(by_label) - set(ropes))
+    if unknown:
+        raise RecordError(f"this {KIND} has best temperatures on {', '.join(unknown)}, a recipe none of its results "
+                          "ran: it is damaged; regenerate it with the command that made it")
+    return data | {"best_by_rope": [{"rope": ropes[label].to_dict(), "best": entries}
+                                    for label, entries in by_label.items()]}
+
+
+# Format 4 wrote a built-in text's name, licence and which text it is as one string (the text's source); the names
+# of the two built-in texts, which are the only sources with more than a name, as that format wrote them:
+OLD_BUILTIN_NAMES = {
+    "Python's pydoc_data.topics (Python documentation, PSF License), built-in text 'long'":
+        "Python's pydoc_data.topics",
+    "Lib/_pydecimal.py (PSF License), built-in text 'decimal-source'": "Lib/_pydecimal.py"}
+
+
+def _from_format_4(data: dict) -> dict:
+    """Format 4 stored each result's view as its label, temperature, schedule label and the recipe as applied, and
+    its verdict in its own format (upgraded here with the document's recipes and block)."""
+    lengths = (field(data, "n_tokens", KIND),)
+    trained = field(data, "trained_length", KIND)
+    results = [_result_from_format_4(result, old_view(result, lengths, trained, KIND))
+               for result in field(data, "results", KIND)]
+    ropes = {}
+    for result in results:
+        rope = read_value(View, result["view"], KIND).rope
+        if rope is not None:
+            ropes[rope.label] = rope
+    verdict = field(data, "verdict", KIND)
+    if verdict is not None:
+        block = field(field(data, "bootstrap", KIND), "block", KIND)
+        verdict = upgraded_verdict(verdict, ropes=ropes, block=block)
+    source = field(data, "text_source", KIND)
+    return data | {"format": FORMAT, "results": results, "verdict": verdict,
+                   "text_name": OLD_BUILTIN_NAMES.get(source, source), "run": data.get("run")}
+
+
+def _result_from_format_4(entry: dict, view: dict, kind: str = KIND) -> dict:
+    kept = {key: value for key, value in entry.items() if key not in OLD_VIEW_KEYS}
+    return {"view": view, **applied_fields(field(entry, "rope", kind), kind), **kept}
+
+
+def _pass_from_format_4(data: dict, view: View) -> dict:
+    """A cached pass of format 4, flat (its result's fields and the pass's own), as the view of its key."""
+    if field(data, "label", PASS) != view.label:
+        raise RecordError(f"this {PASS} holds {data['label']}, not the view {view.label} its key names: delete it "
+                          "and rerun")
+    found = _result_from_format_4(data, view.to_dict(), PASS)
+    own = ("n_tokens", "trained_length", "q_start", "buckets", "position_nll")
+    return {"result": {key: value for key, value in found.items() if key not in own},
+            **{key: field(data, key, PASS) for key in own}}

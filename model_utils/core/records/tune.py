@@ -1,22 +1,24 @@
 """The corpus tune's summary (summary.json, written by experiments/tune/summary.py and the `tune` command) as a
 record: per bucket and view the NLL pooled over documents with its interval, the best constant temperature per
 bucket, what each schedule and recipe saves against T = 1, and the corpus's verdict (verdicts.corpus computes it, with
-the fits made on its documents folded in by verdicts.fit.fold_fits). A recipe is a Rope (its to_dict in the JSON),
+the fits made on its documents folded in by verdicts.fit.fold_fits). A view is a View (its to_dict in the JSON),
 never a label to parse back."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from model_utils.core.records import check_format, field
-from model_utils.core.records.base import DocumentEntry, Record, numbers, read, records, rope
+from model_utils.core.records import RecordError, check_format, field
+from model_utils.core.records.base import OLD_VIEW_KEYS, DocumentEntry, Record, old_view, read, read_value
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread
 from model_utils.core.records.verdict import ContextVerdict
-from model_utils.core.rope import Rope
+from model_utils.core.records.verdict import upgraded as upgraded_verdict
+from model_utils.core.views import OfView, View
 
-FORMAT = 2  # bump when a key changes; from_dict refuses other formats but OLDER
-OLDER = (1,)  # 1: no layer windows, and intervals over documents a bootstrap however few (read as such)
+FORMAT = 3  # bump when a key changes; from_dict refuses other formats but OLDER
+OLDER = (1, 2)  # 2: views by their labels (_from_format_2); 1: also no layer windows, and intervals over documents a
+# bootstrap however few (read as such)
 KIND = "corpus-tune summary"
 
 
@@ -36,10 +38,6 @@ class RowSettings(Record):
     trained_length: int | None  # None: the model's own
     beyond_trained: bool
 
-    @classmethod
-    def from_dict(cls, data: dict) -> RowSettings:
-        return read(cls, data, KIND, specs=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class CorpusEntry(Record):
@@ -52,34 +50,16 @@ class CorpusEntry(Record):
     duplicates_skipped: tuple[str, ...]
     listed: tuple[DocumentEntry, ...]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> CorpusEntry:
-        return read(cls, data, KIND, tokens=tuple, duplicates_skipped=tuple,
-                    listed=records(lambda entry: DocumentEntry.from_dict(entry, KIND)))
-
 
 @dataclass(frozen=True, kw_only=True)
-class TuneResult(Record):
+class TuneResult(OfView, Record):
     """One view over the corpus: its NLL per bucket pooled over documents (sum / count) with a bootstrap interval,
     and each statistic per bucket averaged over the documents' queries."""
 
-    label: str
-    temperature: float | None  # None for a schedule
-    schedule: str | None  # the schedule's label
-    rope: Rope | None  # None on the model's own positions
+    view: View
     nll: tuple[float, ...]  # [bucket]
     nll_interval: tuple[tuple[float, float], ...]  # [bucket] (low, high)
     statistics: dict[str, tuple[float, ...]]  # name -> [bucket]
-
-    @property
-    def recipe(self) -> str | None:
-        """The label of the view's RoPE recipe ('yarn-rope (s=2)'), None on the model's own positions."""
-        return None if self.rope is None else self.rope.label
-
-    @classmethod
-    def from_dict(cls, data: dict) -> TuneResult:
-        return read(cls, data, KIND, rope=rope(KIND), nll=numbers, nll_interval=numbers,
-                    statistics=lambda values: {name: numbers(value) for name, value in values.items()})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,10 +77,6 @@ class CorpusBest(Record):
     temperature_interval: tuple[float, float]
     saved_interval: tuple[float, float]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> CorpusBest:
-        return read(cls, data, KIND, bucket=tuple, temperature_interval=tuple, saved_interval=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Saving(Record):
@@ -113,22 +89,13 @@ class Saving(Record):
     saved: float
     saved_interval: tuple[float, float]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Saving:
-        return read(cls, data, KIND, bucket=tuple, saved_interval=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
-class Compared(Record):
-    """A schedule (rope None) or a view on a RoPE recipe, bucket by bucket against T = 1."""
+class Compared(OfView, Record):
+    """A schedule or a view on a RoPE recipe, bucket by bucket against T = 1."""
 
-    label: str
-    rope: Rope | None
+    view: View
     buckets: tuple[Saving, ...]
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Compared:
-        return read(cls, data, KIND, rope=rope(KIND), buckets=records(Saving.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,11 +114,6 @@ class CorpusBootstrap(Record):
         """None: documents are resampled, not blocks of positions (a sweep's bootstrap says its block size)."""
         return None
 
-    @classmethod
-    def from_dict(cls, data: dict) -> CorpusBootstrap:
-        return read(cls, {"spread": Spread.INTERVAL_95.value} | data if isinstance(data, dict) else data, KIND,
-                    spread=Spread)
-
 
 @dataclass(frozen=True, kw_only=True)
 class PeakMemory(Record):
@@ -160,10 +122,6 @@ class PeakMemory(Record):
     driver: float
     workers: float | None
     max: float
-
-    @classmethod
-    def from_dict(cls, data: dict) -> PeakMemory:
-        return read(cls, data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -174,22 +132,14 @@ class ComputingRun(RunInfo):
     workers: int
     threads_per_worker: int
 
-    @classmethod
-    def from_dict(cls, data: dict, kind: str = KIND) -> ComputingRun:
-        return read(cls, data, kind)
-
 
 @dataclass(frozen=True, kw_only=True)
-class DomainLever(Record):
+class DomainLever(OfView, Record):
     """What one view saves past the trained length against T = 1 on one domain's documents (positive = better)."""
 
-    label: str
+    view: View
     saved: float  # pooled over the domain's positions past the trained length
     per_document: tuple[float, ...]  # each document's own, in the order of DomainSavings.documents
-
-    @classmethod
-    def from_dict(cls, data: dict) -> DomainLever:
-        return read(cls, data, KIND, per_document=tuple)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -201,10 +151,6 @@ class DomainSavings(Record):
     documents: tuple[str, ...]  # sha256
     nll_past_at_1: float
     levers: tuple[DomainLever, ...]  # one per view but T = 1, in the order they ran
-
-    @classmethod
-    def from_dict(cls, data: dict) -> DomainSavings:
-        return read(cls, data, KIND, documents=tuple, levers=records(DomainLever.from_dict))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,10 +165,6 @@ class DocumentCut(Record):
     stride: int
     min_context: int
     lead: int = 0  # 0 in files written before windows had a lead: they read the raw slice
-
-    @classmethod
-    def from_dict(cls, data: dict) -> DocumentCut:
-        return read(cls, {"lead": 0} | data if isinstance(data, dict) else data, KIND)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -263,22 +205,49 @@ class TuneSummary(Record):
         return {"format": FORMAT, **super().to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict) -> TuneSummary:
+    def from_dict(cls, data: dict, kind: str | None = None) -> TuneSummary:
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
         before domains were summarized, or before the cut-context reference, read with none."""
-        check_format(data, KIND, FORMAT, OLDER)
-        data = {"domains": [], "cut_context": None, "layer_windows": None} | data
-        ropes = {found.recipe: found.rope for found in records(TuneResult.from_dict)(field(data, "results", KIND))
-                 if found.rope is not None}
-        documents = field(field(data, "corpus", KIND), "documents", KIND)
-        return read(cls, data, KIND, settings=RowSettings.from_dict, corpus=CorpusEntry.from_dict, buckets=numbers,
-                    verdict=lambda verdict: ContextVerdict.from_dict(verdict, ropes=ropes, documents=documents),
-                    results=records(TuneResult.from_dict), best=records(CorpusBest.from_dict),
-                    schedules=records(Compared.from_dict), recipes=records(Compared.from_dict),
-                    bootstrap=CorpusBootstrap.from_dict, peak_rss_gb=PeakMemory.from_dict,
-                    run=RunInfo.from_dict, runs=records(ComputingRun.from_dict),
-                    domains=records(DomainSavings.from_dict), cut_context=records(DocumentCut.from_dict),
-                    layer_windows=tuple)
+        return read(cls, upgraded(data), KIND)
+
+
+def upgraded(data: dict) -> dict:
+    """A summary's JSON of this format, from this format or an older one."""
+    found = check_format(data, KIND, FORMAT, OLDER)
+    return data if found == FORMAT else _from_format_2(data)
+
+
+def _from_format_2(data: dict) -> dict:
+    """Formats 2 and 1 stored each view as its label, temperature, schedule label and recipe (the comparisons and
+    the domains' levers by the label alone), and the verdict in its own format (upgraded here with the summary's
+    recipes and documents)."""
+    trained = field(data, "trained_length", KIND)
+    lengths = (field(field(data, "settings", KIND), "max_tokens", KIND),)
+    results = [{"view": old_view(entry, lengths, trained, KIND), **{key: value for key, value in entry.items()
+                                                                   if key not in OLD_VIEW_KEYS}}
+               for entry in field(data, "results", KIND)]
+    views = {entry["label"]: result["view"] for entry, result in zip(data["results"], results, strict=True)}
+
+    def by_label(entry: dict) -> dict:
+        label = field(entry, "label", KIND)
+        if label not in views:
+            raise RecordError(f"this {KIND} compares {label}, a view none of its results ran: it is damaged; "
+                              "regenerate it with the command that made it")
+        return {"view": views[label], **{key: value for key, value in entry.items() if key not in OLD_VIEW_KEYS}}
+
+    ropes = {}
+    for view in views.values():
+        rope = read_value(View, view, KIND).rope
+        if rope is not None:
+            ropes[rope.label] = rope
+    verdict = field(data, "verdict", KIND)
+    documents = field(field(data, "corpus", KIND), "documents", KIND)
+    return data | {
+        "format": FORMAT, "results": results,
+        **{key: [by_label(entry) for entry in field(data, key, KIND)] for key in ("schedules", "recipes")},
+        "domains": [domain | {"levers": [by_label(lever) for lever in field(domain, "levers", KIND)]}
+                    for domain in data.get("domains", [])],
+        "verdict": None if verdict is None else upgraded_verdict(verdict, ropes=ropes, documents=documents)}
 
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:
@@ -286,5 +255,5 @@ def previous_runs(data: dict) -> tuple[ComputingRun, ...]:
     the one before it (no format number; its runs are written the same way), so a summary rebuilt from older rows
     keeps the record of the runs that made them."""
     if isinstance(data, dict) and data.get("format") is None:
-        return records(ComputingRun.from_dict)(data.get("runs") or [])
+        return read_value(tuple[ComputingRun, ...], data.get("runs") or [], KIND)
     return TuneSummary.from_dict(data).runs

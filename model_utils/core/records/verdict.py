@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from model_utils.core.records import RecordError, check_format, field
-from model_utils.core.records.base import Record, read, records, rope
+from model_utils.core.records.base import Record, read
 from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
 
@@ -101,10 +101,6 @@ class Edge(StrEnum):
     LARGEST = "largest"
 
 
-def _bucket(value) -> Bucket:
-    return int(value[0]), int(value[1])
-
-
 class RiseBase(StrEnum):
     """What the loss past the trained length is compared with, to say how much it rises: the same positions read
     with at most the trained length before them (the cut context), or, where that was not measured, the loss of the
@@ -129,13 +125,6 @@ class SameTokenRise(Record):
     min_context: int
     documents: int | None  # None: one text
 
-    @classmethod
-    def from_dict(cls, data: dict) -> SameTokenRise:
-        return read(cls, data, KIND, interval=tuple, spread=Spread)
-
-    def to_dict(self) -> dict:
-        return super().to_dict() | {"spread": self.spread.value}
-
 
 @dataclass(frozen=True, kw_only=True)
 class Multipliers(Record):
@@ -144,10 +133,6 @@ class Multipliers(Record):
 
     trained_context: Interval | None
     past: Interval | None
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Multipliers:
-        return read(cls, data, KIND, trained_context=tuple, past=tuple)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,10 +153,6 @@ class LossBreak(Record):
         """The position the loss breaks at, None where it does not."""
         return None if self.bucket is None else self.bucket[0]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> LossBreak:
-        return read(cls, data, KIND, in_context=tuple, bucket=_bucket, interval=tuple, earlier=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Gain(Record):
@@ -182,10 +163,6 @@ class Gain(Record):
     interval: Interval | None
     scoring: Scoring
     share_of_rise: float | None = None
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Gain:
-        return read(cls, data, KIND, interval=tuple, scoring=Scoring)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -199,10 +176,6 @@ class ConstantTemperature(Record):
     worse_buckets: int
     buckets: int
 
-    @classmethod
-    def from_dict(cls, data: dict) -> ConstantTemperature:
-        return read(cls, data, KIND, in_sample=Gain.from_dict, held_out=Gain.from_dict)
-
 
 @dataclass(frozen=True, kw_only=True)
 class BucketBest(Record):
@@ -214,10 +187,6 @@ class BucketBest(Record):
     saved: float
     temperature_interval: Interval | None
 
-    @classmethod
-    def from_dict(cls, data: dict) -> BucketBest:
-        return read(cls, data, KIND, bucket=_bucket, temperature_interval=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class GridEdge(Record):
@@ -227,10 +196,6 @@ class GridEdge(Record):
     bucket: Bucket | None  # None: the whole past region
     temperature: float
     edge: Edge
-
-    @classmethod
-    def from_dict(cls, data: dict) -> GridEdge:
-        return read(cls, data, KIND, bucket=_bucket, edge=Edge)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,12 +211,6 @@ class TemperatureGains(Record):
     best: tuple[BucketBest, ...]
     edges: tuple[GridEdge, ...]
 
-    @classmethod
-    def from_dict(cls, data: dict) -> TemperatureGains:
-        return read(cls, data, KIND, grid=tuple, oracle=Gain.from_dict, held_out=Gain.from_dict,
-                    constant=ConstantTemperature.from_dict, best=records(BucketBest.from_dict),
-                    edges=records(GridEdge.from_dict))
-
 
 @dataclass(frozen=True, kw_only=True)
 class UntrainedShare(Record):
@@ -262,10 +221,6 @@ class UntrainedShare(Record):
     mass: float
     share: float
     uniform_share: float
-
-    @classmethod
-    def from_dict(cls, data: dict) -> UntrainedShare:
-        return read(cls, data, KIND, bucket=_bucket)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -280,10 +235,6 @@ class EntropyRange(Record):
     below: int
     buckets: int
 
-    @classmethod
-    def from_dict(cls, data: dict) -> EntropyRange:
-        return read(cls, data, KIND, in_context=tuple, past=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class AttentionShift(Record):
@@ -294,10 +245,6 @@ class AttentionShift(Record):
     untrained: tuple[UntrainedShare, ...] | None
     beyond_uniform_from: int | None
     entropy: EntropyRange
-
-    @classmethod
-    def from_dict(cls, data: dict) -> AttentionShift:
-        return read(cls, data, KIND, untrained=records(UntrainedShare.from_dict), entropy=EntropyRange.from_dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -318,11 +265,6 @@ class LayerTypeMass(Record):
     uniform_share: tuple[float, ...] | None = None
     beyond_uniform_from: int | None = None
 
-    @classmethod
-    def from_dict(cls, data: dict) -> LayerTypeMass:
-        data = {"share": None, "uniform_share": None, "beyond_uniform_from": None} | data
-        return read(cls, data, KIND, layers=tuple, untrained_mass=tuple, share=tuple, uniform_share=tuple)
-
 
 @dataclass(frozen=True, kw_only=True)
 class Trend(Record):
@@ -332,10 +274,6 @@ class Trend(Record):
     last: Bucket
     entropy: Interval  # at first, at last
     normalized: Interval
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Trend:
-        return read(cls, data, KIND, first=_bucket, last=_bucket, entropy=tuple, normalized=tuple)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -347,10 +285,6 @@ class EntropyTrend(Record):
     inside: Trend
     past: Trend | None
 
-    @classmethod
-    def from_dict(cls, data: dict) -> EntropyTrend:
-        return read(cls, data, KIND, inside=Trend.from_dict, past=Trend.from_dict)
-
 
 @dataclass(frozen=True, kw_only=True)
 class FittedValue(Record):
@@ -361,10 +295,6 @@ class FittedValue(Record):
     knob: str  # "T"
     value: float
     interval: Interval
-
-    @classmethod
-    def from_dict(cls, data: dict) -> FittedValue:
-        return read(cls, data, KIND, interval=tuple)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -406,14 +336,6 @@ class DecompositionRow(Record):
     @property
     def clears_zero(self) -> bool:
         return self.interval is not None and self.interval[0] > 0
-
-    @classmethod
-    def from_dict(cls, data: dict) -> DecompositionRow:
-        """A row; one written before schedules' savings inside the trained context reads with none."""
-        data = {"saved_inside": None} | data if isinstance(data, dict) else data
-        return read(cls, data, KIND, kind=RowKind, rope=rope(KIND), scoring=Scoring, interval=tuple,
-                    untrained_mass_by_layer_type=tuple, untrained=MassMove, family=Family,
-                    multipliers=Multipliers.from_dict, fitted=FittedValue.from_dict)
 
 
 def group_of(row: DecompositionRow) -> int:
@@ -493,11 +415,6 @@ class Decomposition(Record):
         """The table row of the pass `view`."""
         return next((row for row in self.table if row.view == view), None)
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Decomposition:
-        return read(cls, data, KIND, dominant=Dominant, rows=records(DecompositionRow.from_dict),
-                    untrained_constant_range=tuple, rise_base=RiseBase)
-
 
 @dataclass(frozen=True, kw_only=True)
 class ContextVerdict(Record):
@@ -539,24 +456,24 @@ class ContextVerdict(Record):
         return any(row.remaps for row in self.decomposition.rows)
 
     def to_dict(self) -> dict:
-        return {"format": FORMAT, **super().to_dict(), "spread": self.spread.value}
+        return {"format": FORMAT, **super().to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict, *, ropes: Mapping[str, Rope] | None = None, documents: int | None = None,
-                  block: int | None = None) -> ContextVerdict:
-        """The verdict of this format, or of an older one (upgraded here, the one place that knows them): what an
-        older verdict said only in words, the file holding it says in numbers: `ropes` (label -> recipe, its own
-        results), `documents` (a corpus's, None for one text) and `block` (one text's resampling block)."""
-        found = check_format(data, KIND, FORMAT, OLDER)
-        if found in (2, 3):
-            data = _from_format_3(data, ropes or {}, documents, block)
-        if found != FORMAT:
-            data = _from_format_4(data)
-        return read(cls, data, KIND, past=_bucket, before=_bucket, scoring=Scoring, spread=Spread,
-                    loss_break=LossBreak.from_dict,
-                    gains=TemperatureGains.from_dict, attention=AttentionShift.from_dict,
-                    layer_types=records(LayerTypeMass.from_dict), decomposition=Decomposition.from_dict,
-                    entropy_trend=EntropyTrend.from_dict, same_token_rise=SameTokenRise.from_dict)
+    def from_dict(cls, data: dict, kind: str | None = None, *, ropes: Mapping[str, Rope] | None = None,
+                  documents: int | None = None, block: int | None = None) -> ContextVerdict:
+        """The verdict of this format, or of an older one (upgraded by `upgraded`, the one place that knows them)."""
+        return read(cls, upgraded(data, ropes=ropes, documents=documents, block=block), KIND)
+
+
+def upgraded(data: dict, *, ropes: Mapping[str, Rope] | None = None, documents: int | None = None,
+             block: int | None = None) -> dict:
+    """A verdict's JSON of this format, or of an older one as this format holds it: what an older verdict said only
+    in words, the file holding it says in numbers: `ropes` (label -> recipe, its own results), `documents` (a
+    corpus's, None for one text) and `block` (one text's resampling block)."""
+    found = check_format(data, KIND, FORMAT, OLDER)
+    if found in (2, 3):
+        data = _from_format_3(data, ropes or {}, documents, block)
+    return data if found == FORMAT else _from_format_4(data)
 
 
 # --- older formats ------------------------------------------------------------------------------------------------

@@ -64,12 +64,12 @@ def unit_ids(filler: Sequence[int], passage: Sequence[int], distance: int, plant
 
 
 def unit_key(fingerprint: str, ids: Sequence[int], view: View, place: Layout, request: RetrievalRequest) -> str:
-    """What a pass computes: the model, its tokens, the recipe and the multipliers it runs (in float32, as the pass
-    applies them: SSMax at L and log-n with base L are then one pass), where the copy and the repeat are, and the
-    trained length (the untrained distances and a remapping depend on it)."""
+    """What a pass computes: the model, its tokens, the recipe (its canonical JSON) and the multipliers it runs (in
+    float32, as the pass applies them: SSMax at L and log-n with base L are then one pass), where the copy and the
+    repeat are, and the trained length (the untrained distances and a remapping depend on it)."""
     multipliers = np.asarray(view.multipliers(len(ids)), dtype=np.float32).tobytes()  # as the pass applies them
     parts = [str(FORMAT), fingerprint, hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes()).hexdigest(),
-             "" if view.rope is None else view.rope.label, hashlib.sha256(multipliers).hexdigest(),
+             "" if view.rope is None else view.rope.canonical(), hashlib.sha256(multipliers).hexdigest(),
              repr((place.lead, place.passage, place.distance)), str(request.trained_length)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
 

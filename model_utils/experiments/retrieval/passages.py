@@ -99,7 +99,12 @@ def filler_tokens(loaded: LoadedModel, text: str, source: str, max_tokens: int) 
 
 
 def builtin_filler(loaded: LoadedModel, name: str, max_tokens: int) -> Tokens:
-    return filler_tokens(loaded, builtin_text(name), f"{builtin_source(name)}, built-in text {name!r}", max_tokens)
+    return filler_tokens(loaded, builtin_text(name), filler_source(name), max_tokens)
+
+
+def filler_source(name: str) -> str:
+    """Where the built-in filler `name` comes from, as a probe records it."""
+    return f"{builtin_source(name)}, built-in text {name!r}"
 
 
 def retrieval_texts(loaded: LoadedModel, passage: str, filler: str, distance: int, tokens: int, lead: int

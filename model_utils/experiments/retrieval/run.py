@@ -22,7 +22,6 @@ from model_utils.core.records.retrieval import (
     RetrievalDocument,
     RetrievalPass,
     RetrievalPoint,
-    ViewEntry,
 )
 from model_utils.core.records.run import RunInfo
 from model_utils.core.retrieval import check_layout
@@ -216,23 +215,20 @@ def retrieval(loaded: LoadedModel, filler: Tokens, passages: Sequence[Tokens], r
     by_unit = {(u.passage, u.distance, u.view, u.planted): found[u.key] for u in every}
     cells = sorted({(u.distance, u.passage, u.view) for u in every},
                    key=lambda cell: (cell[0], cell[1], request.views.index(cell[2])))
-    points = tuple(RetrievalPoint(passage=passages[index].name, distance=distance, view=view.label,
+    points = tuple(RetrievalPoint(passage=passages[index].name, distance=distance, view=view,
                                   planted=by_unit[(index, distance, view, True)],
                                   unplanted=by_unit[(index, distance, view, False)])
                    for distance, index, view in cells)
     separate = request.views if separate_passes else separate_views(passages, request)
-    return document(loaded, filler, passages, request, points, found, run, tuple(view.label for view in separate))
+    return document(loaded, filler, passages, request, points, found, run, tuple(separate))
 
 
 def document(loaded: LoadedModel, filler: Tokens, passages: Sequence[Tokens], request: RetrievalRequest,
              points: tuple[RetrievalPoint, ...], found: dict[str, RetrievalPass], run: RunInfo | None,
-             separate: tuple[str, ...] = ()) -> RetrievalDocument:
+             separate: tuple[View, ...] = ()) -> RetrievalDocument:
     names = [passage.name for passage in passages]
-    views = tuple(ViewEntry(label=view.label, temperature=view.temperature,
-                            schedule=None if view.schedule is None else view.schedule.label, rope=view.rope)
-                  for view in request.views)
-    curves = tuple(curve(points, view.label, names) for view in views)
-    verdict = retrieval_verdict(views, curves, REFERENCE.label, request.trained_length)
+    curves = tuple(curve(points, view, names) for view in request.views)
+    verdict = retrieval_verdict(request.views, curves, REFERENCE, request.trained_length)
     peaks = [p.peak_rss_gb for p in found.values() if p.peak_rss_gb is not None]
     return RetrievalDocument(
         format=DOCUMENT_FORMAT, model=loaded.name, trained_length=request.trained_length,
@@ -240,6 +236,6 @@ def document(loaded: LoadedModel, filler: Tokens, passages: Sequence[Tokens], re
         filler_tokens=len(filler.ids), lead=request.lead,
         passages=tuple(PassageEntry(name=p.name, source=p.source, sha256=p.sha256, tokens=p.labels)
                        for p in passages),
-        distances=request.distances, views=views, points=points, curves=curves, verdict=verdict,
+        distances=request.distances, views=request.views, points=points, curves=curves, verdict=verdict,
         seconds=round(sum(p.seconds for p in found.values()), 1), peak_rss_gb=max(peaks, default=None), run=run,
         separate_views=separate)

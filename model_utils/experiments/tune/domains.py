@@ -9,9 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from model_utils.core.records.tune import DomainLever, DomainSavings
+from model_utils.core.views import View
 
 
-def domain_savings(*, sums: np.ndarray, counts: np.ndarray, labels: Sequence[str], domains: Sequence[str | None],
+def domain_savings(*, sums: np.ndarray, counts: np.ndarray, views: Sequence[View], domains: Sequence[str | None],
                    hashes: Sequence[str], reference: int, past: Sequence[int]) -> tuple[DomainSavings, ...]:
     """`sums` [document, view, bucket] NLL sums and `counts` [document, bucket] positions (documents in the order
     of `hashes` and `domains`); `past` the buckets past the trained length; `reference` T = 1's view. Empty when no
@@ -27,9 +28,9 @@ def domain_savings(*, sums: np.ndarray, counts: np.ndarray, labels: Sequence[str
             continue
         pooled = past_sums[members].sum(axis=0) / past_counts[members].sum()  # [view]
         each = past_sums[members] / past_counts[members, None]  # [document, view]
-        levers = tuple(DomainLever(label=label, saved=float(pooled[reference] - pooled[view]),
-                                   per_document=tuple(float(value) for value in each[:, reference] - each[:, view]))
-                       for view, label in enumerate(labels) if view != reference)
+        levers = tuple(DomainLever(view=view, saved=float(pooled[reference] - pooled[index]),
+                                   per_document=tuple(float(value) for value in each[:, reference] - each[:, index]))
+                       for index, view in enumerate(views) if index != reference)
         found.append(DomainSavings(domain=domain, documents=tuple(hashes[i] for i in members),
                                    nll_past_at_1=float(pooled[reference]), levers=levers))
     return tuple(found)

@@ -63,7 +63,8 @@ def document_columns(document: Document, passes: list[SweepPass]) -> dict[str, l
             count = max(0, min(stop, n - 1) - start)  # position p predicts token p + 1: the last has no target
             mean = result.nll[index]
             row = {"document": document.sha256, "name": document.name, "n_tokens": n, "spec": result.label,
-                   "temperature": result.temperature, "schedule": result.schedule, **rope_columns(result.rope),
+                   "temperature": result.temperature, "schedule": None if result.schedule is None else
+                   result.schedule.label, **rope_columns(result.rope),
                    "bucket": index, "start": start, "stop": stop, "nll_sum": 0.0 if count == 0 else mean * count,
                    "nll_count": count}
             row |= {name: float(statistic_mean(result.heads[name][index], name)) for name in REPORTED_STATISTICS}

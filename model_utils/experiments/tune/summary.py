@@ -29,7 +29,7 @@ from model_utils.core.records.tune import (
 )
 from model_utils.core.records.verdict import SameTokenRise
 from model_utils.core.statistics import REPORTED_STATISTICS, bucket_bounds
-from model_utils.core.views import as_view, reference_index
+from model_utils.core.views import View, as_view, reference_index
 from model_utils.experiments.corpus import Corpus
 from model_utils.experiments.runs.errors import RunError
 from model_utils.experiments.sweep import multipliers
@@ -135,9 +135,7 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
                                      saved_interval=tuple(spread_bounds(saved, spread))))
     seconds = _document_seconds(out, hashes)
     verdict = corpus_verdict(
-        views=[ViewInfo(label=view.label, temperature=view.temperature,
-                        schedule=None if view.schedule is None else view.schedule.label, rope=view.rope,
-                        multipliers=multipliers(view, max(tokens), trained_length, sweep.q_start))
+        views=[ViewInfo(view=view, multipliers=multipliers(view, max(tokens), trained_length, sweep.q_start))
                for view in views],
         sums=sums[:, :, reached], counts=counts[:, reference, reached], buckets=[bounds[b] for b in reached],
         trained_length=trained_length, reported_best={entry.bucket[0]: entry.temperature_interval for entry in best},
@@ -150,20 +148,17 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         model=settings.model, model_fingerprint=settings.fingerprint, settings=settings.record(),
         trained_length=trained_length, corpus=_corpus_entry(corpus, tokens),
         buckets=tuple(entry.bucket for entry in best),
-        results=tuple(TuneResult(label=view.label, temperature=view.temperature,
-                                 schedule=None if view.schedule is None else view.schedule.label, rope=view.rope,
-                                 nll=tuple(nll[i]), nll_interval=tuple(nll_interval[i]),
+        results=tuple(TuneResult(view=view, nll=tuple(nll[i]), nll_interval=tuple(nll_interval[i]),
                                  statistics={name: tuple(values[i]) for name, values in means_of.items()})
                       for i, view in enumerate(views)), best=tuple(best),
-        schedules=tuple(Compared(label=views[i].label, rope=None, buckets=tuple(savings[i]))
-                        for i in compared if views[i].rope is None),
-        recipes=tuple(Compared(label=views[i].label, rope=views[i].rope, buckets=tuple(savings[i]))
-                      for i in compared if views[i].rope is not None),
+        schedules=tuple(Compared(view=views[i], buckets=tuple(savings[i])) for i in compared if views[i].rope is None),
+        recipes=tuple(Compared(view=views[i], buckets=tuple(savings[i])) for i in compared
+                      if views[i].rope is not None),
         bootstrap=CorpusBootstrap(resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=seed,
                                   method=CORPUS_BOOTSTRAP if len(hashes) >= MIN_FOR_INTERVAL else CORPUS_RANGE,
                                   spread=Spread.RANGE if len(hashes) < MIN_FOR_INTERVAL else Spread.INTERVAL_95),
         compute_seconds=round(sum(seconds), 1), rows=str(out / ROWS), verdict=verdict,
-        domains=_domains(corpus, hashes, labels, sums[:, :, reached], counts[:, reference, reached],
+        domains=_domains(corpus, hashes, views, sums[:, :, reached], counts[:, reference, reached],
                          reference, [i for i, b in enumerate(reached) if bounds[b][0] >= trained_length]),
         cut_context=None if not cuts else tuple(cuts),
         layer_windows=None if layer_windows is None else tuple(layer_windows))
@@ -185,10 +180,10 @@ def _same_token_rise(cuts: Sequence[DocumentCut], hashes: list[str], sums: np.nd
                        stride=ordered[0].stride, min_context=ordered[0].min_context)
 
 
-def _domains(corpus: Corpus, hashes: list[str], labels: list[str], sums: np.ndarray, counts: np.ndarray,
+def _domains(corpus: Corpus, hashes: list[str], views: list[View], sums: np.ndarray, counts: np.ndarray,
              reference: int, past: list[int]):
     domain_of = {document.sha256: document.domain for document in corpus.documents}
-    return domain_savings(sums=sums, counts=counts, labels=labels, domains=[domain_of[sha] for sha in hashes],
+    return domain_savings(sums=sums, counts=counts, views=views, domains=[domain_of[sha] for sha in hashes],
                           hashes=hashes, reference=reference, past=past)
 
 

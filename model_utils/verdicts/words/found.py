@@ -21,6 +21,7 @@ from model_utils.core.records.verdict import (
     RiseBase,
     RowKind,
 )
+from model_utils.core.views import View
 from model_utils.verdicts.words.common import ABOVE_ALL, NO_VALUE, joined, span, spread_name
 from model_utils.verdicts.words.retrieval import between_text
 from model_utils.verdicts.words.rows import row_label
@@ -131,9 +132,9 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
             if reach.outcome is ReachOutcome.BEYOND else f"{model} stops using what it read "
             f"{between_text(reach.between)} back")
     plain = {view.label: view.temperature for view in probe.views
-             if view.temperature is not None and view.rope is None and view.schedule is None and view.label != "T=1"}
-    shifts = [shift for shift in probe.verdict.shifts if shift.view in plain]
-    beyond = [s.view for s in shifts if s.direction is ReachDirection.BOTH_BEYOND]
+             if view.temperature is not None and view.rope is None and view.schedule is None and view != View(1.0)}
+    shifts = [shift for shift in probe.verdict.shifts if shift.view.label in plain]
+    beyond = [s.view.label for s in shifts if s.direction is ReachDirection.BOTH_BEYOND]
     if shifts and len(beyond) == len(shifts):
         return (f"{head}, and so {'does' if len(beyond) == 1 else 'do'} {_by_side(beyond, plain)}: this probe "
                 "cannot tell whether a temperature moves it.")
@@ -144,9 +145,9 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
             if named:
                 ending = "short" if direction is ReachDirection.SHORTER else "farther"
                 verbs = f"{verb}s" if len(named) == 1 else verb
-                parts.append(f"{_by_side([s.view for s in named], plain)} {verbs} it {ending}"
+                parts.append(f"{_by_side([s.view.label for s in named], plain)} {verbs} it {ending}"
                              + ("" if every else " on the passages' mean, not on each"))
-    same = [s.view for s in shifts if s.direction is ReachDirection.OVERLAP]
+    same = [s.view.label for s in shifts if s.direction is ReachDirection.OVERLAP]
     if same:
         parts.append(f"{_by_side(same, plain)} {'shows' if len(same) == 1 else 'show'} no measurable shift")
     if not parts:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from model_utils.core.names import model_name
 from model_utils.core.records.lmeval import LmEvalDocument
+from model_utils.core.views import View
 
 __all__ = ["LMEVAL_TOKENIZER", "lmeval_findings", "lmeval_sentence"]
 
@@ -22,7 +23,7 @@ def lmeval_findings(document: LmEvalDocument) -> list[str]:
              "|---|---|" + "---:|" * len(document.lengths)]
     for task in document.tasks:
         for view in document.views:
-            cells = " | ".join(f"{document.score(task, length, view.label).score:.2f}" for length in document.lengths)
+            cells = " | ".join(f"{document.score(task, length, view).score:.2f}" for length in document.lengths)
             lines.append(f"| {task} | {view.label} | {cells} |")
     return [*lines, "", lmeval_sentence(document)]
 
@@ -34,14 +35,16 @@ def lmeval_sentence(document: LmEvalDocument) -> str:
         return (f"Every view gets all {document.limit} samples right at every length: at these lengths the task does "
                 "not tell the views apart.")
     said = []
-    for view in (view.label for view in document.views if view.label != "T=1"):
-        moved = [(task, length, document.score(task, length, view).score - document.score(task, length, "T=1").score)
+    reference = View(1.0)
+    for view in (view for view in document.views if view != reference):
+        moved = [(task, length, document.score(task, length, view).score
+                  - document.score(task, length, reference).score)
                  for task in document.tasks for length in document.lengths]
         moved = [(task, length, gap) for task, length, gap in moved if round(gap * document.limit) != 0]
         if not moved:
-            said.append(f"{view} scores as T = 1 at every length")
+            said.append(f"{view.label} scores as T = 1 at every length")
         else:
-            said.append(f"{view} scores " + ", ".join(
+            said.append(f"{view.label} scores " + ", ".join(
                 f"{abs(round(gap * document.limit))} sample{'s' if abs(round(gap * document.limit)) != 1 else ''} "
                 f"{'more' if gap > 0 else 'fewer'} right at {length:,} tokens" for _, length, gap in moved))
     return ("; ".join(said) + f" ({document.limit} samples a length: a check, not a measurement).") if said else ""

@@ -91,10 +91,10 @@ def _moved(shift: ReachShift, longest: int) -> str:
     """'T=1.5 cuts it to between 4,096 and 4,352 tokens on every passage', 'T=0.9 takes it past 7,900 tokens, the
     farthest measured, on 3 of the 4 passages'."""
     if shift.outcome is not ReachOutcome.FOUND:
-        said = f"{shift.view} takes it past {longest:,} tokens, the farthest measured,"
+        said = f"{shift.view.label} takes it past {longest:,} tokens, the farthest measured,"
     else:
         verb = "takes it farther, to" if shift.direction is ReachDirection.LONGER else "cuts it to"
-        said = f"{shift.view} {verb} {between_text(shift.between)}"
+        said = f"{shift.view.label} {verb} {between_text(shift.between)}"
     passages = "on every passage" if shift.every_passage else f"on {shift.agree} of the {shift.passages} passages"
     return f"{said} {passages}"
 
@@ -111,15 +111,15 @@ def shifts_sentence(verdict: RetrievalVerdict) -> str:
     overlap, beyond, unknown = (found[d] for d in (ReachDirection.OVERLAP, ReachDirection.BOTH_BEYOND,
                                                    ReachDirection.UNKNOWN))
     if overlap:
-        said += (f" The probe cannot tell {joined([s.view for s in overlap])} from T = 1: "
+        said += (f" The probe cannot tell {joined([s.view.label for s in overlap])} from T = 1: "
                  f"{'its reach lies' if len(overlap) == 1 else 'their reaches lie'} between measured distances "
                  "that overlap T = 1's.")
     if beyond:
-        said += (f" {joined([s.view for s in beyond])} still {'uses' if len(beyond) == 1 else 'use'} the copy at "
+        said += (f" {joined([s.view.label for s in beyond])} still {'uses' if len(beyond) == 1 else 'use'} the copy at "
                  f"{verdict.longest_distance:,} tokens too, the farthest measured, so this probe cannot tell whether "
                  f"{'it moves' if len(beyond) == 1 else 'they move'} the reach.")
     if unknown:
-        said += f" {joined([s.view for s in unknown])} cannot be compared: no reach on the mean of the passages."
+        said += f" {joined([s.view.label for s in unknown])} cannot be compared: no reach on the mean of the passages."
     return said.strip()
 
 
@@ -173,21 +173,21 @@ def retrieval_findings(document: RetrievalDocument) -> list[str]:
             index = _grid_gain(curve, distance)
             cells.append("" if index is None else
                          f"{curve.gain[index]:.2f} ({curve.low[index]:.2f} to {curve.high[index]:.2f})")
-        lines.append(f"| {curve.view} | {' | '.join(cells)} | {reach_text(curve.reach)} |")
+        lines.append(f"| {curve.view.label} | {' | '.join(cells)} | {reach_text(curve.reach)} |")
     return lines
 
 
 def retrieval_table(document: RetrievalDocument) -> str:
     """The command line's table: per view, the gain at each of the grid's distances and the reach; then the
     verdict."""
-    width = max(12, *(len(curve.view) for curve in document.curves))
+    width = max(12, *(len(curve.view.label) for curve in document.curves))
     head = f"{'view':>{width}} " + " ".join(f"{d:>8,}" for d in document.distances) + "  reach"
     lines = [f"{model_name(document.model)}: gain on the repeat (nats per token) by distance, {len(document.passages)} "
              f"passages, trained length {document.trained_length:,}{_refined_text(document)}", head]
     for curve in document.curves:
         indices = [_grid_gain(curve, d) for d in document.distances]
         gains = " ".join(f"{'':>8}" if i is None else f"{curve.gain[i]:8.3f}" for i in indices)
-        lines.append(f"{curve.view:>{width}} {gains}  {reach_text(curve.reach)}")
+        lines.append(f"{curve.view.label:>{width}} {gains}  {reach_text(curve.reach)}")
     return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
 
 

@@ -33,7 +33,7 @@ def side_by_side_row(document: SweepDocument) -> dict[str, str]:
     that does not reach past the trained length, or a lever that did not run). Every number is the sweep's own
     verdict, said for the model it ran on; nothing is pooled across models."""
     row = {"model": model_name(document.model), "trained length": f"{document.trained_length:,}",
-           "text": document.text_source.split(" (")[0], "tokens": f"{document.n_tokens:,}"}
+           "text": document.text_name, "tokens": f"{document.n_tokens:,}"}
     verdict = document.verdict
     if verdict is None:
         return row | dict.fromkeys(SIDE_BY_SIDE_COLUMNS[4:], NO_VALUE)

@@ -1,6 +1,7 @@
 """The retrieval records on every committed probe: a format-1 document (its reaches read between points) reads as
-format 2, each reach and shift judged again from its points by brackets, and writes back as it reads; a damaged one
-names what is missing; every committed pass of the pass cache reads as a whole-text pass."""
+this format, each reach and shift judged again from its points by brackets and each view whole where it was named by
+its label, and writes back as it reads; a damaged one names what is missing; every committed pass of the pass cache
+reads as a whole-text pass."""
 
 import copy
 import json
@@ -24,7 +25,10 @@ def test_every_committed_probe_reads_as_brackets_and_round_trips(path):
     again = RetrievalDocument.from_dict(json.loads(json.dumps(document.to_dict())))
     assert again.to_dict() == document.to_dict() and document.format == FORMAT
     if data["format"] == 1:  # read every text whole; judged again by brackets
-        assert document.separate_views == tuple(view.label for view in document.views)
+        assert document.separate_views == document.views
+    assert [view.label for view in document.views] == [entry["label"] for entry in data["views"]]
+    assert [(p.passage, p.distance, p.view.label, p.gain) for p in document.points] == [
+        (p["passage"], p["distance"], p["view"], p["unplanted"]["loss"] - p["planted"]["loss"]) for p in data["points"]]
     names = [p.name for p in document.passages]
     for curve in document.curves:
         outcome, between = bracket(curve.distances, curve.gain)

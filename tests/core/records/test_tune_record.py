@@ -1,4 +1,5 @@
-"""The corpus-tune summary record on the committed summary.json: read and written back unchanged, and a file with a
+"""The corpus-tune summary record on the committed summary.json (format 2: views by their labels): read with every
+view whole and every number as committed, written back in this format and read again unchanged, and a file with a
 missing key, of another format or with a recipe it cannot read refused with a RecordError that names the fix."""
 
 import copy
@@ -8,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from model_utils.core.records import RecordError
+from model_utils.core.records.base import OLD_VIEW_KEYS
 from model_utils.core.records.tune import FORMAT, OLDER, TuneSummary, previous_runs
 from model_utils.core.rope import Rope
+from model_utils.core.schedules import Schedule
+from model_utils.core.views import View
 
 COMMITTED = Path(__file__).resolve().parents[3] / "assets" / "tune" / "bundled-builtin" / "summary.json"
 
@@ -19,11 +23,26 @@ def committed() -> dict:
     return json.loads(COMMITTED.read_text())
 
 
-def test_the_committed_summary_round_trips(committed):
+def without(entry: dict, keys) -> dict:
+    return {key: value for key, value in entry.items() if key not in keys}
+
+
+def test_the_committed_summary_reads_its_views_whole_and_round_trips(committed):
     summary = TuneSummary.from_dict(committed)
-    assert TuneSummary.from_dict(summary.to_dict()) == summary
-    assert summary.to_dict() == committed  # every key kept, none added
-    assert summary.to_dict()["format"] == FORMAT
+    written = summary.to_dict()
+    assert TuneSummary.from_dict(json.loads(json.dumps(written))) == summary and written["format"] == FORMAT == 3
+    viewed = ("results", "schedules", "recipes", "domains")
+    assert without(written, ("format", *viewed)) == without(committed, ("format", *viewed))  # every other key kept
+    pairs = [(old, new) for key in ("results", "schedules", "recipes") for old, new in
+             zip(committed[key], written[key], strict=True)]
+    pairs += [(old, new) for old_domain, new_domain in zip(committed["domains"], written["domains"], strict=True)
+              for old, new in zip(old_domain["levers"], new_domain["levers"], strict=True)]
+    assert len(pairs) == 10 + 3 + 2 + 4 * 9
+    for old, new in pairs:  # the same numbers, the view whole where the label was
+        assert View.from_dict(new["view"]).label == old["label"]
+        assert without(new, ("view",)) == without(old, OLD_VIEW_KEYS)
+    assert summary.results[5].view == View(Schedule("yarn", 2.0))  # yarn:trained, 16,384 tokens over 8,192
+    assert summary.results[6].view == View(Schedule("qwen-logn", 8192.0))
 
 
 def test_recipes_are_ropes_and_every_view_has_every_bucket(committed):
