@@ -536,7 +536,7 @@ def lmeval_progress():
 
     def on_score(score, done: int, total: int) -> None:
         left = (time.perf_counter() - started) * (total - done) / done
-        print(f"[{done}/{total}] {score.task} at {score.length:,} tokens, {score.view}: {score.score:.2f} over "
+        print(f"[{done}/{total}] {score.task} at {score.length:,} tokens, {score.view.label}: {score.score:.2f} over "
               f"{len(score.samples)} samples, {score.seconds_per_sample:.1f} s per sample; about {left / 60:.0f} min "
               "left", file=sys.stderr, flush=True)
 
@@ -545,11 +545,11 @@ def lmeval_progress():
 
 def lmeval_table(document) -> str:
     """The scores as a table: one line per task, length and view."""
-    width = max(12, *(len(score.view) for score in document.scores))
+    width = max(12, *(len(score.view.label) for score in document.scores))
     lines = [f"{document.model}: the first {document.limit} samples of each task at each length (lm-eval "
              f"{document.lm_eval_version})",
              f"{'task':<14} {'tokens':>7} {'view':<{width}} {'score':>6} {'s/sample':>9}"]
-    lines += [f"{score.task:<14} {score.length:>7} {score.view:<{width}} {score.score:>6.2f} "
+    lines += [f"{score.task:<14} {score.length:>7} {score.view.label:<{width}} {score.score:>6.2f} "
               f"{score.seconds_per_sample:>9.1f}" for score in document.scores]
     return "\n".join(lines)
 

@@ -257,3 +257,17 @@ def test_sweep_names_the_builtin_text_it_ran_on(capsys, tmp_path):
     written = json.loads((tmp_path / "sweep.json").read_text())
     assert written["text_source"] == "Lib/_pydecimal.py (PSF License), built-in text 'decimal-source'"
     assert written["n_tokens"] == 300
+
+
+def test_the_lmeval_table_and_progress_name_each_view_by_its_label(capsys):
+    from pathlib import Path
+
+    from model_utils.cli.commands import lmeval_progress, lmeval_table
+    from model_utils.core.records.lmeval import LmEvalDocument
+
+    path = Path(__file__).resolve().parents[2] / "assets" / "lmeval" / "bundled-niah-single-1.json"
+    document = LmEvalDocument.from_dict(json.loads(path.read_text()))
+    rows = lmeval_table(document).splitlines()[2:]
+    assert [row.split()[2] for row in rows] == [score.view.label.split()[0] for score in document.scores]
+    lmeval_progress()(document.scores[0], 1, len(document.scores))
+    assert f"tokens, {document.scores[0].view.label}: " in capsys.readouterr().err
