@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.retrieval import Layout
 from model_utils.core.views import View
 from model_utils.engine.plugin import load_model
+from model_utils.experiments import committed
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.experiments.retrieval.grid import FORMAT, RetrievalRequest, layout, unit_ids, unit_key
 from model_utils.experiments.retrieval.passages import (
@@ -36,8 +36,7 @@ from model_utils.experiments.texts import BUILTIN_TEXTS
 from model_utils.models import LoadedModel
 
 ROOT = Path(__file__).resolve().parents[1]
-PROBES = ROOT / "assets" / "retrieval"
-PASSES = ROOT / "assets" / "passes"
+PASSES = committed.ASSETS / "passes"
 
 
 def old_unit_key(fingerprint: str, ids: Sequence[int], view: View, place: Layout, request: RetrievalRequest) -> str:
@@ -101,8 +100,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("probes", nargs="*", type=Path, help="retrieval JSON files (default: the committed ones)")
     parser.add_argument("--cache-dir", type=Path, help="their pass cache (default: assets/passes/retrieval-MODEL)")
     args = parser.parse_args(argv)
-    for path in args.probes or sorted(PROBES.glob("*.json")):
-        probe = RetrievalDocument.from_dict(json.loads(path.read_text()))
+    for path in args.probes or committed.PROBES.paths():
+        probe = committed.read(path, RetrievalDocument)
         cache_dir = args.cache_dir or PASSES / f"retrieval-{probe.model}"
         renamed, kept = rekey(load_model(probe.model), probe, cache_dir)
         print(f"{path.name}: {renamed} passes renamed, {kept} already under their key, in {cache_dir}")
