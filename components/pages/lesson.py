@@ -7,8 +7,8 @@ import streamlit as st
 from components.present.lesson import STEPS
 
 st.title("10-minute lesson")
-st.markdown("**Seven steps from softmax on a few scores to what a temperature cannot fix; each link opens its page "
-            "ready for the step.** For a projector, switch on *Large type* in the sidebar.")
+st.markdown("**Seven steps from softmax on a few scores to what a temperature does on long texts; each link opens its "
+            "page ready for the step.** For a projector, switch on *Large type* in the sidebar.")
 for number, step in enumerate(STEPS, start=1):
     st.markdown(f"#### {number}. {step.title}\n{step.sentence}")
     st.page_link(f"components/pages/{step.page}.py", label=step.label, icon=":material/arrow_forward:",
