@@ -162,7 +162,7 @@ def test_the_engine_equals_an_explicit_rotation_reference(architecture_model, na
     assert report.kernel == "torch" and report.n_tokens == len(TEXT)
     edges = report.distance_edges
     for view, (result, temperature) in enumerate(zip(report.results, TEMPERATURES, strict=True)):
-        assert result.rope == rope.applied() and result.label == f"{rope.label} + T={temperature:g}"
+        assert result.applied_rope == rope.applied() and result.label == f"{rope.label} + T={temperature:g}"
         loss, nll, run = reference(loaded, report.token_ids, rope, temperature)
         assert result.loss == pytest.approx(loss, abs=LOSS_ATOL)
         np.testing.assert_allclose(result.position_nll, nll, atol=NLL_ATOL)
