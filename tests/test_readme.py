@@ -143,14 +143,14 @@ def test_how_to_read_this_gives_both_rises_of_every_committed_verdict():
 
 def test_the_thresholds_are_read_from_the_code():
     from model_utils.core import bootstrap, reach
-    from model_utils.verdicts import decomposition, findings, past
+    from model_utils.verdicts import decomposition, findings, layers, past
     from model_utils.verdicts.words import common, found
 
     rows = block("thresholds")
     assert rows == thresholds_lines()
     for module, name in ((past, "GONE"), (decomposition, "RECOVERS"), (reach, "REACH_SHARE"),
-                         (bootstrap, "MIN_FOR_INTERVAL"), (common, "ABOVE_ALL"), (found, "HARDLY_HELPS"),
-                         (findings, "NEAR_UNIFORM"), (findings, "NEAR_ONE_HOT")):
+                         (bootstrap, "MIN_FOR_INTERVAL"), (common, "ALL_OF_IT"), (found, "HARDLY_HELPS"),
+                         (layers, "ABOVE_UNIFORM"), (findings, "NEAR_UNIFORM"), (findings, "NEAR_ONE_HOT")):
         assert any(row.startswith(f"| `{name}` | {getattr(module, name):g} | `{module.__name__.replace('.', '/')}.py`")
                    for row in rows), name
     assert any(row.startswith("| `uniform_share()` |") for row in rows)

@@ -15,6 +15,7 @@ from model_utils.core.records.verdict import (
     LayerTypeMass,
     Trend,
 )
+from model_utils.verdicts.layers import first_above_uniform
 from model_utils.verdicts.words.answers import answer
 from model_utils.verdicts.words.common import (
     SAVES,
@@ -98,11 +99,16 @@ def best_sentences(verdict: ContextVerdict) -> list[str]:
     below = sum(entry.temperature < 1 for entry in best)
     said = [f"Best T per bucket past the trained length (in-sample): T = {where}: above 1 (softer) in {above} of "
             f"{len(best)} buckets, below 1 (sharper) in {below}."]
-    unsure = [entry for entry in best if entry.temperature != 1 and entry.temperature_interval
+    moved = [entry for entry in best if entry.temperature != 1]
+    unsure = [entry for entry in moved if entry.temperature_interval
               and entry.temperature_interval[0] <= 1 <= entry.temperature_interval[1]]
     if unsure:
-        said.append(f"In {len(unsure)} of those buckets the {interval_name(verdict)} of the best temperature "
-                    "includes 1: there T = 1 is not ruled out.")
+        where = " and ".join(span([start, stop]) for _, start, stop in
+                             bucket_runs([(0, entry.bucket) for entry in unsure]))
+        of = (f"In the one past bucket whose best T is not 1 ({where}), the" if len(moved) == 1 else
+              f"Of the {len(moved)} past buckets whose best T is not 1, in {len(unsure)} ({where}) the")
+        said.append(f"{of} {interval_name(verdict)} of the best temperature includes 1: there T = 1 is not ruled "
+                    "out.")
     return said
 
 
@@ -167,9 +173,10 @@ def attention_sentences(verdict: ContextVerdict) -> list[str]:
         first, last = rows[0], rows[-1]
         moves = (f"the untrained-distance mass (sink excluded) goes {first.mass:.3f} -> {last.mass:.3f} over "
                  f"the past buckets, {first.share:.1%} -> {last.share:.1%} of the non-sink mass")
-        start = shift.beyond_uniform_from
-        if start is not None:
-            shares = [row.uniform_share for row in rows if row.bucket[0] >= start]
+        above = first_above_uniform([row.share for row in rows], [row.uniform_share for row in rows])
+        if above is not None:  # judged again on the stored buckets: files written before ABOVE_UNIFORM held a tie
+            start = rows[above].bucket[0]
+            shares = [row.uniform_share for row in rows[above:]]
             said.append(f"Attention at T = 1 moves onto keys farther back than the trained length, distances "
                         f"never trained ({where}): {moves}; from position {start:,} on, that share is above "
                         f"what uniform attention over the visible keys would give ({min(shares):.0%}-"
@@ -230,22 +237,26 @@ def layer_type_sentence(verdict: ContextVerdict) -> str | None:
     if blind:
         said += (f"; a sliding-window layer of {', '.join(f'{kind.sliding_span:,}' for kind in blind)} keys, no more "
                  f"than the trained length of {verdict.trained_length:,}, never sees a key that far back")
-    return said + "." + "".join(f" {_uniform_words(kind)}" for kind in verdict.layer_types
+    starts = [entry.bucket[0] for entry in verdict.gains.best] or (
+        [row.bucket[0] for row in verdict.attention.untrained or ()] if verdict.attention else [])
+    return said + "." + "".join(f" {_uniform_words(kind, starts)}" for kind in verdict.layer_types
                                 if kind.share is not None and kind not in blind)
 
 
-def _uniform_words(kind: LayerTypeMass) -> str:
+def _uniform_words(kind: LayerTypeMass, starts: Sequence[int]) -> str:
     """Whether a layer type's share of its non-sink mass on untrained distances is above what uniform attention over
-    the keys it sees would give (past.uniform_share), and from where."""
+    the keys it sees would give (past.uniform_share) by ABOVE_UNIFORM (layers.first_above_uniform), and from where
+    (`starts`: each past bucket's first position)."""
     name = layer_type_name(kind)
     shares = f"{kind.share[0]:.1%} -> {kind.share[-1]:.1%} of their non-sink mass"
-    if kind.beyond_uniform_from is None:
+    index = first_above_uniform(kind.share, kind.uniform_share)  # by ABOVE_UNIFORM, on the stored buckets
+    if index is None:
         return (f"In the {name} that is {shares}, below what uniform attention over the keys they see would give in "
                 f"every past bucket (up to {max(kind.uniform_share):.0%}): they keep mostly to distances they were "
                 "trained on.")
-    index = next(i for i, (own, even) in enumerate(zip(kind.share, kind.uniform_share, strict=True)) if own > even)
     there = kind.uniform_share[index:]
-    return (f"In the {name} that is {shares}; from position {kind.beyond_uniform_from:,} on, above what uniform "
+    start = starts[index] if starts and len(starts) == len(kind.share) else kind.beyond_uniform_from
+    return (f"In the {name} that is {shares}; from position {start:,} on, above what uniform "
             f"attention over the keys they see would give ({min(there):.0%}-{max(there):.0%} there), so keys at "
             "distances never trained draw more than their number.")
 

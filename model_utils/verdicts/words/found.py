@@ -22,7 +22,7 @@ from model_utils.core.records.verdict import (
     RowKind,
 )
 from model_utils.core.views import View
-from model_utils.verdicts.words.common import ABOVE_ALL, NO_VALUE, joined, span, spread_name
+from model_utils.verdicts.words.common import ALL_OF_IT, NO_VALUE, joined, span, spread_name
 from model_utils.verdicts.words.retrieval import between_text
 from model_utils.verdicts.words.rows import row_label
 
@@ -86,10 +86,11 @@ def _temperature_alone(corpora: Sequence[tuple[str, ContextVerdict]]) -> str:
 
 
 def _share_words(share: float | None) -> str:
-    """'96%' or 'an unknown share': a share of the rise as a percentage; 'more than all (106%)' above 100%."""
+    """'96%' or 'an unknown share': a share of the rise as a percentage; 'all (101%)' from ALL_OF_IT on (never
+    "more than all": no interval on the difference was measured)."""
     if share is None:
         return "an unknown share"
-    return f"more than all ({share:.0%})" if share >= ABOVE_ALL else f"{share:.0%}"
+    return f"all ({share:.0%})" if share >= ALL_OF_IT else f"{share:.0%}"
 
 
 def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
