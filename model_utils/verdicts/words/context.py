@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from model_utils.core.records.spread import Spread
 from model_utils.core.records.verdict import (
     BucketBest,
     ContextVerdict,
@@ -30,6 +31,7 @@ from model_utils.verdicts.words.common import (
     scoring_method,
     scoring_short,
     span,
+    spread_name,
 )
 from model_utils.verdicts.words.levers import decomposition_sentence, families_sentence, schedules_sentence
 from model_utils.verdicts.words.rows import layer_type_name
@@ -134,10 +136,10 @@ def break_sentence(verdict: ContextVerdict) -> str:
     found, where = verdict.loss_break, scope(verdict.documents)
     low, high = found.in_context
     if found.bucket is None:
-        return (f"The loss at T = 1 does not break ({where}): up to position {verdict.past[1] - 1:,} no bucket "
+        return (f"The loss at T = 1 has no sure break ({where}): up to position {verdict.past[1] - 1:,} no bucket "
                 f"past the trained length rises above the range of the buckets inside it ({low:.2f}-{high:.2f} "
-                f"nats per token) beyond its own {interval_name(verdict)}; this compares other parts of the text, "
-                "not the same words.")
+                f"nats per token) beyond its own {interval_name(verdict)}{_means_above(found.past_nll, high)}; "
+                f"this compares other parts of the text, not the same words{_same_words_rise(verdict)}.")
     bounds = found.interval
     said = (f"The loss at T = 1 breaks in {span(found.bucket)}, from {found.ratio:.3g}x the trained length "
             f"of {verdict.trained_length:,} ({where}): {found.nll:.2f} nats per token there"
@@ -150,6 +152,31 @@ def break_sentence(verdict: ContextVerdict) -> str:
                        f"{interval_name(verdict)}s: the loss leaves the range before the break; the break is where "
                        "that is sure.")
     return said + (f"; the past buckets before it: {earlier[0]:.2f}-{earlier[1]:.2f}." if earlier else ".")
+
+
+def _means_above(means: Sequence[float] | None, high: float) -> str:
+    """', though the means of 4 of the 8 past buckets lie above it (2.25-2.41)': past buckets whose mean is above
+    the range inside the trained context while none is beyond its own spread; '' where none is (or not known)."""
+    above = [mean for mean in means or () if mean > high]
+    if not above:
+        return ""
+    return (f", though the mean{'s' if len(above) != 1 else ''} of {len(above)} of the {len(means)} past buckets "
+            f"{'lie' if len(above) != 1 else 'lies'} above it ({min(above):.2f}-{max(above):.2f})")
+
+
+def _same_words_rise(verdict: ContextVerdict) -> str:
+    """': on the same words the loss does rise past the trained length, by 0.47 nats per token, on each of the 4
+    documents (0.40 to 0.62)': the same-token rise where it was measured and is above 0; '' otherwise."""
+    same = verdict.same_token_rise
+    if same is None or same.rise <= 0:
+        return ""
+    said = f": on the same words the loss does rise past the trained length, by {same.rise:.2f} nats per token"
+    if same.interval is None:
+        return said
+    low, high = same.interval
+    if same.spread is Spread.RANGE and low > 0:
+        return said + f", on each of the {same.documents} documents ({low:.2f} to {high:.2f})"
+    return said + f" ({spread_name(same.spread, same.documents)} {low:.2f} to {high:.2f})"
 
 
 # --- where attention goes -------------------------------------------------------------------------------------------
