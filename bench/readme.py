@@ -262,8 +262,8 @@ def found_lines(corpus_verdicts: Sequence[tuple[str, ContextVerdict]],
     if not probes and len(said) < 3:
         said.append(words.no_probe_bullet(PROBE_LINK))
     return [words.found_conclusion(corpus_verdicts), "", *[f"- {bullet}" for bullet in said], "",
-            f"![Each lever's share of the rise]({CHART})", "",
-            "[The findings in full, and how to read them](docs/FINDINGS.md)."]
+            f"![What each lever brings back]({CHART})", "",
+            "[All findings, and how to read them](docs/FINDINGS.md)."]
 
 
 def models_of(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary]) -> list[str]:
