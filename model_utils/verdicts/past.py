@@ -43,7 +43,7 @@ from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import OfView, View, reference_index
 from model_utils.verdicts.decomposition import decompose
-from model_utils.verdicts.layers import LayerGroup, chosen_mass, first_above_uniform, layer_type_masses
+from model_utils.verdicts.layers import LayerGroup, chosen_mass, layer_type_masses
 
 GONE = 0.1  # untrained-distance mass at a tenth of plain T = 1's or less: an order of magnitude down, "goes away"
 
@@ -357,10 +357,10 @@ def attention(data: PastData, reference: int, past: list[int], inside: list[int]
                                 uniform_share=layers_uniform_share(*data.buckets[i], data.trained_length,
                                                                    data.layer_spans)) for i in past)
     # Trained attention leans towards recent keys, so the far keys normally draw less than their number. A share
-    # above uniform attention's (by ABOVE_UNIFORM) means keys at distances never trained draw more than their number.
-    beyond = first_above_uniform([row.share for row in rows], [row.uniform_share for row in rows])
-    return AttentionShift(untrained=rows, beyond_uniform_from=None if beyond is None else rows[beyond].bucket[0],
-                          entropy=spread)
+    # above uniform attention's means keys at distances never trained draw more than their number: stored here where
+    # it first passes it at all; the words say so only by a margin (layers.first_above_uniform, ABOVE_UNIFORM).
+    beyond = next((row.bucket[0] for row in rows if row.share > row.uniform_share), None)
+    return AttentionShift(untrained=rows, beyond_uniform_from=beyond, entropy=spread)
 
 
 def uniform_share(start: int, stop: int, trained_length: int, sliding_span: int | None = None) -> float:

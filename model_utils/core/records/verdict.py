@@ -248,7 +248,7 @@ class AttentionShift(Record):
     normalized entropy."""
 
     untrained: tuple[UntrainedShare, ...] | None
-    beyond_uniform_from: int | None
+    beyond_uniform_from: int | None  # where the share first passes uniform's at all; the words need a margin
     entropy: EntropyRange
 
 
