@@ -24,7 +24,7 @@ from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict, Dominant
 from model_utils.experiments import committed
-from model_utils.verdicts import decomposition, findings, past, words
+from model_utils.verdicts import decomposition, findings, layers, past, words
 from model_utils.verdicts.fit import fit_order, fold_fits, judge_fit
 from model_utils.verdicts.words import common as words_common
 from model_utils.verdicts.words import found as words_found
@@ -262,8 +262,8 @@ def found_lines(corpus_verdicts: Sequence[tuple[str, ContextVerdict]],
     if not probes and len(said) < 3:
         said.append(words.no_probe_bullet(PROBE_LINK))
     return [words.found_conclusion(corpus_verdicts), "", *[f"- {bullet}" for bullet in said], "",
-            f"![Each lever's share of the rise]({CHART})", "",
-            "[The findings in full, and how to read them](docs/FINDINGS.md)."]
+            f"![What each lever brings back]({CHART})", "",
+            "[All findings, and how to read them](docs/FINDINGS.md)."]
 
 
 def models_of(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary]) -> list[str]:
@@ -291,12 +291,15 @@ def rises_lines(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary
 THRESHOLDS = (
     (decomposition, "RECOVERS", "A lever \"does the recovery\" (the answer names it) when its interval clears 0 "
      "and its saving is at least this share of the rise; below it for every lever, most of the rise remains."),
-    (words_common, "ABOVE_ALL", "A share of the rise at or above this is said as \"more than the rise itself\": the "
-     "lever's loss ends below the cut-context reference's (why is not measured: see How to read this)."),
+    (words_common, "ALL_OF_IT", "A share of the rise at or above this (it rounds to 100% or more) is said as \"all of "
+     "it\": the lever's loss ends at or below the cut-context reference's in the point estimate. A share above 100% "
+     "is never said to be more than the rise: no interval on that difference was measured (see How to read this)."),
     (words_found, "HARDLY_HELPS", "The best temperature alone \"hardly helps\" (What we found) when it brings back "
      "less than this share of the rise on every model; else the most it brings back is said."),
     (past, "GONE", "A recipe makes the untrained-distance mass \"go away\" when it leaves at most this fraction of "
      "T = 1's."),
+    (layers, "ABOVE_UNIFORM", "A share of the non-sink mass on untrained distances is \"above what uniform attention "
+     "would give\" only at this many times uniform's share or more: a share within a tenth of it is a tie."),
     (bootstrap, "MIN_FOR_INTERVAL", "From this many documents (or passages) on, a spread over them is called a 95% "
      "interval; below, it is the range of the documents, and says how many."),
     (bootstrap, "CONFIDENCE", "The level of every interval called a 95% interval."),
@@ -314,8 +317,9 @@ THRESHOLDS = (
 )
 RULES = (  # a rule that picks a word and has no one value: a function of the bucket
     (past, "uniform_share", "Attention \"moves onto keys farther back than the trained length\" from the first bucket "
-     "past it where T = 1's share of the non-sink mass on such keys is above this share, what uniform attention over "
-     "the keys a layer sees would give; in no bucket, it \"keeps mostly to distances it was trained on\". Where a "
+     "past it where T = 1's share of the non-sink mass on such keys is at least ABOVE_UNIFORM times this share, what "
+     "uniform attention over the keys a layer sees would give; in no bucket, it \"keeps mostly to distances it was "
+     "trained on\". Where a "
      "model has several layer types, each type is judged on its own keys (a sliding-window layer of 512 keys never "
      "sees a distance past a trained length of 32,768: its share is 0)."),
 )

@@ -143,14 +143,14 @@ def test_how_to_read_this_gives_both_rises_of_every_committed_verdict():
 
 def test_the_thresholds_are_read_from_the_code():
     from model_utils.core import bootstrap, reach
-    from model_utils.verdicts import decomposition, findings, past
+    from model_utils.verdicts import decomposition, findings, layers, past
     from model_utils.verdicts.words import common, found
 
     rows = block("thresholds")
     assert rows == thresholds_lines()
     for module, name in ((past, "GONE"), (decomposition, "RECOVERS"), (reach, "REACH_SHARE"),
-                         (bootstrap, "MIN_FOR_INTERVAL"), (common, "ABOVE_ALL"), (found, "HARDLY_HELPS"),
-                         (findings, "NEAR_UNIFORM"), (findings, "NEAR_ONE_HOT")):
+                         (bootstrap, "MIN_FOR_INTERVAL"), (common, "ALL_OF_IT"), (found, "HARDLY_HELPS"),
+                         (layers, "ABOVE_UNIFORM"), (findings, "NEAR_UNIFORM"), (findings, "NEAR_ONE_HOT")):
         assert any(row.startswith(f"| `{name}` | {getattr(module, name):g} | `{module.__name__.replace('.', '/')}.py`")
                    for row in rows), name
     assert any(row.startswith("| `uniform_share()` |") for row in rows)
@@ -554,7 +554,11 @@ def test_findings_set_each_committed_lmeval_run_out_as_a_table_and_say_which_vie
     (runs / "bundled.json").write_text(json.dumps(run.to_dict(), allow_nan=False))
     written = block("lmeval", found_in_copies(tmp_path, lmevals=runs))
     assert written[0] == f"### {model_name(run.model)}" and readme.NO_LMEVAL not in written
-    assert "| niah_single_1 | T=1 | 0.50 |" in written and "| niah_single_1 | yarn-rope (s=2) + T=1 | 1.00 |" in written
+    low, high = run.scores[0].interval  # each score with its Wilson interval; each length with its prompts' size
+    assert f"| niah_single_1 | T=1 | 0.50 ({low:.2f} to {high:.2f}) |" in written
+    assert f"| niah_single_1 | yarn-rope (s=2) + T=1 | 1.00 ({low:.2f} to {high:.2f}) |" in written
+    prompts = sorted(sample.prompt_tokens for score in run.scores for sample in score.samples)
+    assert f"| task | view | length 2,048 (prompts of about {prompts[(len(prompts) - 1) // 2]:,} tokens) |" in written
     assert written[-1].startswith("yarn-rope (s=2) + T=1 scores 1 sample more right at 2,048 tokens")
     assert words.lmeval_sentence(replace(run, scores=(run.scores[0], replace(run.scores[1], score=0.5)))).startswith(
         "yarn-rope (s=2) + T=1 scores as T = 1 at every length")

@@ -84,6 +84,7 @@ class Answer:
     title: str
     verdict: ContextVerdict
     key: str  # of its decomposition chart
+    chart_title: str = ""  # the model and the text or documents, over its chart (words.chart_title)
 
 
 def shown_ui(yours: SweepDocument | None) -> Shown:
@@ -136,11 +137,13 @@ def answers(shown: Shown) -> list[Answer]:
     several = len({document.model for document in shown.committed}) > 1  # then each answer names its model
     run = "your run" if shown.view == YOURS else "the committed sweep" + (
         f" of {model_name(shown.document.model)}" if several else "")
-    sweep = [] if shown.verdict is None else [Answer(title=f"One text, {run}{_scored(shown.verdict)}",
-                                                     verdict=shown.verdict, key="context_decomposition")]
+    sweep = [] if shown.verdict is None else [Answer(
+        title=f"One text, {run}{_scored(shown.verdict)}", verdict=shown.verdict, key="context_decomposition",
+        chart_title=words.chart_title(shown.document.model, shown.verdict, shown.document.text_name))]
     of = f" of {model_name(shown.summary.model)}" if several and shown.summary is not None else ""
-    corpus = [] if shown.corpus is None else [Answer(title=f"The corpus{of}{_scored(shown.corpus)}",
-                                                     verdict=shown.corpus, key="context_corpus_decomposition")]
+    corpus = [] if shown.corpus is None else [Answer(
+        title=f"The corpus{of}{_scored(shown.corpus)}", verdict=shown.corpus, key="context_corpus_decomposition",
+        chart_title=words.chart_title(shown.summary.model, shown.corpus))]
     return sweep + corpus if shown.view == YOURS else corpus + sweep
 
 
@@ -164,7 +167,7 @@ def answer_ui(shown: Shown) -> None:
         return
     lead = said[0]
     st.markdown(f"**{plain(lead.title)}.** {plain(words.answer_point(lead.verdict))}")
-    st.plotly_chart(decomposition_chart(lead.verdict.decomposition), key=lead.key)
+    st.plotly_chart(decomposition_chart(lead.verdict.decomposition, title=lead.chart_title), key=lead.key)
     st.caption(f"Each bar: what a lever saves past the trained length, in {term_link('Loss', 'loss')} (nats per "
                f"token, lower is better), against T = 1; the {term_link('Rise', 'rise')} is how much the loss goes up "
                f"there. {term_link('Held out', 'Held out')} and {term_link('Cross-fit', 'cross-fit')}: scored on what "
@@ -182,7 +185,8 @@ def answers_in_full_ui(shown: Shown) -> None:
         for index, answer in enumerate(said):
             st.markdown(f"**{plain(answer.title)}, in full.** {plain(words.answer(answer.verdict))}")
             if index:  # the lead's chart is the page's first
-                st.plotly_chart(decomposition_chart(answer.verdict.decomposition), key=answer.key)
+                st.plotly_chart(decomposition_chart(answer.verdict.decomposition, title=answer.chart_title),
+                                key=answer.key)
         decomposition_table_ui(shown)
 
 

@@ -54,7 +54,7 @@ def default_views(document: RetrievalDocument) -> list[str]:
 def answer_ui(document: RetrievalDocument) -> None:
     """The verdict in words, the reach chart, then the reaches as numbers."""
     st.markdown(f"**{plain(reach_sentence(document.model, document.verdict))}** "
-                f"{plain(shifts_sentence(document.verdict))}")
+                f"{plain(shifts_sentence(document.verdict, document.curves))}")
     chart = st.container()  # the chart first, its choice of lines under it
     labels = [view.label for view in document.views]
     shown = st.multiselect("Lines", labels, default=default_views(document), key="retrieval_lines",

@@ -169,6 +169,18 @@ class Schedule:
         """Logit multiplier for each 0-based query position 0..n-1."""
         return SCHEDULES[self.name].multiplier(np.arange(n_tokens, dtype=np.float64), self.resolved_parameter)
 
+    def to_dict(self) -> dict:
+        """{"name": "qwen-logn", "parameter": 8192.0}, as a record stores it (None: the default)."""
+        return {"name": self.name, "parameter": None if self.parameter is None else float(self.parameter)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Schedule:
+        """A schedule as to_dict writes it; ValueError naming what is missing or wrong."""
+        try:
+            return cls(data["name"], data["parameter"])
+        except (KeyError, TypeError):
+            raise ValueError(f"a schedule needs 'name' and 'parameter', got {data!r}") from None
+
 
 @dataclass(frozen=True)
 class LengthTemperature:

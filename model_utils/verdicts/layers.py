@@ -15,6 +15,20 @@ import numpy as np
 
 from model_utils.core.records.verdict import LayerTypeMass
 
+# A share of the non-sink mass on untrained distances counts as above uniform attention's only at this many times it
+# or more: a share within a tenth of uniform's (0.307 against 0.304) is a tie, not "more than their number". The
+# verdict stores where the share first passes uniform's at all (beyond_uniform_from); the words judge by this margin,
+# on the shares it stores per bucket, so a verdict written before reads by the same rule.
+ABOVE_UNIFORM = 1.1
+
+
+def first_above_uniform(shares: Sequence[float], uniform: Sequence[float]) -> int | None:
+    """The index of the first past bucket whose share of the non-sink mass on untrained distances is at least
+    ABOVE_UNIFORM times what uniform attention over the visible keys would give there (and above 0); None where no
+    bucket's is: where the words say that the far keys draw more than their number."""
+    return next((i for i, (own, even) in enumerate(zip(shares, uniform, strict=True))
+                 if own > 0 and own >= ABOVE_UNIFORM * even), None)
+
 
 @dataclass(frozen=True, kw_only=True)
 class LayerGroup:
@@ -52,7 +66,8 @@ def layer_type_masses(groups: Sequence[LayerGroup], reference: int, past: list[i
     """Each group's mass at the view `reference` over the `past` buckets (`weights`: [bucket] positions; `starts`:
     each past bucket's first position), and where its sink mass was measured, its share of the non-sink mass per
     past bucket against `uniform(sliding_span)` (per past bucket, what uniform attention over the keys such a layer
-    sees would give) and the first bucket start where it is above; None without groups."""
+    sees would give) and the first bucket start where it is above at all (the words say so only by a margin:
+    first_above_uniform); None without groups."""
     if not groups:
         return None
     found = []

@@ -40,6 +40,7 @@ from model_utils.core.records.verdict import (
     family_of,
 )
 from model_utils.core.rope import Rope, recipe_info
+from model_utils.core.schedules import Schedule
 from model_utils.core.views import OfView, View, reference_index
 from model_utils.verdicts.decomposition import decompose
 from model_utils.verdicts.layers import LayerGroup, chosen_mass, layer_type_masses
@@ -245,6 +246,7 @@ def loss_break(data: PastData, reference: int, past: list[int], inside: list[int
     bucket above all of them by more than its own sampling noise has left that range. A bucket below the range is
     not a break."""
     low, high = (float(f(data.nll[reference, inside])) for f in (np.min, np.max))
+    means = tuple(float(data.nll[reference, index]) for index in past)
     with np.errstate(invalid="ignore", divide="ignore"):  # a resample may draw no document reaching a bucket
         samples = sums[:, reference] / counts  # [rows, past bucket]
     for column, index in enumerate(past):
@@ -254,8 +256,10 @@ def loss_break(data: PastData, reference: int, past: list[int], inside: list[int
             earlier = data.nll[reference, past[:column]]
             return LossBreak(in_context=(low, high), bucket=data.buckets[index], ratio=start / data.trained_length,
                              nll=float(data.nll[reference, index]), interval=bounds,
-                             earlier=(float(earlier.min()), float(earlier.max())) if column else None)
-    return LossBreak(in_context=(low, high), bucket=None, ratio=None, nll=None, interval=None, earlier=None)
+                             earlier=(float(earlier.min()), float(earlier.max())) if column else None,
+                             past_nll=means)
+    return LossBreak(in_context=(low, high), bucket=None, ratio=None, nll=None, interval=None, earlier=None,
+                     past_nll=means)
 
 
 def gains(data: PastData, reference: int, plain: list[int], past: list[int], sums: np.ndarray,
@@ -353,7 +357,8 @@ def attention(data: PastData, reference: int, past: list[int], inside: list[int]
                                 uniform_share=layers_uniform_share(*data.buckets[i], data.trained_length,
                                                                    data.layer_spans)) for i in past)
     # Trained attention leans towards recent keys, so the far keys normally draw less than their number. A share
-    # above uniform attention's means keys at distances never trained draw more than their number.
+    # above uniform attention's means keys at distances never trained draw more than their number: stored here where
+    # it first passes it at all; the words say so only by a margin (layers.first_above_uniform, ABOVE_UNIFORM).
     beyond = next((row.bucket[0] for row in rows if row.share > row.uniform_share), None)
     return AttentionShift(untrained=rows, beyond_uniform_from=beyond, entropy=spread)
 
@@ -525,7 +530,8 @@ def schedule_rows(data: PastData, reference: int, sums: np.ndarray, counts: np.n
 
     return [replace(_row(RowKind.SCHEDULE, view=view.label, against=data.views[reference].label,
                          samples=_fixed(sums, counts, reference, i), spread=data.resamples.spread), rope=view.rope,
-                    multipliers=view.multipliers, saved_inside=saved_inside(i))
+                    multipliers=view.multipliers, saved_inside=saved_inside(i),
+                    schedule=view.schedule if isinstance(view.schedule, Schedule) else None)
             for i, view in enumerate(data.views) if view.schedule is not None]
 
 

@@ -62,9 +62,17 @@ def test_the_committed_sweep_is_read_as_written(committed, record, written):
     `make cut-context`), each result's view whole where it stored its label, temperature, schedule label and
     applied recipe; the bundled model has one layer type, so no layer has a window of its own."""
     assert committed["format"] == 4 and written["format"] == FORMAT == 5
-    changed = ("format", "results", "text_name")
+    changed = ("format", "results", "text_name", "verdict")
     assert {k: v for k, v in written.items() if k not in changed} == {
         k: v for k, v in committed.items() if k not in changed}
+    verdict = written["verdict"]  # as committed, with what the file's own results fill in where it held none
+    assert without(without(verdict, ("loss_break",), "past_nll"), ("decomposition",), "rows") == without(
+        committed["verdict"], ("decomposition",), "rows")
+    assert [without(row, (), "schedule") for row in verdict["decomposition"]["rows"]] == committed["verdict"][
+        "decomposition"]["rows"]
+    assert verdict["loss_break"]["past_nll"] == list(record.verdict.loss_break.past_nll)
+    assert [row["schedule"]["name"] for row in verdict["decomposition"]["rows"] if row["kind"] == "schedule"] == [
+        result.view.schedule.name for result in record.results if result.view.schedule is not None]
     assert written["text_name"] == "Python's pydoc_data.topics"
     for old, new in zip(committed["results"], written["results"], strict=True):
         assert View.from_dict(new["view"]).label == old["label"]

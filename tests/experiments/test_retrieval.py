@@ -22,6 +22,7 @@ from model_utils.engine.retrieval import read_once, repeat_pass, retrieval_pass
 from model_utils.experiments.retrieval.passages import Tokens
 from model_utils.experiments.retrieval.run import RetrievalRequest, retrieval, run_units, units
 from model_utils.experiments.runs.pool import Placement
+from model_utils.verdicts import words
 from tests.support.models import reference_copy
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -296,3 +297,33 @@ def test_past_the_trained_length_only_the_recipes_and_t1_are_measured_when_asked
     full = retrieval(tiny, FILLER, [PASSAGE, OTHER], RetrievalRequest(
         distances=(40, 96, 200), views=(View(1.0), View(0.7)), trained_length=256), cache_dir=tmp_path)
     assert full.curve(View(0.7)).gain == document.curve(View(0.7)).gain
+
+
+def test_the_words_leave_a_blank_where_a_view_was_not_measured_and_turn_the_table_for_a_long_grid(tiny, tmp_path):
+    """With --recipes-past-trained a temperature has fewer distances than the grid: its cell is blank, nothing reads
+    as added by --refine, and from TRANSPOSE_FROM grid distances on the tables set a row per distance measured and a
+    column per view, the reach last."""
+    stretched = View(1.0, Rope("yarn-rope", 2.0))
+    views = (View(1.0), View(0.7), stretched)
+    short = retrieval(tiny, FILLER, [PASSAGE, OTHER], RetrievalRequest(
+        distances=(40, 96, 200, 300), views=views, trained_length=256, beyond_trained=True,
+        recipes_past_trained=True), cache_dir=tmp_path)
+    lines = words.retrieval_findings(short)
+    assert "--refine" not in "\n".join(lines) and "--refine" not in words.retrieval_table(short)
+    row = next(line for line in lines if line.startswith("| T=0.7 |")).split(" | ")
+    assert len(row) == 1 + 4 + 1 and row[4] == "" and row[3] != ""  # measured to 200, not at 300
+    grid = (24, 32, 40, 64, 96, 128, 160, 200, 300)
+    assert len(grid) >= words.TRANSPOSE_FROM
+    long = retrieval(tiny, FILLER, [PASSAGE, OTHER], RetrievalRequest(
+        distances=grid, views=views, trained_length=256, beyond_trained=True, recipes_past_trained=True),
+        cache_dir=tmp_path)
+    lines = words.retrieval_findings(long)
+    table = lines[lines.index("| tokens back | T=1 | T=0.7 | yarn-rope (s=2) + T=1 |"):]
+    rows = [line.split(" | ") for line in table[2:]]
+    assert [row[0] for row in rows] == [f"| {d:,}" for d in grid] + ["| reach"]
+    assert rows[-2][2] == "" and rows[-3][2] != "" and all(row[1] and row[3] for row in rows)  # T=0.7 stops at 200
+    assert rows[-1][1] == words.reach_text(long.curve(View(1.0)).reach)
+    said = words.retrieval_table(long).splitlines()
+    assert said[1].split() == ["tokens", "back", "T=1", "T=0.7", "yarn-rope", "(s=2)", "+", "T=1"]
+    assert [line.split()[0] for line in said[2:2 + len(grid)]] == [f"{d:,}" for d in grid]
+    assert len(said[2 + len(grid) - 1].split()) == 3  # 300 tokens back: T=1 and the recipe, T=0.7 blank

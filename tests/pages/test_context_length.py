@@ -170,6 +170,8 @@ def test_the_page_opens_on_the_answer_sentence_then_its_decomposition_chart(reci
                                           if lever.saved is not None})
     rise = [shape["x0"] for shape in figure["layout"]["shapes"] if shape.get("line", {}).get("dash") == "dash"]
     assert rise == ([pytest.approx(decomposition.rise)] if decomposition.rise > 0 else [])
+    assert figure["layout"]["title"]["text"] == words.chart_title(recipe_document.model, verdict,
+                                                                  recipe_document.text_name)  # the model and text
 
 
 # a rise of 1.2 nats per token past the trained length (3.7 against 2.5 in the second half of the trained context)

@@ -26,6 +26,9 @@ def test_a_verdicts_chart_has_one_bar_per_lever_with_a_saving():
     assert [bar.saved for bar in shown] == [row.saved for row in verdict.decomposition.levers if row.saved is not None]
     figure = decomposition_chart(verdict.decomposition)
     assert sum(len(trace.x) for trace in figure.data) == len(shown)
+    assert figure.layout.title.text is None and figure.layout.xaxis.title.text.startswith("loss saved")
+    titled = decomposition_chart(verdict.decomposition, title="SmolLM2-135M, 8 documents")
+    assert titled.layout.title.text == "SmolLM2-135M, 8 documents" and titled.layout.margin.t > figure.layout.margin.t
 
 
 def test_one_bar_per_lever_with_its_interval():
@@ -75,7 +78,8 @@ def test_with_more_than_one_recipe_family_each_family_has_its_colour_and_legend_
     assert bars == {"frequency change (interpolation) at T = 1": ["yarn-rope (s=2) + T=1"],
                     "distance remapping at T = 1": ["self-extend (G=2, W=1024) + T=1", "rerope (W=4096) + T=1"],
                     "sink + window at T = 1": ["sink-window (S=4, W=8192) + T=1"],
-                    "best constant T alone": [LEVERS[1].label], "published schedule": ["&lt;b&gt;ssmax&lt;/b&gt;"]}
+                    "best T per block of positions, alone": [LEVERS[1].label],
+                    "published schedule": ["&lt;b&gt;ssmax&lt;/b&gt;"]}
     assert len({trace.marker.color for trace in figure.data}) == 5
     assert list(figure.layout.yaxis.categoryarray)[::-1] == [lever.label for lever in levers[:-1]] + [
         "&lt;b&gt;ssmax&lt;/b&gt;"]  # in the order given, the first on top

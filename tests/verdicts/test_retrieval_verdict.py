@@ -152,5 +152,5 @@ def test_a_bullet_says_on_every_passage_only_where_each_passage_agrees(tiny_retr
     assert "T=1.25 (softer) cuts it short;" in bullet
     assert "T=0.8 (sharper) takes it farther on the passages' mean, not on each" in bullet
     sentence = words.shifts_sentence(replace(probe.verdict, reach=reach, shifts=shifts))
-    assert "T=1.25 cuts it to between 512 and 640 tokens on every passage" in sentence
-    assert "on 2 of the 4 passages" in sentence
+    assert "T=1.25 cuts it short on every passage: to between 512 and 640 tokens on the passages' mean" in sentence
+    assert "T=0.8 takes it farther on 2 of the 4 passages" in sentence

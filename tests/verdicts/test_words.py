@@ -13,6 +13,7 @@ import pytest
 
 from model_utils.core.records.verdict import DecompositionRow, Family, FittedValue, Multipliers, RowKind, Scoring
 from model_utils.core.rope import Rope
+from model_utils.core.schedules import Schedule
 from model_utils.verdicts import words
 from tests.golden import cases
 
@@ -135,7 +136,8 @@ def test_a_chart_names_each_lever_in_plain_words_each_its_own():
         labels = [words.chart_label(lever) for lever in levers]
         assert len(set(labels)) == len(labels), name  # a bar per name: two levers never share one
         for lever, label in zip(levers, labels, strict=True):
-            assert (label == words.row_label(lever)) == (lever.kind is RowKind.SCHEDULE), (name, label)
+            unnamed = lever.kind is RowKind.SCHEDULE and lever.schedule is None  # a synthetic row without it
+            assert (label == words.row_label(lever)) == unnamed, (name, label)
             assert " + T=" not in label and "best T per bucket" not in label, (name, label)
     rope, remap = Rope("yarn-rope", 2.0), Rope("self-extend", group=4, window=2048)
     said = {words.chart_label(row(RowKind.RECIPE, view="yarn-rope (s=2) + T=1", rope=rope)),
@@ -146,7 +148,20 @@ def test_a_chart_names_each_lever_in_plain_words_each_its_own():
     assert said == {"YaRN's stretch, s = 2", "Self-Extend (groups of 4, window 2,048)",
                     "YaRN's own sharpening on top of its stretch, s = 2",
                     "a temperature on top of YaRN's stretch, s = 2",
-                    "best temperature alone (chosen on other documents)"}
+                    "best T per block of positions (chosen on other documents)"}
+
+
+def test_a_chart_names_a_schedule_by_its_schedule_never_by_its_label():
+    named = {Schedule("qwen-logn", 8192): "Qwen's log-n schedule", Schedule("llama4", 8192): "Llama 4's schedule",
+             Schedule("ssmax", 8192): "SSMax", Schedule("logn", 8192): "log-n",
+             Schedule("yarn", 2.0): "YaRN's sharpening alone, s = 2"}
+    for schedule, plain in named.items():
+        assert words.chart_label(row(RowKind.SCHEDULE, view=schedule.label, schedule=schedule)) == plain
+        assert words.chart_label(row(RowKind.SCHEDULE, view="a label", schedule=schedule)) == plain  # not read
+    assert words.chart_label(row(RowKind.SCHEDULE, view="qwen-logn (train_length=8192)")) == \
+        "qwen-logn (train_length=8192)"  # a row written before it held its schedule, read alone
+    for module in WORDS.glob("*.py"):
+        assert '.split(" (")' not in module.read_text(), module
 
 
 def test_each_words_module_is_under_400_lines_and_no_verdicts_module_over_700():

@@ -17,8 +17,9 @@ from model_utils.verdicts.words import FAMILIES, chart_label, row_label, share_l
 
 KIND_COLOURS = {LeverKind.RECIPE: "#1f77b4", LeverKind.TEMPERATURE: "#d62728", LeverKind.ON_TOP: "#ff7f0e",
                 LeverKind.SCHEDULE: "#9467bd"}
-KIND_NAMES = {LeverKind.RECIPE: "RoPE recipe at T = 1", LeverKind.TEMPERATURE: "best constant T alone",
+KIND_NAMES = {LeverKind.RECIPE: "RoPE recipe at T = 1", LeverKind.TEMPERATURE: "best T per block of positions, alone",
               LeverKind.ON_TOP: "a temperature on top of a recipe", LeverKind.SCHEDULE: "published schedule"}
+AXIS = "loss saved (nats per token) against T = 1"  # what a bar measures, past the trained length
 # where a sweep ran more than one family of recipes, each family's recipes get a colour and a legend entry
 FAMILY_COLOURS = {Family.FREQUENCY: KIND_COLOURS[LeverKind.RECIPE], Family.REMAP: "#2ca02c",
                   Family.SINK_WINDOW: "#8c564b"}
@@ -48,16 +49,16 @@ def _bar(row: DecompositionRow, decomposition: Decomposition) -> Bar:
                share=decomposition.share_of_rise(row), code=row_label(row))
 
 
-def decomposition_chart(decomposition: Decomposition, width: int = FULL_WIDTH) -> go.Figure:
+def decomposition_chart(decomposition: Decomposition, width: int = FULL_WIDTH, title: str = "") -> go.Figure:
     """The levers of a verdict's decomposition on the scale of its rise (nats per token): bars in the verdict's
     order, the first at the top; one legend entry per kind, and per recipe family where more than one ran. Each
     bar's saving and share of the rise is written just right of its interval (and of 0), on an x axis long enough
-    to hold it."""
-    return bars_chart(bars(decomposition), decomposition.rise, width)
+    to hold it; `title` (words.chart_title: the model and what it was measured on) over it."""
+    return bars_chart(bars(decomposition), decomposition.rise, width, title)
 
 
-def bars_chart(shown: Sequence[Bar], rise: float, width: int = FULL_WIDTH) -> go.Figure:
-    """decomposition_chart of the bars `shown` and the rise."""
+def bars_chart(shown: Sequence[Bar], rise: float, width: int = FULL_WIDTH, title: str = "") -> go.Figure:
+    """decomposition_chart of the bars `shown`, the rise and the title."""
     figure = go.Figure()
     labels = [escape(lever.label) for lever in shown]
     for name, colour, chosen in _series(shown):
@@ -79,9 +80,11 @@ def bars_chart(shown: Sequence[Bar], rise: float, width: int = FULL_WIDTH) -> go
                          annotation_text=f"the loss rise, {rise:.2f}", annotation_position="top")
     figure.add_vline(x=0, line_color="grey", line_width=1)
     figure.update_yaxes(categoryorder="array", categoryarray=labels[::-1])
-    figure.update_xaxes(title_text="nats per token saved past the trained length (against T = 1)")
-    figure.update_layout(height=120 + 30 * len(shown), barmode="overlay", margin={"t": 30},
-                         legend={"orientation": "h", "y": -0.3})
+    figure.update_xaxes(title_text=AXIS)
+    figure.update_layout(height=120 + 30 * len(shown) + (30 if title else 0), barmode="overlay",
+                         margin={"t": 60 if title else 30}, legend={"orientation": "h", "y": -0.3})
+    if title:
+        figure.update_layout(title={"text": escape(title), "x": 0, "xanchor": "left", "y": 0.99, "yanchor": "top"})
     figure.update_xaxes(range=_x_range(figure, shown, rise, width))
     return fit(figure, width)
 

@@ -50,7 +50,7 @@ class Record:
         return read(cls, data, getattr(sys.modules[cls.__module__], "KIND", None) or kind or cls.__name__)
 
 
-OWN_READERS = (Rope, View)  # read by their own from_dict, which raises ValueError
+OWN_READERS = (Rope, View, Schedule)  # read by their own from_dict, which raises ValueError
 
 
 def read(cls: type, data: dict, kind: str, /, **given) -> object:
@@ -123,7 +123,7 @@ def _own(hint: type, value, kind: str):
     try:
         return hint.from_dict(value)
     except ValueError as error:
-        what = "RoPE recipe" if hint is Rope else "view"
+        what = {Rope: "RoPE recipe", Schedule: "schedule"}.get(hint, "view")
         raise RecordError(f"this {kind} holds a {what} it cannot read ({error}): regenerate it with the command "
                           "that made it") from None
 

@@ -8,7 +8,7 @@ layer windows; 1 (no number) keyed best_by_rope by the recipe's label, matched t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -16,7 +16,7 @@ from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import OLD_VIEW_KEYS, Record, old_view, read, read_value
 from model_utils.core.records.cut_context import CutContextPass
 from model_utils.core.records.run import RunInfo
-from model_utils.core.records.verdict import ContextVerdict, Multipliers
+from model_utils.core.records.verdict import ContextVerdict, Multipliers, with_past_nll, with_schedules
 from model_utils.core.records.verdict import upgraded as upgraded_verdict
 from model_utils.core.rope import Rope
 from model_utils.core.views import OfView, View, reference_index
@@ -130,12 +130,19 @@ class SweepDocument(Record):
 
     @classmethod
     def from_dict(cls, data: dict, kind: str | None = None) -> SweepDocument:
-        """A document of this format or an older one (upgraded first)."""
+        """A document of this format or an older one (upgraded first); a verdict written before its loss break held
+        every past bucket's NLL at T = 1 reads it from the document's own T = 1 result (with_past_nll)."""
         data = upgraded(data)
         by_rope = {read_value(Rope, field(entry, "rope", KIND), KIND): read_value(tuple[BestEntry, ...],
                                                                                    field(entry, "best", KIND), KIND)
                    for entry in field(data, "best_by_rope", KIND)}
-        return read(cls, data, KIND, best_by_rope=by_rope)
+        document = read(cls, data, KIND, best_by_rope=by_rope)
+        reference = reference_index([result.view for result in document.results])
+        if reference is None:
+            return replace(document, verdict=with_schedules(document.verdict,
+                                                            [result.view for result in document.results]))
+        verdict = with_schedules(document.verdict, [result.view for result in document.results])
+        return replace(document, verdict=with_past_nll(verdict, document.buckets, document.results[reference].nll))
 
     def to_dict(self) -> dict:
         by_rope = [{"rope": rope.to_dict(), "best": [entry.to_dict() for entry in entries]}

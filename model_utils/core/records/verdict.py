@@ -10,14 +10,16 @@ read back from the numbers and the file's own recipes; format 2 had no layer typ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import Record, read
 from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
+from model_utils.core.schedules import Schedule
+from model_utils.core.views import View
 
 FORMAT = 5  # bump when a key changes meaning
 OLDER = (2, 3, 4)  # 4: without the same-token rise (read with none); 3 and 2 through _from_format_3
@@ -147,6 +149,9 @@ class LossBreak(Record):
     nll: float | None  # the bucket's mean NLL at T = 1 and its interval
     interval: Interval | None
     earlier: Interval | None  # lowest and highest mean of the past buckets before it; None: it is the first
+    # the mean NLL at T = 1 of every past bucket; None in files written before it (the sweep or summary holding the
+    # verdict fills it on reading from its own T = 1 result: with_past_nll)
+    past_nll: tuple[float, ...] | None = None
 
     @property
     def at(self) -> int | None:
@@ -243,7 +248,7 @@ class AttentionShift(Record):
     normalized entropy."""
 
     untrained: tuple[UntrainedShare, ...] | None
-    beyond_uniform_from: int | None
+    beyond_uniform_from: int | None  # where the share first passes uniform's at all; the words need a margin
     entropy: EntropyRange
 
 
@@ -322,6 +327,10 @@ class DecompositionRow(Record):
     multipliers: Multipliers | None = None  # a schedule's logit multipliers
     fitted: FittedValue | None = None
     saved_inside: float | None = None  # a schedule's saving inside the trained context (negative: what it costs)
+    # a SCHEDULE row's schedule, whole (its name and parameter); None in files written before it (the sweep or summary
+    # holding the verdict fills it on reading, from the view of its own result whose label the row names:
+    # with_schedules)
+    schedule: Schedule | None = None
 
     @property
     def lever(self) -> LeverKind | None:
@@ -463,6 +472,31 @@ class ContextVerdict(Record):
                   documents: int | None = None, block: int | None = None) -> ContextVerdict:
         """The verdict of this format, or of an older one (upgraded by `upgraded`, the one place that knows them)."""
         return read(cls, upgraded(data, ropes=ropes, documents=documents, block=block), KIND)
+
+
+def with_schedules(verdict: ContextVerdict | None, views: Sequence[View]) -> ContextVerdict | None:
+    """The verdict with each SCHEDULE row's schedule taken from the document's own view of that label (`views`: the
+    views its results ran), where a file written before that field holds none; as it is otherwise."""
+    if verdict is None:
+        return verdict
+    by_label = {view.label: view.schedule for view in views if isinstance(view.schedule, Schedule)}
+    rows = tuple(replace(row, schedule=by_label[row.view]) if row.kind is RowKind.SCHEDULE and row.schedule is None
+                 and row.view in by_label else row for row in verdict.decomposition.rows)
+    if rows == verdict.decomposition.rows:
+        return verdict
+    return replace(verdict, decomposition=replace(verdict.decomposition, rows=rows))
+
+
+def with_past_nll(verdict: ContextVerdict | None, buckets: Sequence[Sequence[int]],
+                  nll: Sequence[float | None]) -> ContextVerdict | None:
+    """The verdict with its loss break's past_nll read from the document that holds it (`buckets` and its T = 1
+    result's mean NLL per bucket, `nll`), where a file written before that field holds none; as it is otherwise."""
+    if verdict is None or verdict.loss_break.past_nll is not None:
+        return verdict
+    means = [value for (start, _), value in zip(buckets, nll, strict=True) if start >= verdict.past[0]]
+    if not means or any(value is None for value in means):
+        return verdict
+    return replace(verdict, loss_break=replace(verdict.loss_break, past_nll=tuple(float(v) for v in means)))
 
 
 def upgraded(data: dict, *, ropes: Mapping[str, Rope] | None = None, documents: int | None = None,

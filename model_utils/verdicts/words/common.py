@@ -16,7 +16,7 @@ from model_utils.core.records.verdict import (
     Scoring,
 )
 
-__all__ = ["ABOVE_ALL", "FAMILIES", "MOVES", "NO_VALUE", "SAVES", "SAVES_PER_TOKEN", "SUBJECTS", "bracket",
+__all__ = ["ALL_OF_IT", "FAMILIES", "MOVES", "NO_VALUE", "SAVES", "SAVES_PER_TOKEN", "SUBJECTS", "bracket",
            "interval_name", "layer_list", "no_held_out", "percent_of_rise", "resampling", "rise_base_words", "scope",
            "scoring_method", "scoring_short", "share_label", "short_interval", "signed", "span", "spread_name"]
 
@@ -71,7 +71,7 @@ def signed(saved: float | None, bounds: Sequence[float] | None) -> str:
     return f"{saved:+.3f}" + ("" if bounds is None else f" ({bounds[0]:+.3f} to {bounds[1]:+.3f})")
 
 
-ABOVE_ALL = 1.005  # a share of the rise that rounds above 100%: the lever saves more than the rise
+ALL_OF_IT = 0.995  # a share of the rise that rounds to 100% or more: the lever brings back all of it
 
 
 def share_label(share: float | None) -> str:
@@ -82,11 +82,11 @@ def share_label(share: float | None) -> str:
 
 
 def percent_of_rise(share: float | None) -> str:
-    """share_label in a sentence: above 100%, what that measures (the lever's loss ends below the cut-context
-    reference's), and no more: why (the far text put to use, or the recipe lowering the loss on any text) is not
-    measured."""
-    if share is not None and share >= ABOVE_ALL:
-        return f"{share_label(share)}: more than the rise itself"
+    """share_label in a sentence: from ALL_OF_IT on, "all of it" (the lever's loss ends at or below the cut-context
+    reference's in the point estimate), and no more: a share above 100% is never said to be more than the rise, as
+    no interval on the difference was measured."""
+    if share is not None and share >= ALL_OF_IT:
+        return f"{share_label(share)}: all of it"
     return share_label(share)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from model_utils.core.records.spread import Spread
 from model_utils.core.records.verdict import (
     BucketBest,
     ContextVerdict,
@@ -15,6 +16,7 @@ from model_utils.core.records.verdict import (
     LayerTypeMass,
     Trend,
 )
+from model_utils.verdicts.layers import first_above_uniform
 from model_utils.verdicts.words.answers import answer
 from model_utils.verdicts.words.common import (
     SAVES,
@@ -29,6 +31,7 @@ from model_utils.verdicts.words.common import (
     scoring_method,
     scoring_short,
     span,
+    spread_name,
 )
 from model_utils.verdicts.words.levers import decomposition_sentence, families_sentence, schedules_sentence
 from model_utils.verdicts.words.rows import layer_type_name
@@ -98,11 +101,16 @@ def best_sentences(verdict: ContextVerdict) -> list[str]:
     below = sum(entry.temperature < 1 for entry in best)
     said = [f"Best T per bucket past the trained length (in-sample): T = {where}: above 1 (softer) in {above} of "
             f"{len(best)} buckets, below 1 (sharper) in {below}."]
-    unsure = [entry for entry in best if entry.temperature != 1 and entry.temperature_interval
+    moved = [entry for entry in best if entry.temperature != 1]
+    unsure = [entry for entry in moved if entry.temperature_interval
               and entry.temperature_interval[0] <= 1 <= entry.temperature_interval[1]]
     if unsure:
-        said.append(f"In {len(unsure)} of those buckets the {interval_name(verdict)} of the best temperature "
-                    "includes 1: there T = 1 is not ruled out.")
+        where = " and ".join(span([start, stop]) for _, start, stop in
+                             bucket_runs([(0, entry.bucket) for entry in unsure]))
+        of = (f"In the one past bucket whose best T is not 1 ({where}), the" if len(moved) == 1 else
+              f"Of the {len(moved)} past buckets whose best T is not 1, in {len(unsure)} ({where}) the")
+        said.append(f"{of} {interval_name(verdict)} of the best temperature includes 1: there T = 1 is not ruled "
+                    "out.")
     return said
 
 
@@ -128,10 +136,10 @@ def break_sentence(verdict: ContextVerdict) -> str:
     found, where = verdict.loss_break, scope(verdict.documents)
     low, high = found.in_context
     if found.bucket is None:
-        return (f"The loss at T = 1 does not break ({where}): up to position {verdict.past[1] - 1:,} no bucket "
+        return (f"The loss at T = 1 has no sure break ({where}): up to position {verdict.past[1] - 1:,} no bucket "
                 f"past the trained length rises above the range of the buckets inside it ({low:.2f}-{high:.2f} "
-                f"nats per token) beyond its own {interval_name(verdict)}; this compares other parts of the text, "
-                "not the same words.")
+                f"nats per token) beyond its own {interval_name(verdict)}{_means_above(found.past_nll, high)}; "
+                f"this compares other parts of the text, not the same words{_same_words_rise(verdict)}.")
     bounds = found.interval
     said = (f"The loss at T = 1 breaks in {span(found.bucket)}, from {found.ratio:.3g}x the trained length "
             f"of {verdict.trained_length:,} ({where}): {found.nll:.2f} nats per token there"
@@ -144,6 +152,31 @@ def break_sentence(verdict: ContextVerdict) -> str:
                        f"{interval_name(verdict)}s: the loss leaves the range before the break; the break is where "
                        "that is sure.")
     return said + (f"; the past buckets before it: {earlier[0]:.2f}-{earlier[1]:.2f}." if earlier else ".")
+
+
+def _means_above(means: Sequence[float] | None, high: float) -> str:
+    """', though the means of 4 of the 8 past buckets lie above it (2.25-2.41)': past buckets whose mean is above
+    the range inside the trained context while none is beyond its own spread; '' where none is (or not known)."""
+    above = [mean for mean in means or () if mean > high]
+    if not above:
+        return ""
+    return (f", though the mean{'s' if len(above) != 1 else ''} of {len(above)} of the {len(means)} past buckets "
+            f"{'lie' if len(above) != 1 else 'lies'} above it ({min(above):.2f}-{max(above):.2f})")
+
+
+def _same_words_rise(verdict: ContextVerdict) -> str:
+    """': on the same words the loss does rise past the trained length, by 0.47 nats per token, on each of the 4
+    documents (0.40 to 0.62)': the same-token rise where it was measured and is above 0; '' otherwise."""
+    same = verdict.same_token_rise
+    if same is None or same.rise <= 0:
+        return ""
+    said = f": on the same words the loss does rise past the trained length, by {same.rise:.2f} nats per token"
+    if same.interval is None:
+        return said
+    low, high = same.interval
+    if same.spread is Spread.RANGE and low > 0:
+        return said + f", on each of the {same.documents} documents ({low:.2f} to {high:.2f})"
+    return said + f" ({spread_name(same.spread, same.documents)} {low:.2f} to {high:.2f})"
 
 
 # --- where attention goes -------------------------------------------------------------------------------------------
@@ -167,9 +200,10 @@ def attention_sentences(verdict: ContextVerdict) -> list[str]:
         first, last = rows[0], rows[-1]
         moves = (f"the untrained-distance mass (sink excluded) goes {first.mass:.3f} -> {last.mass:.3f} over "
                  f"the past buckets, {first.share:.1%} -> {last.share:.1%} of the non-sink mass")
-        start = shift.beyond_uniform_from
-        if start is not None:
-            shares = [row.uniform_share for row in rows if row.bucket[0] >= start]
+        above = first_above_uniform([row.share for row in rows], [row.uniform_share for row in rows])
+        if above is not None:  # judged again on the stored buckets: files written before ABOVE_UNIFORM held a tie
+            start = rows[above].bucket[0]
+            shares = [row.uniform_share for row in rows[above:]]
             said.append(f"Attention at T = 1 moves onto keys farther back than the trained length, distances "
                         f"never trained ({where}): {moves}; from position {start:,} on, that share is above "
                         f"what uniform attention over the visible keys would give ({min(shares):.0%}-"
@@ -230,22 +264,26 @@ def layer_type_sentence(verdict: ContextVerdict) -> str | None:
     if blind:
         said += (f"; a sliding-window layer of {', '.join(f'{kind.sliding_span:,}' for kind in blind)} keys, no more "
                  f"than the trained length of {verdict.trained_length:,}, never sees a key that far back")
-    return said + "." + "".join(f" {_uniform_words(kind)}" for kind in verdict.layer_types
+    starts = [entry.bucket[0] for entry in verdict.gains.best] or (
+        [row.bucket[0] for row in verdict.attention.untrained or ()] if verdict.attention else [])
+    return said + "." + "".join(f" {_uniform_words(kind, starts)}" for kind in verdict.layer_types
                                 if kind.share is not None and kind not in blind)
 
 
-def _uniform_words(kind: LayerTypeMass) -> str:
+def _uniform_words(kind: LayerTypeMass, starts: Sequence[int]) -> str:
     """Whether a layer type's share of its non-sink mass on untrained distances is above what uniform attention over
-    the keys it sees would give (past.uniform_share), and from where."""
+    the keys it sees would give (past.uniform_share) by ABOVE_UNIFORM (layers.first_above_uniform), and from where
+    (`starts`: each past bucket's first position)."""
     name = layer_type_name(kind)
     shares = f"{kind.share[0]:.1%} -> {kind.share[-1]:.1%} of their non-sink mass"
-    if kind.beyond_uniform_from is None:
+    index = first_above_uniform(kind.share, kind.uniform_share)  # by ABOVE_UNIFORM, on the stored buckets
+    if index is None:
         return (f"In the {name} that is {shares}, below what uniform attention over the keys they see would give in "
                 f"every past bucket (up to {max(kind.uniform_share):.0%}): they keep mostly to distances they were "
                 "trained on.")
-    index = next(i for i, (own, even) in enumerate(zip(kind.share, kind.uniform_share, strict=True)) if own > even)
     there = kind.uniform_share[index:]
-    return (f"In the {name} that is {shares}; from position {kind.beyond_uniform_from:,} on, above what uniform "
+    start = starts[index] if starts and len(starts) == len(kind.share) else kind.beyond_uniform_from
+    return (f"In the {name} that is {shares}; from position {start:,} on, above what uniform "
             f"attention over the keys they see would give ({min(there):.0%}-{max(there):.0%} there), so keys at "
             "distances never trained draw more than their number.")
 

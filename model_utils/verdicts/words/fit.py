@@ -89,6 +89,8 @@ def fit_sentences(verdict: FitVerdict) -> list[str]:
         said.append(f"YaRN's law, (0.1 ln s + 1)^2 = {summary.multiplier.yarn_law:.3f}, "
                     f"{LAW_POSITIONS[verdict.law_position]}.")
     for name, judgement in verdict.judgements.items():
+        if name == "best_constant" and _only_t1(summary) and "plain" in verdict.judgements:
+            continue  # the same comparison as against the model as trained, which says so
         entry, against = gains[name], _against(summary, name)
         low, high = entry.interval
         judged = {Judgement.BETTER: f"the fit beats {against}", Judgement.WORSE: f"the fit loses to {against}",
@@ -102,10 +104,20 @@ def fit_sentences(verdict: FitVerdict) -> list[str]:
     return said
 
 
+def _only_t1(summary: FitSummary) -> bool:
+    """Whether T = 1 was the only constant temperature compared: then "the best constant T" is T = 1 itself, and
+    that comparison is the one against the model as trained."""
+    return summary.compared_temperatures == (1.0,)
+
+
 def _against(summary: FitSummary, name: str) -> str:
     """What a held-out gain is against (AGAINST), and for the best constant T, what it was chosen among: where T = 1
-    was the only constant temperature compared, the "best" is T = 1 itself, and the sentence says so."""
-    if name == "best_constant" and summary.compared_temperatures == (1.0,):
+    was the only constant temperature compared, the "best" is T = 1 itself: the comparison against the model as
+    trained says so (and the best constant's own, the same comparison, is not said again)."""
+    if name == "plain" and _only_t1(summary) and "best_constant" in summary.held_out.gains:
+        return (f"{AGAINST[name]}, which is also the best constant T here: T = 1 was the only constant temperature "
+                "compared (no grid of temperatures to choose from)")
+    if name == "best_constant" and _only_t1(summary):
         return "T = 1, the only constant temperature compared here (no grid of temperatures to choose from)"
     if name == "best_constant" and summary.compared_temperatures:
         grid = ", ".join(f"{t:g}" for t in summary.compared_temperatures)

@@ -22,8 +22,8 @@ from model_utils.core.records.verdict import (
     RowKind,
 )
 from model_utils.core.views import View
-from model_utils.verdicts.words.common import ABOVE_ALL, NO_VALUE, joined, span, spread_name
-from model_utils.verdicts.words.retrieval import between_text
+from model_utils.verdicts.words.common import ALL_OF_IT, NO_VALUE, joined, span, spread_name
+from model_utils.verdicts.words.retrieval import between_text, reach_share_words
 from model_utils.verdicts.words.rows import row_label
 
 __all__ = ["HARDLY_HELPS", "PLAIN_RECIPES", "RISES_COLUMNS", "found_bullets", "found_conclusion", "no_probe_bullet",
@@ -86,10 +86,11 @@ def _temperature_alone(corpora: Sequence[tuple[str, ContextVerdict]]) -> str:
 
 
 def _share_words(share: float | None) -> str:
-    """'96%' or 'an unknown share': a share of the rise as a percentage; 'more than all (106%)' above 100%."""
+    """'96%' or 'an unknown share': a share of the rise as a percentage; 'all (101%)' from ALL_OF_IT on (never
+    "more than all": no interval on the difference was measured)."""
     if share is None:
         return "an unknown share"
-    return f"more than all ({share:.0%})" if share >= ABOVE_ALL else f"{share:.0%}"
+    return f"all ({share:.0%})" if share >= ALL_OF_IT else f"{share:.0%}"
 
 
 def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
@@ -100,37 +101,49 @@ def found_bullets(corpora: Sequence[tuple[str, ContextVerdict]],
     if corpora:
         model, verdict = corpora[0]
         decomposition, documents = verdict.decomposition, verdict.documents
-        on = (f"on {documents} documents ({model_name(model)})" if documents else
-              f"on one text ({model_name(model)})")
+        on = f"({model_name(model)}, {documents} documents)" if documents else f"({model_name(model)}, one text)"
         base = ("on the same words" if decomposition.rise_base is RiseBase.CUT_CONTEXT
                 else "against earlier parts of the text")
         lead = decomposition.lever(Dominant.RECIPE) or decomposition.lever(decomposition.dominant)
         if lead is not None:
             bullets.append(f"{plain_lever(lead)[0].upper()}{plain_lever(lead)[1:]} brings back "
-                           f"{_share_words(decomposition.share_of_rise(lead))} of the rise in the loss (lower is "
-                           f"better) past the trained length, {base}, {on}.")
+                           f"{_share_words(decomposition.share_of_rise(lead))} of the loss's rise (lower is "
+                           f"better) past the trained length, {base} {on}.")
         alone = decomposition.best(LeverKind.TEMPERATURE)
         if alone is not None:
-            where = "documents" if documents else "positions"
-            bullets.append(f"The best temperature alone brings back {_share_words(decomposition.share_of_rise(alone))}"
-                           f" of it, on {where} it was not chosen on.")
+            bullets.append(_temperature_bullet(verdict, decomposition.share_of_rise(alone)))
     if probes:
         bullets.append(_probe_bullet(probes[0]))
     return bullets[:3]
 
 
+def _temperature_bullet(verdict: ContextVerdict, share: float | None) -> str:
+    """What the best temperature alone brings back, said as what it is: a temperature for each block of positions
+    (each past bucket), chosen apart from what it is scored on; with one temperature throughout beside it, where it
+    was scored apart too."""
+    best = verdict.gains.best
+    block = f"block of {best[0].bucket[1] - best[0].bucket[0]:,} positions" if best else "block of positions"
+    chosen = "other documents" if verdict.documents else "other parts of the text"
+    said = f"The best temperature per {block}, chosen on {chosen}, brings back {_share_words(share)}"
+    constant = verdict.gains.constant
+    held = None if constant is None else constant.held_out
+    if held is None or verdict.rise <= 0:
+        return said + "."
+    return said + f" (one temperature throughout: {_share_words(held.saved / verdict.rise)})."
+
+
 def _probe_bullet(probe: RetrievalDocument) -> str:
-    """How far back the probe's model still uses what it read at T = 1, as the two measured distances its reach
-    lies between, then what the plain temperatures (no recipe) do to that: which cut it short and which take it
-    farther (their brackets apart from T = 1's, on every passage unless said to hold on the mean only), and which
-    show no measurable shift (brackets that overlap T = 1's); the short form where the model uses nothing even at
-    the shortest distance."""
+    """How far back the probe's model still uses what it read at T = 1: the two measured distances between which what
+    the first copy saves falls below REACH_SHARE of its shortest-distance value; then what the plain temperatures
+    (no recipe) do to that: which cut it short and which take it farther (their brackets apart from T = 1's, on
+    every passage unless said to hold on the mean only), and which show no measurable shift (brackets that overlap
+    T = 1's); the short form where the model uses nothing even at the shortest distance."""
     reach, model = probe.verdict.reach, model_name(probe.model)
     if reach.outcome is ReachOutcome.NONE:
         return f"{model} does not use a passage it read earlier, even at the shortest distance measured."
     head = (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured"
-            if reach.outcome is ReachOutcome.BEYOND else f"{model} stops using what it read "
-            f"{between_text(reach.between)} back")
+            if reach.outcome is ReachOutcome.BEYOND else f"{model}'s use of what it read falls below "
+            f"{reach_share_words()} {between_text(reach.between)} back")
     plain = {view.label: view.temperature for view in probe.views
              if view.temperature is not None and view.rope is None and view.schedule is None and view != View(1.0)}
     shifts = [shift for shift in probe.verdict.shifts if shift.view.label in plain]

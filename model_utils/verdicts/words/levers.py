@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from model_utils.core.records.verdict import (
     ContextVerdict,
+    Decomposition,
     DecompositionRow,
     Family,
     LeverKind,
@@ -56,9 +57,11 @@ def decomposition_sentence(verdict: ContextVerdict) -> str | None:
 
 
 def families_sentence(verdict: ContextVerdict) -> str | None:
-    """The recipe families side by side, where more than the frequency changes ran (None otherwise): each
-    family's recipe that saves the most at T = 1, its share of the rise, and where it leaves the
-    untrained-distance mass (for a remapping on the distances it gives and in the text)."""
+    """The recipe families side by side, where more than the frequency changes ran (None otherwise): each by the
+    lever Decomposition.family_lever picks, its recipe that saves the most at T = 1 without a temperature of its
+    own, with its share of the rise and where it leaves the untrained-distance mass (for a remapping on the
+    distances it gives and in the text); a recipe of the family with a temperature of its own that saves more is
+    named beside it."""
     decomposition = verdict.decomposition
     if decomposition.families() in ([], [Family.FREQUENCY]):
         return None
@@ -68,16 +71,26 @@ def families_sentence(verdict: ContextVerdict) -> str | None:
         share = decomposition.share_of_rise(lever)
         share = "" if share is None else f", {percent_of_rise(share)}"
         parts.append(f"{FAMILIES[family]}, {row_label(lever)}: {lever.saved:+.3f}{bracket(lever.interval, name=name)}"
-                     f"{share}"
-                     + _mass_bracket(lever))
-    said = (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 "
-            f"({scope(verdict.documents)}; {SAVES}; untrained-distance mass past it in brackets): "
-            + "; ".join(parts) + ".")
+                     f"{share}" + _mass_bracket(lever) + _with_own_temperature(decomposition, lever))
+    said = (f"The recipe families past the trained length, each by its recipe that saves the most at T = 1 without "
+            f"a temperature of its own ({scope(verdict.documents)}; {SAVES}; untrained-distance mass past it in "
+            "brackets): " + "; ".join(parts) + ".")
     gap = decomposition.family_gap()
     if gap is None or gap.saved is None:
         return said
     return (f"{said} The first two on the same resamples: {row_label(gap)} {gap.saved:+.3f}"
             f"{bracket(gap.interval, name=name)}.")
+
+
+def _with_own_temperature(decomposition: Decomposition, lever: DecompositionRow) -> str:
+    """' (yarn (s=2) + T=1, with a temperature of its own, saves more: +2.094)': the family's recipes at T = 1 that
+    carry their own temperature and save more than its lever; '' where none does."""
+    more = [row for row in decomposition.levers if row.lever is LeverKind.RECIPE and row.family is lever.family
+            and row.own_temperature and row.saved is not None and row.saved > lever.saved]
+    if not more:
+        return ""
+    return " (" + ", ".join(f"{row_label(row)}, with a temperature of its own, saves more: {row.saved:+.3f}"
+                            for row in more) + ")"
 
 
 # --- the published schedules ----------------------------------------------------------------------------------------

@@ -3,8 +3,10 @@ views score differently from T = 1, by how many samples."""
 
 from __future__ import annotations
 
+from statistics import median_low
+
 from model_utils.core.names import model_name
-from model_utils.core.records.lmeval import LmEvalDocument
+from model_utils.core.records.lmeval import LmEvalDocument, LmEvalScore
 from model_utils.core.views import View
 
 __all__ = ["LMEVAL_TOKENIZER", "lmeval_findings", "lmeval_sentence"]
@@ -17,15 +19,32 @@ def lmeval_findings(document: LmEvalDocument) -> list[str]:
     step = 1 / document.limit
     lines = [f"{model_name(document.model)}: {', '.join(document.tasks)} through lm-evaluation-harness "
              f"{document.lm_eval_version}, the first {document.limit} samples at each length (one sample is "
-             f"{step:.2f} of a score); trained length {document.trained_length:,}"
-             + (f"; command: `{document.run.command}`" if document.run else "") + ".", "",
-             "| task | view | " + " | ".join(f"{length:,} tokens" for length in document.lengths) + " |",
-             "|---|---|" + "---:|" * len(document.lengths)]
+             f"{step:.2f} of a score; in brackets, the score's Wilson 95% interval over its samples); a length is the "
+             "task's own (RULER's sequence length), the prompts the model read a little shorter; trained length "
+             f"{document.trained_length:,}" + (f"; command: `{document.run.command}`" if document.run else "") + ".",
+             "", "| task | view | " + " | ".join(_length_column(document, length) for length in document.lengths)
+             + " |", "|---|---|" + "---:|" * len(document.lengths)]
     for task in document.tasks:
         for view in document.views:
-            cells = " | ".join(f"{document.score(task, length, view).score:.2f}" for length in document.lengths)
+            cells = " | ".join(_score_cell(document.score(task, length, view)) for length in document.lengths)
             lines.append(f"| {task} | {view.label} | {cells} |")
     return [*lines, "", lmeval_sentence(document)]
+
+
+def _length_column(document: LmEvalDocument, length: int) -> str:
+    """'length 8,192 (prompts of about 7,585 tokens)': the task's length and the median prompt the model read at
+    it, over every task and view (the prompts are the same texts whatever the view)."""
+    prompts = [sample.prompt_tokens for score in document.scores if score.length == length
+               for sample in score.samples]
+    if not prompts:
+        return f"length {length:,}"
+    return f"length {length:,} (prompts of about {median_low(prompts):,} tokens)"
+
+
+def _score_cell(score: LmEvalScore) -> str:
+    """'1.00 (0.61 to 1.00)': a score with its Wilson 95% interval over its samples."""
+    low, high = score.interval
+    return f"{score.score:.2f} ({low:.2f} to {high:.2f})"
 
 
 def lmeval_sentence(document: LmEvalDocument) -> str:

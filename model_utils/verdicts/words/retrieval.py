@@ -7,20 +7,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from model_utils.core.names import model_name
-from model_utils.core.records.retrieval import Direction as ReachDirection
 from model_utils.core.records.retrieval import (
+    Curve,
     Reach,
     ReachOutcome,
     ReachShift,
     RetrievalDocument,
     RetrievalVerdict,
 )
+from model_utils.core.records.retrieval import Direction as ReachDirection
 from model_utils.core.records.spread import Spread
 from model_utils.verdicts.retrieval import REACH_SHARE
 from model_utils.verdicts.words.common import joined
 
-__all__ = ["between_text", "reach_sentence", "reach_short", "reach_text", "retrieval_findings", "retrieval_method",
-           "retrieval_table", "separate_passes_line", "shifts_sentence"]
+__all__ = ["TRANSPOSE_FROM", "between_text", "reach_sentence", "reach_share_words", "reach_short", "reach_text",
+           "retrieval_findings", "retrieval_method", "retrieval_table", "separate_passes_line", "shifts_sentence"]
 
 
 def between_text(between: tuple[int, int]) -> str:
@@ -45,6 +46,11 @@ def _passages_text(reach: Reach) -> str:
         found = (f"the {len(own)} passages' own: from {min(b[0] for b in own):,} to "
                  f"{max(b[1] for b in own):,} tokens")
     return f"{found}; {beyond}" if beyond else found
+
+
+def reach_share_words() -> str:
+    """REACH_SHARE as a sentence says it: 'half', else '40%'."""
+    return "half" if REACH_SHARE == 0.5 else f"{REACH_SHARE:.0%}"
 
 
 def reach_short(reach: Reach) -> str:
@@ -82,32 +88,47 @@ def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
     if reach.outcome is ReachOutcome.BEYOND:
         return (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured. "
                 f"{trained}")
-    return (f"{model} uses what it read up to {between_text(reach.between)} back, both distances measured "
-            f"({_passages_text(reach)}); farther back, the first copy "
-            f"saves less than {REACH_SHARE:.0%} of what it saves at the shortest distance. {trained}")
+    return (f"{model} uses less than {reach_share_words()} as much of what it read beyond a point "
+            f"{between_text(reach.between)} back, both distances measured ({_passages_text(reach)}), as at the "
+            f"shortest distance: from there on, the first copy saves less than {REACH_SHARE:.0%} of what it saves "
+            f"there. {trained}")
 
 
-def _moved(shift: ReachShift, longest: int) -> str:
-    """'T=1.5 cuts it to between 4,096 and 4,352 tokens on every passage', 'T=0.9 takes it past 7,900 tokens, the
-    farthest measured, on 3 of the 4 passages'."""
-    if shift.outcome is not ReachOutcome.FOUND:
-        said = f"{shift.view.label} takes it past {longest:,} tokens, the farthest measured,"
-    else:
-        verb = "takes it farther, to" if shift.direction is ReachDirection.LONGER else "cuts it to"
-        said = f"{shift.view.label} {verb} {between_text(shift.between)}"
+def _moved(shift: ReachShift, longest: int, reach: Reach | None) -> str:
+    """'T=1.5 cuts it short on every passage: to between 1,024 and 2,048 tokens on the passages' mean (the 4
+    passages' own: from 512 to 2,048 tokens)', 'T=0.9 takes it farther on 3 of the 4 passages: past 7,900 tokens,
+    the farthest measured, on the passages' mean'. "On every passage" is said of the move alone (each passage's own
+    bracket apart from T = 1's); the bracket named is the pooled one, with the passages' own beside it where they
+    differ (`reach`, the view's, where known)."""
+    verb = "takes it farther" if shift.direction is ReachDirection.LONGER else "cuts it short"
     passages = "on every passage" if shift.every_passage else f"on {shift.agree} of the {shift.passages} passages"
-    return f"{said} {passages}"
+    where = (f"past {longest:,} tokens, the farthest measured," if shift.outcome is not ReachOutcome.FOUND
+             else f"to {between_text(shift.between)}")
+    own = ""
+    if reach is not None and reach.per_passage and not _alike(reach):
+        own = f" ({_passages_text(reach)})"
+    return f"{shift.view.label} {verb} {passages}: {where} on the passages' mean{own}"
 
 
-def shifts_sentence(verdict: RetrievalVerdict) -> str:
+def _alike(reach: Reach) -> bool:
+    """Whether every passage's own reach is the mean's: the same bracket, or all past the longest distance."""
+    if reach.outcome is ReachOutcome.BEYOND:
+        return reach.beyond == reach.passages
+    return {p.between for p in reach.per_passage} == {reach.between}
+
+
+def shifts_sentence(verdict: RetrievalVerdict, curves: Sequence[Curve] = ()) -> str:
     """What the other views do to the reach, as brackets: a view moves it only where its bracket and T = 1's do not
-    overlap, and on every passage only where each passage's own do not; the probe cannot tell the others from
-    T = 1, nor views that, like T = 1, still use the copy at the longest distance."""
+    overlap, and on every passage only where each passage's own do not (the bracket said is the passages' mean's,
+    with their own beside it from `curves`, the probe's, where given); the probe cannot tell the others from T = 1,
+    nor views that, like T = 1, still use the copy at the longest distance."""
     if not verdict.shifts:
         return "No other view was measured against T = 1."
+    reaches = {curve.view: curve.reach for curve in curves}
     found = {direction: [s for s in verdict.shifts if s.direction is direction] for direction in ReachDirection}
     moved = found[ReachDirection.SHORTER] + found[ReachDirection.LONGER]
-    said = ("Against T = 1, " + "; ".join(_moved(s, verdict.longest_distance) for s in moved) + ".") if moved else ""
+    said = ("Against T = 1, " + "; ".join(_moved(s, verdict.longest_distance, reaches.get(s.view)) for s in moved)
+            + ".") if moved else ""
     overlap, beyond, unknown = (found[d] for d in (ReachDirection.OVERLAP, ReachDirection.BOTH_BEYOND,
                                                    ReachDirection.UNKNOWN))
     if overlap:
@@ -136,14 +157,20 @@ def retrieval_method() -> str:
             "two distances and T = 1's do not overlap, and on every passage only where each passage's own do not.")
 
 
-def _grid_gain(curve, distance: int) -> int | None:
-    """The index of `distance` in the curve's distances (a refined curve holds more than the grid)."""
+TRANSPOSE_FROM = 9  # from this many grid distances on, the tables set one distance per row and one view per column
+
+
+def _gain_at(curve: Curve, distance: int) -> int | None:
+    """The index of `distance` among the curve's own distances (a view may have fewer than the grid, or more, where
+    --refine added some); None where the view was not measured there."""
     return curve.distances.index(distance) if distance in curve.distances else None
 
 
 def _refined_text(document: RetrievalDocument) -> str:
-    """'; --refine added 3 to 4 distances per view inside their reaches' brackets' (empty when it added none)."""
-    added = [len(curve.distances) - len(document.distances) for curve in document.curves]
+    """'; --refine added 3 to 4 distances per view inside their reaches' brackets' (empty when it added none): the
+    distances of each curve that are not on the grid (a view measured at fewer grid distances adds none by that)."""
+    grid = set(document.distances)
+    added = [len(set(curve.distances) - grid) for curve in document.curves]
     if not any(added):
         return ""
     low, high = min(added), max(added)
@@ -151,44 +178,76 @@ def _refined_text(document: RetrievalDocument) -> str:
     return f"; --refine added {count} distances per view inside their reaches' brackets"
 
 
+def _cell(curve: Curve, distance: int) -> str:
+    """'2.66 (2.33 to 3.24)': the view's gain at the distance with the passages' spread; '' where not measured."""
+    index = _gain_at(curve, distance)
+    return "" if index is None else f"{curve.gain[index]:.2f} ({curve.low[index]:.2f} to {curve.high[index]:.2f})"
+
+
+def _measured(document: RetrievalDocument) -> list[int]:
+    """Every distance some view was measured at: the grid's and those --refine added, ascending."""
+    return sorted({distance for curve in document.curves for distance in curve.distances})
+
+
+def _findings_table(document: RetrievalDocument) -> list[str]:
+    """The gain by distance per view and the reach: one row per view and a column per grid distance, or, from
+    TRANSPOSE_FROM grid distances on, one row per distance measured (the grid's and any --refine added) and a
+    column per view, a blank cell where a view was not measured, the reach as the last row."""
+    curves = document.curves
+    if len(document.distances) < TRANSPOSE_FROM:
+        lines = [f"| view | {' | '.join(f'{d:,}' for d in document.distances)} | reach |",
+                 "|---|" + "---:|" * len(document.distances) + "---|"]
+        return lines + [f"| {curve.view.label} | {' | '.join(_cell(curve, d) for d in document.distances)} | "
+                        f"{reach_text(curve.reach)} |" for curve in curves]
+    lines = [f"| tokens back | {' | '.join(curve.view.label for curve in curves)} |",
+             "|---:|" + "---:|" * len(curves)]
+    lines += [f"| {d:,} | {' | '.join(_cell(curve, d) for curve in curves)} |" for d in _measured(document)]
+    return [*lines, f"| reach | {' | '.join(reach_text(curve.reach) for curve in curves)} |"]
+
+
 def retrieval_findings(document: RetrievalDocument) -> list[str]:
-    """FINDINGS' block of one probe: what it ran, its verdict, and a table of the gain by distance per view (the
-    grid's distances) with the passages' spread and the reach's bracket."""
-    distances = " | ".join(f"{d:,}" for d in document.distances)
+    """FINDINGS' block of one probe: what it ran, its verdict, and a table of the gain by distance per view with the
+    passages' spread and the reach's bracket (_findings_table: transposed where the grid is long)."""
     lines = [f"{model_name(document.model)}: {len(document.passages)} passages of "
              f"{len(document.passages[0].tokens)} tokens ({', '.join(p.name for p in document.passages)}) planted in "
              f"{document.filler_source}; distances {', '.join(f'{d:,}' for d in document.distances)}"
              f"{_refined_text(document)}; trained length {document.trained_length:,}; "
              f"{document.seconds / 60:.0f} min of passes"
              + (f"; command: `{document.run.command}`" if document.run else "") + ".", "",
-             f"- {reach_sentence(document.model, document.verdict)}", f"- {shifts_sentence(document.verdict)}",
-             f"- {retrieval_method()}", "",
+             f"- {reach_sentence(document.model, document.verdict)}",
+             f"- {shifts_sentence(document.verdict, document.curves)}", f"- {retrieval_method()}", "",
              "What the first copy saves on its repeat (nats per token; the passages' "
-             f"{'range' if document.curves[0].spread is Spread.RANGE else '95% interval'} in brackets), by distance "
-             "back, and the reach:", "", f"| view | {distances} | reach |",
-             "|---|" + "---:|" * len(document.distances) + "---|"]
-    for curve in document.curves:
-        cells = []
-        for distance in document.distances:
-            index = _grid_gain(curve, distance)
-            cells.append("" if index is None else
-                         f"{curve.gain[index]:.2f} ({curve.low[index]:.2f} to {curve.high[index]:.2f})")
-        lines.append(f"| {curve.view.label} | {' | '.join(cells)} | {reach_text(curve.reach)} |")
-    return lines
+             f"{'range' if document.curves[0].spread is Spread.RANGE else '95% interval'} in brackets; blank: not "
+             "measured), by distance back, and the reach:", ""]
+    return lines + _findings_table(document)
 
 
 def retrieval_table(document: RetrievalDocument) -> str:
-    """The command line's table: per view, the gain at each of the grid's distances and the reach; then the
-    verdict."""
-    width = max(12, *(len(curve.view.label) for curve in document.curves))
-    head = f"{'view':>{width}} " + " ".join(f"{d:>8,}" for d in document.distances) + "  reach"
-    lines = [f"{model_name(document.model)}: gain on the repeat (nats per token) by distance, {len(document.passages)} "
-             f"passages, trained length {document.trained_length:,}{_refined_text(document)}", head]
-    for curve in document.curves:
-        indices = [_grid_gain(curve, d) for d in document.distances]
-        gains = " ".join(f"{'':>8}" if i is None else f"{curve.gain[i]:8.3f}" for i in indices)
-        lines.append(f"{curve.view.label:>{width}} {gains}  {reach_text(curve.reach)}")
-    return "\n".join([*lines, reach_sentence(document.model, document.verdict), shifts_sentence(document.verdict)])
+    """The command line's table: per view, the gain at each of the grid's distances and the reach; from
+    TRANSPOSE_FROM grid distances on, one line per distance measured and a column per view (blank: not measured),
+    then each view's reach on a line of its own; then the verdict."""
+    title = (f"{model_name(document.model)}: gain on the repeat (nats per token) by distance, "
+             f"{len(document.passages)} passages, trained length {document.trained_length:,}"
+             f"{_refined_text(document)}")
+    curves = document.curves
+    if len(document.distances) < TRANSPOSE_FROM:
+        width = max(12, *(len(curve.view.label) for curve in curves))
+        lines = [title, f"{'view':>{width}} " + " ".join(f"{d:>8,}" for d in document.distances) + "  reach"]
+        for curve in curves:
+            indices = [_gain_at(curve, d) for d in document.distances]
+            gains = " ".join(f"{'':>8}" if i is None else f"{curve.gain[i]:8.3f}" for i in indices)
+            lines.append(f"{curve.view.label:>{width}} {gains}  {reach_text(curve.reach)}")
+    else:
+        widths = [max(8, len(curve.view.label)) for curve in curves]
+        lines = [title, f"{'tokens back':>11} " + " ".join(f"{c.view.label:>{w}}" for c, w in zip(curves, widths,
+                                                                                               strict=True))]
+        for distance in _measured(document):
+            cells = [(f"{'':>{w}}" if (i := _gain_at(c, distance)) is None else f"{c.gain[i]:{w}.3f}")
+                     for c, w in zip(curves, widths, strict=True)]
+            lines.append(f"{distance:>11,} " + " ".join(cells))
+        lines += [f"reach of {curve.view.label}: {reach_text(curve.reach)}" for curve in curves]
+    return "\n".join([*lines, reach_sentence(document.model, document.verdict),
+                      shifts_sentence(document.verdict, curves)])
 
 
 def separate_passes_line(views: Sequence[str], asked: bool) -> str | None:

@@ -4,6 +4,7 @@ decomposition table; a layer type's name."""
 
 from __future__ import annotations
 
+from model_utils.core.names import model_name
 from model_utils.core.records.verdict import (
     ContextVerdict,
     Decomposition,
@@ -16,7 +17,7 @@ from model_utils.core.records.verdict import (
     family_of,
 )
 from model_utils.core.rope import Rope, recipe_info
-from model_utils.core.schedules import yarn_multiplier
+from model_utils.core.schedules import Schedule, yarn_multiplier
 from model_utils.verdicts.words.common import (
     FAMILIES,
     MOVES,
@@ -27,9 +28,9 @@ from model_utils.verdicts.words.common import (
     signed,
 )
 
-__all__ = ["BY_LAYER_TYPE", "CHART_RECIPES", "chart_label", "decomposition_columns", "decomposition_table",
-           "layer_type_name", "layer_type_short", "recipe_name", "recipe_words", "row_label", "row_what",
-           "schedule_words"]
+__all__ = ["BY_LAYER_TYPE", "CHART_RECIPES", "CHART_SCHEDULES", "chart_label", "chart_title",
+           "decomposition_columns", "decomposition_table", "layer_type_name", "layer_type_short", "recipe_name",
+           "recipe_words", "row_label", "row_what", "schedule_name", "schedule_words"]
 
 
 def layer_type_name(kind: LayerTypeMass) -> str:
@@ -98,11 +99,31 @@ def recipe_name(rope: Rope) -> str:
     return f"{name} ({settings})"
 
 
+CHART_SCHEDULES = {"qwen-logn": "Qwen's log-n schedule", "llama4": "Llama 4's schedule", "ssmax": "SSMax",
+                   "logn": "log-n", "yarn": "YaRN's sharpening alone"}  # a published schedule as a chart names it
+
+
+def schedule_name(schedule: Schedule) -> str:
+    """"Qwen's log-n schedule", "YaRN's sharpening alone, s = 2": a published schedule as a chart names it, YaRN's
+    with its scale (the others' knob is the trained length they are anchored at)."""
+    name = CHART_SCHEDULES.get(schedule.name, schedule.name)
+    return f"{name}, s = {schedule.resolved_parameter:g}" if schedule.name == "yarn" else name
+
+
+def chart_title(model: str, verdict: ContextVerdict, text: str | None = None) -> str:
+    """What a decomposition chart was measured on, over it: 'SmolLM2-135M, 8 documents', 'SmolLM2-135M, one text
+    (Python's pydoc_data.topics)' (`text`, a sweep's text name)."""
+    on = f"{verdict.documents} documents" if verdict.documents else "one text" + (f" ({text})" if text else "")
+    return f"{model_name(model)}, {on}"
+
+
 def chart_label(row: DecompositionRow) -> str:
-    """A lever as a chart names it, in a teacher's words ("a temperature on top of YaRN's stretch, s = 2"); its code
-    name (row_label) goes in the hover text. A schedule keeps its code name until its row holds its view, and so does
-    a row that is no lever."""
+    """A lever as a chart names it, in a teacher's words ("a temperature on top of YaRN's stretch, s = 2", "Qwen's
+    log-n schedule"); its code name (row_label) goes in the hover text. A row that is no lever keeps its code name,
+    and so does a schedule whose row does not hold it."""
     kind, rope = row.kind, row.rope
+    if kind is RowKind.SCHEDULE and row.schedule is not None:
+        return schedule_name(row.schedule) + ("" if rope is None else f" on {recipe_name(rope)}")
     if kind is RowKind.RECIPE:
         return recipe_name(rope)
     if kind is RowKind.OWN_TEMPERATURE:
@@ -112,7 +133,7 @@ def chart_label(row: DecompositionRow) -> str:
     if kind is RowKind.FITTED:
         return f"{FITTED.get(row.fitted.family, f'the fitted {row.fitted.knob}')} on top of {recipe_name(rope)}"
     if kind is RowKind.HELD_OUT and rope is None and row.scoring in CHOSEN:
-        return f"best temperature alone ({CHOSEN[row.scoring]})"
+        return f"best T per block of positions ({CHOSEN[row.scoring]})"
     return row_label(row)
 
 
