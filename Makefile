@@ -198,40 +198,42 @@ fit: setup
 	$(BIN)/python -m bench.readme fit
 
 # The retrieval probe the Retrieval page and README show: 4 built-in passages (an essay, release notes, API docstrings,
-# source code) of 256 tokens, each planted in the built-in long text and repeated D tokens after the copy's start, D
-# from 512 to 7,900, inside the bundled model's trained length (8,192), with nothing planted on the same positions as
-# the reference; T = 0.7, 0.9, 1 and 1.5 and YaRN's interpolation alone (s = 2) at T = 1. 240 passes of 800 to 8,200
-# tokens, about 3 h on 2 Ray workers (2 cores). The first run also had 1.1, the schedules, full YaRN and Self-Extend
-# and distances past the trained length (10,240, 12,288; --beyond-trained): about 7 h more, cut for time (their passes
-# up to 4,096 are in the folder). It runs in the background: `make retrieval` returns at once, the log is
-# RETRIEVAL_LOG and `tail -f` follows it. Finished passes are kept in RETRIEVAL_PASSES, a folder of the repository
-# committed as they come, so a rerun (or another machine) resumes from them and a finished run returns in seconds.
+# source code) of 256 tokens, each planted in the built-in long text and repeated D tokens after the copy's start, with
+# nothing planted on the same positions as the reference. D from 256 to 7,900 inside the bundled model's trained
+# length (8,192), densest through the fall (6,144 to 7,900), then past it to 16,000 for T = 1 and YaRN's
+# interpolation alone (s = 2; --recipes-past-trained); T = 0.7 to 1.5. --refine bisects each reach's bracket to at
+# most 256 tokens. 84 min on 2 Ray workers (2 cores, shared with other work). Self-Extend (G = 4, W = 2,048) is to join: its 16,000-token
+# prefixes on the torch path take longer than the rest together. Each view reads the filler and each planted text once
+# (bench/RETRIEVAL.md). It runs in the background: `make retrieval` returns at once, the log is RETRIEVAL_LOG and
+# `tail -f` follows it. Finished passes are kept in RETRIEVAL_PASSES, a folder of the repository, so a rerun (or
+# another machine) resumes from them and a finished run returns in seconds.
 RETRIEVAL_OUT ?= assets/retrieval/bundled.json
 RETRIEVAL_PASSES ?= assets/passes/retrieval-bundled
 RETRIEVAL_LOG ?= bench/runs/retrieval-bundled.log
 retrieval: setup
 	mkdir -p $(dir $(RETRIEVAL_OUT)) $(dir $(RETRIEVAL_LOG))
 	nohup $(BIN)/python -m model_utils retrieval --model bundled --filler long \
-		--distances 512 1024 2048 4096 6144 7900 \
-		--temperatures 0.7 0.9 1 1.5 --rope yarn-rope:2@1 \
-		--workers 2 --cache-dir $(RETRIEVAL_PASSES) --json $(RETRIEVAL_OUT) \
+		--distances 256 512 1024 2048 3072 4096 5120 6144 6500 6850 7200 7550 7900 9216 10240 12288 14336 16000 \
+		--temperatures 0.7 0.8 0.9 1 1.1 1.25 1.5 --rope yarn-rope:2@1 \
+		--recipes-past-trained --refine --workers 2 --cache-dir $(RETRIEVAL_PASSES) --json $(RETRIEVAL_OUT) \
 		> $(RETRIEVAL_LOG) 2>&1 &
 	@echo "retrieval runs in the background; follow it with: tail -f $(RETRIEVAL_LOG)"
 
 # The same probe on Gemma 3 270M (installed by `make models`): its 15 sliding-window layers see 512 keys, so what
 # reaches farther is its 3 global layers. Filler: Python's decimal module (--filler decimal-source, about 55,000
-# tokens of Gemma 3's tokenizer). Fewer points than the bundled model's, for the cost: D = 1,024, 8,192 and 30,000
-# inside its trained length of 32,768 and 40,960 past it; T = 0.9 and 1 and YaRN's interpolation alone (s = 2, on
-# the global layers); the same 4 passages. 96 passes, 231 min of passes (a 41,000-token pass about 300 s on one
-# core), 116 min on 2 Ray workers, peak 3.2 GB per process. In the background as `make retrieval`.
+# tokens of Gemma 3's tokenizer). D from 1,024, densest around its trained length of 32,768 (24,576 to 40,960) and
+# past it to 49,152 (--beyond-trained: the question is whether its reach ends inside that length or past it); T = 0.9
+# and 1 and YaRN's interpolation alone (s = 2, on the global layers); the same 4 passages; --refine. Each view reads
+# the filler and each planted text once, to 49,440 tokens (a 41,000-token pass took about 300 s on one core). In the
+# background as `make retrieval`.
 GEMMA_RETRIEVAL_OUT ?= assets/retrieval/gemma3-270m.json
 GEMMA_RETRIEVAL_PASSES ?= assets/passes/retrieval-gemma3-270m
 GEMMA_RETRIEVAL_LOG ?= bench/runs/retrieval-gemma3-270m.log
 retrieval-gemma: models
 	mkdir -p $(dir $(GEMMA_RETRIEVAL_OUT)) $(dir $(GEMMA_RETRIEVAL_LOG))
 	nohup $(BIN)/python -m model_utils retrieval --model gemma3-270m --filler decimal-source \
-		--distances 1024 8192 30000 40960 --beyond-trained --temperatures 0.9 1 \
-		--rope yarn-rope:2@1 --workers 2 --cache-dir $(GEMMA_RETRIEVAL_PASSES) --json $(GEMMA_RETRIEVAL_OUT) \
+		--distances 1024 8192 16384 24576 28672 30000 32000 34000 36000 38000 40960 45056 49152 --beyond-trained \
+		--temperatures 0.9 1 --rope yarn-rope:2@1 --refine --workers 2 --cache-dir $(GEMMA_RETRIEVAL_PASSES) --json $(GEMMA_RETRIEVAL_OUT) \
 		> $(GEMMA_RETRIEVAL_LOG) 2>&1 &
 	@echo "retrieval-gemma runs in the background; follow it with: tail -f $(GEMMA_RETRIEVAL_LOG)"
 

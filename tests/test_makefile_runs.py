@@ -75,10 +75,12 @@ def checked_retrieval(argv: list[str], loaded) -> tuple[int, int]:
 
 def test_make_retrieval_runs_passes_the_bundled_model_takes(bundled):
     argv = make_command("retrieval")
-    assert argv[0] == "retrieval" and "--beyond-trained" not in argv and "yarn-rope:2@1" in argv
+    assert argv[0] == "retrieval" and "--recipes-past-trained" in argv and "yarn-rope:2@1" in argv
+    assert "--refine" in argv and "--beyond-trained" not in argv  # only the recipes and T = 1 go past 8,192
     views, passes = checked_retrieval(argv, bundled)
-    # 4 T and one recipe at 6 distances inside the trained length, each planted and not, for 4 passages
-    assert views == 5 and passes == 4 * 2 * 6 * 5
+    # 7 T and one recipe, each planted and not, for 4 passages: the 6 T other than 1 at the 13 distances inside the
+    # trained length, T = 1 and the recipe at all 18
+    assert views == 8 and passes == 4 * 2 * (6 * 13 + 2 * 18)
     committed = RetrievalDocument.from_dict(json.loads((ROOT / "assets" / "retrieval" / "bundled.json").read_text()))
     assert committed.run.command == "python -m model_utils " + " ".join(argv)  # the file is what make writes
 
@@ -88,8 +90,8 @@ def test_make_retrieval_gemma_runs_passes_gemma_takes():
     from model_utils.engine.plugin import load_model
 
     argv = make_command("retrieval-gemma")
-    assert "--workers" in argv and "yarn-rope:2@1" in argv
-    assert checked_retrieval(argv, load_model("gemma3-270m")) == (3, 4 * 4 * 2 * 3)
+    assert "--workers" in argv and "yarn-rope:2@1" in argv and "--refine" in argv
+    assert checked_retrieval(argv, load_model("gemma3-270m")) == (3, 4 * 13 * 2 * 3)
 
 
 def test_make_lmeval_runs_offline_past_the_trained_length_and_resumes():
