@@ -263,7 +263,7 @@ def found_lines(corpus_verdicts: Sequence[tuple[str, ContextVerdict]],
         said.append(words.no_probe_bullet(PROBE_LINK))
     return [words.found_conclusion(corpus_verdicts), "", *[f"- {bullet}" for bullet in said], "",
             f"![What each lever brings back]({CHART})", "",
-            "[All findings, and how to read them](docs/FINDINGS.md)."]
+            "[All findings](docs/FINDINGS.md)."]
 
 
 def models_of(sweeps: Sequence[SweepDocument], summaries: Sequence[TuneSummary]) -> list[str]:

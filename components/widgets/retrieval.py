@@ -19,7 +19,14 @@ from model_utils.core.records.retrieval import RetrievalDocument
 from model_utils.core.retrieval import LEAD_TOKENS, PASSAGE_TOKENS
 from model_utils.core.views import View
 from model_utils.verdicts.retrieval import REACH_SHARE
-from model_utils.verdicts.words import reach_sentence, reach_short, reach_text, retrieval_method, shifts_sentence
+from model_utils.verdicts.words import (
+    comebacks_sentence,
+    reach_sentence,
+    reach_short,
+    reach_text,
+    retrieval_method,
+    shifts_sentence,
+)
 
 DEFAULT_PASSAGE = (settings.ASSETS / "essay.txt")
 CHOSEN_DISTANCES = (256, 512, 1024, 2048, 3072, 3800)  # your probe: the text stays within RETRIEVAL_MAX_TOKENS
@@ -53,8 +60,9 @@ def default_views(document: RetrievalDocument) -> list[str]:
 
 def answer_ui(document: RetrievalDocument) -> None:
     """The verdict in words, the reach chart, then the reaches as numbers."""
+    back = comebacks_sentence(document.curves)
     st.markdown(f"**{plain(reach_sentence(document.model, document.verdict))}** "
-                f"{plain(shifts_sentence(document.verdict, document.curves))}")
+                f"{plain(shifts_sentence(document.verdict, document.curves))}" + (f" {plain(back)}" if back else ""))
     chart = st.container()  # the chart first, its choice of lines under it
     labels = [view.label for view in document.views]
     shown = st.multiselect("Lines", labels, default=default_views(document), key="retrieval_lines",

@@ -48,6 +48,23 @@ def crossing(gains: Sequence[float]) -> int | None:
     return next((index for index in range(1, len(gains)) if gains[index] < level), None)
 
 
+def comeback(distances: Sequence[int], gains: Sequence[float]) -> tuple[int, Bracket | None] | None:
+    """Where a curve comes back after its reach: the first measured distance past the crossing whose gain is at or
+    above the level again, and the bracket where it then falls below for good (None: still above at the longest
+    distance); None where it never comes back (or has no reach)."""
+    gains = [float(g) for g in gains]
+    index = crossing(gains)
+    if index is None:
+        return None
+    level = REACH_SHARE * gains[0]
+    back = next((i for i in range(index + 1, len(gains)) if gains[i] >= level), None)
+    if back is None:
+        return None
+    last = max(i for i in range(len(gains)) if gains[i] >= level)
+    below = None if last == len(gains) - 1 else (int(distances[last]), int(distances[last + 1]))
+    return int(distances[back]), below
+
+
 def bracket(distances: Sequence[int], gains: Sequence[float]) -> tuple[ReachOutcome, Bracket | None]:
     """The reach of one gain curve (distances ascending) as its outcome and, where FOUND, the two measured distances
     it lies between."""

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from model_utils.core.bootstrap import spread_over
-from model_utils.core.reach import REACH_SHARE, ReachOutcome, bracket, read_between
+from model_utils.core.reach import REACH_SHARE, ReachOutcome, bracket, comeback, read_between
 from model_utils.core.records.retrieval import (
     Curve,
     Reach,
@@ -20,7 +20,7 @@ from model_utils.core.records.retrieval import (
 )
 from model_utils.core.views import View
 
-__all__ = ["REACH_SHARE", "curve", "gain_table", "reach_of", "retrieval_verdict", "shift"]
+__all__ = ["REACH_SHARE", "comeback", "curve", "gain_table", "reach_of", "retrieval_verdict", "shift"]
 
 
 def reach_of(distances: Sequence[int], gains: Sequence[float]) -> tuple[ReachOutcome, float | None]:

@@ -22,6 +22,7 @@ from model_utils.core.records.verdict import (
     RowKind,
 )
 from model_utils.core.views import View
+from model_utils.verdicts.retrieval import REACH_SHARE
 from model_utils.verdicts.words.common import ALL_OF_IT, NO_VALUE, joined, span, spread_name
 from model_utils.verdicts.words.retrieval import between_text, reach_share_words
 from model_utils.verdicts.words.rows import row_label
@@ -142,8 +143,9 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
     if reach.outcome is ReachOutcome.NONE:
         return f"{model} does not use a passage it read earlier, even at the shortest distance measured."
     head = (f"{model} still uses a passage it read {reach.longest:,} tokens back, the farthest measured"
-            if reach.outcome is ReachOutcome.BEYOND else f"{model}'s use of what it read falls below "
-            f"{reach_share_words()} {between_text(reach.between)} back")
+            if reach.outcome is ReachOutcome.BEYOND else
+            f"{model}'s use of what it read {'halves' if REACH_SHARE == 0.5 else 'falls below ' + reach_share_words()}"
+            f" {between_text(reach.between)} back")
     plain = {view.label: view.temperature for view in probe.views
              if view.temperature is not None and view.rope is None and view.schedule is None and view != View(1.0)}
     shifts = [shift for shift in probe.verdict.shifts if shift.view.label in plain]
@@ -151,21 +153,39 @@ def _probe_bullet(probe: RetrievalDocument) -> str:
     if shifts and len(beyond) == len(shifts):
         return (f"{head}, and so {'does' if len(beyond) == 1 else 'do'} {_by_side(beyond, plain)}: this probe "
                 "cannot tell whether a temperature moves it.")
-    parts = []
-    for direction, verb in ((ReachDirection.SHORTER, "cut"), (ReachDirection.LONGER, "take")):
-        for every in (True, False):  # "on every passage" goes unsaid; the mean alone is said so
-            named = [s for s in shifts if s.direction is direction and s.every_passage == every]
-            if named:
-                ending = "short" if direction is ReachDirection.SHORTER else "farther"
-                verbs = f"{verb}s" if len(named) == 1 else verb
-                parts.append(f"{_by_side([s.view.label for s in named], plain)} {verbs} it {ending}"
-                             + ("" if every else " on the passages' mean, not on each"))
-    same = [s.view.label for s in shifts if s.direction is ReachDirection.OVERLAP]
-    if same:
-        parts.append(f"{_by_side(same, plain)} {'shows' if len(same) == 1 else 'show'} no measurable shift")
+    parts = [part for side in ("softer", "sharper") if (part := _side_part(side, shifts, plain))]
     if not parts:
         return f"{head}; no temperature tried moves it past what the probe can tell."
     return head + "".join(f"; {part}" for part in parts) + "."
+
+
+def _side_part(side: str, shifts: Sequence, temperatures: dict[str, float]) -> str | None:
+    """What the softer (or sharper) temperatures do to the reach, in one clause: 'softer T (1.1 to 1.5) cuts it
+    short' where all of them move it the same way on every passage, 'no sharper T (0.7 to 0.9) moves it on every
+    passage' where none does, else each by name (a move on the mean only said so)."""
+    named = [s for s in shifts if (temperatures[s.view.label] > 1) == (side == "softer")]
+    if not named:
+        return None
+    values = sorted(temperatures[s.view.label] for s in named)
+    tried = f"{values[0]:g}" if len(values) == 1 else f"{values[0]:g} to {values[-1]:g}"
+    for direction, verb in ((ReachDirection.SHORTER, "cuts it short"), (ReachDirection.LONGER, "takes it farther")):
+        if len(named) > 1 and all(s.direction is direction and s.every_passage for s in named):
+            return f"{side} T ({tried}) {verb}"
+    moves = (ReachDirection.SHORTER, ReachDirection.LONGER)
+    if len(named) > 1 and not any(s.every_passage and s.direction in moves for s in named):
+        return f"no {side} T ({tried}) moves it on every passage"
+    clauses = []
+    for direction, verb in ((ReachDirection.SHORTER, "cut"), (ReachDirection.LONGER, "take")):
+        for every in (True, False):  # "on every passage" goes unsaid; the mean alone is said so
+            moved = [s.view.label for s in named if s.direction is direction and s.every_passage == every]
+            if moved:
+                ending = "short" if direction is ReachDirection.SHORTER else "farther"
+                clauses.append(f"{_by_side(moved, temperatures)} {verb}{'s' if len(moved) == 1 else ''} it {ending}"
+                               + ("" if every else " on the passages' mean, not on each"))
+    same = [s.view.label for s in named if s.direction is ReachDirection.OVERLAP]
+    if same:
+        clauses.append(f"{_by_side(same, temperatures)} {'shows' if len(same) == 1 else 'show'} no measurable shift")
+    return ", ".join(clauses)
 
 
 def _by_side(labels: Sequence[str], temperatures: dict[str, float]) -> str:

@@ -17,11 +17,12 @@ from model_utils.core.records.retrieval import (
 )
 from model_utils.core.records.retrieval import Direction as ReachDirection
 from model_utils.core.records.spread import Spread
-from model_utils.verdicts.retrieval import REACH_SHARE
+from model_utils.verdicts.retrieval import REACH_SHARE, comeback
 from model_utils.verdicts.words.common import joined
 
-__all__ = ["TRANSPOSE_FROM", "between_text", "reach_sentence", "reach_share_words", "reach_short", "reach_text",
-           "retrieval_findings", "retrieval_method", "retrieval_table", "separate_passes_line", "shifts_sentence"]
+__all__ = ["TRANSPOSE_FROM", "between_text", "comebacks_sentence", "reach_sentence", "reach_share_words", "reach_short",
+           "reach_text", "retrieval_findings", "retrieval_method", "retrieval_table", "separate_passes_line",
+           "shifts_sentence"]
 
 
 def between_text(between: tuple[int, int]) -> str:
@@ -108,6 +109,26 @@ def _moved(shift: ReachShift, longest: int, reach: Reach | None) -> str:
     if reach is not None and reach.per_passage and not _alike(reach):
         own = f" ({_passages_text(reach)})"
     return f"{shift.view.label} {verb} {passages}: {where} on the passages' mean{own}"
+
+
+def comebacks_sentence(curves: Sequence[Curve]) -> str | None:
+    """The views whose use of the copy comes back above the reach's level after the reach (core.reach.comeback),
+    with where and how much, and where it falls below for good; None where no curve does."""
+    said = []
+    for curve in curves:
+        found = comeback(curve.distances, curve.gain)
+        if found is None:
+            continue
+        back, below = found
+        gain = curve.gain[curve.distances.index(back)]
+        end = (f"and falls below it again {between_text(below)} back" if below is not None else
+               f"and is still above it at {curve.distances[-1]:,} tokens, the farthest measured")
+        said.append(f"{curve.view.label}'s gain comes back above {reach_share_words()} of its shortest-distance "
+                    f"value at {back:,} tokens ({gain:.2f} against {curve.gain[0]:.2f}) {end}")
+    if not said:
+        return None
+    return ("Past its reach, a curve need not stay down: " + "; ".join(said) + ". The reach names the first fall; "
+            "the table has every measured point.")
 
 
 def _alike(reach: Reach) -> bool:
@@ -215,7 +236,8 @@ def retrieval_findings(document: RetrievalDocument) -> list[str]:
              f"{document.seconds / 60:.0f} min of passes"
              + (f"; command: `{document.run.command}`" if document.run else "") + ".", "",
              f"- {reach_sentence(document.model, document.verdict)}",
-             f"- {shifts_sentence(document.verdict, document.curves)}", f"- {retrieval_method()}", "",
+             f"- {shifts_sentence(document.verdict, document.curves)}",
+             *([f"- {back}"] if (back := comebacks_sentence(document.curves)) else []), f"- {retrieval_method()}", "",
              "What the first copy saves on its repeat (nats per token; the passages' "
              f"{'range' if document.curves[0].spread is Spread.RANGE else '95% interval'} in brackets; blank: not "
              "measured), by distance back, and the reach:", ""]
