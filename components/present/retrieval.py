@@ -47,8 +47,10 @@ def reach_chart(curves: Sequence[Curve], styles: dict[View, dict], trained_lengt
         if curve.reach.outcome is ReachOutcome.FOUND:
             add_bracket(figure, curve, half * curve.gain[0], style["color"], name)
     add_trained_length(figure, trained_length, position="top left", log_x=True)
-    # the distances every curve was measured at (a refined curve has more of its own); the trained length is labelled
-    distances = sorted(set.intersection(*(set(curve.distances) for curve in curves))) if curves else []
+    # the distances every curve was measured at (a refined curve has more of its own), thinned so that no two labels
+    # are closer than TICK_RATIO on the log axis (a dense grid's 6,500, 6,850, 7,200 ran into one another); the
+    # trained length is labelled
+    distances = _thinned(sorted(set.intersection(*(set(curve.distances) for curve in curves)))) if curves else []
     figure.update_xaxes(type="log", title_text="distance back to the first copy (tokens, log scale)",
                         tickvals=distances, ticktext=[f"{d:,}" for d in distances])
     figure.update_yaxes(title_text="what the first copy saves on its repeat (nats per token)", rangemode="tozero")
@@ -103,3 +105,15 @@ def layer_mass_chart(points: Sequence[RetrievalPoint], styles: dict[View, dict],
     figure.update_yaxes(title_text="weight on the copy of the next token", range=[0, 1])
     figure.update_layout(height=360, margin={"t": 30}, legend={"orientation": "h", "y": -0.3})
     return fit(figure, width)
+
+
+TICK_RATIO = 1.3  # the least ratio between two labelled distances on the log axis
+
+
+def _thinned(distances: Sequence[int]) -> list[int]:
+    """The distances to label: each at least TICK_RATIO past the last one labelled."""
+    kept: list[int] = []
+    for distance in distances:
+        if not kept or distance >= TICK_RATIO * kept[-1]:
+            kept.append(distance)
+    return kept

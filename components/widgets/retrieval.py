@@ -59,10 +59,9 @@ def default_views(document: RetrievalDocument) -> list[str]:
 
 
 def answer_ui(document: RetrievalDocument) -> None:
-    """The verdict in words, the reach chart, then the reaches as numbers."""
-    back = comebacks_sentence(document.curves)
-    st.markdown(f"**{plain(reach_sentence(document.model, document.verdict))}** "
-                f"{plain(shifts_sentence(document.verdict, document.curves))}" + (f" {plain(back)}" if back else ""))
+    """The answer in one sentence, the reach chart, what each view does to the reach one click away, then the
+    reaches as numbers."""
+    st.markdown(f"**{plain(reach_sentence(document.model, document.verdict))}**")
     chart = st.container()  # the chart first, its choice of lines under it
     labels = [view.label for view in document.views]
     shown = st.multiselect("Lines", labels, default=default_views(document), key="retrieval_lines",
@@ -77,6 +76,9 @@ def answer_ui(document: RetrievalDocument) -> None:
                f"The {term_link('Reach', 'reach')} is where the line falls below {REACH_SHARE:.0%} of its "
                "shortest-distance value: the dotted segment joins the two measured distances it lies between, and "
                "the open diamond on it is read between those points, not measured.")
+    with st.expander("What each temperature and recipe does to the reach"):
+        back = comebacks_sentence(document.curves)
+        st.markdown(plain(shifts_sentence(document.verdict, document.curves)) + (f" {plain(back)}" if back else ""))
     columns = st.columns(3)
     for column, view in zip(columns, _headline_views(document), strict=False):
         column.metric(f"reach at {view.label}", reach_short(document.curve(view).reach),

@@ -103,3 +103,15 @@ def test_a_view_not_measured_at_a_distance_is_said_and_the_others_drawn(tiny_env
     assert_clean(at)
     assert any(info.value.startswith(r"Not measured at 192 tokens: T=1\.25.") for info in at.info)  # markdown
     assert set(lines(chart(at, "retrieval_layers"))) == {"T=1, planted", "T=1, nothing planted"}
+
+
+def test_the_page_answers_in_one_sentence_and_keeps_the_views_one_click_away(tiny_env, probe):
+    from model_utils.verdicts.words import reach_sentence
+
+    at = open_app("retrieval")
+    assert_clean(at)
+    first = at.markdown[0].value
+    assert first.startswith("**") and first.endswith("**") and "Against T = 1" not in first
+    assert first.replace("\\", "") == f"**{reach_sentence(probe.model, probe.verdict)}**"  # markdown escapes
+    (views,) = [e for e in at.expander if e.label == "What each temperature and recipe does to the reach"]
+    assert any("Against T = 1" in m.value or "cannot tell" in m.value for m in views.markdown)
