@@ -47,10 +47,10 @@ def reach_chart(curves: Sequence[Curve], styles: dict[View, dict], trained_lengt
         if curve.reach.outcome is ReachOutcome.FOUND:
             add_bracket(figure, curve, half * curve.gain[0], style["color"], name)
     add_trained_length(figure, trained_length, position="top left", log_x=True)
-    # the distances every curve was measured at (a refined curve has more of its own), thinned so that no two labels
+    # the distances any curve was measured at (a refined curve has more of its own), thinned so that no two labels
     # are closer than TICK_RATIO on the log axis (a dense grid's 6,500, 6,850, 7,200 ran into one another); the
     # trained length is labelled
-    distances = _thinned(sorted(set.intersection(*(set(curve.distances) for curve in curves)))) if curves else []
+    distances = _thinned(sorted(set().union(*(curve.distances for curve in curves))))
     figure.update_xaxes(type="log", title_text="distance back to the first copy (tokens, log scale)",
                         tickvals=distances, ticktext=[f"{d:,}" for d in distances])
     figure.update_yaxes(title_text="what the first copy saves on its repeat (nats per token)", rangemode="tozero")
