@@ -2,7 +2,7 @@
 later, against the same text with nothing planted (the filler runs on where the copy was), so the two differ only in
 the copy's tokens and the repeat sits on the same positions; a view that computes each position the same whatever
 the text's length (`reads_by_position`) reads each text once and every repeat as its continuation. The layout is
-drawn in docs/ARCHITECTURE.md (A retrieval probe). Standard library only."""
+drawn in docs/ARCHITECTURE.md (The retrieval probe). Standard library only."""
 
 from __future__ import annotations
 

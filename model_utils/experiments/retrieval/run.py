@@ -2,8 +2,8 @@
 the verdict (verdicts.retrieval). One job per view: by default it reads the filler and each planted text once, up to
 the longest distance, and each repeat as a continuation of that prefix (a view whose numbers depend on the whole
 text's length reads every text whole, as `separate_passes` makes every view do); `refine` then bisects each reach's
-bracket. Points are cached under what they compute, so a run resumes. Layout and cost model: docs/ARCHITECTURE.md
-(A retrieval probe); the measured ratio: bench/RETRIEVAL.md."""
+bracket. Points are cached under what they compute, so a run resumes. Layout: docs/ARCHITECTURE.md (The
+retrieval probe); the cost model and its measured ratio: bench/RETRIEVAL.md."""
 
 from __future__ import annotations
 
