@@ -18,6 +18,7 @@ from model_utils.cli.requests import (
     FitCommand,
     GenerateCommand,
     LmEvalCommand,
+    LongPassesCommand,
     Placing,
     RetrievalCommand,
     SweepCommand,
@@ -179,7 +180,7 @@ def run_sweep(request: SweepCommand) -> None:
     write_json(replace(document, run=run).to_dict(), request.json)
 
 
-def cut_settings(request: SweepCommand | TuneCommand):
+def cut_settings(request: LongPassesCommand):
     """--cut-context-stride and --cut-context-dir as the CutSettings of a sweep or a tune (None: --cut-context-stride
     0, no reference)."""
     from model_utils.experiments.cut_context import CutSettings

@@ -84,28 +84,28 @@ class GenerateCommand(Command):
 
 
 @dataclass(frozen=True, kw_only=True)
-class SweepCommand(Command):
-    source: TextSource
+class LongPassesCommand(Command):
+    """What a sweep and a tune share: the views, the passes, where they run and are kept, the cut-context read."""
+
     views: ViewsAsked
     passes: PassSettings
     placing: Placing
     cache_dir: str | None
     cut_context_stride: int | None
     cut_context_dir: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepCommand(LongPassesCommand):
+    source: TextSource
     json: str
 
 
 @dataclass(frozen=True, kw_only=True)
-class TuneCommand(Command):
+class TuneCommand(LongPassesCommand):
     corpus: str
     documents: int | None
     out: str
-    views: ViewsAsked
-    passes: PassSettings
-    placing: Placing
-    cache_dir: str | None
-    cut_context_stride: int | None
-    cut_context_dir: str | None
 
 
 @dataclass(frozen=True, kw_only=True)
