@@ -458,7 +458,7 @@ def test_the_context_length_page_opens_on_the_answer_sentence_and_the_decomposit
             f"One text, the committed sweep{of} (cross-fit on one text)."
         assert where["said"].startswith(expected), where["said"][:200]
         assert 0 < where["answer"]["top"] < where["answer"]["bottom"] <= where["chart"]["top"], where
-        assert where["axis"].startswith("nats per token saved"), where["axis"]  # the first chart: the decomposition
+        assert where["axis"].startswith("loss saved (nats per token)"), where["axis"]  # the first: the decomposition
         assert where["chart"]["bottom"] <= 900, f"the decomposition chart ends at {where['chart']['bottom']:.0f} px"
         # its notes right of the bars stay inside the plot: plotly draws it in the margins it asked for
         first = page.evaluate(DRAWN_MARGINS)[0]

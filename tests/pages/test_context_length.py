@@ -232,7 +232,7 @@ def test_the_answer_names_the_recipe_family_that_recovers_the_most(tiny_env, tmp
     assert answer == plain(words.answer(verdict)) and verdict.decomposition.lever(Dominant.RECIPE).view == lead
     assert plain(lead) in answer_line(at, "One text, the committed sweep (cross-fit on one text)")
     names = {trace["name"] for trace in traces(chart(at, "context_decomposition"), "bar")}
-    assert {"frequency change (interpolation) at T = 1", "distance remapping at T = 1"} <= names
+    assert {"frequency change, T = 1", "distance remapping, T = 1"} <= names
     table = next(t.value for t in at.table if "view" in t.value.columns)
     cells = dict(zip(table["view"], table["untrained-distance mass past it"], strict=True))
     assert cells["self-extend (G=2, W=512) + T=1"] == "0.000 (goes away) on the remapped distances; 0.500 in the text"

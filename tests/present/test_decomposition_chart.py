@@ -75,10 +75,10 @@ def test_with_more_than_one_recipe_family_each_family_has_its_colour_and_legend_
               recipe("sink-window (S=4, W=8192) + T=1", Family.SINK_WINDOW, -0.4), LEVERS[2]]
     figure = bars_chart(levers, rise=2.0)
     bars = {trace.name: list(trace.y) for trace in figure.data}
-    assert bars == {"frequency change (interpolation) at T = 1": ["yarn-rope (s=2) + T=1"],
-                    "distance remapping at T = 1": ["self-extend (G=2, W=1024) + T=1", "rerope (W=4096) + T=1"],
-                    "sink + window at T = 1": ["sink-window (S=4, W=8192) + T=1"],
-                    "best T per block of positions, alone": [LEVERS[1].label],
+    assert bars == {"frequency change, T = 1": ["yarn-rope (s=2) + T=1"],
+                    "distance remapping, T = 1": ["self-extend (G=2, W=1024) + T=1", "rerope (W=4096) + T=1"],
+                    "sink + window, T = 1": ["sink-window (S=4, W=8192) + T=1"],
+                    "best T alone, per block": [LEVERS[1].label],
                     "published schedule": ["&lt;b&gt;ssmax&lt;/b&gt;"]}
     assert len({trace.marker.color for trace in figure.data}) == 5
     assert list(figure.layout.yaxis.categoryarray)[::-1] == [lever.label for lever in levers[:-1]] + [

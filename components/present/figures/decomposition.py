@@ -17,10 +17,13 @@ from model_utils.verdicts.words import FAMILIES, chart_label, row_label, share_l
 
 KIND_COLOURS = {LeverKind.RECIPE: "#1f77b4", LeverKind.TEMPERATURE: "#d62728", LeverKind.ON_TOP: "#ff7f0e",
                 LeverKind.SCHEDULE: "#9467bd"}
-KIND_NAMES = {LeverKind.RECIPE: "RoPE recipe at T = 1", LeverKind.TEMPERATURE: "best T per block of positions, alone",
-              LeverKind.ON_TOP: "a temperature on top of a recipe", LeverKind.SCHEDULE: "published schedule"}
+KIND_NAMES = {LeverKind.RECIPE: "RoPE recipe at T = 1", LeverKind.TEMPERATURE: "best T alone, per block",
+              LeverKind.ON_TOP: "a T on top of a recipe", LeverKind.SCHEDULE: "published schedule"}
 AXIS = "loss saved (nats per token) against T = 1"  # what a bar measures, past the trained length
-# where a sweep ran more than one family of recipes, each family's recipes get a colour and a legend entry
+# where a sweep ran more than one family of recipes, each family's recipes get a colour and a legend entry, named
+# short (a legend row holds few long names; FAMILIES' "(interpolation)" is in the bar's hover)
+LEGEND_FAMILIES = {Family.FREQUENCY: "frequency change", Family.REMAP: "distance remapping",
+                   Family.SINK_WINDOW: "sink + window"}
 FAMILY_COLOURS = {Family.FREQUENCY: KIND_COLOURS[LeverKind.RECIPE], Family.REMAP: "#2ca02c",
                   Family.SINK_WINDOW: "#8c564b"}
 
@@ -98,7 +101,7 @@ def _series(shown: Sequence[Bar]) -> list[tuple[str, str, list[Bar]]]:
     for kind, colour in KIND_COLOURS.items():
         chosen = [lever for lever in shown if lever.kind is kind]
         if kind is LeverKind.RECIPE and families not in ([], [Family.FREQUENCY]):
-            series += [(f"{FAMILIES[family]} at T = 1", FAMILY_COLOURS[family],
+            series += [(f"{LEGEND_FAMILIES[family]}, T = 1", FAMILY_COLOURS[family],
                         [lever for lever in chosen if lever.family == family]) for family in families]
         elif chosen:
             series.append((KIND_NAMES[kind], colour, chosen))
