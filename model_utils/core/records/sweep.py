@@ -16,7 +16,7 @@ from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import OLD_VIEW_KEYS, Record, old_view, read, read_value
 from model_utils.core.records.cut_context import CutContextPass
 from model_utils.core.records.run import RunInfo
-from model_utils.core.records.verdict import ContextVerdict, Multipliers, with_past_nll, with_schedules
+from model_utils.core.records.verdict import ContextVerdict, Multipliers, completed
 from model_utils.core.records.verdict import upgraded as upgraded_verdict
 from model_utils.core.rope import Rope
 from model_utils.core.views import OfView, View, reference_index
@@ -137,12 +137,7 @@ class SweepDocument(Record):
                                                                                    field(entry, "best", KIND), KIND)
                    for entry in field(data, "best_by_rope", KIND)}
         document = read(cls, data, KIND, best_by_rope=by_rope)
-        reference = reference_index([result.view for result in document.results])
-        if reference is None:
-            return replace(document, verdict=with_schedules(document.verdict,
-                                                            [result.view for result in document.results]))
-        verdict = with_schedules(document.verdict, [result.view for result in document.results])
-        return replace(document, verdict=with_past_nll(verdict, document.buckets, document.results[reference].nll))
+        return replace(document, verdict=completed(document.verdict, document.results, document.buckets))
 
     def to_dict(self) -> dict:
         by_rope = [{"rope": rope.to_dict(), "best": [entry.to_dict() for entry in entries]}

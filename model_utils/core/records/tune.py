@@ -12,9 +12,9 @@ from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import OLD_VIEW_KEYS, DocumentEntry, Record, old_view, read, read_value
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread
-from model_utils.core.records.verdict import ContextVerdict, with_past_nll, with_schedules
+from model_utils.core.records.verdict import ContextVerdict, completed
 from model_utils.core.records.verdict import upgraded as upgraded_verdict
-from model_utils.core.views import OfView, View, reference_index
+from model_utils.core.views import OfView, View
 
 FORMAT = 3  # bump when a key changes; from_dict refuses other formats but OLDER
 OLDER = (1, 2)  # 2: views by their labels (_from_format_2); 1: also no layer windows, and intervals over documents a
@@ -212,12 +212,7 @@ class TuneSummary(Record):
         (with_past_nll), and one written before its schedule rows held their schedule reads it from the summary's
         own views (with_schedules)."""
         summary = read(cls, upgraded(data), KIND)
-        reference = reference_index([result.view for result in summary.results])
-        if reference is None:
-            return replace(summary, verdict=with_schedules(summary.verdict,
-                                                           [result.view for result in summary.results]))
-        verdict = with_schedules(summary.verdict, [result.view for result in summary.results])
-        return replace(summary, verdict=with_past_nll(verdict, summary.buckets, summary.results[reference].nll))
+        return replace(summary, verdict=completed(summary.verdict, summary.results, summary.buckets))
 
 
 def upgraded(data: dict) -> dict:

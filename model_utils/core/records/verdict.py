@@ -19,7 +19,7 @@ from model_utils.core.records.base import Record, read
 from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
-from model_utils.core.views import View
+from model_utils.core.views import View, reference_index
 
 FORMAT = 5  # bump when a key changes meaning
 OLDER = (2, 3, 4)  # 4: without the same-token rise (read with none); 3 and 2 through _from_format_3
@@ -497,6 +497,17 @@ def with_past_nll(verdict: ContextVerdict | None, buckets: Sequence[Sequence[int
     if not means or any(value is None for value in means):
         return verdict
     return replace(verdict, loss_break=replace(verdict.loss_break, past_nll=tuple(float(v) for v in means)))
+
+
+def completed(verdict: ContextVerdict | None, results: Sequence, buckets: Sequence[Sequence[int]]
+              ) -> ContextVerdict | None:
+    """A sweep's or summary's verdict with what an older file's lacks read from its own results (each with .view and
+    .nll): its schedule rows' schedules (with_schedules) and, given a T = 1 result, its past buckets' NLL
+    (with_past_nll)."""
+    views = [result.view for result in results]
+    verdict = with_schedules(verdict, views)
+    reference = reference_index(views)
+    return verdict if reference is None else with_past_nll(verdict, buckets, results[reference].nll)
 
 
 def upgraded(data: dict, *, ropes: Mapping[str, Rope] | None = None, documents: int | None = None,
