@@ -185,13 +185,14 @@ def other_tune_lines(summaries: Sequence[TuneSummary], sweeps: Sequence[SweepDoc
                      "committed yet (`make tune-gemma` writes Gemma 3 270M's).")
 
 
-def per_model(results: Sequence, lines_of, none: str) -> list[str]:
-    """Each result's lines (`lines_of`) under its model's name, a blank line between; `none` where there is none."""
+def per_model(results: Sequence, lines_of, none: str, heading=lambda result: model_name(result.model)) -> list[str]:
+    """Each result's lines (`lines_of`) under its heading (its model's name), a blank line between; `none` where
+    there is none."""
     if not results:
         return [none]
     lines: list[str] = []
     for result in results:
-        lines += [*([""] if lines else []), f"### {model_name(result.model)}", "", *lines_of(result)]
+        lines += [*([""] if lines else []), f"### {heading(result)}", "", *lines_of(result)]
     return lines
 
 
@@ -370,7 +371,7 @@ def write_found(folder: Path = committed.SWEEPS.folder, first: Path | None = com
               (findings_file, "rises", rises_lines(sweeps, summaries)),
               (findings_file, "sweeps", sweeps_lines(sweeps)),
               (findings_file, "retrieval", per_model(probed, words.retrieval_findings, NO_PROBE)),
-              (findings_file, "lmeval", per_model(runs, words.lmeval_findings, NO_LMEVAL)),
+              (findings_file, "lmeval", per_model(runs, words.lmeval_findings, NO_LMEVAL, words.lmeval_heading)),
               (findings_file, "thresholds", thresholds_lines())]
     for path, name, lines in blocks:
         if not replace_block(name, lines, path):

@@ -555,14 +555,16 @@ def test_findings_set_each_committed_lmeval_run_out_as_a_table_and_say_which_vie
 
     from tests.core.records.test_lmeval_record import document
 
-    assert block("lmeval") == readme.per_model(LMEVALS.read(), words.lmeval_findings, readme.NO_LMEVAL)
+    assert block("lmeval") == readme.per_model(LMEVALS.read(), words.lmeval_findings, readme.NO_LMEVAL,
+                                               words.lmeval_heading)
     run = document()
     run = replace(run, scores=(run.scores[0], replace(run.scores[1], score=1.0)))  # the recipe gets both right
     runs = tmp_path / "lmeval"
     runs.mkdir()
     (runs / "bundled.json").write_text(json.dumps(run.to_dict(), allow_nan=False))
     written = block("lmeval", found_in_copies(tmp_path, lmevals=runs))
-    assert written[0] == f"### {model_name(run.model)}" and readme.NO_LMEVAL not in written
+    assert written[0] == f"### {model_name(run.model)}, 2,048 tokens: inside its trained length"
+    assert readme.NO_LMEVAL not in written
     low, high = run.scores[0].interval  # each score with its Wilson interval; each length with its prompts' size
     assert f"| niah_single_1 | T=1 | 0.50 ({low:.2f} to {high:.2f}) |" in written
     assert f"| niah_single_1 | yarn-rope (s=2) + T=1 | 1.00 ({low:.2f} to {high:.2f}) |" in written
@@ -571,6 +573,37 @@ def test_findings_set_each_committed_lmeval_run_out_as_a_table_and_say_which_vie
     assert written[-1].startswith("yarn-rope (s=2) + T=1 scores 1 sample more right at 2,048 tokens")
     assert words.lmeval_sentence(replace(run, scores=(run.scores[0], replace(run.scores[1], score=0.5)))).startswith(
         "yarn-rope (s=2) + T=1 scores as T = 1 at every length")
+
+
+def test_past_the_trained_length_the_findings_count_the_needles_each_view_finds_and_part_them_by_interval():
+    """A run past the trained length says, per view, how many samples it got right of how many, with the Wilson
+    interval, and tells a view apart from T = 1 only where the two intervals do not overlap."""
+    from dataclasses import replace
+
+    from model_utils.core.lmeval import wilson_interval
+    from tests.core.records.test_lmeval_record import document, sample
+
+    run = document()
+    twenty = [sample(index, 1.0, 10.0) for index in range(20)]
+    none_right, all_right = ([replace(s, score=value) for s in twenty] for value in (0.0, 1.0))
+    scores = (replace(run.scores[0], length=12288, score=0.0, interval=wilson_interval(0, 20),
+                      samples=tuple(none_right)),
+              replace(run.scores[1], length=12288, score=1.0, interval=wilson_interval(20, 20),
+                      samples=tuple(all_right)))
+    past = replace(run, lengths=(12288,), limit=20, scores=scores)
+    low, high = wilson_interval(20, 20)
+    sentence = words.past_trained_sentence(past, "niah_single_1")
+    assert sentence.startswith("At 12,288 tokens, past the trained length of 8,192, T = 1 finds the needle in 0/20 "
+                               f"(0.00 to {wilson_interval(0, 20)[1]:.2f}), YaRN's stretch, s = 2 in 20/20 "
+                               f"({low:.2f} to {high:.2f})")
+    assert sentence.endswith("YaRN's stretch, s = 2 finds more than T = 1: their intervals do not overlap T = 1's.")
+    assert words.lmeval_heading(past) == "SmolLM2-135M, 12,288 tokens: past its trained length"
+    lines = words.lmeval_findings(past)
+    assert lines[-1] == sentence and not any("samples a length" in line for line in lines)  # said once
+    close = replace(past, scores=(replace(scores[0], score=0.9, interval=wilson_interval(18, 20)), scores[1]))
+    assert words.past_trained_sentence(close, "niah_single_1").endswith(
+        "Every interval overlaps T = 1's: these samples cannot tell the views apart.")
+    assert words.past_trained_sentence(run, "niah_single_1") is None  # 2,048 is inside the trained length
 
 
 def test_a_corpus_whose_windows_read_less_than_its_models_sweep_says_it_is_not_remeasured():

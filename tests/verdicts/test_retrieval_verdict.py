@@ -154,3 +154,12 @@ def test_a_bullet_says_on_every_passage_only_where_each_passage_agrees(tiny_retr
     sentence = words.shifts_sentence(replace(probe.verdict, reach=reach, shifts=shifts))
     assert "T=1.25 cuts it short on every passage: to between 512 and 640 tokens on the passages' mean" in sentence
     assert "T=0.8 takes it farther on 2 of the 4 passages" in sentence
+
+
+def test_a_reach_is_placed_against_the_trained_length_only_as_far_as_its_bracket_allows():
+    from model_utils.verdicts.words import against_trained
+
+    assert against_trained((6_500, 6_675), 8_192) == "the reach ends inside it, 1,517 to 1,692 tokens short of it"
+    assert against_trained((34_000, 36_000), 32_768) == "the reach ends past it, by 1,232 to 3,232 tokens"
+    assert "cannot tell" in against_trained((32_000, 34_000), 32_768)
+    assert "inside" in against_trained((30_000, 32_768), 32_768)  # a bracket that ends on it

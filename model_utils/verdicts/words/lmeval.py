@@ -8,8 +8,9 @@ from statistics import median_low
 from model_utils.core.names import model_name
 from model_utils.core.records.lmeval import LmEvalDocument, LmEvalScore
 from model_utils.core.views import View
+from model_utils.verdicts.words.rows import plain_view_name
 
-__all__ = ["LMEVAL_TOKENIZER", "lmeval_findings", "lmeval_sentence"]
+__all__ = ["LMEVAL_TOKENIZER", "lmeval_findings", "lmeval_heading", "lmeval_sentence", "past_trained_sentence"]
 
 LMEVAL_TOKENIZER = "the model's own tokenizer, saved to a temporary folder"  # what RULER built its samples with
 
@@ -28,7 +29,59 @@ def lmeval_findings(document: LmEvalDocument) -> list[str]:
         for view in document.views:
             cells = " | ".join(_score_cell(document.score(task, length, view)) for length in document.lengths)
             lines.append(f"| {task} | {view.label} | {cells} |")
-    return [*lines, "", lmeval_sentence(document)]
+    past = [sentence for task in document.tasks if (sentence := past_trained_sentence(document, task))]
+    said = [line for sentence in past for line in (sentence, "")]
+    if past and min(document.lengths) > document.trained_length:
+        return [*lines, "", *said[:-1]]  # every length is past the trained length: the past sentences say it all
+    return [*lines, "", *said, lmeval_sentence(document)]
+
+
+def lmeval_heading(document: LmEvalDocument) -> str:
+    """A run's heading: the model and its lengths against the trained length ('SmolLM2-135M, 12,288 tokens: past
+    its trained length')."""
+    lengths = f"{min(document.lengths):,}" + ("" if len(document.lengths) == 1 else f" to {max(document.lengths):,}")
+    where = ("past its trained length" if min(document.lengths) > document.trained_length else
+             "inside its trained length" if max(document.lengths) <= document.trained_length else
+             "inside and past its trained length")
+    return f"{model_name(document.model)}, {lengths} tokens: {where}"
+
+
+def past_trained_sentence(document: LmEvalDocument, task: str) -> str | None:
+    """Past the trained length, what each view gets right out of the samples, with its Wilson 95% interval, and
+    which views the samples tell apart from T = 1 (only where the two intervals do not overlap); None where no
+    length of the run is past the trained length, or T = 1 was not run."""
+    reference = View(1.0)
+    past = [length for length in document.lengths if length > document.trained_length]
+    if not past or reference not in document.views:
+        return None
+    verb = "finds the needle in" if task.startswith("niah") else "gets right"
+    said = []
+    for length in past:
+        scores = [(view, document.score(task, length, view)) for view in document.views]
+        counts = ", ".join(f"{plain_view_name(view)} in {_right(score)}" if index else
+                           f"{plain_view_name(view)} {verb} {_right(score)}" for index, (view, score) in
+                           enumerate(sorted(scores, key=lambda pair: pair[0] != reference)))
+        said.append(f"At {length:,} tokens, past the trained length of {document.trained_length:,}, {counts} "
+                    f"(in brackets, the Wilson 95% interval of the share). {_told_apart(scores, reference)}")
+    return " ".join(said)
+
+
+def _right(score: LmEvalScore) -> str:
+    """'14/20 (0.48 to 0.85)': the samples a view got right, of those run, with the interval of the share."""
+    low, high = score.interval
+    return f"{round(score.score * len(score.samples))}/{len(score.samples)} ({low:.2f} to {high:.2f})"
+
+
+def _told_apart(scores: list[tuple[View, LmEvalScore]], reference: View) -> str:
+    """Which views the samples tell apart from T = 1: those whose interval does not overlap T = 1's."""
+    base = dict(scores)[reference].interval
+    more = [plain_view_name(view) for view, score in scores if score.interval[0] > base[1]]
+    fewer = [plain_view_name(view) for view, score in scores if score.interval[1] < base[0]]
+    if not more and not fewer:
+        return "Every interval overlaps T = 1's: these samples cannot tell the views apart."
+    said = [f"{', '.join(more)} {'finds' if len(more) == 1 else 'find'} more than T = 1"] if more else []
+    said += [f"{', '.join(fewer)} {'finds' if len(fewer) == 1 else 'find'} fewer"] if fewer else []
+    return "; ".join(said) + ": their intervals do not overlap T = 1's."
 
 
 def _length_column(document: LmEvalDocument, length: int) -> str:

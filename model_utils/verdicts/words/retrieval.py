@@ -20,9 +20,9 @@ from model_utils.core.records.spread import Spread
 from model_utils.verdicts.retrieval import REACH_SHARE, comeback
 from model_utils.verdicts.words.common import joined
 
-__all__ = ["TRANSPOSE_FROM", "between_text", "comebacks_sentence", "reach_sentence", "reach_share_words", "reach_short",
-           "reach_text", "retrieval_findings", "retrieval_method", "retrieval_table", "separate_passes_line",
-           "shifts_sentence"]
+__all__ = ["TRANSPOSE_FROM", "against_trained", "between_text", "comebacks_sentence", "reach_sentence",
+           "reach_share_words", "reach_short", "reach_text", "retrieval_findings", "retrieval_method",
+           "retrieval_table", "separate_passes_line", "shifts_sentence"]
 
 
 def between_text(between: tuple[int, int]) -> str:
@@ -92,7 +92,19 @@ def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
     return (f"{model} uses less than {reach_share_words()} as much of what it read beyond a point "
             f"{between_text(reach.between)} back, both distances measured ({_passages_text(reach)}), as at the "
             f"shortest distance: from there on, the first copy saves less than {REACH_SHARE:.0%} of what it saves "
-            f"there. {trained}")
+            f"there. {trained[:-1]}: {against_trained(reach.between, verdict.trained_length)}.")
+
+
+def against_trained(between: tuple[int, int], trained: int) -> str:
+    """Where a bracketed reach ends against the trained length, by how much as the bracket allows: 'the reach ends
+    inside it, 1,517 to 1,692 tokens short of it', 'past it, by 1,232 to 3,232 tokens', or, where the bracket holds
+    it, that the probe cannot tell."""
+    low, high = between
+    if high <= trained:
+        return f"the reach ends inside it, {trained - high:,} to {trained - low:,} tokens short of it"
+    if low >= trained:
+        return f"the reach ends past it, by {low - trained:,} to {high - trained:,} tokens"
+    return "it lies between the two, so the probe cannot tell whether the reach ends inside it or past it"
 
 
 def _moved(shift: ReachShift, longest: int, reach: Reach | None) -> str:

@@ -18,6 +18,7 @@ from model_utils.core.records.verdict import (
 )
 from model_utils.core.rope import Rope, recipe_info
 from model_utils.core.schedules import Schedule, yarn_multiplier
+from model_utils.core.views import View
 from model_utils.verdicts.words.common import (
     FAMILIES,
     MOVES,
@@ -29,8 +30,8 @@ from model_utils.verdicts.words.common import (
 )
 
 __all__ = ["BY_LAYER_TYPE", "CHART_RECIPES", "CHART_SCHEDULES", "chart_label", "chart_title",
-           "decomposition_columns", "decomposition_table", "layer_type_name", "layer_type_short", "recipe_name",
-           "recipe_words", "row_label", "row_what", "schedule_name", "schedule_words"]
+           "decomposition_columns", "decomposition_table", "layer_type_name", "layer_type_short", "plain_view_name",
+           "recipe_name", "recipe_words", "row_label", "row_what", "schedule_name", "schedule_words"]
 
 
 def layer_type_name(kind: LayerTypeMass) -> str:
@@ -97,6 +98,17 @@ def recipe_name(rope: Rope) -> str:
         return f"{name}, s = {rope.factor:g}"
     settings = ", ".join(SETTINGS[field].format(getattr(rope, field)) for field in recipe_info(rope.kind).parameters)
     return f"{name} ({settings})"
+
+
+def plain_view_name(view: View) -> str:
+    """"T = 0.8", "YaRN's stretch, s = 2", "Self-Extend (groups of 4, window 2,048) at T = 0.9": a view in a
+    teacher's words; a schedule keeps its code label."""
+    if view.temperature is None:
+        return view.label
+    temperature = f"T = {view.temperature:g}"
+    if view.rope is None:
+        return temperature
+    return recipe_name(view.rope) + ("" if view.temperature == 1 else f" at {temperature}")
 
 
 CHART_SCHEDULES = {"qwen-logn": "Qwen's log-n schedule", "llama4": "Llama 4's schedule", "ssmax": "SSMax",
