@@ -11,14 +11,14 @@ from dataclasses import dataclass, replace
 from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import OLD_VIEW_KEYS, DocumentEntry, Record, old_view, read, read_value
 from model_utils.core.records.run import RunInfo
-from model_utils.core.records.spread import Spread
+from model_utils.core.records.spread import Spread, SpreadMethod, method_from_sentence
 from model_utils.core.records.verdict import ContextVerdict, completed
 from model_utils.core.records.verdict import upgraded as upgraded_verdict
 from model_utils.core.views import OfView, View
 
-FORMAT = 3  # bump when a key changes; from_dict refuses other formats but OLDER
-OLDER = (1, 2)  # 2: views by their labels (_from_format_2); 1: also no layer windows, and intervals over documents a
-# bootstrap however few (read as such)
+FORMAT = 4  # bump when a key changes; from_dict refuses other formats but OLDER
+OLDER = (1, 2, 3)  # 3: the bootstrap's method as its sentence (_from_format_3); 2: also views by their labels
+# (_from_format_2); 1: also no layer windows, and intervals over documents a bootstrap however few (read as such)
 KIND = "corpus-tune summary"
 
 
@@ -101,13 +101,16 @@ class Compared(OfView, Record):
 @dataclass(frozen=True, kw_only=True)
 class CorpusBootstrap(Record):
     """How the intervals were made: documents resampled with replacement, or below MIN_FOR_INTERVAL documents
-    (core.bootstrap) their range, each document alone (`spread`)."""
+    (core.bootstrap) their range, each document alone (the method's `spread`)."""
 
     resamples: int
     confidence: float
     seed: int
-    method: str
-    spread: Spread = Spread.INTERVAL_95  # format 1 made a bootstrap interval whatever the number of documents
+    method: SpreadMethod  # DOCUMENT_BOOTSTRAP or RANGE
+
+    @property
+    def spread(self) -> Spread:
+        return self.method.spread
 
     @property
     def block(self) -> None:
@@ -218,7 +221,15 @@ class TuneSummary(Record):
 def upgraded(data: dict) -> dict:
     """A summary's JSON of this format, from this format or an older one."""
     found = check_format(data, KIND, FORMAT, OLDER)
-    return data if found == FORMAT else _from_format_2(data)
+    if found in (1, 2):
+        data = _from_format_2(data)
+    return data if found == FORMAT else _from_format_3(data)
+
+
+def _from_format_3(data: dict) -> dict:
+    """Formats 3 to 1 stored the bootstrap's method as its sentence (and 3 and 2 its spread, which the method says;
+    format 1 made a bootstrap interval whatever the number of documents, and its sentence says so)."""
+    return data | {"format": FORMAT, "bootstrap": method_from_sentence(field(data, "bootstrap", KIND), KIND)}
 
 
 def _from_format_2(data: dict) -> dict:
@@ -247,7 +258,7 @@ def _from_format_2(data: dict) -> dict:
     verdict = field(data, "verdict", KIND)
     documents = field(field(data, "corpus", KIND), "documents", KIND)
     return data | {
-        "format": FORMAT, "results": results,
+        "format": 3, "results": results,
         **{key: [by_label(entry) for entry in field(data, key, KIND)] for key in ("schedules", "recipes")},
         "domains": [domain | {"levers": [by_label(lever) for lever in field(domain, "levers", KIND)]}
                     for domain in data.get("domains", [])],

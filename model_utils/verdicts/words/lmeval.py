@@ -6,12 +6,16 @@ from __future__ import annotations
 from statistics import median_low
 
 from model_utils.core.names import model_name
-from model_utils.core.records.lmeval import LmEvalDocument, LmEvalScore
+from model_utils.core.records.lmeval import LmEvalDocument, LmEvalScore, PromptTokenizer
 from model_utils.core.views import View
 
-__all__ = ["LMEVAL_TOKENIZER", "lmeval_findings", "lmeval_sentence"]
+__all__ = ["lmeval_findings", "lmeval_sentence", "lmeval_tokenizer"]
 
-LMEVAL_TOKENIZER = "the model's own tokenizer, saved to a temporary folder"  # what RULER built its samples with
+
+def lmeval_tokenizer(document: LmEvalDocument) -> str:
+    """What sized the tasks' prompts (RULER built its samples with it), from the fact the document stores."""
+    return {PromptTokenizer.MODEL: "the model's own tokenizer, saved to a temporary folder"}[document.tokenizer]
+
 
 def lmeval_findings(document: LmEvalDocument) -> list[str]:
     """FINDINGS' block of one lm-evaluation-harness run: what ran, a table of the scores by length per view, and

@@ -30,8 +30,8 @@ def without(entry: dict, keys) -> dict:
 def test_the_committed_summary_reads_its_views_whole_and_round_trips(committed):
     summary = TuneSummary.from_dict(committed)
     written = summary.to_dict()
-    assert TuneSummary.from_dict(json.loads(json.dumps(written))) == summary and written["format"] == FORMAT == 3
-    viewed = ("results", "schedules", "recipes", "domains", "verdict")
+    assert TuneSummary.from_dict(json.loads(json.dumps(written))) == summary and written["format"] == FORMAT == 4
+    viewed = ("results", "schedules", "recipes", "domains", "verdict", "bootstrap")
     assert without(written, ("format", *viewed)) == without(committed, ("format", *viewed))  # every other key kept
     verdict = written["verdict"]  # as committed, with what the summary's own results fill in where it held none
     rows = verdict["decomposition"]["rows"]
@@ -52,6 +52,23 @@ def test_the_committed_summary_reads_its_views_whole_and_round_trips(committed):
         assert without(new, ("view",)) == without(old, OLD_VIEW_KEYS)
     assert summary.results[5].view == View(Schedule("yarn", 2.0))  # yarn:trained, 16,384 tokens over 8,192
     assert summary.results[6].view == View(Schedule("qwen-logn", 8192.0))
+
+
+@pytest.mark.parametrize("name", ["bundled-builtin", "gemma3-270m-builtin"])
+def test_a_committed_summarys_method_sentence_reads_as_the_fact(name):
+    """Formats 3 to 1 stored the bootstrap's method as its sentence, and 3 and 2 its spread beside it: read as the
+    method, which says the spread (4 documents: their range; 8: a bootstrap over documents)."""
+    committed = json.loads((COMMITTED.parent.parent / name / "summary.json").read_text())
+    written = TuneSummary.from_dict(committed).to_dict()["bootstrap"]
+    method = {"range": "range", "95% interval": "document-bootstrap"}[committed["bootstrap"]["spread"]]
+    assert written == without(committed["bootstrap"], ("spread",)) | {"method": method}
+    assert TuneSummary.from_dict(committed).bootstrap.spread.value == committed["bootstrap"]["spread"]
+
+
+def test_a_method_sentence_this_version_does_not_know_is_refused(committed):
+    damaged = committed | {"bootstrap": committed["bootstrap"] | {"method": "jackknife"}}
+    with pytest.raises(RecordError, match="made its intervals by 'jackknife', a method this version does not know"):
+        TuneSummary.from_dict(damaged)
 
 
 def test_recipes_are_ropes_and_every_view_has_every_bucket(committed):
