@@ -192,7 +192,20 @@ def upgraded(data: dict) -> dict:
         data = {"cut_context": None} | data
     if found in (None, 2, 3, 4):
         data = _from_format_4(data)
-    return data if found == FORMAT else _from_format_5(data)
+    if found != FORMAT:
+        data = _from_format_5(data)
+    return _verdict_upgraded(data)
+
+
+def _verdict_upgraded(data: dict) -> dict:
+    """The document's verdict in the verdict's own format, from an older one, given the document's views (which an
+    older verdict named by their labels) and its bootstrap's block."""
+    verdict = field(data, "verdict", KIND)
+    if verdict is None:
+        return data
+    views = [read_value(View, field(result, "view", KIND), KIND) for result in field(data, "results", KIND)]
+    block = field(field(data, "bootstrap", KIND), "block", KIND)
+    return data | {"verdict": upgraded_verdict(verdict, views=views, block=block)}
 
 
 def _from_format_5(data: dict) -> dict:
@@ -228,22 +241,13 @@ OLD_BUILTIN_NAMES = {
 
 def _from_format_4(data: dict) -> dict:
     """Format 4 stored each result's view as its label, temperature, schedule label and the recipe as applied, and
-    its verdict in its own format (upgraded here with the document's recipes and block)."""
+    the text's name only inside its source."""
     lengths = (field(data, "n_tokens", KIND),)
     trained = field(data, "trained_length", KIND)
     results = [_result_from_format_4(result, old_view(result, lengths, trained, KIND))
                for result in field(data, "results", KIND)]
-    ropes = {}
-    for result in results:
-        rope = read_value(View, result["view"], KIND).rope
-        if rope is not None:
-            ropes[rope.label] = rope
-    verdict = field(data, "verdict", KIND)
-    if verdict is not None:
-        block = field(field(data, "bootstrap", KIND), "block", KIND)
-        verdict = upgraded_verdict(verdict, ropes=ropes, block=block)
     source = field(data, "text_source", KIND)
-    return data | {"format": 5, "results": results, "verdict": verdict,
+    return data | {"format": 5, "results": results,
                    "text_name": OLD_BUILTIN_NAMES.get(source, source), "run": data.get("run")}
 
 

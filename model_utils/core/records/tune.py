@@ -212,8 +212,7 @@ class TuneSummary(Record):
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
         before domains were summarized, or before the cut-context reference, read with none; a verdict written
         before its loss break held every past bucket's NLL at T = 1 reads it from the summary's own T = 1 result
-        (with_past_nll), and one written before its schedule rows held their schedule reads it from the summary's
-        own views (with_schedules)."""
+        (with_past_nll), and one that named its passes by their labels reads them as the summary's own views."""
         summary = read(cls, upgraded(data), KIND)
         return replace(summary, verdict=completed(summary.verdict, summary.results, summary.buckets))
 
@@ -223,7 +222,20 @@ def upgraded(data: dict) -> dict:
     found = check_format(data, KIND, FORMAT, OLDER)
     if found in (1, 2):
         data = _from_format_2(data)
-    return data if found == FORMAT else _from_format_3(data)
+    if found != FORMAT:
+        data = _from_format_3(data)
+    return _verdict_upgraded(data)
+
+
+def _verdict_upgraded(data: dict) -> dict:
+    """The summary's verdict in the verdict's own format, from an older one, given the summary's views (which an
+    older verdict named by their labels) and its documents."""
+    verdict = field(data, "verdict", KIND)
+    if verdict is None:
+        return data
+    views = [read_value(View, field(result, "view", KIND), KIND) for result in field(data, "results", KIND)]
+    documents = field(field(data, "corpus", KIND), "documents", KIND)
+    return data | {"verdict": upgraded_verdict(verdict, views=views, documents=documents)}
 
 
 def _from_format_3(data: dict) -> dict:
@@ -234,8 +246,7 @@ def _from_format_3(data: dict) -> dict:
 
 def _from_format_2(data: dict) -> dict:
     """Formats 2 and 1 stored each view as its label, temperature, schedule label and recipe (the comparisons and
-    the domains' levers by the label alone), and the verdict in its own format (upgraded here with the summary's
-    recipes and documents)."""
+    the domains' levers by the label alone)."""
     trained = field(data, "trained_length", KIND)
     lengths = (field(field(data, "settings", KIND), "max_tokens", KIND),)
     results = [{"view": old_view(entry, lengths, trained, KIND), **{key: value for key, value in entry.items()
@@ -250,19 +261,11 @@ def _from_format_2(data: dict) -> dict:
                               "regenerate it with the command that made it")
         return {"view": views[label], **{key: value for key, value in entry.items() if key not in OLD_VIEW_KEYS}}
 
-    ropes = {}
-    for view in views.values():
-        rope = read_value(View, view, KIND).rope
-        if rope is not None:
-            ropes[rope.label] = rope
-    verdict = field(data, "verdict", KIND)
-    documents = field(field(data, "corpus", KIND), "documents", KIND)
     return data | {
         "format": 3, "results": results,
         **{key: [by_label(entry) for entry in field(data, key, KIND)] for key in ("schedules", "recipes")},
         "domains": [domain | {"levers": [by_label(lever) for lever in field(domain, "levers", KIND)]}
-                    for domain in data.get("domains", [])],
-        "verdict": None if verdict is None else upgraded_verdict(verdict, ropes=ropes, documents=documents)}
+                    for domain in data.get("domains", [])]}
 
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:

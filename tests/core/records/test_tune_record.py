@@ -14,6 +14,7 @@ from model_utils.core.records.tune import FORMAT, OLDER, TuneSummary, previous_r
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View, reference_index
+from tests.support.records import verdict_by_labels
 
 COMMITTED = Path(__file__).resolve().parents[3] / "assets" / "tune" / "bundled-builtin" / "summary.json"
 
@@ -33,7 +34,8 @@ def test_the_committed_summary_reads_its_views_whole_and_round_trips(committed):
     assert TuneSummary.from_dict(json.loads(json.dumps(written))) == summary and written["format"] == FORMAT == 4
     viewed = ("results", "schedules", "recipes", "domains", "verdict", "bootstrap")
     assert without(written, ("format", *viewed)) == without(committed, ("format", *viewed))  # every other key kept
-    verdict = written["verdict"]  # as committed, with what the summary's own results fill in where it held none
+    # as committed, its passes by their labels, with what the summary's own results fill in where it held none
+    verdict = verdict_by_labels(written["verdict"])
     rows = verdict["decomposition"]["rows"]
     assert verdict | {"loss_break": without(verdict["loss_break"], ("past_nll",)), "decomposition": verdict[
         "decomposition"] | {"rows": [without(row, ("schedule",)) for row in rows]}} == committed["verdict"]
@@ -41,7 +43,7 @@ def test_the_committed_summary_reads_its_views_whole_and_round_trips(committed):
     reference = summary.results[reference_index([result.view for result in summary.results])]
     assert reference.view == View(1.0) and verdict["loss_break"]["past_nll"] == [reference.nll[i] for i in past]
     assert [(row["view"], Schedule.from_dict(row["schedule"]).label) for row in rows if row["kind"] == "schedule"] \
-        == [(result.view.label,) * 2 for result in summary.results if result.view.schedule]  # with_schedules
+        == [(result.view.label,) * 2 for result in summary.results if result.view.schedule]
     pairs = [(old, new) for key in ("results", "schedules", "recipes") for old, new in
              zip(committed[key], written[key], strict=True)]
     pairs += [(old, new) for old_domain, new_domain in zip(committed["domains"], written["domains"], strict=True)
