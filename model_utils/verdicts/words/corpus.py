@@ -7,6 +7,7 @@ from __future__ import annotations
 from model_utils.core.bootstrap import MIN_FOR_INTERVAL
 from model_utils.core.records.spread import Spread, SpreadMethod
 from model_utils.core.records.tune import TuneSummary
+from model_utils.core.views import View
 from model_utils.verdicts.corpus import best_schedule
 from model_utils.verdicts.domains import domain_ranges
 from model_utils.verdicts.words.common import spread_name
@@ -30,18 +31,18 @@ def domain_rows(summary: TuneSummary) -> list[dict[str, str]]:
                 for lever in entry.levers}} for entry in summary.domains]
 
 
-def domain_sentence(summary: TuneSummary, recipe: str) -> str | None:
-    """Whether the answer holds on every kind of text: the range over domains of what `recipe` (a view's label)
+def domain_sentence(summary: TuneSummary, view: View) -> str | None:
+    """Whether the answer holds on every kind of text: the range over domains of what `view` (a recipe at T = 1)
     saves, against the range of the best constant temperature's saving per domain (in-sample: chosen per domain,
     which flatters the temperature). None without domains or without that view."""
-    found = domain_ranges(summary, recipe)
+    found = domain_ranges(summary, view)
     if found is None:
         return None
     ours, best, domains = found
     sizes = sorted({len(entry.documents) for entry in summary.domains})
     each = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
     return (f"Per kind of text ({domains} kinds, each pooled over its {each} document"
-            f"{'s' if sizes != [1] else ''}; a range's ends are single kinds, not an interval): {recipe} saves "
+            f"{'s' if sizes != [1] else ''}; a range's ends are single kinds, not an interval): {view.label} saves "
             f"{ours[0]:+.2f} to {ours[1]:+.2f} nats per token past the trained length; the best constant T for each "
             f"kind, chosen on it (in-sample), {best[0]:+.2f} to {best[1]:+.2f}.")
 
