@@ -129,7 +129,7 @@ def domain_lines(summary: TuneSummary) -> list[str]:
         return []
     lines = ["", words.DOMAINS_CAPTION, "", *table(list(rows[0]), [list(row.values()) for row in rows])]
     lever = None if summary.verdict is None else summary.verdict.decomposition.lever(Dominant.RECIPE)
-    said = None if lever is None else words.domain_sentence(summary, words.row_label(lever))
+    said = None if lever is None else words.domain_sentence(summary, lever.view)
     return lines + ([] if said is None else ["", said])
 
 

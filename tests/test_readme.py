@@ -537,7 +537,7 @@ def test_the_old_readmes_generated_blocks_are_in_docs_as_regenerated():
     one = SWEEPS.read()[0].verdict
     assert words.families_sentence(one) is None or words.families_sentence(one) in findings
     corpus = TUNES.read_first()
-    said = words.domain_sentence(corpus, words.row_label(corpus.verdict.decomposition.lever(Dominant.RECIPE)))
+    said = words.domain_sentence(corpus, corpus.verdict.decomposition.lever(Dominant.RECIPE).view)
     assert said is None or said in findings
     numbers = set(DIGITS.findall(findings))
     assert set(DIGITS.findall(words.schedules_line(one) or "")) <= numbers

@@ -64,8 +64,8 @@ def lead_recipe(document) -> int | None:
     recipe."""
     verdict = document.verdict
     lever = None if verdict is None else verdict.decomposition.lever(Dominant.RECIPE)
-    labels = [result.label for result in document.results]
-    return labels.index(lever.view) if lever is not None and lever.view in labels else None
+    views = [result.view for result in document.results]
+    return views.index(lever.view) if lever is not None and lever.view in views else None
 
 
 def cut_context_by_bucket(document) -> np.ndarray | None:

@@ -29,7 +29,7 @@ from model_utils.core.errors import AnalysisError
 from model_utils.core.files import write_atomic
 from model_utils.core.limits import MAX_TOKENS, check_int
 from model_utils.core.lmeval import MIN_LENGTH, MODEL_NAME, OFFLINE_TASKS, wilson_interval
-from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore
+from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore, PromptTokenizer
 from model_utils.core.rope import Rope, parse_rope
 from model_utils.core.schedules import PositionSchedule, parse_schedule
 from model_utils.core.softmax import check_temperature
@@ -39,7 +39,6 @@ from model_utils.engine.generate import check_generation_recipe, greedy_tokens
 from model_utils.engine.plugin import load_model
 from model_utils.experiments.fingerprint import model_fingerprint
 from model_utils.models import LoadedModel
-from model_utils.verdicts.words import LMEVAL_TOKENIZER
 
 MODEL_ARGUMENTS = ("model", "temperature", "schedule", "rope", "device", "max_length", "trained_length", "cache_dir")
 # lm-eval hands every model these; the explorer runs one request at a time, so they change nothing here
@@ -350,7 +349,7 @@ def run_ruler(loaded: LoadedModel, request: RulerRequest,
         format=FORMAT, model=loaded.name, trained_length=request.trained_length, tasks=request.tasks,
         lengths=request.lengths, limit=request.limit, views=tuple(request.views),
         scores=tuple(scores), lm_eval_version=lm_eval.__version__,
-        tokenizer=LMEVAL_TOKENIZER, run=None)
+        tokenizer=PromptTokenizer.MODEL, run=None)
 
 
 def ruler_score(loaded: LoadedModel, view: View, length: int, task: str, request: RulerRequest,

@@ -30,6 +30,7 @@ from model_utils.core.machine import peak_rss_gb
 from model_utils.core.paths import cache_root
 from model_utils.core.progress import OnProgress
 from model_utils.core.records.cut_context import CutContextPass
+from model_utils.core.records.spread import SpreadMethod
 from model_utils.core.records.sweep import (
     BestEntry,
     Bootstrap,
@@ -52,7 +53,6 @@ from model_utils.experiments.texts import text_digest
 from model_utils.models import LoadedModel
 from model_utils.verdicts.context import sweep_verdict
 from model_utils.verdicts.rise import one_text_rise
-from model_utils.verdicts.words import SWEEP_BOOTSTRAP
 
 FORMAT = 4  # bump when a cached pass would come out different (4: the untrained mass and the RoPE recipe)
 # A pass cached before the distance remappings lacks effective_untrained_mass: it remapped nothing, so its effective
@@ -229,7 +229,7 @@ def multipliers(spec: Spec, n_tokens: int, trained_length: int, q_start: int) ->
 
 
 BOOTSTRAP = Bootstrap(resamples=BOOTSTRAP_RESAMPLES, block=BOOTSTRAP_BLOCK, confidence=CONFIDENCE,
-                      method=SWEEP_BOOTSTRAP)
+                      method=SpreadMethod.BLOCK_BOOTSTRAP)
 
 
 def sweep_document(loaded: LoadedModel, passes: Sequence[SweepPass], specs: Sequence[Spec],

@@ -109,13 +109,13 @@ def with_schedule_costs(verdict: ContextVerdict, results: Sequence[SweepResult],
     inside = [i for i in scored if buckets[i][1] <= verdict.trained_length]
     weights = np.array([max(0, min(stop, n_tokens - 1) - start) for start, stop in (buckets[i] for i in inside)],
                        dtype=np.float64)
-    by_label = {result.label: result for result in results}
+    by_view = {result.view: result for result in results}
     reference = results[reference_index(results)]
 
     def costed(row):
         if row.kind is not RowKind.SCHEDULE or row.saved_inside is not None or not inside:
             return row
-        view = by_label[row.view]
+        view = by_view[row.view]
         return replace(row, saved_inside=inside_saving([reference.nll[i] for i in inside],
                                                        [view.nll[i] for i in inside], weights))
 

@@ -90,7 +90,7 @@ def fitted_row(fit: FitSummary, summary: TuneSummary) -> DecompositionRow | None
             or sorted(entry.sha256 for entry in fit.documents) != _documents(summary)):
         return None
     return DecompositionRow(
-        kind=RowKind.FITTED, view=None, rope=fit.rope, against=View(1.0, fit.rope).label,
+        kind=RowKind.FITTED, view=None, rope=fit.rope, against=View(1.0, fit.rope),
         scoring=Scoring.HELD_OUT_DOCUMENTS, saved=own.saved, interval=own.interval, untrained_mass_past=None,
         effective_untrained_mass_past=None, untrained_mass_by_layer_type=None, untrained=None, own_temperature=False,
         family=family_of(fit.rope), remaps=fit.rope.remaps,

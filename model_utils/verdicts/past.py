@@ -40,7 +40,6 @@ from model_utils.core.records.verdict import (
     family_of,
 )
 from model_utils.core.rope import Rope, recipe_info
-from model_utils.core.schedules import Schedule
 from model_utils.core.views import OfView, View, reference_index
 from model_utils.verdicts.decomposition import decompose
 from model_utils.verdicts.layers import LayerGroup, chosen_mass, layer_type_masses
@@ -200,9 +199,9 @@ def length_verdict(data: PastData) -> ContextVerdict | None:
         if "entropy" in stats and "normalized_entropy" in stats else None)
 
 
-def _constant_views(views: tuple[ViewInfo, ...], recipe: str | None) -> list[int]:
-    """The views of constant temperatures on `recipe` (None: the model's own positions), by temperature."""
-    chosen = [i for i, view in enumerate(views) if view.temperature is not None and view.recipe == recipe]
+def _constant_views(views: tuple[ViewInfo, ...], rope: Rope | None) -> list[int]:
+    """The views of constant temperatures on `rope` (None: the model's own positions), by temperature."""
+    chosen = [i for i, view in enumerate(views) if view.temperature is not None and view.rope == rope]
     return sorted(chosen, key=lambda i: views[i].temperature)
 
 
@@ -310,8 +309,8 @@ def grid_edges(data: PastData, past: list[int], sums: np.ndarray) -> tuple[GridE
     one tried, on the model's own positions and on each recipe with more than one temperature: there the best may
     lie beyond the grid."""
     edges = []
-    for recipe in _recipes(data.views, with_none=True):
-        views = _constant_views(data.views, recipe)
+    for rope in _recipes(data.views, with_none=True):
+        views = _constant_views(data.views, rope)
         if len(views) < 2:
             continue
         temperatures = [data.views[i].temperature for i in views]
@@ -322,16 +321,16 @@ def grid_edges(data: PastData, past: list[int], sums: np.ndarray) -> tuple[GridE
         for bucket, winner in choices:
             temperature = data.views[winner].temperature
             if temperature in ends:
-                edges.append(GridEdge(recipe=recipe, bucket=bucket, temperature=temperature, edge=ends[temperature]))
+                edges.append(GridEdge(rope=rope, bucket=bucket, temperature=temperature, edge=ends[temperature]))
     return tuple(edges)
 
 
-def _recipes(views: tuple[ViewInfo, ...], with_none: bool = False) -> list[str | None]:
+def _recipes(views: tuple[ViewInfo, ...], with_none: bool = False) -> list[Rope | None]:
     """The recipes of the views in order of first appearance (None, the model's own positions, first if asked)."""
     found = [None] if with_none else []
     for view in views:
-        if view.recipe is not None and view.recipe not in found:
-            found.append(view.recipe)
+        if view.rope is not None and view.rope not in found:
+            found.append(view.rope)
     return found
 
 
@@ -387,7 +386,7 @@ def layers_uniform_share(start: int, stop: int, trained_length: int,
                             weights=list(kinds.values())))
 
 
-def _row(kind: RowKind, *, against: str, spread: Spread, view: str | None = None, rope: Rope | None = None,
+def _row(kind: RowKind, *, against: View, spread: Spread, view: View | None = None, rope: Rope | None = None,
          scoring: Scoring | None = None, samples: np.ndarray | None = None,
          masses: tuple[float | None, float | None] = (None, None), by_layer_type: tuple[float, ...] | None = None,
          own_temperature: bool = False, family: Family | None = None) -> DecompositionRow:
@@ -407,28 +406,27 @@ def decomposition(data: PastData, reference: int, plain: list[int], past: list[i
     (effective_untrained_mass_past: a distance remapping's own, else the same); where the model has more than one
     layer type, the raw mass of each too (untrained_mass_by_layer_type, in the order of the verdict's layer_types)."""
     masses = _past_masses(data, past)
-    ropes = {view.recipe: view.rope for view in data.views}
-    against = data.views[reference].label
+    against = data.views[reference].view
 
-    def row(kind: RowKind, chosen: list[int] | None, recipe: str | None, **kwargs) -> DecompositionRow:
+    def row(kind: RowKind, chosen: list[int] | None, rope: Rope | None, **kwargs) -> DecompositionRow:
         by_type = None if chosen is None or not data.layer_types else tuple(
             chosen_mass(group, chosen, past, data.weights) for group in data.layer_types)
-        return _row(kind, against=against, rope=ropes[recipe], masses=masses(chosen), by_layer_type=by_type,
-                    family=family_of(ropes[recipe]), spread=data.resamples.spread, **kwargs)
+        return _row(kind, against=against, rope=rope, masses=masses(chosen), by_layer_type=by_type,
+                    family=family_of(rope), spread=data.resamples.spread, **kwargs)
 
     rows = [replace(row(RowKind.REFERENCE, [reference] * len(past), None, view=against), saved=0.0)]
-    for recipe in _recipes(data.views, with_none=True):
-        views = _constant_views(data.views, recipe)
-        one = None if recipe is None else reference_index(data.views, ropes[recipe])
+    for rope in _recipes(data.views, with_none=True):
+        views = _constant_views(data.views, rope)
+        one = None if rope is None else reference_index(data.views, rope)
         if one is not None:
-            rows.append(row(RowKind.RECIPE, [one] * len(past), recipe, view=data.views[one].label,
+            rows.append(row(RowKind.RECIPE, [one] * len(past), rope, view=data.views[one].view,
                             samples=_fixed(sums, counts, reference, one),
-                            own_temperature=recipe_info(ropes[recipe].kind).temperature))
+                            own_temperature=recipe_info(rope.kind).temperature))
         if len(views) > 1:
             choices = [views[int(np.argmin(sums[0, views, column]))] for column in range(len(past))]
-            rows.append(row(RowKind.ORACLE, choices, recipe, scoring=Scoring.IN_SAMPLE,
+            rows.append(row(RowKind.ORACLE, choices, rope, scoring=Scoring.IN_SAMPLE,
                             samples=_oracle(sums, counts, reference, views)))
-            rows.append(row(RowKind.HELD_OUT, None, recipe, scoring=data.resamples.scoring,
+            rows.append(row(RowKind.HELD_OUT, None, rope, scoring=data.resamples.scoring,
                             samples=data.resamples.held_out(reference, views, True)))
         if one is not None and len(views) > 1:
             rows.append(on_top_row(data, one, views))
@@ -475,7 +473,7 @@ def on_top_row(data: PastData, one: int, views: list[int]) -> DecompositionRow:
     """The best constant temperature on a recipe against the same recipe at T = 1, chosen without the positions
     (or documents) it is scored on: what a temperature adds on top of the interpolation."""
     rope = data.views[one].rope
-    return _row(RowKind.ON_TOP, against=data.views[one].label, rope=rope, scoring=data.resamples.scoring,
+    return _row(RowKind.ON_TOP, against=data.views[one].view, rope=rope, scoring=data.resamples.scoring,
                 samples=data.resamples.held_out(one, views, True), family=family_of(rope),
                 spread=data.resamples.spread)
 
@@ -492,8 +490,8 @@ def own_temperature_rows(data: PastData, sums: np.ndarray, counts: np.ndarray) -
             info = recipe_info(partner.kind)
             same = partner.factor == rope.factor and info.rope_type == recipe_info(rope.kind).rope_type
             if same and not info.temperature:
-                rows.append(_row(RowKind.OWN_TEMPERATURE, view=data.views[index].label, rope=rope,
-                                 against=data.views[other].label, samples=_fixed(sums, counts, other, index),
+                rows.append(_row(RowKind.OWN_TEMPERATURE, view=data.views[index].view, rope=rope,
+                                 against=data.views[other].view, samples=_fixed(sums, counts, other, index),
                                  family=Family.FREQUENCY, spread=data.resamples.spread))
     return rows
 
@@ -507,7 +505,7 @@ def family_gap_rows(data: PastData, rows: list[DecompositionRow], sums: np.ndarr
     leads = sorted((found.family_lever(family) for family in found.families()), key=lambda lever: -lever.saved)
     if len(leads) < 2:
         return []
-    views = {view.label: i for i, view in enumerate(data.views)}
+    views = {view.view: i for i, view in enumerate(data.views)}
     first, second = leads[:2]
     return [_row(RowKind.FAMILY_GAP, view=first.view, rope=first.rope, against=second.view,
                  samples=_fixed(sums, counts, views[second.view], views[first.view]), family=first.family,
@@ -528,10 +526,9 @@ def schedule_rows(data: PastData, reference: int, sums: np.ndarray, counts: np.n
         return inside_saving(data.nll[reference, inside], data.nll[view, inside], data.weights[inside]) \
             if inside else None
 
-    return [replace(_row(RowKind.SCHEDULE, view=view.label, against=data.views[reference].label,
+    return [replace(_row(RowKind.SCHEDULE, view=view.view, against=data.views[reference].view,
                          samples=_fixed(sums, counts, reference, i), spread=data.resamples.spread), rope=view.rope,
-                    multipliers=view.multipliers, saved_inside=saved_inside(i),
-                    schedule=view.schedule if isinstance(view.schedule, Schedule) else None)
+                    multipliers=view.multipliers, saved_inside=saved_inside(i))
             for i, view in enumerate(data.views) if view.schedule is not None]
 
 

@@ -17,6 +17,7 @@ from model_utils.core.records.verdict import ContextVerdict
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View
+from tests.support.records import verdict_by_labels
 
 COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "sweeps" / "bundled-16k.json"
 
@@ -60,12 +61,16 @@ def but_verdict(data: dict) -> dict:
 def test_the_committed_sweep_is_read_as_written(committed, record, written):
     """The committed file (format 4) comes back key for key, its verdict too (given the cut-context reference by
     `make cut-context`), each result's view whole where it stored its label, temperature, schedule label and
-    applied recipe; the bundled model has one layer type, so no layer has a window of its own."""
-    assert committed["format"] == 4 and written["format"] == FORMAT == 5
-    changed = ("format", "results", "text_name", "verdict")
+    applied recipe, its verdict's passes whole where it named them by their labels, and the bootstrap's method as the
+    fact where it stored its sentence; the bundled model has one layer type, so no layer has a window of its own."""
+    assert committed["format"] == 4 and written["format"] == FORMAT == 6
+    assert written["bootstrap"] == committed["bootstrap"] | {"method": "block-bootstrap"}
+    assert committed["bootstrap"]["method"] == "moving-block bootstrap over the positions of each bucket"
+    changed = ("format", "results", "text_name", "verdict", "bootstrap")
     assert {k: v for k, v in written.items() if k not in changed} == {
         k: v for k, v in committed.items() if k not in changed}
-    verdict = written["verdict"]  # as committed, with what the file's own results fill in where it held none
+    # as committed, its passes by their labels, with what the file's own results fill in where it held none
+    verdict = verdict_by_labels(written["verdict"])
     assert without(without(verdict, ("loss_break",), "past_nll"), ("decomposition",), "rows") == without(
         committed["verdict"], ("decomposition",), "rows")
     assert [without(row, (), "schedule") for row in verdict["decomposition"]["rows"]] == committed["verdict"][
@@ -82,9 +87,30 @@ def test_the_committed_sweep_is_read_as_written(committed, record, written):
         assert applied == SweepDocument.from_dict(written).results[written["results"].index(new)].applied_rope()
     schedules = [result.view for result in record.results if result.schedule is not None]
     assert schedules[:2] == [View(Schedule("yarn", 2.0)), View(Schedule("qwen-logn", 8192.0))]  # all:trained
-    assert written["verdict"]["format"] == 5 and record.cut_context is not None
+    assert written["verdict"]["format"] == 6 and record.cut_context is not None
     assert record.layer_windows == (None,) * 30
     assert list(record.best_by_rope) == [Rope("yarn-rope", 2.0), Rope("self-extend", group=4, window=2048)]
+
+
+def test_a_file_of_format_5_reads_its_methods_sentence_as_the_fact(written, record):
+    """Format 5 stored the bootstrap's method as its sentence: read as the method it names; one this version does
+    not know is refused."""
+    older = written | {"format": 5, "bootstrap": written["bootstrap"] | {
+        "method": "moving-block bootstrap over the positions of each bucket"}}
+    assert SweepDocument.from_dict(older) == record
+    with pytest.raises(RecordError, match="made its intervals by 'jackknife', a method this version does not know"):
+        SweepDocument.from_dict(older | {"bootstrap": older["bootstrap"] | {"method": "jackknife"}})
+
+
+def test_a_verdict_that_names_a_view_none_of_its_results_ran_is_refused(committed):
+    """An older verdict's labels are matched to the document's own views, never parsed: one it does not hold is
+    damage."""
+    verdict = committed["verdict"]
+    rows = [dict(row) for row in verdict["decomposition"]["rows"]]
+    rows[3]["view"] = "yarn-rope (s=3) + T=1"
+    damaged = committed | {"verdict": verdict | {"decomposition": verdict["decomposition"] | {"rows": rows}}}
+    with pytest.raises(RecordError, match=r"names yarn-rope \(s=3\) \+ T=1, which none of the file's results ran"):
+        SweepDocument.from_dict(damaged)
 
 
 def test_a_file_of_format_2_reads_to_the_same_record_without_layer_windows(committed, record, written):
@@ -143,7 +169,7 @@ def test_a_missing_key_is_refused_by_name(written, path, key, kind):
 @pytest.mark.parametrize("found", [1, FORMAT + 1, "2", None])
 def test_another_format_is_refused(written, found):
     with pytest.raises(RecordError, match=f"sweep document has format {found!r}; this version reads format 2, 3, "
-                                          f"4, {FORMAT}"):
+                                          f"4, 5, {FORMAT}"):
         SweepDocument.from_dict(written | {"format": found})
 
 

@@ -149,7 +149,7 @@ def test_a_remapping_in_a_tune_has_its_effective_untrained_mass_and_the_verdict_
         past = [row for row in mine if row["start"] >= 256]
         assert min(row["untrained_mass"] for row in past) > 0.01
         assert max(row["effective_untrained_mass"] for row in past) == 0.0
-    row = summary.verdict.decomposition.row_of(remap.label)
+    row = summary.verdict.decomposition.row_of(remap)
     assert row.effective_untrained_mass_past == 0.0 < row.untrained_mass_past
     assert row.untrained is MassMove.GOES_AWAY
 
@@ -263,8 +263,8 @@ def test_the_corpus_verdict_chooses_on_the_other_documents_and_the_summary_lists
     assert held.interval[0] <= held.saved <= held.interval[1]
     assert held.scoring is Scoring.HELD_OUT_DOCUMENTS and summary.verdict.documents == 3
     assert TuneSummary.from_dict(json.loads(json.dumps(summary.to_dict(), allow_nan=False))) == summary
-    recipe = summary.verdict.decomposition.row_of("yarn-rope (s=2) + T=1")  # the recipe, against plain T = 1
-    assert recipe.against == "T=1" and recipe.saved > 0
+    recipe = summary.verdict.decomposition.row_of(View(1.0, Rope("yarn-rope", 2.0)))  # against plain T = 1
+    assert recipe.against == View(1.0) and recipe.saved > 0
 
 
 # --- rows of the format before: the recipe as its label ------------------------------------------------------------

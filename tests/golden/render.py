@@ -54,7 +54,7 @@ def gains(verdict: ContextVerdict) -> list[str]:
 def domains(summary) -> list[str]:
     lever = summary.verdict.decomposition.lever(Dominant.RECIPE)
     return [*table(words.domain_rows(summary)),
-            *said(None if lever is None else words.domain_sentence(summary, words.row_label(lever)))]
+            *said(None if lever is None else words.domain_sentence(summary, lever.view))]
 
 
 def fits(fit) -> list[str]:

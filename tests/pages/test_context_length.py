@@ -123,7 +123,7 @@ def test_the_committed_bundled_sweep_loads_and_renders(tiny_env, runs):
                                  if " + " in label))
     if recipes:  # four lines: T = 1, the best T per bucket, the verdict's recipe and the cut context where it ran
         lines = [trace["name"] for trace in traces(chart(at, "context_nll"), "scatter")]
-        lead = document.verdict.decomposition.lever(Dominant.RECIPE).view
+        lead = document.verdict.decomposition.lever(Dominant.RECIPE).view.label
         cut = ["T=1, context cut to the trained length"] if document.cut_context is not None else []
         assert lines == ["T=1", "best constant T per bucket", lead, *cut]
         # every line: T = 1, the best T per bucket and each recipe at T = 1
@@ -229,7 +229,7 @@ def test_the_answer_names_the_recipe_family_that_recovers_the_most(tiny_env, tmp
     at, written = open_on_synthetic(tiny_env, tmp_path, views)
     verdict = written.verdict
     answer = full_answer_line(at, "One text, the committed sweep (cross-fit on one text)")
-    assert answer == plain(words.answer(verdict)) and verdict.decomposition.lever(Dominant.RECIPE).view == lead
+    assert answer == plain(words.answer(verdict)) and verdict.decomposition.lever(Dominant.RECIPE).view.label == lead
     assert plain(lead) in answer_line(at, "One text, the committed sweep (cross-fit on one text)")
     names = {trace["name"] for trace in traces(chart(at, "context_decomposition"), "bar")}
     assert {"frequency change, T = 1", "distance remapping, T = 1"} <= names

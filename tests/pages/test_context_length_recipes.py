@@ -35,7 +35,7 @@ def test_the_loss_opens_on_t1_the_best_t_and_the_recipe_the_answer_names(recipe_
     assert_clean(at)
     assert runs == {"sweeps": 0, "passes": 0}
     assert not at.toggle(key="context_every_line").value and "context_lines" not in [b.key for b in at.selectbox]
-    lead = recipe_document.verdict.decomposition.lever(Dominant.RECIPE).view
+    lead = recipe_document.verdict.decomposition.lever(Dominant.RECIPE).view.label
     assert line_names(chart(at, "context_nll")) == ["T=1", "best constant T per bucket", lead, CUT_LABEL]
     assert recipe_document.cut_context is not None  # the sweep ran the cut-context pass: its line is drawn
     assert any(c.value.startswith(plain("Lines: T = 1 on the model's own positions (thick); the best constant"))
@@ -63,7 +63,7 @@ def test_the_context_cut_to_the_trained_length_is_the_fourth_line_where_the_swee
     recipe_env.setattr(settings, "CONTEXT_SWEEP", path)
     at = open_page()
     assert_clean(at)
-    lead = cut_document.verdict.decomposition.lever(Dominant.RECIPE).view
+    lead = cut_document.verdict.decomposition.lever(Dominant.RECIPE).view.label
     figure = chart(at, "context_nll")
     assert line_names(figure) == ["T=1", "best constant T per bucket", lead, "T=1, context cut to the trained length"]
     cut = cut_document.cut_context

@@ -181,7 +181,7 @@ def test_the_oracle_gains_on_noise_and_the_held_out_choice_does_not():
 
 def test_a_best_temperature_at_the_largest_tried_is_flagged():
     verdict, _, _ = verdict_of(grid_views())
-    assert GridEdge(recipe=None, bucket=(1792, 2048), temperature=1.5, edge=Edge.LARGEST) in verdict.gains.edges
+    assert GridEdge(rope=None, bucket=(1792, 2048), temperature=1.5, edge=Edge.LARGEST) in verdict.gains.edges
 
 
 def test_a_grid_that_reaches_past_every_best_has_no_edge():
@@ -198,7 +198,7 @@ def test_a_grid_that_reaches_past_every_best_has_no_edge():
 def test_every_saving_is_positive_when_better_than_t1():
     verdict, _, _ = verdict_of([*grid_views(), (SCHEDULE, plain([2.1, 2.4, 3.3, 3.9]))])
     (schedule,) = verdict.decomposition.schedules()
-    assert schedule.view == "yarn (scale=2)" and schedule.saved == pytest.approx(0.1)  # better than T = 1
+    assert schedule.view.label == "yarn (scale=2)" and schedule.saved == pytest.approx(0.1)  # better than T = 1
     assert schedule.multipliers.past is not None and schedule.lever is LeverKind.SCHEDULE
     assert verdict.gains.oracle.saved > 0 and all(entry.saved >= 0 for entry in verdict.gains.best)
 
@@ -236,7 +236,8 @@ YARN_ROPE = Rope("yarn-rope", 2.0)
 
 def kinds(verdict: ContextVerdict) -> list[tuple]:
     """Each table row as (kind, its pass or its recipe)."""
-    return [(row.kind, row.view or (row.rope.label if row.rope else None)) for row in verdict.decomposition.table]
+    return [(row.kind, row.view.label if row.view else (row.rope.label if row.rope else None))
+            for row in verdict.decomposition.table]
 
 
 def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
@@ -248,21 +249,22 @@ def test_the_decomposition_separates_the_interpolation_from_the_temperatures():
         (RowKind.RECIPE, "dynamic (s=2) + T=1"), (RowKind.RECIPE, "linear (s=2) + T=1"),
         (RowKind.OWN_TEMPERATURE, "yarn (s=2) + T=1")]
     decomposition = verdict.decomposition
-    rows = {(row.kind, row.view or row.rope): row for row in decomposition.table}
+    rows = {(row.kind, row.view.label if row.view else row.rope): row for row in decomposition.table}
     one = np.array([2.2, 2.5, 3.4, 4.0])
-    interpolation = decomposition.row_of("yarn-rope (s=2) + T=1")
+    interpolation = decomposition.row_of(yarn_rope(1.0))
     assert interpolation.saved == pytest.approx(past_mean(one - [2.2, 2.3, 2.4, 2.5]))
-    assert not interpolation.own_temperature and decomposition.row_of("yarn (s=2) + T=1").own_temperature
-    assert decomposition.row_of("yarn (s=2) + T=1").saved == pytest.approx(past_mean(one - [2.15, 2.25, 2.35, 2.45]))
+    assert not interpolation.own_temperature and decomposition.row_of(View(1.0, Rope("yarn", 2.0))).own_temperature
+    yarn = decomposition.row_of(View(1.0, Rope("yarn", 2.0)))
+    assert yarn.saved == pytest.approx(past_mean(one - [2.15, 2.25, 2.35, 2.45]))
     own = rows[(RowKind.OWN_TEMPERATURE, "yarn (s=2) + T=1")]
-    assert own.saved == pytest.approx(0.05) and own.against == "yarn-rope (s=2) + T=1"
+    assert own.saved == pytest.approx(0.05) and own.against == yarn_rope(1.0)
     oracle, both = rows[(RowKind.ORACLE, YARN_ROPE)], rows[(RowKind.HELD_OUT, YARN_ROPE)]
     assert oracle.saved == pytest.approx(past_mean(one - [2.2, 2.3, 2.35, 2.45])) and both.interval is not None
     on_top = rows[(RowKind.ON_TOP, YARN_ROPE)]
-    assert on_top.against == "yarn-rope (s=2) + T=1" and on_top.interval is not None  # against the recipe at T = 1
+    assert on_top.against == yarn_rope(1.0) and on_top.interval is not None  # against the recipe at T = 1
     assert on_top.saved == pytest.approx(both.saved - interpolation.saved)  # the same choices
-    assert decomposition.row_of("T=1").untrained_mass_past == pytest.approx(0.5)
-    moves = {row.view: row.untrained for row in decomposition.table if row.kind is RowKind.RECIPE}
+    assert decomposition.row_of(View(1.0)).untrained_mass_past == pytest.approx(0.5)
+    moves = {row.view.label: row.untrained for row in decomposition.table if row.kind is RowKind.RECIPE}
     assert moves["yarn-rope (s=2) + T=1"] is MassMove.GOES_AWAY  # 0.02 against 0.5: a tenth or less
     assert moves["dynamic (s=2) + T=1"] is MassMove.FALLS  # below the 0.48-0.52 every constant T leaves
     assert moves["linear (s=2) + T=1"] is MassMove.STAYS
@@ -290,7 +292,7 @@ def test_the_sweep_json_carries_the_verdict_and_the_page_needs_nothing_else():
     written, _ = document(RECIPE_VIEWS)
     data = json.loads(json.dumps(written.to_dict(), allow_nan=False))
     stored = data["verdict"]
-    assert stored["format"] == 5 and stored["documents"] is None and stored["scoring"] == "cross_fit_one_text"
+    assert stored["format"] == 6 and stored["documents"] is None and stored["scoring"] == "cross_fit_one_text"
     assert stored["loss_break"]["bucket"] == [1536, 1792] and stored["loss_break"]["ratio"] == 1.5
     assert {row["kind"] for row in stored["decomposition"]["rows"]} >= {"reference", "recipe", "on_top", "held_out"}
     for result in data["results"]:
@@ -332,12 +334,13 @@ REMAP_VIEWS = [
 def test_a_remapped_row_is_judged_on_the_effective_distance_and_keeps_both_masses():
     verdict, _, _ = verdict_of(REMAP_VIEWS)
     decomposition = verdict.decomposition
-    grouped = decomposition.row_of("self-extend (G=2, W=512) + T=1")
+    grouped = decomposition.row_of(View(1.0, SELF_EXTEND))
     assert grouped.remaps and grouped.untrained_mass_past == pytest.approx(0.5)
     assert grouped.effective_untrained_mass_past == pytest.approx(0.0)
     assert grouped.untrained is MassMove.GOES_AWAY  # on the raw distance it would stay, as every temperature leaves it
-    assert decomposition.row_of("rerope (W=512) + T=1").untrained is MassMove.FALLS  # 0.3 effective, below the Ts
-    reference = decomposition.row_of("T=1")
+    rerope = decomposition.row_of(View(1.0, Rope("rerope", window=512)))
+    assert rerope.untrained is MassMove.FALLS  # 0.3 effective, below the Ts
+    reference = decomposition.row_of(View(1.0))
     assert not reference.remaps and reference.effective_untrained_mass_past == pytest.approx(0.5)
     assert verdict.remaps
 
@@ -352,7 +355,7 @@ def test_without_an_effective_mass_the_raw_one_is_the_distance_the_model_is_give
                             trained_length=TRAINED, best=written.best, layer_spans=None,
                             position_nll={p.result.view: p.position_nll for p in passes})
     assert not verdict.remaps and verdict.decomposition == written.verdict.decomposition
-    assert verdict.decomposition.row_of("dynamic (s=2) + T=1").untrained is MassMove.FALLS
+    assert verdict.decomposition.row_of(View(1.0, Rope("dynamic", 2.0))).untrained is MassMove.FALLS
 
 
 def test_the_best_recipe_headline_names_the_recipe_the_answer_names():
@@ -366,7 +369,8 @@ def test_the_best_recipe_headline_names_the_recipe_the_answer_names():
     decomposition = verdict.decomposition
     assert decomposition.dominant is Dominant.NO_RISE
     lever = decomposition.lever(Dominant.RECIPE)
-    assert lever.view == "yarn-rope (s=2) + T=1" and lever.saved == pytest.approx(0.3, abs=0.01)
-    assert decomposition.row_of("yarn (s=2) + T=1").saved > lever.saved  # the larger saving is not the one named
+    assert lever.view == yarn_rope(1.0) and lever.saved == pytest.approx(0.3, abs=0.01)
+    yarn = decomposition.row_of(View(1.0, Rope("yarn", 2.0)))
+    assert yarn.saved > lever.saved  # the larger saving is not the one named
     recipe = [item for item in words.headlines(verdict) if item.value == lever.saved]
     assert len(recipe) == 1 and recipe[0].label.endswith(words.row_label(lever))

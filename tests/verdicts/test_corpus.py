@@ -65,7 +65,7 @@ def test_the_corpus_gain_is_chosen_on_the_other_documents_and_scored_on_the_one_
     pooled = sums.sum(axis=0) / counts.sum(axis=0)
     oracle = np.average(pooled[1, PAST] - pooled[:3, PAST].min(axis=0), weights=counts.sum(axis=0)[PAST])
     assert found.gains.oracle.saved == pytest.approx(oracle)
-    assert found.decomposition.row_of("yarn-rope (s=2) + T=1").untrained is MassMove.GOES_AWAY
+    assert found.decomposition.row_of(View(1.0, Rope("yarn-rope", 2.0))).untrained is MassMove.GOES_AWAY
     assert ContextVerdict.from_dict(json.loads(json.dumps(found.to_dict(), allow_nan=False))) == found
 
 
@@ -93,7 +93,7 @@ def test_the_committed_summarys_verdict_reads_back_as_stored():
     assert verdict.rise_against_earlier == pytest.approx(2.26, abs=0.005)  # against earlier positions, as before
     assert verdict.rise == verdict.same_token_rise.rise == pytest.approx(2.30, abs=0.005)  # on the same tokens
     assert verdict.gains.held_out.scoring is Scoring.HELD_OUT_DOCUMENTS
-    assert verdict.decomposition.row_of("yarn-rope (s=2) + T=1") is not None
+    assert verdict.decomposition.row_of(View(1.0, Rope("yarn-rope", 2.0))) is not None
     assert TuneSummary.from_dict(json.loads(json.dumps(summary.to_dict(), allow_nan=False))) == summary
 
 

@@ -16,14 +16,17 @@ from model_utils.core.records.verdict import (
     Scoring,
 )
 from model_utils.core.rope import Rope
+from model_utils.core.schedules import Schedule
+from model_utils.core.views import View
 from model_utils.verdicts.decomposition import best_and_worst, by_saving, decompose, top
 
 YARN_ROPE, YARN = Rope("yarn-rope", 2.0), Rope("yarn", 2.0)
 SELF_EXTEND, SINKS = Rope("self-extend", group=2, window=1024), Rope("sink-window", sinks=4, window=8192)
+T1 = View(1.0)  # the model as trained, what a row is scored against unless said
 
 
-def row(kind: RowKind, saved: float | None, *, width: float = 0.02, rope: Rope | None = None, view: str | None = None,
-        against: str = "T=1", family: Family | None = None, **more) -> DecompositionRow:
+def row(kind: RowKind, saved: float | None, *, width: float = 0.02, rope: Rope | None = None, view: View | None = None,
+        against: View = T1, family: Family | None = None, **more) -> DecompositionRow:
     return DecompositionRow(kind=kind, view=view, rope=rope, against=against,
                             scoring=more.pop("scoring", None if view else Scoring.CROSS_FIT_ONE_TEXT), saved=saved,
                             interval=None if saved is None else (saved - width, saved + width),
@@ -33,17 +36,17 @@ def row(kind: RowKind, saved: float | None, *, width: float = 0.02, rope: Rope |
                             family=family or (None if rope is None else Family.FREQUENCY), remaps=False, **more)
 
 
-SCHEDULE = row(RowKind.SCHEDULE, 0.1, view="ssmax (train_length=8192)",
+SCHEDULE = row(RowKind.SCHEDULE, 0.1, view=View(Schedule("ssmax", 8192.0)),
                multipliers=Multipliers(trained_context=(0.077, 1.0), past=(1.0, 1.077)))
 
 
 def rows(*, temperature: float, recipe: float, on_top: float, width: float = 0.02) -> list[DecompositionRow]:
-    return [row(RowKind.REFERENCE, 0.0, view="T=1"),
+    return [row(RowKind.REFERENCE, 0.0, view=View(1.0)),
             row(RowKind.ORACLE, temperature + 0.01, width=width, scoring=Scoring.IN_SAMPLE),
             row(RowKind.HELD_OUT, temperature, width=width),
-            row(RowKind.RECIPE, recipe, width=width, rope=YARN_ROPE, view="yarn-rope (s=2) + T=1"),
+            row(RowKind.RECIPE, recipe, width=width, rope=YARN_ROPE, view=View(1.0, YARN_ROPE)),
             row(RowKind.HELD_OUT, recipe + on_top, width=width, rope=YARN_ROPE),
-            row(RowKind.ON_TOP, on_top, width=width, rope=YARN_ROPE, against="yarn-rope (s=2) + T=1")]
+            row(RowKind.ON_TOP, on_top, width=width, rope=YARN_ROPE, against=View(1.0, YARN_ROPE))]
 
 
 def verdict(rise: float, schedules=(SCHEDULE,), **savings) -> Decomposition:
@@ -53,7 +56,7 @@ def verdict(rise: float, schedules=(SCHEDULE,), **savings) -> Decomposition:
 def test_a_recipe_that_recovers_the_rise_is_the_dominant_lever():
     found = verdict(2.0, temperature=0.17, recipe=2.08, on_top=0.03)
     assert found.dominant is Dominant.RECIPE
-    assert found.lever(Dominant.RECIPE).view == "yarn-rope (s=2) + T=1"
+    assert found.lever(Dominant.RECIPE).view == View(1.0, YARN_ROPE)
     assert found.share_of_rise(found.lever(Dominant.RECIPE)) == pytest.approx(1.04)
     assert [found.share_of_rise(lever) for lever in found.on_top()] == [pytest.approx(0.015)]
 
@@ -100,11 +103,11 @@ def test_levers_leave_out_the_in_sample_oracle_and_the_choices_on_a_recipe_and_p
 
 
 def test_a_recipe_with_its_own_temperature_does_not_stand_for_its_family_when_its_interpolation_ran():
-    own = row(RowKind.RECIPE, 2.2, rope=YARN, view="yarn (s=2) + T=1", own_temperature=True)
+    own = row(RowKind.RECIPE, 2.2, rope=YARN, view=View(1.0, YARN), own_temperature=True)
     found = decompose(rise=2.0, rows=[*rows(temperature=0.1, recipe=2.1, on_top=0.0), own])
-    assert found.family_lever(Family.FREQUENCY).view == "yarn-rope (s=2) + T=1"
-    alone = decompose(rise=2.0, rows=[row(RowKind.REFERENCE, 0.0, view="T=1"), own])
-    assert alone.family_lever(Family.FREQUENCY).view == "yarn (s=2) + T=1"
+    assert found.family_lever(Family.FREQUENCY).view == View(1.0, YARN_ROPE)
+    alone = decompose(rise=2.0, rows=[row(RowKind.REFERENCE, 0.0, view=View(1.0)), own])
+    assert alone.family_lever(Family.FREQUENCY).view == View(1.0, YARN)
 
 
 # --- recipe families: frequency changes, distance remappings, a sink + window ------------------------------------
@@ -114,10 +117,10 @@ def family_rows(*, frequency: float, remap: float, sinks: float, temperature: fl
                 on_remap: float = 0.05) -> list[DecompositionRow]:
     """The rows of a sweep that ran one recipe of each family at T = 1 and temperatures on the remapping."""
     return [*rows(temperature=temperature, recipe=frequency, on_top=0.03)[:4],
-            row(RowKind.RECIPE, remap, rope=SELF_EXTEND, view="self-extend (G=2, W=1024) + T=1", family=Family.REMAP),
-            row(RowKind.ON_TOP, on_remap, rope=SELF_EXTEND, against="self-extend (G=2, W=1024) + T=1",
+            row(RowKind.RECIPE, remap, rope=SELF_EXTEND, view=View(1.0, SELF_EXTEND), family=Family.REMAP),
+            row(RowKind.ON_TOP, on_remap, rope=SELF_EXTEND, against=View(1.0, SELF_EXTEND),
                 family=Family.REMAP),
-            row(RowKind.RECIPE, sinks, rope=SINKS, view="sink-window (S=4, W=8192) + T=1", family=Family.SINK_WINDOW),
+            row(RowKind.RECIPE, sinks, rope=SINKS, view=View(1.0, SINKS), family=Family.SINK_WINDOW),
             rows(temperature=temperature, recipe=frequency, on_top=0.03)[-1], SCHEDULE]
 
 
@@ -135,7 +138,7 @@ def test_a_remapping_that_recovers_the_most_leads_the_families():
 
 def test_a_remapping_that_loses_to_the_interpolation_leaves_the_lead_to_it():
     found = family_verdict(frequency=2.08, remap=0.6, sinks=-0.3, temperature=0.17)
-    assert found.lever(Dominant.RECIPE).view == "yarn-rope (s=2) + T=1"
+    assert found.lever(Dominant.RECIPE).view == View(1.0, YARN_ROPE)
     assert found.family_lever(Family.SINK_WINDOW).saved == -0.3  # a saving below nothing stays a lever
 
 
@@ -155,8 +158,8 @@ def test_levers_are_grouped_by_family_and_read_back():
 
 
 def test_the_family_gap_is_a_comparison_not_a_lever():
-    gap = row(RowKind.FAMILY_GAP, 0.1, rope=SELF_EXTEND, view="self-extend (G=2, W=1024) + T=1",
-              against="sink-window (S=4, W=8192) + T=1", family=Family.REMAP)
+    gap = row(RowKind.FAMILY_GAP, 0.1, rope=SELF_EXTEND, view=View(1.0, SELF_EXTEND),
+              against=View(1.0, SINKS), family=Family.REMAP)
     plain = family_verdict(frequency=1.0, remap=1.8, sinks=1.7, temperature=0.2)
     found = decompose(rise=2.0, rows=[*plain.rows, gap])
     assert found.family_gap() == gap and plain.family_gap() is None

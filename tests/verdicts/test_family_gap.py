@@ -22,7 +22,7 @@ def sweep(self_extend: list[float], sinks: list[float]):
 def test_the_gap_is_the_difference_of_the_two_leads_with_a_paired_interval():
     decomposition = sweep([2.5] * 4, [2.9] * 4).decomposition
     gap = decomposition.family_gap()
-    lead, second = SELF_EXTEND.label, SINKS.label  # sinks 2.9 beat yarn-rope's 3.0-3.4 past the trained length
+    lead, second = SELF_EXTEND, SINKS  # sinks 2.9 beat yarn-rope's 3.0-3.4 past the trained length
     assert (gap.view, gap.against, gap.family) == (lead, second, Family.REMAP)
     assert gap.saved == decomposition.row_of(lead).saved - decomposition.row_of(second).saved
     low, high = gap.interval

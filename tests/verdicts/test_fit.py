@@ -8,6 +8,7 @@ import pytest
 from model_utils.core.records.fit import Gain
 from model_utils.core.records.verdict import Family, LeverKind, RowKind, Scoring
 from model_utils.core.rope import Rope
+from model_utils.core.views import View
 from model_utils.verdicts import words
 from model_utils.verdicts.fit import (
     Judgement,
@@ -82,7 +83,7 @@ def test_a_fit_on_the_corpus_documents_is_folded_in_as_a_lever_on_top_of_its_rec
     assert added.scoring is Scoring.HELD_OUT_DOCUMENTS and added.family is Family.FREQUENCY
     assert added.fitted.value == fit.parameter and added.fitted.interval == fit.interval
     assert both.verdict.decomposition.share_of_rise(added) == pytest.approx(own.saved / plain.verdict.rise)
-    assert added.against == f"{fit.rope.label} + T=1"
+    assert added.against == View(1.0, fit.rope)
     assert both.verdict.decomposition.dominant == plain.verdict.decomposition.dominant  # a lever on top never leads
     assert fold_fits(both, [fit]) == both  # folding again replaces the fit's own row
     fewer = replace(fit, documents=fit.documents[1:])

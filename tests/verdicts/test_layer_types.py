@@ -66,7 +66,7 @@ def test_uniform_attention_is_judged_on_the_keys_each_layer_type_sees(gemma_docu
 
 def test_the_decomposition_gives_each_rows_mass_per_layer_type(gemma_document):
     decomposition = gemma_document.verdict.decomposition
-    reference, recipe = decomposition.row_of("T=1"), decomposition.row_of("yarn-rope (s=2) + T=1")
+    reference, recipe = decomposition.row_of(View(1.0)), decomposition.row_of(View(1.0, Rope("yarn-rope", 2.0)))
     full = gemma_document.verdict.layer_types[1]
     assert reference.untrained_mass_by_layer_type == pytest.approx((0.0, full.untrained_mass_past))
     assert recipe.untrained_mass_by_layer_type[0] == 0.0 and recipe.untrained_mass_by_layer_type != \
@@ -79,7 +79,7 @@ def test_the_decomposition_gives_each_rows_mass_per_layer_type(gemma_document):
 
 def test_the_split_is_stored_in_the_json_verdict(gemma_document):
     stored = gemma_document.to_dict()["verdict"]
-    assert stored["format"] == FORMAT == 5
+    assert stored["format"] == FORMAT == 6
     assert [entry["sliding_span"] for entry in stored["layer_types"]] == [8, None]
     assert set(stored["layer_types"][0]) == {"sliding_span", "layers", "untrained_mass", "untrained_mass_past",
                                              "share", "uniform_share", "beyond_uniform_from"}

@@ -50,14 +50,15 @@ def test_a_loss_with_no_sure_break_says_the_means_above_the_range_and_the_rise_o
         words.break_sentence(quiet)
 
 
-def test_a_document_read_fills_its_verdicts_past_means_and_schedules_from_its_own_results():
+def test_a_document_read_fills_its_verdicts_past_means_and_its_rows_are_its_own_views():
     for document in (*committed.SWEEPS.read(), *committed.TUNES.read()):
         reference = next(result for result in document.results if result.view.label == "T=1")
         past = [i for i, (start, _) in enumerate(document.buckets) if start >= document.trained_length]
         assert document.verdict.loss_break.past_nll == tuple(reference.nll[i] for i in past)
-        views = {result.view.label: result.view.schedule for result in document.results}
-        for row in document.verdict.decomposition.schedules():
-            assert row.schedule == views[row.view]
+        views = [result.view for result in document.results]
+        schedules = document.verdict.decomposition.schedules()
+        assert [row.view for row in schedules] == [view for view in views if view.schedule is not None]
+        assert all(row.view in views for row in document.verdict.decomposition.table if row.view is not None)
     verdict = committed.SWEEPS.read_first().verdict
     assert with_past_nll(verdict, [(0, 1)], [None]) is verdict  # already held: kept as it is
 

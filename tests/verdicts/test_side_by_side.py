@@ -8,6 +8,7 @@ from pathlib import Path
 from model_utils.core.names import GEMMA
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.verdict import Dominant, LeverKind
+from model_utils.core.views import View
 from model_utils.verdicts.words import NO_VALUE, SIDE_BY_SIDE_COLUMNS, side_by_side_row, side_by_side_rows, signed, span
 
 COMMITTED = Path(__file__).resolve().parents[2] / "assets" / "sweeps" / "bundled-16k.json"
@@ -33,7 +34,7 @@ def test_the_committed_sweeps_row_is_its_verdict():
     assert row["best recipe alone"].endswith(signed(recipe.saved, recipe.interval))
     assert row["temperature on top"].count(";") == len(decomposition.on_top()) - 1
     # one layer type: T = 1's mass over every layer, as the decomposition's T = 1 row gives it
-    assert row["untrained-distance mass at T = 1"] == f"{decomposition.row_of('T=1').untrained_mass_past:.3f}"
+    assert row["untrained-distance mass at T = 1"] == f"{decomposition.row_of(View(1.0)).untrained_mass_past:.3f}"
 
 
 def test_a_model_with_sliding_and_global_layers_gives_its_mass_per_type(tiny_gemma_sweep_file):

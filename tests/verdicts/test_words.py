@@ -13,7 +13,8 @@ import pytest
 
 from model_utils.core.records.verdict import DecompositionRow, Family, FittedValue, Multipliers, RowKind, Scoring
 from model_utils.core.rope import Rope
-from model_utils.core.schedules import Schedule
+from model_utils.core.schedules import LengthTemperature, Schedule
+from model_utils.core.views import View
 from model_utils.verdicts import words
 from tests.golden import cases
 
@@ -70,7 +71,7 @@ def test_the_sentences_of_the_verdicts_live_in_the_words_package():
 
 
 def row(kind: RowKind, **fields) -> DecompositionRow:
-    return DecompositionRow(**{"kind": kind, "view": None, "rope": None, "against": "T=1", "scoring": None,
+    return DecompositionRow(**{"kind": kind, "view": None, "rope": None, "against": View(1.0), "scoring": None,
                                "saved": 0.1, "interval": None, "untrained_mass_past": None,
                                "effective_untrained_mass_past": None, "untrained_mass_by_layer_type": None,
                                "untrained": None, "own_temperature": False, "family": None, "remaps": False} | fields)
@@ -79,15 +80,15 @@ def row(kind: RowKind, **fields) -> DecompositionRow:
 def test_every_kind_of_row_has_a_name_and_a_description():
     yarn, rope = Rope("yarn", 2.0), Rope("yarn-rope", 2.0)
     verdict = cases.verdicts()["a remapping leads, resolved"]
-    rows = {RowKind.REFERENCE: row(RowKind.REFERENCE, view="T=1"),
-            RowKind.RECIPE: row(RowKind.RECIPE, view="yarn-rope (s=2) + T=1", rope=rope),
+    rows = {RowKind.REFERENCE: row(RowKind.REFERENCE, view=View(1.0)),
+            RowKind.RECIPE: row(RowKind.RECIPE, view=View(1.0, rope), rope=rope),
             RowKind.ORACLE: row(RowKind.ORACLE, scoring=Scoring.IN_SAMPLE),
             RowKind.HELD_OUT: row(RowKind.HELD_OUT, rope=rope, scoring=Scoring.HELD_OUT_DOCUMENTS),
             RowKind.ON_TOP: row(RowKind.ON_TOP, rope=rope, scoring=Scoring.CROSS_FIT_ONE_TEXT),
-            RowKind.OWN_TEMPERATURE: row(RowKind.OWN_TEMPERATURE, view="yarn (s=2) + T=1", rope=yarn,
-                                         against="yarn-rope (s=2) + T=1"),
+            RowKind.OWN_TEMPERATURE: row(RowKind.OWN_TEMPERATURE, view=View(1.0, yarn), rope=yarn,
+                                         against=View(1.0, rope)),
             RowKind.FAMILY_GAP: verdict.decomposition.family_gap(),
-            RowKind.SCHEDULE: row(RowKind.SCHEDULE, view="ssmax (train_length=8192)",
+            RowKind.SCHEDULE: row(RowKind.SCHEDULE, view=View(Schedule("ssmax", 8192)),
                                   multipliers=Multipliers(trained_context=(0.5, 1.0), past=(1.0, 1.2))),
             RowKind.FITTED: row(RowKind.FITTED, rope=rope, scoring=Scoring.HELD_OUT_DOCUMENTS, family=Family.FREQUENCY,
                                 fitted=FittedValue(family="constant", knob="T", value=0.92, interval=(0.9, 0.94)))}
@@ -140,9 +141,9 @@ def test_a_chart_names_each_lever_in_plain_words_each_its_own():
             assert (label == words.row_label(lever)) == unnamed, (name, label)
             assert " + T=" not in label and "best T per bucket" not in label, (name, label)
     rope, remap = Rope("yarn-rope", 2.0), Rope("self-extend", group=4, window=2048)
-    said = {words.chart_label(row(RowKind.RECIPE, view="yarn-rope (s=2) + T=1", rope=rope)),
+    said = {words.chart_label(row(RowKind.RECIPE, view=View(1.0, rope), rope=rope)),
             words.chart_label(row(RowKind.RECIPE, view="self-extend (G=4, W=2048) + T=1", rope=remap)),
-            words.chart_label(row(RowKind.OWN_TEMPERATURE, view="yarn (s=2) + T=1", rope=Rope("yarn", 2.0))),
+            words.chart_label(row(RowKind.OWN_TEMPERATURE, view=View(1.0, Rope("yarn", 2.0)), rope=Rope("yarn", 2.0))),
             words.chart_label(row(RowKind.ON_TOP, rope=rope, scoring=Scoring.CROSS_FIT_ONE_TEXT)),
             words.chart_label(row(RowKind.HELD_OUT, scoring=Scoring.HELD_OUT_DOCUMENTS))}
     assert said == {"YaRN's stretch, s = 2", "Self-Extend (groups of 4, window 2,048)",
@@ -156,10 +157,9 @@ def test_a_chart_names_a_schedule_by_its_schedule_never_by_its_label():
              Schedule("ssmax", 8192): "SSMax", Schedule("logn", 8192): "log-n",
              Schedule("yarn", 2.0): "YaRN's sharpening alone, s = 2"}
     for schedule, plain in named.items():
-        assert words.chart_label(row(RowKind.SCHEDULE, view=schedule.label, schedule=schedule)) == plain
-        assert words.chart_label(row(RowKind.SCHEDULE, view="a label", schedule=schedule)) == plain  # not read
-    assert words.chart_label(row(RowKind.SCHEDULE, view="qwen-logn (train_length=8192)")) == \
-        "qwen-logn (train_length=8192)"  # a row written before it held its schedule, read alone
+        assert words.chart_label(row(RowKind.SCHEDULE, view=View(schedule))) == plain
+    fitted = View(LengthTemperature(0.1, 8192))  # no published schedule: its code name
+    assert words.chart_label(row(RowKind.SCHEDULE, view=fitted)) == "log-length T (a=0.1, L=8192)"
     for module in WORDS.glob("*.py"):
         assert '.split(" (")' not in module.read_text(), module
 

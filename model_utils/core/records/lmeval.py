@@ -1,17 +1,30 @@
 """The lm-eval bridge's records: `LmEvalSample`, one sample of a task as the model answered it; `LmEvalScore`, a task
-at one length under one view; `LmEvalDocument`, the JSON `python -m model_utils lmeval` writes."""
+at one length under one view; `LmEvalDocument`, the JSON `python -m model_utils lmeval` writes; `PromptTokenizer`,
+what sized the tasks' prompts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import Record, old_view, read
 from model_utils.core.records.run import RunInfo
 from model_utils.core.views import View
 
-FORMAT = 3  # 2: each score has its Wilson interval; 3: views stored whole (before: by their labels)
+FORMAT = 4  # 2: each score has its Wilson interval; 3: views stored whole (before: by their labels); 4: the
+# tokenizer as a fact (before: its sentence)
 KIND = "lm-eval document"
+
+
+class PromptTokenizer(Enum):
+    """What sized the tasks' prompts (the words say it: verdicts.words.lmeval_tokenizer)."""
+
+    MODEL = "model"  # the model's own tokenizer, saved to a temporary folder, so that nothing is fetched
+
+
+# formats 1 to 3 stored the tokenizer's sentence, as those versions wrote it:
+OLD_TOKENIZERS = {"the model's own tokenizer, saved to a temporary folder": PromptTokenizer.MODEL}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,17 +73,19 @@ class LmEvalDocument(Record):
     views: tuple[View, ...]
     scores: tuple[LmEvalScore, ...]
     lm_eval_version: str
-    tokenizer: str  # what sized the tasks' prompts
+    tokenizer: PromptTokenizer  # what sized the tasks' prompts
     run: RunInfo | None
 
     @classmethod
     def from_dict(cls, data: dict, kind: str | None = None) -> LmEvalDocument:
-        """A document of this format, or of format 1 or 2 (upgraded first, one format at a time)."""
-        found = check_format(data, KIND, FORMAT, (1, 2))
+        """A document of this format, or of format 1, 2 or 3 (upgraded first, one format at a time)."""
+        found = check_format(data, KIND, FORMAT, (1, 2, 3))
         if found == 1:
             data = _from_format_1(data)
         if found in (1, 2):
             data = _from_format_2(data)
+        if found in (1, 2, 3):
+            data = _from_format_3(data)
         return read(cls, data, KIND)
 
     def score(self, task: str, length: int, view: View) -> LmEvalScore:
@@ -101,4 +116,13 @@ def _from_format_2(data: dict) -> dict:
             raise RecordError(f"this {KIND} scores {score['view']}, a view it does not list: it is damaged; "
                               "regenerate it with the command that made it")
         scores.append(score | {"view": views[score["view"]]})
-    return data | {"format": FORMAT, "views": list(views.values()), "scores": scores}
+    return data | {"format": 3, "views": list(views.values()), "scores": scores}
+
+
+def _from_format_3(data: dict) -> dict:
+    """Formats 3 to 1 stored the tokenizer's sentence."""
+    sentence = field(data, "tokenizer", KIND)
+    if sentence not in OLD_TOKENIZERS:
+        raise RecordError(f"this {KIND} sized its prompts with {sentence!r}, a tokenizer this version does not "
+                          "know: regenerate it with the command that made it")
+    return data | {"format": FORMAT, "tokenizer": OLD_TOKENIZERS[sentence].value}

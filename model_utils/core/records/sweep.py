@@ -1,8 +1,9 @@
 """The context-length sweep's records: `SweepDocument` (the JSON `python -m model_utils sweep` writes and the pages
 read), its `SweepResult` per pass, `BestEntry` per bucket, and `SweepPass`, what one pass leaves in the pass cache.
 A view is a `View` and a recipe a `Rope`, stored whole; arrays are float64 numpy arrays, written back as lists; the
-verdict is a ContextVerdict (core/records/verdict.py, with its own format number). Older formats are upgraded by
-small functions before the reader (`upgraded`): format 4 stored each result's view as its label, temperature,
+verdict is a ContextVerdict (core/records/verdict.py, with its own format number); the bootstrap's method is a fact
+(SpreadMethod), its words made when read. Older formats are upgraded by small functions before the reader
+(`upgraded`): format 5 stored the method as its sentence; 4 also each result's view as its label, temperature,
 schedule label and applied recipe, and the text's name only inside its source; 3 had no cut-context reference; 2 no
 layer windows; 1 (no number) keyed best_by_rope by the recipe's label, matched to a result's recipe."""
 
@@ -16,13 +17,14 @@ from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import OLD_VIEW_KEYS, Record, old_view, read, read_value
 from model_utils.core.records.cut_context import CutContextPass
 from model_utils.core.records.run import RunInfo
+from model_utils.core.records.spread import SpreadMethod, method_from_sentence
 from model_utils.core.records.verdict import ContextVerdict, Multipliers, completed
 from model_utils.core.records.verdict import upgraded as upgraded_verdict
 from model_utils.core.rope import Rope
 from model_utils.core.views import OfView, View, reference_index
 
-FORMAT = 5
-OLDER = (2, 3, 4)  # numbered formats this reader upgrades; format 1 has no number
+FORMAT = 6
+OLDER = (2, 3, 4, 5)  # numbered formats this reader upgrades; format 1 has no number
 KIND = "sweep document"
 PASS = "sweep pass"
 
@@ -90,7 +92,7 @@ class Bootstrap(Record):
     resamples: int
     block: int  # positions per moving block
     confidence: float
-    method: str
+    method: SpreadMethod  # BLOCK_BOOTSTRAP: moving blocks of positions within each bucket
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -188,7 +190,27 @@ def upgraded(data: dict) -> dict:
         data = data | {"layer_windows": None}
     if found in (None, 2, 3):
         data = {"cut_context": None} | data
-    return data if found == FORMAT else _from_format_4(data)
+    if found in (None, 2, 3, 4):
+        data = _from_format_4(data)
+    if found != FORMAT:
+        data = _from_format_5(data)
+    return _verdict_upgraded(data)
+
+
+def _verdict_upgraded(data: dict) -> dict:
+    """The document's verdict in the verdict's own format, from an older one, given the document's views (which an
+    older verdict named by their labels) and its bootstrap's block."""
+    verdict = field(data, "verdict", KIND)
+    if verdict is None:
+        return data
+    views = [read_value(View, field(result, "view", KIND), KIND) for result in field(data, "results", KIND)]
+    block = field(field(data, "bootstrap", KIND), "block", KIND)
+    return data | {"verdict": upgraded_verdict(verdict, views=views, block=block)}
+
+
+def _from_format_5(data: dict) -> dict:
+    """Format 5 stored the bootstrap's method as its sentence."""
+    return data | {"format": FORMAT, "bootstrap": method_from_sentence(field(data, "bootstrap", KIND), KIND)}
 
 
 def _from_format_1(data: dict) -> dict:
@@ -219,22 +241,13 @@ OLD_BUILTIN_NAMES = {
 
 def _from_format_4(data: dict) -> dict:
     """Format 4 stored each result's view as its label, temperature, schedule label and the recipe as applied, and
-    its verdict in its own format (upgraded here with the document's recipes and block)."""
+    the text's name only inside its source."""
     lengths = (field(data, "n_tokens", KIND),)
     trained = field(data, "trained_length", KIND)
     results = [_result_from_format_4(result, old_view(result, lengths, trained, KIND))
                for result in field(data, "results", KIND)]
-    ropes = {}
-    for result in results:
-        rope = read_value(View, result["view"], KIND).rope
-        if rope is not None:
-            ropes[rope.label] = rope
-    verdict = field(data, "verdict", KIND)
-    if verdict is not None:
-        block = field(field(data, "bootstrap", KIND), "block", KIND)
-        verdict = upgraded_verdict(verdict, ropes=ropes, block=block)
     source = field(data, "text_source", KIND)
-    return data | {"format": FORMAT, "results": results, "verdict": verdict,
+    return data | {"format": 5, "results": results,
                    "text_name": OLD_BUILTIN_NAMES.get(source, source), "run": data.get("run")}
 
 

@@ -11,14 +11,14 @@ from dataclasses import dataclass, replace
 from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import OLD_VIEW_KEYS, DocumentEntry, Record, old_view, read, read_value
 from model_utils.core.records.run import RunInfo
-from model_utils.core.records.spread import Spread
+from model_utils.core.records.spread import Spread, SpreadMethod, method_from_sentence
 from model_utils.core.records.verdict import ContextVerdict, completed
 from model_utils.core.records.verdict import upgraded as upgraded_verdict
 from model_utils.core.views import OfView, View
 
-FORMAT = 3  # bump when a key changes; from_dict refuses other formats but OLDER
-OLDER = (1, 2)  # 2: views by their labels (_from_format_2); 1: also no layer windows, and intervals over documents a
-# bootstrap however few (read as such)
+FORMAT = 4  # bump when a key changes; from_dict refuses other formats but OLDER
+OLDER = (1, 2, 3)  # 3: the bootstrap's method as its sentence (_from_format_3); 2: also views by their labels
+# (_from_format_2); 1: also no layer windows, and intervals over documents a bootstrap however few (read as such)
 KIND = "corpus-tune summary"
 
 
@@ -101,13 +101,16 @@ class Compared(OfView, Record):
 @dataclass(frozen=True, kw_only=True)
 class CorpusBootstrap(Record):
     """How the intervals were made: documents resampled with replacement, or below MIN_FOR_INTERVAL documents
-    (core.bootstrap) their range, each document alone (`spread`)."""
+    (core.bootstrap) their range, each document alone (the method's `spread`)."""
 
     resamples: int
     confidence: float
     seed: int
-    method: str
-    spread: Spread = Spread.INTERVAL_95  # format 1 made a bootstrap interval whatever the number of documents
+    method: SpreadMethod  # DOCUMENT_BOOTSTRAP or RANGE
+
+    @property
+    def spread(self) -> Spread:
+        return self.method.spread
 
     @property
     def block(self) -> None:
@@ -209,8 +212,7 @@ class TuneSummary(Record):
         """The summary of a summary.json; RecordError for another format or a missing key. Summaries written
         before domains were summarized, or before the cut-context reference, read with none; a verdict written
         before its loss break held every past bucket's NLL at T = 1 reads it from the summary's own T = 1 result
-        (with_past_nll), and one written before its schedule rows held their schedule reads it from the summary's
-        own views (with_schedules)."""
+        (with_past_nll), and one that named its passes by their labels reads them as the summary's own views."""
         summary = read(cls, upgraded(data), KIND)
         return replace(summary, verdict=completed(summary.verdict, summary.results, summary.buckets))
 
@@ -218,13 +220,33 @@ class TuneSummary(Record):
 def upgraded(data: dict) -> dict:
     """A summary's JSON of this format, from this format or an older one."""
     found = check_format(data, KIND, FORMAT, OLDER)
-    return data if found == FORMAT else _from_format_2(data)
+    if found in (1, 2):
+        data = _from_format_2(data)
+    if found != FORMAT:
+        data = _from_format_3(data)
+    return _verdict_upgraded(data)
+
+
+def _verdict_upgraded(data: dict) -> dict:
+    """The summary's verdict in the verdict's own format, from an older one, given the summary's views (which an
+    older verdict named by their labels) and its documents."""
+    verdict = field(data, "verdict", KIND)
+    if verdict is None:
+        return data
+    views = [read_value(View, field(result, "view", KIND), KIND) for result in field(data, "results", KIND)]
+    documents = field(field(data, "corpus", KIND), "documents", KIND)
+    return data | {"verdict": upgraded_verdict(verdict, views=views, documents=documents)}
+
+
+def _from_format_3(data: dict) -> dict:
+    """Formats 3 to 1 stored the bootstrap's method as its sentence (and 3 and 2 its spread, which the method says;
+    format 1 made a bootstrap interval whatever the number of documents, and its sentence says so)."""
+    return data | {"format": FORMAT, "bootstrap": method_from_sentence(field(data, "bootstrap", KIND), KIND)}
 
 
 def _from_format_2(data: dict) -> dict:
     """Formats 2 and 1 stored each view as its label, temperature, schedule label and recipe (the comparisons and
-    the domains' levers by the label alone), and the verdict in its own format (upgraded here with the summary's
-    recipes and documents)."""
+    the domains' levers by the label alone)."""
     trained = field(data, "trained_length", KIND)
     lengths = (field(field(data, "settings", KIND), "max_tokens", KIND),)
     results = [{"view": old_view(entry, lengths, trained, KIND), **{key: value for key, value in entry.items()
@@ -239,19 +261,11 @@ def _from_format_2(data: dict) -> dict:
                               "regenerate it with the command that made it")
         return {"view": views[label], **{key: value for key, value in entry.items() if key not in OLD_VIEW_KEYS}}
 
-    ropes = {}
-    for view in views.values():
-        rope = read_value(View, view, KIND).rope
-        if rope is not None:
-            ropes[rope.label] = rope
-    verdict = field(data, "verdict", KIND)
-    documents = field(field(data, "corpus", KIND), "documents", KIND)
     return data | {
-        "format": FORMAT, "results": results,
+        "format": 3, "results": results,
         **{key: [by_label(entry) for entry in field(data, key, KIND)] for key in ("schedules", "recipes")},
         "domains": [domain | {"levers": [by_label(lever) for lever in field(domain, "levers", KIND)]}
-                    for domain in data.get("domains", [])],
-        "verdict": None if verdict is None else upgraded_verdict(verdict, ropes=ropes, documents=documents)}
+                    for domain in data.get("domains", [])]}
 
 
 def previous_runs(data: dict) -> tuple[ComputingRun, ...]:

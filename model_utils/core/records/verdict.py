@@ -3,8 +3,10 @@ document's and a corpus summary's `verdict` hold, and what verdicts/words/ turns
 and enums only: no sentence is stored, so changing a word changes no file. Every saving is "saves" = NLL at T = 1
 minus NLL, in nats per token past the trained length (positive = better); intervals are 95%, None without resamples.
 
-The verdict has one format number (FORMAT). Its older formats are upgraded in one place, `ContextVerdict.from_dict`
-(`_from_format_3`, `_from_format_4`): format 4 had no same-token rise (its rise was against earlier positions);
+A pass is a View and a recipe a Rope, stored whole. The verdict has one format number (FORMAT). Its older formats
+are upgraded in one place, `upgraded` (`_from_format_3` to `_from_format_5`), given the views of the file that holds
+it: format 5 named a row's pass and a grid edge's recipe by their labels, matched to those views, never parsed;
+format 4 had no same-token rise (its rise was against earlier positions);
 format 3 wrote the same numbers with their words (a scope, a method, a label per row), which are
 read back from the numbers and the file's own recipes; format 2 had no layer types."""
 
@@ -15,14 +17,15 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from model_utils.core.records import RecordError, check_format, field
-from model_utils.core.records.base import Record, read
+from model_utils.core.records.base import Record, read, read_value
 from model_utils.core.records.spread import Spread
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View, reference_index
 
-FORMAT = 5  # bump when a key changes meaning
-OLDER = (2, 3, 4)  # 4: without the same-token rise (read with none); 3 and 2 through _from_format_3
+FORMAT = 6  # bump when a key changes meaning
+OLDER = (2, 3, 4, 5)  # 5: passes by their labels; 4: also without the same-token rise (read with none); 3 and 2
+# through _from_format_3
 KIND = "context verdict"
 
 Interval = tuple[float, float]
@@ -197,7 +200,7 @@ class BucketBest(Record):
 class GridEdge(Record):
     """A best temperature that is the largest or smallest tried: there the best may lie beyond the grid."""
 
-    recipe: str | None  # the recipe's label; None: the model's own positions
+    rope: Rope | None  # the recipe; None: the model's own positions
     bucket: Bucket | None  # None: the whole past region
     temperature: float
     edge: Edge
@@ -310,10 +313,10 @@ class DecompositionRow(Record):
     remapping's own, else the same). A row's name and description are the words', from these fields."""
 
     kind: RowKind
-    view: str | None  # the pass it is (REFERENCE, RECIPE, SCHEDULE; OWN_TEMPERATURE and FAMILY_GAP: the first of
+    view: View | None  # the pass it is (REFERENCE, RECIPE, SCHEDULE; OWN_TEMPERATURE and FAMILY_GAP: the first of
     # two); None for a choice of temperature per bucket or a fitted value
     rope: Rope | None  # the recipe it runs on; None: the model's own positions
-    against: str  # the pass it is scored against
+    against: View  # the pass it is scored against
     scoring: Scoring | None  # a choice of temperature's (ORACLE, HELD_OUT, ON_TOP, FITTED); None for one pass
     saved: float | None
     interval: Interval | None
@@ -327,10 +330,12 @@ class DecompositionRow(Record):
     multipliers: Multipliers | None = None  # a schedule's logit multipliers
     fitted: FittedValue | None = None
     saved_inside: float | None = None  # a schedule's saving inside the trained context (negative: what it costs)
-    # a SCHEDULE row's schedule, whole (its name and parameter); None in files written before it (the sweep or summary
-    # holding the verdict fills it on reading, from the view of its own result whose label the row names:
-    # with_schedules)
-    schedule: Schedule | None = None
+
+    @property
+    def schedule(self) -> Schedule | None:
+        """A SCHEDULE row's published schedule (its name and parameter); None for any other row."""
+        schedule = None if self.view is None else self.view.schedule
+        return schedule if isinstance(schedule, Schedule) else None
 
     @property
     def lever(self) -> LeverKind | None:
@@ -420,7 +425,7 @@ class Decomposition(Record):
         """The leading recipe family against the next, paired (None with one family)."""
         return next((row for row in self.rows if row.kind is RowKind.FAMILY_GAP), None)
 
-    def row_of(self, view: str) -> DecompositionRow | None:
+    def row_of(self, view: View) -> DecompositionRow | None:
         """The table row of the pass `view`."""
         return next((row for row in self.table if row.view == view), None)
 
@@ -468,23 +473,10 @@ class ContextVerdict(Record):
         return {"format": FORMAT, **super().to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict, kind: str | None = None, *, ropes: Mapping[str, Rope] | None = None,
+    def from_dict(cls, data: dict, kind: str | None = None, *, views: Sequence[View] = (),
                   documents: int | None = None, block: int | None = None) -> ContextVerdict:
         """The verdict of this format, or of an older one (upgraded by `upgraded`, the one place that knows them)."""
-        return read(cls, upgraded(data, ropes=ropes, documents=documents, block=block), KIND)
-
-
-def with_schedules(verdict: ContextVerdict | None, views: Sequence[View]) -> ContextVerdict | None:
-    """The verdict with each SCHEDULE row's schedule taken from the document's own view of that label (`views`: the
-    views its results ran), where a file written before that field holds none; as it is otherwise."""
-    if verdict is None:
-        return verdict
-    by_label = {view.label: view.schedule for view in views if isinstance(view.schedule, Schedule)}
-    rows = tuple(replace(row, schedule=by_label[row.view]) if row.kind is RowKind.SCHEDULE and row.schedule is None
-                 and row.view in by_label else row for row in verdict.decomposition.rows)
-    if rows == verdict.decomposition.rows:
-        return verdict
-    return replace(verdict, decomposition=replace(verdict.decomposition, rows=rows))
+        return read(cls, upgraded(data, views=views, documents=documents, block=block), KIND)
 
 
 def with_past_nll(verdict: ContextVerdict | None, buckets: Sequence[Sequence[int]],
@@ -502,26 +494,55 @@ def with_past_nll(verdict: ContextVerdict | None, buckets: Sequence[Sequence[int
 def completed(verdict: ContextVerdict | None, results: Sequence, buckets: Sequence[Sequence[int]]
               ) -> ContextVerdict | None:
     """A sweep's or summary's verdict with what an older file's lacks read from its own results (each with .view and
-    .nll): its schedule rows' schedules (with_schedules) and, given a T = 1 result, its past buckets' NLL
-    (with_past_nll)."""
-    views = [result.view for result in results]
-    verdict = with_schedules(verdict, views)
-    reference = reference_index(views)
+    .nll): given a T = 1 result, its past buckets' NLL (with_past_nll)."""
+    reference = reference_index([result.view for result in results])
     return verdict if reference is None else with_past_nll(verdict, buckets, results[reference].nll)
 
 
-def upgraded(data: dict, *, ropes: Mapping[str, Rope] | None = None, documents: int | None = None,
+def upgraded(data: dict, *, views: Sequence[View] = (), documents: int | None = None,
              block: int | None = None) -> dict:
     """A verdict's JSON of this format, or of an older one as this format holds it: what an older verdict said only
-    in words, the file holding it says in numbers: `ropes` (label -> recipe, its own results), `documents` (a
-    corpus's, None for one text) and `block` (one text's resampling block)."""
+    in words or labels, the file holding it says in numbers: `views` (the views its results ran, which the labels
+    name), `documents` (a corpus's, None for one text) and `block` (one text's resampling block)."""
     found = check_format(data, KIND, FORMAT, OLDER)
     if found in (2, 3):
-        data = _from_format_3(data, ropes or {}, documents, block)
-    return data if found == FORMAT else _from_format_4(data)
+        data = _from_format_3(data, {view.rope.label: view.rope for view in views if view.rope is not None},
+                              documents, block)
+    if found in (2, 3, 4):
+        data = _from_format_4(data)
+    return data if found == FORMAT else _from_format_5(data, views)
 
 
 # --- older formats ------------------------------------------------------------------------------------------------
+
+
+def _from_format_5(data: dict, views: Sequence[View]) -> dict:
+    """Format 5 (and the older ones upgraded to it) named a row's pass and the pass it is scored against by their
+    labels, and a grid edge's recipe by its label: each matched to a view of the file that holds the verdict (its
+    results', T = 1 on each of their recipes and on a fitted row's), never parsed."""
+    decomposition = field(data, "decomposition", KIND)
+    rows = field(decomposition, "rows", KIND)
+    known = [View(1.0), *views, *(View(1.0, view.rope) for view in views)]
+    known += [View(1.0, read_value(Rope, row["rope"], KIND)) for row in rows if row.get("rope") is not None]
+    by_label = {view.label: view for view in known}
+    ropes = {view.rope.label: view.rope for view in known if view.rope is not None}
+
+    def named(label: str | None, found: Mapping) -> dict | None:
+        if label is None:
+            return None
+        if label not in found:
+            raise RecordError(f"this {KIND} names {label}, which none of the file's results ran: it is damaged; "
+                              "regenerate it with the command that made it")
+        return found[label].to_dict()
+
+    rows = [{key: value for key, value in row.items() if key != "schedule"} | {
+        "view": named(field(row, "view", KIND), by_label), "against": named(field(row, "against", KIND), by_label)}
+        for row in rows]
+    gains = field(data, "gains", KIND)
+    edges = [{key: value for key, value in edge.items() if key != "recipe"} | {
+        "rope": named(field(edge, "recipe", KIND), ropes)} for edge in field(gains, "edges", KIND)]
+    return data | {"format": FORMAT, "gains": gains | {"edges": edges},
+                   "decomposition": decomposition | {"rows": rows}}
 
 
 def _from_format_4(data: dict) -> dict:

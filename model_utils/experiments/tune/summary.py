@@ -16,7 +16,7 @@ import numpy as np
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, MIN_FOR_INTERVAL, best_temperature
 from model_utils.core.bootstrap import bounds as spread_bounds
 from model_utils.core.records.base import DocumentEntry
-from model_utils.core.records.spread import Spread
+from model_utils.core.records.spread import Spread, SpreadMethod
 from model_utils.core.records.tune import (
     Compared,
     CorpusBest,
@@ -39,7 +39,6 @@ from model_utils.verdicts.corpus import corpus_verdict
 from model_utils.verdicts.layers import layer_groups
 from model_utils.verdicts.past import ViewInfo
 from model_utils.verdicts.rise import corpus_rise
-from model_utils.verdicts.words import CORPUS_BOOTSTRAP, CORPUS_RANGE
 
 SEED = 0  # of the bootstrap over documents: the same dataset always gives the same summary
 
@@ -155,8 +154,8 @@ def summarize_tune(out: Path, corpus: Corpus, tokens: list[int], specs: Sequence
         recipes=tuple(Compared(view=views[i], buckets=tuple(savings[i])) for i in compared
                       if views[i].rope is not None),
         bootstrap=CorpusBootstrap(resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=seed,
-                                  method=CORPUS_BOOTSTRAP if len(hashes) >= MIN_FOR_INTERVAL else CORPUS_RANGE,
-                                  spread=Spread.RANGE if len(hashes) < MIN_FOR_INTERVAL else Spread.INTERVAL_95),
+                                  method=SpreadMethod.DOCUMENT_BOOTSTRAP if len(hashes) >= MIN_FOR_INTERVAL
+                                  else SpreadMethod.RANGE),
         compute_seconds=round(sum(seconds), 1), rows=str(out / ROWS), verdict=verdict,
         domains=_domains(corpus, hashes, views, sums[:, :, reached], counts[:, reference, reached],
                          reference, [i for i, b in enumerate(reached) if bounds[b][0] >= trained_length]),

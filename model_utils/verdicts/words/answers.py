@@ -96,7 +96,7 @@ def _lead(decomposition: Decomposition, lead: DecompositionRow, name: str) -> st
     if gap is None or gap.interval is None:
         return most + ")"
     low, high = gap.interval
-    by = f"{gap.saved:+.3f} nats per token more than {gap.against}, {name} {low:+.3f} to {high:+.3f}"
+    by = f"{gap.saved:+.3f} nats per token more than {gap.against.label}, {name} {low:+.3f} to {high:+.3f}"
     if gap.clears_zero:
         return f"{most}; {by})"
     return f"the recipe families recover about the same ({row_label(lead)} saves {by}, which does not clear 0)"

@@ -117,13 +117,13 @@ def best_sentences(verdict: ContextVerdict) -> list[str]:
 def edge_sentence(verdict: ContextVerdict) -> str | None:
     groups: dict[tuple, list] = {}
     for edge in verdict.gains.edges:
-        groups.setdefault((edge.recipe, edge.temperature, edge.edge), []).append(edge.bucket)
+        groups.setdefault((edge.rope, edge.temperature, edge.edge), []).append(edge.bucket)
     clauses = []
-    for (recipe, temperature, edge), buckets in groups.items():
+    for (rope, temperature, edge), buckets in groups.items():
         runs = bucket_runs([(0, bucket) for bucket in buckets if bucket is not None])
         where = [span([start, stop]) for _, start, stop in runs]
         where += ["the whole past region"] * (None in buckets)
-        on = "" if recipe is None else f" on {recipe}"
+        on = "" if rope is None else f" on {rope.label}"
         clauses.append(f"T = {temperature:g}{on}, the {edge.value} temperature tried there, is the best for "
                        f"{' and '.join(where)} (the best may lie {'above' if edge is Edge.LARGEST else 'below'} it)")
     return f"On the grid's edge: {'; '.join(clauses)}." if clauses else None

@@ -5,13 +5,14 @@ table of the best temperature per bucket (the best schedule per bucket is verdic
 from __future__ import annotations
 
 from model_utils.core.bootstrap import MIN_FOR_INTERVAL
-from model_utils.core.records.spread import Spread
+from model_utils.core.records.spread import Spread, SpreadMethod
 from model_utils.core.records.tune import TuneSummary
+from model_utils.core.views import View
 from model_utils.verdicts.corpus import best_schedule
 from model_utils.verdicts.domains import domain_ranges
 from model_utils.verdicts.words.common import spread_name
 
-__all__ = ["CORPUS_BOOTSTRAP", "CORPUS_RANGE", "DOMAINS_CAPTION", "domain_rows", "domain_sentence", "spread_facts",
+__all__ = ["DOMAINS_CAPTION", "SPREAD_METHODS", "domain_rows", "domain_sentence", "spread_facts",
            "spread_method", "stale_reference_note", "tune_facts", "tune_table"]
 
 DOMAINS_CAPTION = (
@@ -30,24 +31,22 @@ def domain_rows(summary: TuneSummary) -> list[dict[str, str]]:
                 for lever in entry.levers}} for entry in summary.domains]
 
 
-def domain_sentence(summary: TuneSummary, recipe: str) -> str | None:
-    """Whether the answer holds on every kind of text: the range over domains of what `recipe` (a view's label)
+def domain_sentence(summary: TuneSummary, view: View) -> str | None:
+    """Whether the answer holds on every kind of text: the range over domains of what `view` (a recipe at T = 1)
     saves, against the range of the best constant temperature's saving per domain (in-sample: chosen per domain,
     which flatters the temperature). None without domains or without that view."""
-    found = domain_ranges(summary, recipe)
+    found = domain_ranges(summary, view)
     if found is None:
         return None
     ours, best, domains = found
     sizes = sorted({len(entry.documents) for entry in summary.domains})
     each = str(sizes[0]) if len(sizes) == 1 else f"{sizes[0]} to {sizes[-1]}"
     return (f"Per kind of text ({domains} kinds, each pooled over its {each} document"
-            f"{'s' if sizes != [1] else ''}; a range's ends are single kinds, not an interval): {recipe} saves "
+            f"{'s' if sizes != [1] else ''}; a range's ends are single kinds, not an interval): {view.label} saves "
             f"{ours[0]:+.2f} to {ours[1]:+.2f} nats per token past the trained length; the best constant T for each "
             f"kind, chosen on it (in-sample), {best[0]:+.2f} to {best[1]:+.2f}.")
 
 
-CORPUS_BOOTSTRAP = ("documents resampled with replacement; the NLL of a bucket is pooled over the positions of the "
-                    "documents drawn (sum / count)")
 def stale_reference_note(lead: int) -> str:
     """Where a corpus's cut-context windows read the raw text while the model's tokenizer puts `lead` tokens (its
     BOS) before a text, as its sweep's windows read them: the rise below is not yet on a fresh read's reference."""
@@ -58,17 +57,22 @@ def stale_reference_note(lead: int) -> str:
             "the rise below is too small and its shares too large until the tune is rerun to remeasure them.")
 
 
-CORPUS_RANGE = ("too few documents for a bootstrap: the range of the documents, each alone (its NLL of a bucket "
-                "over its own positions)")
+SPREAD_METHODS = {  # how a sweep's or a corpus's intervals were made, the fact its file stores
+    SpreadMethod.BLOCK_BOOTSTRAP: "moving-block bootstrap over the positions of each bucket",
+    SpreadMethod.DOCUMENT_BOOTSTRAP: "documents resampled with replacement; the NLL of a bucket is pooled over the "
+                                     "positions of the documents drawn (sum / count)",
+    SpreadMethod.RANGE: "too few documents for a bootstrap: the range of the documents, each alone (its NLL of a "
+                        "bucket over its own positions)"}
 
 
 def spread_method(bootstrap, documents: int | None = None) -> str:
     """How a sweep's or a corpus's spreads were made, for a caption: "95% interval over 1,000 resamples (...)", or
     below MIN_FOR_INTERVAL documents "range of the 4 documents (...)" (the record's spread says which)."""
     block = "" if bootstrap.block is None else f", blocks of {bootstrap.block:,} positions"
-    if getattr(bootstrap, "spread", Spread.INTERVAL_95) is Spread.RANGE:
-        return f"{spread_name(Spread.RANGE, documents)} ({bootstrap.method})"
-    return f"{bootstrap.confidence:.0%} interval over {bootstrap.resamples:,} resamples ({bootstrap.method}{block})"
+    method = SPREAD_METHODS[bootstrap.method]
+    if bootstrap.method.spread is Spread.RANGE:
+        return f"{spread_name(Spread.RANGE, documents)} ({method})"
+    return f"{bootstrap.confidence:.0%} interval over {bootstrap.resamples:,} resamples ({method}{block})"
 
 
 def tune_table(summary: TuneSummary) -> str:

@@ -45,7 +45,7 @@ def plain_lever(row: DecompositionRow) -> str:
     if row.kind is RowKind.HELD_OUT and row.rope is None:
         return "the best temperature alone"
     if row.kind is RowKind.SCHEDULE:
-        return f"the published schedule {row.view}"
+        return f"the published schedule {row.view.label}"
     return row_label(row)
 
 

@@ -113,7 +113,7 @@ def _temperatures(bounds: Sequence[float]) -> str:
 
 
 def _schedule_text(row: DecompositionRow, name: str) -> str:
-    text = f"{row.view} {row.saved:+.3f}{bracket(row.interval, name=name)}"
+    text = f"{row.view.label} {row.saved:+.3f}{bracket(row.interval, name=name)}"
     multipliers = row.multipliers or Multipliers(trained_context=None, past=None)
     if multipliers.past is None:
         return text
@@ -135,16 +135,16 @@ def schedules_line(verdict: ContextVerdict, where: str = "here") -> str | None:
         return None
     best, worst = best_and_worst(schedules)
     said = (f"**Published schedules** sharpen past the trained length (their T falls below 1). Best {where}: "
-            f"{best.view}, {best.saved:+.3f} past it ({schedule_words(best.multipliers)}); worst: {worst.view}, "
-            f"{worst.saved:+.3f} ({schedule_words(worst.multipliers)}).")
+            f"{best.view.label}, {best.saved:+.3f} past it ({schedule_words(best.multipliers)}); worst: "
+            f"{worst.view.label}, {worst.saved:+.3f} ({schedule_words(worst.multipliers)}).")
     inside = best.multipliers.trained_context if best.multipliers else None
     if inside is None or min(inside) >= 1 or best.saved_inside is None or best.saved_inside >= 0:
         return said
     only_past = [row for row in schedules if row.multipliers and row.multipliers.trained_context
                  and all(abs(m - 1) < 1e-9 for m in row.multipliers.trained_context)]
     alike = "" if not only_past else (" The schedules that change nothing before it save "
-                                      + ", ".join(f"{row.view} {row.saved:+.3f}" for row in only_past) + ".")
-    return (said + f" The gain of {best.view} comes with softening every position before the trained length, "
+                                      + ", ".join(f"{row.view.label} {row.saved:+.3f}" for row in only_past) + ".")
+    return (said + f" The gain of {best.view.label} comes with softening every position before the trained length, "
             f"which costs {-best.saved_inside:.3f} nats per token there." + alike)
 
 

@@ -6,13 +6,17 @@ from __future__ import annotations
 from statistics import median_low
 
 from model_utils.core.names import model_name
-from model_utils.core.records.lmeval import LmEvalDocument, LmEvalScore
+from model_utils.core.records.lmeval import LmEvalDocument, LmEvalScore, PromptTokenizer
 from model_utils.core.views import View
 from model_utils.verdicts.words.rows import plain_view_name
 
-__all__ = ["LMEVAL_TOKENIZER", "lmeval_findings", "lmeval_heading", "lmeval_sentence", "past_trained_sentence"]
+__all__ = ["lmeval_findings", "lmeval_heading", "lmeval_sentence", "lmeval_tokenizer", "past_trained_sentence"]
 
-LMEVAL_TOKENIZER = "the model's own tokenizer, saved to a temporary folder"  # what RULER built its samples with
+
+def lmeval_tokenizer(document: LmEvalDocument) -> str:
+    """What sized the tasks' prompts (RULER built its samples with it), from the fact the document stores."""
+    return {PromptTokenizer.MODEL: "the model's own tokenizer, saved to a temporary folder"}[document.tokenizer]
+
 
 def lmeval_findings(document: LmEvalDocument) -> list[str]:
     """FINDINGS' block of one lm-evaluation-harness run: what ran, a table of the scores by length per view, and

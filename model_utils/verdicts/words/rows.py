@@ -70,14 +70,14 @@ def row_label(row: DecompositionRow) -> str:
     value."""
     kind = row.kind
     if kind in (RowKind.REFERENCE, RowKind.RECIPE, RowKind.SCHEDULE):
-        return row.view
+        return row.view.label
     if kind in (RowKind.ORACLE, RowKind.HELD_OUT):
         return f"{_prefix(row.rope)}best T per bucket ({scoring_short(row.scoring)})"
     if kind is RowKind.ON_TOP:
         return f"{row.rope.label} + best T per bucket vs T=1 on it ({scoring_short(row.scoring)})"
     if kind is RowKind.FITTED:
         return f"{row.fitted.knob} fitted on {row.rope.label} (held out)"
-    return f"{row.view} vs {row.against}"  # OWN_TEMPERATURE, FAMILY_GAP
+    return f"{row.view.label} vs {row.against.label}"  # OWN_TEMPERATURE, FAMILY_GAP
 
 
 # A recipe as a chart names it: a frequency recipe by what it does to the positions, with its scale s; a distance
@@ -132,7 +132,7 @@ def chart_title(model: str, verdict: ContextVerdict, text: str | None = None) ->
 def chart_label(row: DecompositionRow) -> str:
     """A lever as a chart names it, in a teacher's words ("a temperature on top of YaRN's stretch, s = 2", "Qwen's
     log-n schedule"); its code name (row_label) goes in the hover text. A row that is no lever keeps its code name,
-    and so does a schedule whose row does not hold it."""
+    and so does a schedule that is no published one (the fitter's log-length family)."""
     kind, rope = row.kind, row.rope
     if kind is RowKind.SCHEDULE and row.schedule is not None:
         return schedule_name(row.schedule) + ("" if rope is None else f" on {recipe_name(rope)}")

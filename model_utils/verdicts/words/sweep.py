@@ -1,5 +1,5 @@
 """A sweep's words (SweepDocument): the committed sweeps side by side, one row each; the facts FINDINGS opens a
-sweep's block on; why a sweep has no context-length verdict; how its spreads were made."""
+sweep's block on; why a sweep has no context-length verdict (how its spreads were made: words.corpus.spread_method)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from model_utils.core.records.verdict import (
 from model_utils.verdicts.words.common import NO_VALUE, SAVES, signed, span
 from model_utils.verdicts.words.rows import layer_type_short, row_label
 
-__all__ = ["SIDE_BY_SIDE_CAPTION", "SIDE_BY_SIDE_COLUMNS", "SWEEP_BOOTSTRAP", "no_context_verdict",
+__all__ = ["SIDE_BY_SIDE_CAPTION", "SIDE_BY_SIDE_COLUMNS", "no_context_verdict",
            "no_verdict_without_loss", "side_by_side_row", "side_by_side_rows", "sweep_facts"]
 
 SIDE_BY_SIDE_COLUMNS = ("model", "trained length", "text", "tokens", "loss at T = 1 breaks in", "loss rise",
@@ -63,9 +63,6 @@ def _untrained_at_1(verdict: ContextVerdict) -> str:
 
 def side_by_side_rows(documents: Sequence[SweepDocument]) -> list[dict[str, str]]:
     return [side_by_side_row(document) for document in documents]
-
-
-SWEEP_BOOTSTRAP = "moving-block bootstrap over the positions of each bucket"
 
 
 def no_context_verdict(document: SweepDocument) -> str:

@@ -1,6 +1,7 @@
 """The lm-eval bridge's record: written and read back unchanged (a view as a View, the samples as records, each
-score's interval), formats 1 and 2 (views by label; 1 without intervals) and the committed run read with the same
-views, and a file with a missing key or of another format refused with a RecordError that names the fix."""
+score's interval), formats 1 to 3 (the tokenizer by its sentence; 1 and 2 also views by label; 1 without intervals)
+and the committed run read with the same views, and a file with a missing key or of another format refused with a
+RecordError that names the fix."""
 
 import copy
 import json
@@ -10,10 +11,11 @@ import pytest
 
 from model_utils.core.lmeval import wilson_interval
 from model_utils.core.records import RecordError
-from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore
+from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore, PromptTokenizer
 from model_utils.core.records.run import RunInfo
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
+from model_utils.verdicts.words import lmeval_tokenizer
 
 COMMITTED = sorted((Path(__file__).resolve().parents[3] / "assets" / "lmeval").glob("*.json"))
 
@@ -31,7 +33,7 @@ def document() -> LmEvalDocument:
                   wall_seconds=100.0, peak_rss_gb=2.1, machine="x86_64, 2 cores, Python 3.11.7")
     return LmEvalDocument(format=FORMAT, model="bundled", trained_length=8192, tasks=("niah_single_1",),
                           lengths=(2048,), limit=2, views=views, scores=scores, lm_eval_version="0.4.13",
-                          tokenizer="the model's own tokenizer, saved to a temporary folder", run=run)
+                          tokenizer=PromptTokenizer.MODEL, run=run)
 
 
 def test_a_document_round_trips_through_json():
@@ -60,14 +62,25 @@ def test_every_committed_run_reads_its_views_whole_and_round_trips(path):
 
 def by_label(data: dict, format: int) -> dict:
     """`data` as formats 1 and 2 wrote it: each view as its label, temperature, schedule label and recipe, a score's
-    view by its label; format 1 without the scores' intervals."""
+    view by its label, the tokenizer as its sentence; format 1 without the scores' intervals."""
     views = [View.from_dict(entry) for entry in data["views"]]
     entries = [{"label": view.label, "temperature": view.temperature, "schedule": None,
                 "rope": None if view.rope is None else view.rope.to_dict()} for view in views]
     scores = [score | {"view": View.from_dict(score["view"]).label} for score in data["scores"]]
     if format == 1:
         scores = [{key: value for key, value in score.items() if key != "interval"} for score in scores]
-    return data | {"format": format, "views": entries, "scores": scores}
+    return data | {"format": format, "views": entries, "scores": scores, "tokenizer": TOKENIZER_SENTENCE}
+
+
+TOKENIZER_SENTENCE = "the model's own tokenizer, saved to a temporary folder"  # as formats 1 to 3 stored it
+
+
+def test_a_format_3_document_reads_its_tokenizers_sentence_as_the_fact():
+    old = document().to_dict() | {"format": 3, "tokenizer": TOKENIZER_SENTENCE}
+    assert LmEvalDocument.from_dict(old) == document()
+    assert lmeval_tokenizer(document()) == TOKENIZER_SENTENCE  # the words say it when read
+    with pytest.raises(RecordError, match="sized its prompts with 'gpt2', a tokenizer this version does not know"):
+        LmEvalDocument.from_dict(old | {"tokenizer": "gpt2"})
 
 
 def test_a_format_1_document_gets_each_scores_interval_from_its_samples_and_its_views_whole():

@@ -14,6 +14,7 @@ from model_utils.core.records.tune import FORMAT, OLDER, TuneSummary, previous_r
 from model_utils.core.rope import Rope
 from model_utils.core.schedules import Schedule
 from model_utils.core.views import View, reference_index
+from tests.support.records import verdict_by_labels
 
 COMMITTED = Path(__file__).resolve().parents[3] / "assets" / "tune" / "bundled-builtin" / "summary.json"
 
@@ -30,10 +31,11 @@ def without(entry: dict, keys) -> dict:
 def test_the_committed_summary_reads_its_views_whole_and_round_trips(committed):
     summary = TuneSummary.from_dict(committed)
     written = summary.to_dict()
-    assert TuneSummary.from_dict(json.loads(json.dumps(written))) == summary and written["format"] == FORMAT == 3
-    viewed = ("results", "schedules", "recipes", "domains", "verdict")
+    assert TuneSummary.from_dict(json.loads(json.dumps(written))) == summary and written["format"] == FORMAT == 4
+    viewed = ("results", "schedules", "recipes", "domains", "verdict", "bootstrap")
     assert without(written, ("format", *viewed)) == without(committed, ("format", *viewed))  # every other key kept
-    verdict = written["verdict"]  # as committed, with what the summary's own results fill in where it held none
+    # as committed, its passes by their labels, with what the summary's own results fill in where it held none
+    verdict = verdict_by_labels(written["verdict"])
     rows = verdict["decomposition"]["rows"]
     assert verdict | {"loss_break": without(verdict["loss_break"], ("past_nll",)), "decomposition": verdict[
         "decomposition"] | {"rows": [without(row, ("schedule",)) for row in rows]}} == committed["verdict"]
@@ -41,7 +43,7 @@ def test_the_committed_summary_reads_its_views_whole_and_round_trips(committed):
     reference = summary.results[reference_index([result.view for result in summary.results])]
     assert reference.view == View(1.0) and verdict["loss_break"]["past_nll"] == [reference.nll[i] for i in past]
     assert [(row["view"], Schedule.from_dict(row["schedule"]).label) for row in rows if row["kind"] == "schedule"] \
-        == [(result.view.label,) * 2 for result in summary.results if result.view.schedule]  # with_schedules
+        == [(result.view.label,) * 2 for result in summary.results if result.view.schedule]
     pairs = [(old, new) for key in ("results", "schedules", "recipes") for old, new in
              zip(committed[key], written[key], strict=True)]
     pairs += [(old, new) for old_domain, new_domain in zip(committed["domains"], written["domains"], strict=True)
@@ -52,6 +54,23 @@ def test_the_committed_summary_reads_its_views_whole_and_round_trips(committed):
         assert without(new, ("view",)) == without(old, OLD_VIEW_KEYS)
     assert summary.results[5].view == View(Schedule("yarn", 2.0))  # yarn:trained, 16,384 tokens over 8,192
     assert summary.results[6].view == View(Schedule("qwen-logn", 8192.0))
+
+
+@pytest.mark.parametrize("name", ["bundled-builtin", "gemma3-270m-builtin"])
+def test_a_committed_summarys_method_sentence_reads_as_the_fact(name):
+    """Formats 3 to 1 stored the bootstrap's method as its sentence, and 3 and 2 its spread beside it: read as the
+    method, which says the spread (4 documents: their range; 8: a bootstrap over documents)."""
+    committed = json.loads((COMMITTED.parent.parent / name / "summary.json").read_text())
+    written = TuneSummary.from_dict(committed).to_dict()["bootstrap"]
+    method = {"range": "range", "95% interval": "document-bootstrap"}[committed["bootstrap"]["spread"]]
+    assert written == without(committed["bootstrap"], ("spread",)) | {"method": method}
+    assert TuneSummary.from_dict(committed).bootstrap.spread.value == committed["bootstrap"]["spread"]
+
+
+def test_a_method_sentence_this_version_does_not_know_is_refused(committed):
+    damaged = committed | {"bootstrap": committed["bootstrap"] | {"method": "jackknife"}}
+    with pytest.raises(RecordError, match="made its intervals by 'jackknife', a method this version does not know"):
+        TuneSummary.from_dict(damaged)
 
 
 def test_recipes_are_ropes_and_every_view_has_every_bucket(committed):

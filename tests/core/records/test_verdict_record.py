@@ -14,11 +14,13 @@ import pytest
 
 import model_utils.core.records
 import model_utils.verdicts
+from model_utils.core.records.base import old_view
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
 from model_utils.core.records.verdict import ContextVerdict
 from model_utils.core.rope import Rope
+from model_utils.core.views import View
 from model_utils.verdicts import words
 
 ASSETS = Path(__file__).resolve().parents[3] / "assets"
@@ -47,9 +49,19 @@ def test_every_committed_result_round_trips_through_its_record(raw, path):
     assert record_of(path).from_dict(json.loads(json.dumps(written, allow_nan=False))) == record
     if record_of(path) is not FitSummary:
         assert isinstance(record.verdict, ContextVerdict)
-        assert written["verdict"]["format"] == 5
+        assert written["verdict"]["format"] == 6
     if record_of(path) is FitSummary:  # written in the current format: read back key for key
         assert written == raw[path]
+
+
+def views_of(stored: dict) -> list[View]:
+    """The views a stored format-3 verdict names: T = 1 on each of its recipes, and its schedules, each label matched
+    to the schedules such a run made (records.base.old_view), as the sweep that held it gives them."""
+    old = stored["verdict"]
+    lengths, trained = (old["past"][1],), old["trained_length"]
+    schedules = [View.from_dict(old_view({"label": entry["label"], "temperature": None, "rope": None}, lengths,
+                                         trained, "test")) for entry in old["schedules"]]
+    return [*(View(1.0, Rope.from_dict(rope)) for rope in stored["ropes"].values()), *schedules]
 
 
 def test_a_format_3_verdict_upgrades_to_the_words_it_stored():
@@ -58,8 +70,7 @@ def test_a_format_3_verdict_upgrades_to_the_words_it_stored():
     carry the same numbers."""
     stored = json.loads((Path(__file__).parent / "format3_verdict.json").read_text())
     old = stored["verdict"]
-    verdict = ContextVerdict.from_dict(old, ropes={label: Rope.from_dict(rope) for label, rope in
-                                                   stored["ropes"].items()}, block=stored["block"])
+    verdict = ContextVerdict.from_dict(old, views=views_of(stored), block=stored["block"])
     table = verdict.decomposition.table
     assert [words.row_label(row) for row in table] == [row["label"] for row in old["decomposition"]["rows"]]
     assert [words.row_what(row, verdict) for row in table] == [row["what"] for row in old["decomposition"]["rows"]]
@@ -68,7 +79,7 @@ def test_a_format_3_verdict_upgrades_to_the_words_it_stored():
     assert [words.row_label(row) for row in levers] == [lever["label"] for lever in old["decomposition"]["levers"]]
     assert [verdict.decomposition.share_of_rise(row) for row in levers] == [
         lever["share_of_rise"] for lever in old["decomposition"]["levers"]]
-    assert [(row.view, row.saved) for row in verdict.decomposition.schedules()] == [
+    assert [(row.view.label, row.saved) for row in verdict.decomposition.schedules()] == [
         (entry["label"], entry["saved"]) for entry in old["schedules"]]
     assert verdict.decomposition.dominant.value == old["decomposition"]["dominant"]
     assert words.scope(verdict.documents) == old["scope"] and words.resampling(verdict) == old["bootstrap"]
@@ -79,11 +90,10 @@ def test_a_format_2_verdict_reads_without_layer_types():
     """Format 2 had no layer types: read as None, every other number as stored (Gemma's format-3 verdict, which has
     two layer types, stripped of them: tests/core/records/format3_gemma_verdict.json)."""
     stored = json.loads((Path(__file__).parent / "format3_gemma_verdict.json").read_text())
-    ropes = {label: Rope.from_dict(rope) for label, rope in stored["ropes"].items()}
     data = stored["verdict"]
     older = {key: value for key, value in data.items() if key != "layer_types"} | {"format": 2}
-    verdict = ContextVerdict.from_dict(older, ropes=ropes, block=stored["block"])
-    current = ContextVerdict.from_dict(data, ropes=ropes, block=stored["block"])
+    verdict = ContextVerdict.from_dict(older, views=views_of(stored), block=stored["block"])
+    current = ContextVerdict.from_dict(data, views=views_of(stored), block=stored["block"])
     assert current.layer_types is not None and verdict.layer_types is None
     assert verdict.decomposition.levers == current.decomposition.levers
 
