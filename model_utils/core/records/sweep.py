@@ -18,8 +18,7 @@ from model_utils.core.records.base import OLD_VIEW_KEYS, Record, old_view, read,
 from model_utils.core.records.cut_context import CutContextPass
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import SpreadMethod, method_from_sentence
-from model_utils.core.records.verdict import ContextVerdict, Multipliers, completed
-from model_utils.core.records.verdict import upgraded as upgraded_verdict
+from model_utils.core.records.verdict import ContextVerdict, Multipliers, completed, upgraded_in
 from model_utils.core.rope import Rope
 from model_utils.core.views import OfView, View, reference_index
 
@@ -194,18 +193,7 @@ def upgraded(data: dict) -> dict:
         data = _from_format_4(data)
     if found != FORMAT:
         data = _from_format_5(data)
-    return _verdict_upgraded(data)
-
-
-def _verdict_upgraded(data: dict) -> dict:
-    """The document's verdict in the verdict's own format, from an older one, given the document's views (which an
-    older verdict named by their labels) and its bootstrap's block."""
-    verdict = field(data, "verdict", KIND)
-    if verdict is None:
-        return data
-    views = [read_value(View, field(result, "view", KIND), KIND) for result in field(data, "results", KIND)]
-    block = field(field(data, "bootstrap", KIND), "block", KIND)
-    return data | {"verdict": upgraded_verdict(verdict, views=views, block=block)}
+    return upgraded_in(data, KIND, block=field(field(data, "bootstrap", KIND), "block", KIND))
 
 
 def _from_format_5(data: dict) -> dict:

@@ -12,8 +12,7 @@ from model_utils.core.records import RecordError, check_format, field
 from model_utils.core.records.base import OLD_VIEW_KEYS, DocumentEntry, Record, old_view, read, read_value
 from model_utils.core.records.run import RunInfo
 from model_utils.core.records.spread import Spread, SpreadMethod, method_from_sentence
-from model_utils.core.records.verdict import ContextVerdict, completed
-from model_utils.core.records.verdict import upgraded as upgraded_verdict
+from model_utils.core.records.verdict import ContextVerdict, completed, upgraded_in
 from model_utils.core.views import OfView, View
 
 FORMAT = 4  # bump when a key changes; from_dict refuses other formats but OLDER
@@ -224,18 +223,7 @@ def upgraded(data: dict) -> dict:
         data = _from_format_2(data)
     if found != FORMAT:
         data = _from_format_3(data)
-    return _verdict_upgraded(data)
-
-
-def _verdict_upgraded(data: dict) -> dict:
-    """The summary's verdict in the verdict's own format, from an older one, given the summary's views (which an
-    older verdict named by their labels) and its documents."""
-    verdict = field(data, "verdict", KIND)
-    if verdict is None:
-        return data
-    views = [read_value(View, field(result, "view", KIND), KIND) for result in field(data, "results", KIND)]
-    documents = field(field(data, "corpus", KIND), "documents", KIND)
-    return data | {"verdict": upgraded_verdict(verdict, views=views, documents=documents)}
+    return upgraded_in(data, KIND, documents=field(field(data, "corpus", KIND), "documents", KIND))
 
 
 def _from_format_3(data: dict) -> dict:

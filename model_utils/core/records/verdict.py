@@ -513,6 +513,16 @@ def upgraded(data: dict, *, views: Sequence[View] = (), documents: int | None = 
     return data if found == FORMAT else _from_format_5(data, views)
 
 
+def upgraded_in(document: dict, kind: str, **context) -> dict:
+    """A sweep's or corpus summary's JSON with its verdict (if any) `upgraded`, given the views of its results
+    (which an older verdict named by their labels) and the `context` an older verdict needs (block, documents)."""
+    verdict = field(document, "verdict", kind)
+    if verdict is None:
+        return document
+    views = [read_value(View, field(result, "view", kind), kind) for result in field(document, "results", kind)]
+    return document | {"verdict": upgraded(verdict, views=views, **context)}
+
+
 # --- older formats ------------------------------------------------------------------------------------------------
 
 
