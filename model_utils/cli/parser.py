@@ -277,6 +277,7 @@ def add_generate(commands) -> None:
 def add_fit(commands) -> None:
     """`fit`: the temperature that minimizes the loss past the trained length, held out over documents."""
     from model_utils.experiments.fit.families import FAMILIES
+    from model_utils.verdicts.words import FIT_FAMILIES
 
     fitted = commands.add_parser("fit", help="fit a temperature on a corpus (a constant T on a RoPE recipe, or a "
                                              "length-dependent family), held out over documents")
@@ -287,7 +288,7 @@ def add_fit(commands) -> None:
     corpus.add_argument("--builtin-corpus", action="store_true", help=f"the built-in documents (from {SOURCE})")
     fitted.add_argument("--documents", type=int, metavar="N", help="only the first N documents of the corpus")
     fitted.add_argument("--family", choices=list(FAMILIES), default="constant",
-                        help="; ".join(f"{name}: {family.description} (bounds {family.bounds[0]:g} to "
+                        help="; ".join(f"{name}: {FIT_FAMILIES[name]} (bounds {family.bounds[0]:g} to "
                                        f"{family.bounds[1]:g}, tolerance {family.tolerance:g})"
                                        for name, family in FAMILIES.items()))
     fitted.add_argument("--folds", type=int, default=2, metavar="K",

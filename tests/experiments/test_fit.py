@@ -22,6 +22,7 @@ from model_utils.experiments.fit.families import FAMILIES
 from model_utils.experiments.fit.run import FitRequest, fit, folds_of
 from model_utils.experiments.runs.worker import DocumentWorker, WorkerSettings
 from model_utils.experiments.sweep import SweepSettings
+from model_utils.verdicts.words import fit_methods
 
 PLANTED = 1.3
 TRAINED = 64  # the planted model's trained length: 236 of each document's 300 positions lie past it
@@ -104,7 +105,7 @@ def test_the_fit_lands_on_the_grids_minimum_and_on_the_planted_temperature(plant
     assert abs(summary.parameter - best) <= tolerance + 0.005, (summary.parameter, best)
     low, high = summary.interval
     assert low <= summary.parameter <= high and high - low > 0  # a bootstrap over documents, not one value
-    assert summary.interval_method.startswith("95% percentile bootstrap over the 4 documents")
+    assert fit_methods(summary)["interval"].startswith("95% percentile bootstrap over the 4 documents")
     gains = summary.held_out.gains
     assert gains["plain"].saved > 0.05  # T = 1 is far from the planted 1.3
     assert gains["plain"].interval[0] > 0

@@ -99,7 +99,7 @@ def test_a_summary_or_fit_of_another_format_is_an_error_line_naming_the_fix(tiny
     errors = [error.value for error in at.error]
     assert len(errors) == 2, errors
     assert plain("this corpus-tune summary has format None") in errors[0] and "regenerate it" in errors[0]
-    assert plain(f"this fit has format 1; this version reads format {FIT_FORMAT}") in errors[1]
+    assert plain(f"this fit has format 1; this version reads format 3, {FIT_FORMAT}") in errors[1]
     assert not any("context_corpus_nll" in key or "context_fit_law" in key for key in charts(at))
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from model_utils.core.records import fit as fit_record
 from model_utils.core.records.base import DocumentEntry
 from model_utils.core.records.fit import FitSettings, FitSummary, Fold, Gain, HeldOut, Multiplier
 from model_utils.core.records.run import RunInfo
@@ -122,17 +123,17 @@ def fit_summary(*, values=(0.9, 0.92), law=1.143, rope=YARN_ROPE, gains=None, at
                                              "recipe": (0.0, -0.01, 0.01)}
     fitted = sum(values) / len(values)
     return FitSummary(
-        model="m", rope=rope, family="constant", family_description="one temperature", knob="T", parameter=fitted,
-        interval=(min(values), max(values)), interval_method="bootstrap over documents", at_bound=at_bound,
-        trained_length=TRAINED,
-        bounds=(0.6, 1.6), tolerance=0.02, optimizer="Brent",
+        model="m", rope=rope, family="constant", knob="T", parameter=fitted, interval=(min(values), max(values)),
+        interval_method=fit_record.IntervalMethod.CURVE_BOOTSTRAP,
+        bootstrap=fit_record.FitBootstrap(resamples=1000, confidence=0.95, seed=0, window=0.1), at_bound=at_bound,
+        trained_length=TRAINED, bounds=(0.6, 1.6), tolerance=0.02, optimizer=fit_record.Optimizer.BOUNDED_BRENT,
         folds=tuple(Fold(fold=i, training=(), parameter=v, nll_past=2.0, converged=True, at_bound=at_bound,
-                         evaluations=(), held_out=(), label=f"T={v:g}") for i, v in enumerate(values)),
+                         evaluations=(), held_out=(), view=View(v, rope)) for i, v in enumerate(values)),
         evaluations=0,
         held_out=HeldOut(gains={name: Gain(saved=saved, interval=(low, high))
                                 for name, (saved, low, high) in gains.items()},
                          nll_past_plain=4.0, nll_past_fitted=2.0, in_context_change=0.01, choices=(),
-                         method="held out"),
+                         method=fit_record.HeldOutMethod.CROSS_FIT),
         documents=tuple(DocumentEntry(name=str(i), sha256=str(i), n_tokens=tokens) for i in range(4)),
         corpus="synthetic", settings=FitSettings(max_tokens=tokens, bucket_size=1024, window=32, q_start=1),
         multiplier=None if rope is None else Multiplier(fitted=1 / fitted, interval=(1 / max(values), 1 / min(values)),

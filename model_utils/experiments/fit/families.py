@@ -1,6 +1,7 @@
 """The one-parameter temperature families the fitter tunes: a constant temperature T (on the model's own positions
 or on a RoPE recipe), and T(p) = 1 + a ln(max(1, (p + 1) / L)), 1 up to the trained length L (core.schedules
-.LengthTemperature). Each says its knob, the bounds the optimizer searches and the tolerance it stops at."""
+.LengthTemperature). Each says its knob, the bounds the optimizer searches and the tolerance it stops at; the words
+say what each fits (verdicts.words.FIT_FAMILIES)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ class Family:
     bounds: tuple[float, float]  # searched by the optimizer (--bounds overrides)
     tolerance: float  # the optimizer stops once the minimum is located to within this (scipy's xatol)
     spec_of: Callable[[float, int], float | PositionSchedule]  # (value, trained length) -> what a pass runs
-    description: str
 
     def spec(self, value: float, trained_length: int) -> float | PositionSchedule:
         return self.spec_of(value, trained_length)
@@ -25,11 +25,8 @@ class Family:
 
 FAMILIES = {
     "constant": Family(
-        name="constant", knob="T", bounds=(0.6, 1.6), tolerance=0.01, spec_of=lambda value, _: value,
-        description="one temperature T in every layer and at every position (logit multiplier 1 / T)"),
+        name="constant", knob="T", bounds=(0.6, 1.6), tolerance=0.01, spec_of=lambda value, _: value),
     "logn": Family(
         name="logn", knob="a", bounds=(-0.6, 1.0), tolerance=0.01,
-        spec_of=lambda value, trained: LengthTemperature(value, trained),
-        description="T(p) = 1 + a ln(max(1, (p + 1) / L)) on the query at position p: 1 up to the trained length "
-                    "L, softer (a > 0) or sharper (a < 0) past it"),
+        spec_of=lambda value, trained: LengthTemperature(value, trained)),
 }

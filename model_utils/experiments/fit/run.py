@@ -135,7 +135,7 @@ class Fitter:
         return Fold(fold=fold, training=tuple(d.sha256 for d in training), parameter=best.parameter,
                     nll_past=best.nll_past, converged=bool(found.success), at_bound=at_bound,
                     evaluations=tuple(evaluations), held_out=tuple(d.sha256 for d in held_out),
-                    label=self.request.view(best.parameter, self.trained_length).label)
+                    view=self.request.view(best.parameter, self.trained_length))
 
     def _report(self, fold: int, evaluations: list[Evaluation], started: float) -> None:
         """An EVALUATION event: evaluation i of at most `max_evaluations` in this fold, its value and the best."""

@@ -13,7 +13,6 @@ import numpy as np
 
 from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, interval
 from model_utils.core.records.fit import Fold
-from model_utils.verdicts.words import fit_spread_method
 
 WINDOW = 0.1  # in the parameter: the evaluations this close to a fold's best describe a document's curve there
 POINTS = 3  # a quadratic needs three; fewer within WINDOW takes the three nearest
@@ -38,11 +37,10 @@ class Curves:
 
 @dataclass(frozen=True, kw_only=True)
 class Spread:
-    """What fit.json says of its value: the minimum over every document, the bootstrap interval, and how."""
+    """What fit.json says of its value: the minimum over every document and the bootstrap interval."""
 
     parameter: float
     interval: tuple[float, float]
-    method: str
 
 
 def document_curve(points: Sequence[tuple[float, float]], best: float) -> np.ndarray:
@@ -78,5 +76,4 @@ def spread(curves: Curves, bounds: tuple[float, float], rng: np.random.Generator
     samples = np.clip(curves.minimum(counts), *bounds)
     samples = samples[np.isfinite(samples)]
     low, high = interval(samples) if len(samples) else (every, every)
-    return Spread(parameter=every, interval=(float(low), float(high)),
-                  method=fit_spread_method(count, resamples, WINDOW))
+    return Spread(parameter=every, interval=(float(low), float(high)))

@@ -11,17 +11,28 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, interval
+from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE, interval
 from model_utils.core.records.base import DocumentEntry
-from model_utils.core.records.fit import Choice, FitSettings, FitSummary, Fold, Gain, HeldOut, Multiplier
+from model_utils.core.records.fit import (
+    Choice,
+    FitBootstrap,
+    FitSettings,
+    FitSummary,
+    Fold,
+    Gain,
+    HeldOut,
+    HeldOutMethod,
+    IntervalMethod,
+    Multiplier,
+    Optimizer,
+)
 from model_utils.core.schedules import yarn_multiplier
 from model_utils.core.views import View
 from model_utils.experiments.corpus import Corpus
-from model_utils.experiments.fit.spread import document_curves, spread
+from model_utils.experiments.fit.spread import WINDOW, document_curves, spread
 from model_utils.experiments.fit.store import Store
 from model_utils.experiments.sweep import SweepSettings
 from model_utils.models import LoadedModel
-from model_utils.verdicts.words import FIT_OPTIMIZER, fit_held_out_method
 
 SEED = 0
 
@@ -62,7 +73,7 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
                                "best_constant": []}
     fitted_rows = []
     for fold in folds:
-        fitted_rows.append(_sums(store, fold.held_out, fold.label))
+        fitted_rows.append(_sums(store, fold.held_out, fold.view.label))
         chosen = {"plain": View(1.0), "best_schedule": _best_on(store, fold.training, schedules),
                   "best_constant": _best_on(store, fold.training, grid)}
         if request.rope is not None:
@@ -71,8 +82,7 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
             if view is not None:
                 references[name].append(_sums(store, fold.held_out, view.label))
         choices.append(Choice(fold=fold.fold, documents=fold.held_out, parameter=fold.parameter,
-                              best_schedule=None if chosen["best_schedule"] is None else chosen["best_schedule"].label,
-                              best_constant=chosen["best_constant"].label))
+                              best_schedule=chosen["best_schedule"], best_constant=chosen["best_constant"]))
     fitted = np.concatenate(fitted_rows)
     plain = np.concatenate(references["plain"])
     fitted_value = _spread(store, folds, request, trained_length, rng)
@@ -81,14 +91,15 @@ def fit_summary(loaded: LoadedModel, corpus: Corpus, tokens: list[int], request,
         nll_past_plain=_pooled_past(plain), nll_past_fitted=_pooled_past(fitted),
         in_context_change=float((fitted[:, 2].sum() - plain[:, 2].sum()) / fitted[:, 3].sum()),
         choices=tuple(choices),
-        method=fit_held_out_method())
+        method=HeldOutMethod.CROSS_FIT)
     return FitSummary(
         model=loaded.name, rope=request.rope, family=request.family.name,
-        family_description=request.family.description, knob=request.family.knob,
-        parameter=fitted_value.parameter, interval=fitted_value.interval, interval_method=fitted_value.method,
+        knob=request.family.knob, parameter=fitted_value.parameter, interval=fitted_value.interval,
+        interval_method=IntervalMethod.CURVE_BOOTSTRAP,
+        bootstrap=FitBootstrap(resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE, seed=SEED, window=WINDOW),
         at_bound=any(fold.at_bound for fold in folds),  # the minimum may lie beyond the searched interval
         trained_length=trained_length, bounds=tuple(request.search), tolerance=request.xatol,
-        optimizer=FIT_OPTIMIZER,
+        optimizer=Optimizer.BOUNDED_BRENT,
         folds=tuple(folds), evaluations=sum(len(fold.evaluations) for fold in folds), held_out=held_out,
         documents=tuple(DocumentEntry(name=d.name, sha256=d.sha256, n_tokens=n, domain=d.domain)
                         for d, n in zip(corpus.documents, tokens, strict=True)),

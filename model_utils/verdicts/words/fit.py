@@ -1,17 +1,16 @@
 """A fit's words (fit.json's FitSummary, judged by verdicts/fit.py as a FitVerdict): the table row, the headline,
-each held-out gain as the verdict judged it, YaRN's law against the fitted multiplier, the terminal table, and the
-methods stored with the file."""
+each held-out gain as the verdict judged it, YaRN's law against the fitted multiplier, the terminal table, and how
+the fit was made, from the facts its file stores."""
 
 from __future__ import annotations
 
-from model_utils.core.bootstrap import BOOTSTRAP_RESAMPLES, CONFIDENCE
-from model_utils.core.records.fit import FitSummary, Gain
+from model_utils.core.bootstrap import CONFIDENCE
+from model_utils.core.records.fit import FitSummary, Gain, HeldOutMethod, IntervalMethod, Optimizer
 from model_utils.verdicts.fit import FitVerdict, Judgement, LawPosition, law
 from model_utils.verdicts.words.common import NO_VALUE, SAVES_PER_TOKEN, signed
 
-__all__ = ["AGAINST", "FIT_COLUMNS", "FIT_OPTIMIZER", "FIT_TABLE_CAPTION", "LAW_POSITIONS", "fit_headline",
-           "fit_held_out_method", "fit_name", "fit_point_label", "fit_reused", "fit_row", "fit_sentences",
-           "fit_spread_method", "fit_table"]
+__all__ = ["AGAINST", "FIT_COLUMNS", "FIT_FAMILIES", "FIT_TABLE_CAPTION", "LAW_POSITIONS", "fit_headline",
+           "fit_methods", "fit_name", "fit_point_label", "fit_reused", "fit_row", "fit_sentences", "fit_table"]
 
 # what each held-out gain is measured against, as the sentences name it, in verdicts.fit.REFERENCES' order
 AGAINST = {
@@ -148,20 +147,30 @@ def fit_point_label(summary: FitSummary) -> str:
     return f"{fit_name(summary)}, {summary.settings.max_tokens:,} tokens"
 
 
-FIT_OPTIMIZER = ("scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the pooled next-token NLL of "
-                 "the training documents' positions past the trained length")
+FIT_FAMILIES = {  # what each family of experiments.fit.families fits (fit --family)
+    "constant": "one temperature T in every layer and at every position (logit multiplier 1 / T)",
+    "logn": "T(p) = 1 + a ln(max(1, (p + 1) / L)) on the query at position p: 1 up to the trained length L, softer "
+            "(a > 0) or sharper (a < 0) past it"}
+OPTIMIZERS = {Optimizer.BOUNDED_BRENT: "scipy.optimize.minimize_scalar(method='bounded'): Brent's method on the "
+                                       "pooled next-token NLL of the training documents' positions past the trained "
+                                       "length"}
 
 
-def fit_held_out_method() -> str:
-    return ("each document is scored with the value fitted on the other folds' documents; gains pooled over its "
-            f"positions past the trained length; {CONFIDENCE:.0%} bootstrap over the held-out documents "
-            f"({BOOTSTRAP_RESAMPLES} resamples), saved = reference NLL minus fitted NLL")
-
-
-def fit_spread_method(documents: int, resamples: int, window: float) -> str:
-    return (f"{CONFIDENCE:.0%} percentile bootstrap over the {documents} documents ({resamples} resamples) of the "
-            f"minimum of their summed NLL curves past the trained length, each document's curve a quadratic "
-            f"through its fold's evaluations within {window:g} of the fold's best")
+def fit_methods(summary: FitSummary) -> dict[str, str]:
+    """How a fit was made, from the facts its file stores: what its family fits, how each fold searched, how the
+    value's interval over documents (one curve per fold's training document) and the held-out gains were made."""
+    bootstrap, curves = summary.bootstrap, sum(len(fold.training) for fold in summary.folds)
+    interval = {IntervalMethod.CURVE_BOOTSTRAP: (
+        f"{bootstrap.confidence:.0%} percentile bootstrap over the {curves} documents ({bootstrap.resamples} "
+        "resamples) of the minimum of their summed NLL curves past the trained length, each document's curve a "
+        f"quadratic through its fold's evaluations within {bootstrap.window:g} of the fold's best")}
+    held_out = {HeldOutMethod.CROSS_FIT: (
+        "each document is scored with the value fitted on the other folds' documents; gains pooled over its "
+        f"positions past the trained length; {bootstrap.confidence:.0%} bootstrap over the held-out documents "
+        f"({bootstrap.resamples} resamples), saved = reference NLL minus fitted NLL")}
+    return {"family": FIT_FAMILIES.get(summary.family, f"the {summary.family} family"),
+            "optimizer": OPTIMIZERS[summary.optimizer], "interval": interval[summary.interval_method],
+            "held_out": held_out[summary.held_out.method]}
 
 
 def fit_reused(source: str, reused: int, comparisons: int, largest: float) -> str:

@@ -1,8 +1,11 @@
-"""The fit record on the committed fit.json: read and written back unchanged, and a file with a missing key or of
+"""The fit record on the committed fit.json (format 3: methods as sentences, views as labels): read through the
+upgrade, each label read as the view it was written from and each sentence said again by the words from the facts,
+then written in this format and read back unchanged; an unknown sentence or label, a file with a missing key or of
 another format refused with a RecordError that names the fix."""
 
 import copy
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,10 @@ import pytest
 from model_utils.core.records import RecordError
 from model_utils.core.records.fit import FORMAT, FitSummary
 from model_utils.core.rope import Rope
+from model_utils.core.views import View
+from model_utils.verdicts.words import fit_methods
+
+CHANGED = {"format", "family_description", "interval_method", "bootstrap", "optimizer", "folds", "held_out"}
 
 COMMITTED = sorted((Path(__file__).resolve().parents[3] / "assets" / "fit").glob("*/fit.json"))
 
@@ -21,11 +28,46 @@ def committed() -> dict:
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda path: path.parent.name)
-def test_every_committed_fit_round_trips(path):
-    written = json.loads(path.read_text())
-    fit = FitSummary.from_dict(written)
-    assert FitSummary.from_dict(fit.to_dict()) == fit
-    assert fit.to_dict() == written
+def test_every_committed_fit_reads_its_views_and_methods_and_round_trips(path):
+    old = json.loads(path.read_text())
+    fit = FitSummary.from_dict(old)
+    assert [fold.view.label for fold in fit.folds] == [fold["label"] for fold in old["folds"]]
+    assert [fold.view.temperature for fold in fit.folds] == [fold["parameter"] for fold in old["folds"]]
+    assert all(fold.view.rope == fit.rope for fold in fit.folds)
+    labels = [(c["best_schedule"], c["best_constant"]) for c in old["held_out"]["choices"]]
+    assert [(None if c.best_schedule is None else c.best_schedule.label, c.best_constant.label)
+            for c in fit.held_out.choices] == labels
+    assert fit_methods(fit) == {"family": old["family_description"], "optimizer": old["optimizer"],
+                                "interval": old["interval_method"], "held_out": old["held_out"]["method"]}
+    written = json.loads(json.dumps(fit.to_dict()))
+    assert FitSummary.from_dict(written) == fit and written["format"] == FORMAT == 4
+    assert {key: value for key, value in written.items() if key not in CHANGED} == {
+        key: value for key, value in old.items() if key not in CHANGED}
+    assert View.from_dict(written["folds"][0]["view"]) == fit.folds[0].view
+
+
+@pytest.mark.parametrize("where", [(), ("held_out",)])
+def test_a_method_sentence_this_version_does_not_know_is_refused(committed, where):
+    damaged = copy.deepcopy(committed)
+    holder = damaged
+    for step in where:
+        holder = holder[step]
+    key = "method" if where else "interval_method"
+    holder[key] = holder[key].replace("1000 resamples", "2000 resamples")
+    with pytest.raises(RecordError, match=r"2000 resamples.*a method this version does not know: regenerate it"):
+        FitSummary.from_dict(damaged)
+
+
+@pytest.mark.parametrize(("path", "key", "label"), [(("folds", 0), "label", "yarn-rope (s=1.5) + T=0.95"),
+                                                    (("held_out", "choices", 1), "best_constant", "T=1.1")])
+def test_a_label_that_is_not_a_view_of_the_fit_is_refused(committed, path, key, label):
+    damaged = copy.deepcopy(committed)
+    holder = damaged
+    for step in path:
+        holder = holder[step]
+    holder[key] = label
+    with pytest.raises(RecordError, match=rf"the view '{re.escape(label)}', which this version cannot match"):
+        FitSummary.from_dict(damaged)
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda path: path.parent.name)
@@ -57,7 +99,7 @@ def test_another_format_is_refused(committed, found):
     other = {key: value for key, value in committed.items() if key != "format"}
     if found is not None:
         other["format"] = found
-    with pytest.raises(RecordError, match=rf"this fit has format {found!r}; this version reads format {FORMAT}: "
+    with pytest.raises(RecordError, match=rf"this fit has format {found!r}; this version reads format 3, {FORMAT}: "
                                           "regenerate it"):
         FitSummary.from_dict(other)
 
@@ -68,8 +110,10 @@ def test_a_fit_that_is_not_an_object_is_refused():
 
 
 def test_a_fit_written_before_compare_from_reads_as_computed(committed):
-    older = {key: value for key, value in committed.items() if key != "compared_from"}
-    assert FitSummary.from_dict(older).compared_from is None
+    current = FitSummary.from_dict(committed).to_dict()
+    for written in (committed, current):
+        older = {key: value for key, value in written.items() if key != "compared_from"}
+        assert FitSummary.from_dict(older).compared_from is None
     assert FitSummary.from_dict(older).to_dict() == {**older, "compared_from": None}
 
 
@@ -79,4 +123,5 @@ def test_a_fit_written_before_its_compared_temperatures_reads_them_from_its_comm
     older = {key: value for key, value in committed.items() if key != "compared_temperatures"}
     assert "--compare-temperatures 1 " in older["run"]["command"]
     assert FitSummary.from_dict(older).compared_temperatures == (1.0,)
-    assert FitSummary.from_dict({**older, "run": None}).compared_temperatures is None
+    with pytest.raises(RecordError, match="the view 'T=1', which this version cannot match"):
+        FitSummary.from_dict({**older, "run": None})  # nothing says which constant temperatures it chose among

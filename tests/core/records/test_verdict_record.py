@@ -15,6 +15,7 @@ import pytest
 import model_utils.core.records
 import model_utils.verdicts
 from model_utils.core.records.base import old_view
+from model_utils.core.records.fit import FORMAT as FIT_FORMAT
 from model_utils.core.records.fit import FitSummary
 from model_utils.core.records.sweep import SweepDocument
 from model_utils.core.records.tune import TuneSummary
@@ -50,8 +51,8 @@ def test_every_committed_result_round_trips_through_its_record(raw, path):
     if record_of(path) is not FitSummary:
         assert isinstance(record.verdict, ContextVerdict)
         assert written["verdict"]["format"] == 6
-    if record_of(path) is FitSummary:  # written in the current format: read back key for key
-        assert written == raw[path]
+    if record_of(path) is FitSummary:  # written in format 3, upgraded (test_fit_record.py compares key for key)
+        assert raw[path]["format"] == 3 and written["format"] == FIT_FORMAT
 
 
 def views_of(stored: dict) -> list[View]:
