@@ -6,6 +6,7 @@ was made is stored as facts (enum codes and the bootstrap's numbers), which verd
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import Enum
 
@@ -119,6 +120,16 @@ class FitBootstrap(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class Reused(Record):
+    """The comparisons a fit read from a tune's rows instead of computing them (fit --compare-from)."""
+
+    source: str  # the tune's folder, as given on the command line
+    reused: int
+    comparisons: int
+    largest: float  # the largest difference from the fit's own T = 1 pass, nats per token past the trained length
+
+
+@dataclass(frozen=True, kw_only=True)
 class FitSettings(Record):
     """The sweep settings every pass of the fit shared."""
 
@@ -156,7 +167,7 @@ class FitSummary(Record):
     wall_seconds: float | None = None
     workers: int | None = None
     ray_address: str | None = None
-    compared_from: str | None = None  # the tune whose rows gave the comparisons (fit --compare-from); None: computed
+    compared_from: Reused | None = None  # None: every comparison computed
     run: RunInfo | None = None
     # the constant temperatures on the model's own positions each fold chose its best constant T among
     # (--compare-temperatures); in files written before, read from the command line that made them (None: unknown)
@@ -187,13 +198,17 @@ OLD_INTERVAL = ("95% percentile bootstrap over the {} documents (1000 resamples)
 OLD_HELD_OUT = ("each document is scored with the value fitted on the other folds' documents; gains pooled over its "
                 "positions past the trained length; 95% bootstrap over the held-out documents (1000 resamples), "
                 "saved = reference NLL minus fitted NLL")
+OLD_REUSED = re.compile(r"(?P<source>.+): (?P<reused>\d+) of the (?P<comparisons>\d+) comparisons read from the "
+                        r"tune's rows, checked against this fit's own T = 1 pass \(largest difference "
+                        r"(?P<largest>\S+) nats per token past the trained length\)")
 OLD_BOOTSTRAP = {"resamples": 1000, "confidence": 0.95, "seed": 0, "window": 0.1}  # what format 3's sentences say
 
 
 def _from_format_3(data: dict) -> dict:
     """Format 3 stored its methods and its family's description as sentences, each checked here against the one that
-    version wrote from the same facts; and each fold's view and each choice's best schedule and constant T as
-    labels, each matched to the view it was written from (never parsed). An unknown one is refused."""
+    version wrote from the same facts (what it read from a tune: its template matched, the numbers taken); and each
+    fold's view and each choice's best schedule and constant T as labels, each matched to the view it was written
+    from (never parsed). An unknown one is refused."""
     folds, held_out = field(data, "folds", KIND), field(data, "held_out", KIND)
     curves = sum(len(field(fold, "training", KIND)) for fold in folds)
     for sentence, known in ((field(data, "family_description", KIND), OLD_FAMILIES.get(data.get("family"))),
@@ -201,8 +216,7 @@ def _from_format_3(data: dict) -> dict:
                             (field(data, "interval_method", KIND), OLD_INTERVAL.format(curves)),
                             (field(held_out, "method", KIND), OLD_HELD_OUT)):
         if sentence != known:
-            raise RecordError(f"this {KIND} says {sentence!r}, a method this version does not know: regenerate it "
-                              "with the command that made it")
+            _unknown(sentence)
     rope, trained = read_value(Rope | None, field(data, "rope", KIND), KIND), field(data, "trained_length", KIND)
     grid = data["compared_temperatures"] if "compared_temperatures" in data else _compared_in(data.get("run"))
     choices = [choice | {"best_constant": _matched(field(choice, "best_constant", KIND), [View(t) for t in grid or ()]),
@@ -211,9 +225,24 @@ def _from_format_3(data: dict) -> dict:
     return {key: value for key, value in data.items() if key != "family_description"} | {
         "format": FORMAT, "interval_method": IntervalMethod.CURVE_BOOTSTRAP.value, "bootstrap": OLD_BOOTSTRAP,
         "optimizer": Optimizer.BOUNDED_BRENT.value, "compared_temperatures": grid,
+        "compared_from": _reused(data.get("compared_from")),
         "folds": [{key: value for key, value in fold.items() if key != "label"} | {"view": _fitted(fold, rope, trained)}
                   for fold in folds],
         "held_out": held_out | {"method": HeldOutMethod.CROSS_FIT.value, "choices": choices}}
+
+
+def _unknown(sentence: str):
+    raise RecordError(f"this {KIND} says {sentence!r}, a method this version does not know: regenerate it with the "
+                      "command that made it")
+
+
+def _reused(sentence: str | None) -> dict | None:
+    """What a fit read from a tune's rows, from the sentence format 3 wrote of it (its whole template matched)."""
+    found = None if sentence is None else OLD_REUSED.fullmatch(sentence)
+    if sentence is not None and found is None:
+        _unknown(sentence)
+    return None if found is None else {"source": found["source"], "reused": int(found["reused"]),
+                                       "comparisons": int(found["comparisons"]), "largest": float(found["largest"])}
 
 
 def _fitted(fold: dict, rope: Rope | None, trained: int) -> dict:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from model_utils.core.errors import AnalysisError
 from model_utils.core.progress import EVALUATION, OnProgress, Progress, report_progress
-from model_utils.core.records.fit import Evaluation, FitSummary, Fold
+from model_utils.core.records.fit import Evaluation, FitSummary, Fold, Reused
 from model_utils.core.rope import RECIPES, REMAPS, Rope
 from model_utils.core.schedules import PositionSchedule
 from model_utils.core.views import View, as_view
@@ -27,7 +27,6 @@ from model_utils.experiments.runs.pool import Placement, Pool, open_pool
 from model_utils.experiments.runs.worker import WorkerSettings
 from model_utils.experiments.sweep import SweepSettings, check_specs, check_text
 from model_utils.models import LoadedModel
-from model_utils.verdicts.words import fit_reused
 
 FORMAT = 1  # of the rows' metadata (fit.json's is core.records.fit.FORMAT)
 FIT = "fit.json"
@@ -98,16 +97,16 @@ class Fitter:
                                  for (sha, _), row in rows.items()])
         return rows
 
-    def reuse(self, tune: TuneRows, documents: list[Document], views: list[View]) -> str:
+    def reuse(self, tune: TuneRows, documents: list[Document], views: list[View]) -> Reused:
         """T = 1 computed on every document, then the other comparisons the tune holds read from its rows into the
-        store (reuse.reused_rows); what was reused, as fit.json says it."""
+        store (reuse.reused_rows); what was reused."""
         plain = View(1.0)
         own = self.results("compare-plain", documents, [plain])
         rows, largest = reused_rows(tune, {sha: row for (sha, _), row in own.items()}, documents, views)
         if rows:
             self.store.write("compare-reused", [_row("compare-reused", -1, -1, math.nan, document, record)
                                                 for document, record in rows])
-        return fit_reused(tune.source, len(rows), len(documents) * len(views), largest)
+        return Reused(source=tune.source, reused=len(rows), comparisons=len(documents) * len(views), largest=largest)
 
     def search(self, fold: int, training: list[Document], held_out: list[Document]) -> Fold:
         """Brent's bounded minimization of the pooled past-region NLL over `training`; every evaluation recorded."""

@@ -5,7 +5,7 @@ the fit was made, from the facts its file stores."""
 from __future__ import annotations
 
 from model_utils.core.bootstrap import CONFIDENCE
-from model_utils.core.records.fit import FitSummary, Gain, HeldOutMethod, IntervalMethod, Optimizer
+from model_utils.core.records.fit import FitSummary, Gain, HeldOutMethod, IntervalMethod, Optimizer, Reused
 from model_utils.verdicts.fit import FitVerdict, Judgement, LawPosition, law
 from model_utils.verdicts.words.common import NO_VALUE, SAVES_PER_TOKEN, signed
 
@@ -173,10 +173,11 @@ def fit_methods(summary: FitSummary) -> dict[str, str]:
             "held_out": held_out[summary.held_out.method]}
 
 
-def fit_reused(source: str, reused: int, comparisons: int, largest: float) -> str:
+def fit_reused(reused: Reused) -> str:
     """What a fit read from a tune's rows instead of computing it (fit --compare-from)."""
-    return (f"{source}: {reused} of the {comparisons} comparisons read from the tune's rows, checked against this "
-            f"fit's own T = 1 pass (largest difference {largest:.1e} nats per token past the trained length)")
+    return (f"{reused.source}: {reused.reused} of the {reused.comparisons} comparisons read from the tune's rows, "
+            f"checked against this fit's own T = 1 pass (largest difference {reused.largest:.1e} nats per token past "
+            "the trained length)")
 
 
 def fit_table(summary: FitSummary) -> str:
@@ -192,7 +193,7 @@ def fit_table(summary: FitSummary) -> str:
         lines.append(f"logit multiplier {multiplier.fitted:.4f} against YaRN's law (0.1 ln s + 1)^2 = "
                      f"{multiplier.yarn_law:.4f} at s = {multiplier.scale:g}")
     if summary.compared_from is not None:
-        lines.append(f"comparisons from {summary.compared_from}")
+        lines.append(f"comparisons from {fit_reused(summary.compared_from)}")
     for name, entry in summary.held_out.gains.items():
         low, high = entry.interval
         lines.append(f"  held out, NLL saved past the trained length vs {name}: {entry.saved:+.4f} "

@@ -14,9 +14,10 @@ from model_utils.core.records import RecordError
 from model_utils.core.records.fit import FORMAT, FitSummary
 from model_utils.core.rope import Rope
 from model_utils.core.views import View
-from model_utils.verdicts.words import fit_methods
+from model_utils.verdicts.words import fit_methods, fit_reused
 
-CHANGED = {"format", "family_description", "interval_method", "bootstrap", "optimizer", "folds", "held_out"}
+CHANGED = {"format", "family_description", "interval_method", "bootstrap", "optimizer", "folds", "held_out",
+           "compared_from"}
 
 COMMITTED = sorted((Path(__file__).resolve().parents[3] / "assets" / "fit").glob("*/fit.json"))
 
@@ -39,6 +40,7 @@ def test_every_committed_fit_reads_its_views_and_methods_and_round_trips(path):
             for c in fit.held_out.choices] == labels
     assert fit_methods(fit) == {"family": old["family_description"], "optimizer": old["optimizer"],
                                 "interval": old["interval_method"], "held_out": old["held_out"]["method"]}
+    assert (None if fit.compared_from is None else fit_reused(fit.compared_from)) == old["compared_from"]
     written = json.loads(json.dumps(fit.to_dict()))
     assert FitSummary.from_dict(written) == fit and written["format"] == FORMAT == 4
     assert {key: value for key, value in written.items() if key not in CHANGED} == {
@@ -56,6 +58,15 @@ def test_a_method_sentence_this_version_does_not_know_is_refused(committed, wher
     holder[key] = holder[key].replace("1000 resamples", "2000 resamples")
     with pytest.raises(RecordError, match=r"2000 resamples.*a method this version does not know: regenerate it"):
         FitSummary.from_dict(damaged)
+
+
+def test_what_a_format_3_fit_read_from_a_tune_is_read_from_its_whole_sentence_or_refused(committed):
+    said = ("assets/tune/x (8): 7 of the 9 comparisons read from the tune's rows, checked against this fit's own "
+            "T = 1 pass (largest difference 2.5e-07 nats per token past the trained length)")
+    read = FitSummary.from_dict(committed | {"compared_from": said}).compared_from
+    assert (read.source, read.reused, read.comparisons, read.largest) == ("assets/tune/x (8)", 7, 9, 2.5e-07)
+    with pytest.raises(RecordError, match="a method this version does not know"):
+        FitSummary.from_dict(committed | {"compared_from": said.replace("tune's rows", "tune's summary")})
 
 
 @pytest.mark.parametrize(("path", "key", "label"), [(("folds", 0), "label", "yarn-rope (s=1.5) + T=0.95"),
