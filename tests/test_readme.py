@@ -593,10 +593,11 @@ def test_past_the_trained_length_the_findings_count_the_needles_each_view_finds_
     past = replace(run, lengths=(12288,), limit=20, scores=scores)
     low, high = wilson_interval(20, 20)
     sentence = words.past_trained_sentence(past, "niah_single_1")
-    assert sentence.startswith("At 12,288 tokens, past the trained length of 8,192, T = 1 finds the needle in 0/20 "
-                               f"(0.00 to {wilson_interval(0, 20)[1]:.2f}), YaRN's stretch, s = 2 in 20/20 "
-                               f"({low:.2f} to {high:.2f})")
-    assert sentence.endswith("YaRN's stretch, s = 2 finds more than T = 1: their intervals do not overlap T = 1's.")
+    assert sentence.startswith("At 12,288 tokens, past the trained length of 8,192 (in brackets, the Wilson 95% "
+                               "interval of each share), T = 1 finds the needle in 0/20 "
+                               f"(0.00 to {wilson_interval(0, 20)[1]:.2f}), YaRN's stretch (s = 2) in 20/20 "
+                               f"({low:.2f} to {high:.2f}).")
+    assert sentence.endswith("YaRN's stretch (s = 2) finds more than T = 1: their intervals do not overlap T = 1's.")
     assert words.lmeval_heading(past) == "SmolLM2-135M, 12,288 tokens: past its trained length"
     lines = words.lmeval_findings(past)
     assert lines[-1] == sentence and not any("samples a length" in line for line in lines)  # said once

@@ -21,6 +21,7 @@ from model_utils.core.views import View
 from model_utils.verdicts.retrieval import REACH_SHARE
 from model_utils.verdicts.words import (
     comebacks_sentence,
+    reach_headline,
     reach_sentence,
     reach_short,
     reach_text,
@@ -61,7 +62,7 @@ def default_views(document: RetrievalDocument) -> list[str]:
 def answer_ui(document: RetrievalDocument) -> None:
     """The answer in one sentence, the reach chart, what each view does to the reach one click away, then the
     reaches as numbers."""
-    st.markdown(f"**{plain(reach_sentence(document.model, document.verdict))}**")
+    st.markdown(f"**{plain(reach_headline(document.model, document.verdict))}**")
     chart = st.container()  # the chart first, its choice of lines under it
     labels = [view.label for view in document.views]
     shown = st.multiselect("Lines", labels, default=default_views(document), key="retrieval_lines",
@@ -78,6 +79,7 @@ def answer_ui(document: RetrievalDocument) -> None:
                "the open diamond on it is read between those points, not measured.")
     with st.expander("What each temperature and recipe does to the reach"):
         back = comebacks_sentence(document.curves)
+        st.markdown(plain(reach_sentence(document.model, document.verdict)))
         st.markdown(plain(shifts_sentence(document.verdict, document.curves)) + (f" {plain(back)}" if back else ""))
     columns = st.columns(3)
     for column, view in zip(columns, _headline_views(document), strict=False):

@@ -488,7 +488,7 @@ def point_of(path: str) -> str:
         return words.answer_point((summary or sweeps[0]).verdict)
     if path == "retrieval":
         document = RetrievalDocument.from_dict(json.loads(RETRIEVAL_DEFAULT.read_text()))
-        return words.reach_sentence(document.model, document.verdict)
+        return words.reach_headline(document.model, document.verdict)
     if path == "collapse":
         return "At T = 1 the last token"
     script = next(spec.script for spec in PAGES if spec.url_path == path)

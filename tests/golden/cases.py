@@ -270,3 +270,27 @@ def collapses() -> dict:
                                  left_out_chars=7000, question="A very long last sentence " * 10),
             last_token="\n"),
     }
+
+
+def lmevals() -> dict:
+    """lm-eval runs whose words are known: every view right at every length inside the trained length; past it, a
+    recipe that finds every needle where T = 1 finds none (intervals apart), and one whose interval overlaps."""
+    from model_utils.core.lmeval import wilson_interval
+    from model_utils.core.records.lmeval import FORMAT, LmEvalDocument, LmEvalSample, LmEvalScore, PromptTokenizer
+
+    views = (View(1.0), View(0.8), View(1.0, Rope("yarn-rope", 2.0)))
+
+    def run(length: int, right: tuple[int, ...], limit: int = 20) -> LmEvalDocument:
+        scores = tuple(LmEvalScore(task="niah_single_1", length=length, view=view, score=count / limit,
+                                   interval=wilson_interval(count, limit), seconds=60.0,
+                                   samples=tuple(LmEvalSample(doc_id=i, answers=("6057437",), response=" 6057437.",
+                                                              score=float(i < count), prompt_tokens=length - 600,
+                                                              cut_tokens=0, new_tokens=10, seconds=3.0)
+                                                 for i in range(limit)))
+                       for view, count in zip(views, right, strict=True))
+        return LmEvalDocument(format=FORMAT, model="bundled", trained_length=8192, tasks=("niah_single_1",),
+                              lengths=(length,), limit=limit, views=views, scores=scores, lm_eval_version="0.4.13",
+                              tokenizer=PromptTokenizer.MODEL, run=None)
+
+    return {"inside, all right": run(4096, (20, 20, 20)), "past, apart": run(12288, (0, 3, 20)),
+            "past, overlapping": run(12288, (9, 12, 11))}

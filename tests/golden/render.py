@@ -68,8 +68,8 @@ def findings(finding) -> list[str]:
 
 def retrieval(verdict) -> list[str]:
     """The probe's sentences and the reach as the headline and the table say it."""
-    return [words.reach_sentence("bundled", verdict), words.shifts_sentence(verdict), words.reach_short(verdict.reach),
-            words.reach_text(verdict.reach)]
+    return [words.reach_headline("bundled", verdict), words.reach_sentence("bundled", verdict),
+            words.shifts_sentence(verdict), words.reach_short(verdict.reach), words.reach_text(verdict.reach)]
 
 
 def page_findings(finding) -> list[str]:
@@ -120,6 +120,8 @@ KINDS: dict[str, Callable[[], str]] = {
         words.mass_shift_lines(list(cases.FINDINGS.values()), 0)),
     "tables": lambda: by_case(cases.summaries().items(), lambda summary: words.tune_table(summary).splitlines()),
     "retrieval": lambda: by_case(cases.retrieval_verdicts().items(), retrieval),
+    "lmeval": lambda: by_case(cases.lmevals().items(), lambda run: [words.lmeval_heading(run),
+                                                                    *words.lmeval_findings(run)]),
     "page_answers": lambda: verdicts(lambda verdict: said(words.answer_point(verdict))),
     "page_findings": lambda: by_case(cases.FINDINGS.items(), page_findings),
     "head_picks": lambda: by_case(cases.HEAD_PICKS.items(), head_picks),

@@ -106,12 +106,13 @@ def test_a_view_not_measured_at_a_distance_is_said_and_the_others_drawn(tiny_env
 
 
 def test_the_page_answers_in_one_sentence_and_keeps_the_views_one_click_away(tiny_env, probe):
-    from model_utils.verdicts.words import reach_sentence
+    from model_utils.verdicts.words import reach_headline, reach_sentence
 
     at = open_app("retrieval")
     assert_clean(at)
     first = at.markdown[0].value
     assert first.startswith("**") and first.endswith("**") and "Against T = 1" not in first
-    assert first.replace("\\", "") == f"**{reach_sentence(probe.model, probe.verdict)}**"  # markdown escapes
+    assert first.replace("\\", "") == f"**{reach_headline(probe.model, probe.verdict)}**"  # markdown escapes
     (views,) = [e for e in at.expander if e.label == "What each temperature and recipe does to the reach"]
+    assert views.markdown[0].value.replace("\\", "") == reach_sentence(probe.model, probe.verdict)  # in full
     assert any("Against T = 1" in m.value or "cannot tell" in m.value for m in views.markdown)

@@ -163,3 +163,21 @@ def test_a_reach_is_placed_against_the_trained_length_only_as_far_as_its_bracket
     assert against_trained((34_000, 36_000), 32_768) == "the reach ends past it, by 1,232 to 3,232 tokens"
     assert "cannot tell" in against_trained((32_000, 34_000), 32_768)
     assert "inside" in against_trained((30_000, 32_768), 32_768)  # a bracket that ends on it
+
+
+def test_the_headline_names_the_bracket_and_its_side_of_the_trained_length_and_defers_the_rest():
+    from dataclasses import replace
+
+    from model_utils.experiments.committed import PROBES
+    from model_utils.verdicts.words import between_text, reach_headline, reach_sentence
+
+    document = PROBES.read_first()  # the bundled model's: a reach found between two measured distances
+    verdict = document.verdict
+    low, high = verdict.reach.between
+    headline = reach_headline(document.model, verdict)
+    assert between_text((low, high)) in headline and len(headline) < len(reach_sentence(document.model, verdict))
+    assert "inside the" in reach_headline(document.model, replace(verdict, trained_length=high))
+    assert "past the" in reach_headline(document.model, replace(verdict, trained_length=low))
+    assert "cannot tell" in reach_headline(document.model, replace(verdict, trained_length=(low + high) // 2))
+    beyond = replace(verdict, reach=replace(verdict.reach, outcome=ReachOutcome.BEYOND))
+    assert reach_headline(document.model, beyond) == reach_sentence(document.model, beyond)

@@ -65,8 +65,8 @@ def past_trained_sentence(document: LmEvalDocument, task: str) -> str | None:
         counts = ", ".join(f"{plain_view_name(view)} in {_right(score)}" if index else
                            f"{plain_view_name(view)} {verb} {_right(score)}" for index, (view, score) in
                            enumerate(sorted(scores, key=lambda pair: pair[0] != reference)))
-        said.append(f"At {length:,} tokens, past the trained length of {document.trained_length:,}, {counts} "
-                    f"(in brackets, the Wilson 95% interval of the share). {_told_apart(scores, reference)}")
+        said.append(f"At {length:,} tokens, past the trained length of {document.trained_length:,} (in brackets, "
+                    f"the Wilson 95% interval of each share), {counts}. {_told_apart(scores, reference)}")
     return " ".join(said)
 
 

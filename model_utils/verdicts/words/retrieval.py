@@ -20,8 +20,8 @@ from model_utils.core.records.spread import Spread
 from model_utils.verdicts.retrieval import REACH_SHARE, comeback
 from model_utils.verdicts.words.common import joined
 
-__all__ = ["TRANSPOSE_FROM", "against_trained", "between_text", "comebacks_sentence", "reach_sentence",
-           "reach_share_words", "reach_short", "reach_text", "retrieval_findings", "retrieval_method",
+__all__ = ["TRANSPOSE_FROM", "against_trained", "between_text", "comebacks_sentence", "reach_headline",
+           "reach_sentence", "reach_share_words", "reach_short", "reach_text", "retrieval_findings", "retrieval_method",
            "retrieval_table", "separate_passes_line", "shifts_sentence"]
 
 
@@ -93,6 +93,20 @@ def reach_sentence(model: str, verdict: RetrievalVerdict) -> str:
             f"{between_text(reach.between)} back, both distances measured ({_passages_text(reach)}), as at the "
             f"shortest distance: from there on, the first copy saves less than {REACH_SHARE:.0%} of what it saves "
             f"there. {trained[:-1]}: {against_trained(reach.between, verdict.trained_length)}.")
+
+
+def reach_headline(model: str, verdict: RetrievalVerdict) -> str:
+    """The probe's answer as a page's first line: how far back the model still uses what it read at T = 1, as the
+    measured distances that bracket it, and on which side of the trained length; reach_sentence says it in full."""
+    reach = verdict.reach
+    if reach.outcome is not ReachOutcome.FOUND:
+        return reach_sentence(model, verdict)
+    low, high = reach.between
+    trained = verdict.trained_length
+    side = ("inside" if high <= trained else "past" if low >= trained else
+            "around (the probe cannot tell on which side)")
+    return (f"{model_name(model)} uses less than {reach_share_words()} as much of what it read once it lies "
+            f"{between_text(reach.between)} back: {side} the {trained:,} tokens it was trained on.")
 
 
 def against_trained(between: tuple[int, int], trained: int) -> str:

@@ -101,14 +101,17 @@ def recipe_name(rope: Rope) -> str:
 
 
 def plain_view_name(view: View) -> str:
-    """"T = 0.8", "YaRN's stretch, s = 2", "Self-Extend (groups of 4, window 2,048) at T = 0.9": a view in a
+    """"T = 0.8", "YaRN's stretch (s = 2)", "Self-Extend (groups of 4, window 2,048) at T = 0.9": a view in a
     teacher's words; a schedule keeps its code label."""
     if view.temperature is None:
         return view.label
     temperature = f"T = {view.temperature:g}"
     if view.rope is None:
         return temperature
-    return recipe_name(view.rope) + ("" if view.temperature == 1 else f" at {temperature}")
+    rope = view.rope
+    name = (recipe_name(rope) if rope.remaps else
+            f"{CHART_RECIPES.get(rope.kind, recipe_info(rope.kind).name)} (s = {rope.factor:g})")
+    return name + ("" if view.temperature == 1 else f" at {temperature}")
 
 
 CHART_SCHEDULES = {"qwen-logn": "Qwen's log-n schedule", "llama4": "Llama 4's schedule", "ssmax": "SSMax",
