@@ -91,7 +91,7 @@ def test_make_retrieval_gemma_runs_passes_gemma_takes():
 
     argv = make_command("retrieval-gemma")
     assert "--workers" in argv and "yarn-rope:2@1" in argv and "--refine" in argv
-    assert checked_retrieval(argv, load_model("gemma3-270m")) == (3, 4 * 13 * 2 * 3)
+    assert checked_retrieval(argv, load_model("gemma3-270m")) == (3, 4 * 11 * 2 * 3)
 
 
 def test_make_lmeval_runs_offline_past_the_trained_length_and_resumes():
