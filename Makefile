@@ -239,9 +239,10 @@ retrieval-gemma: models
 
 # RULER's niah_single_1 (a 7-digit number hidden in a repeated filler, asked for at the end; no download) through
 # lm-evaluation-harness with the engine as its model (docs/LMEVAL.md), past the bundled model's trained length of
-# 8,192: 12,288 tokens, then 16,384, the first LMEVAL_LIMIT samples at each (20: each score gets a Wilson 95%
-# interval), at T = 1 and LMEVAL_BEST_T on the model's own positions (--beyond-trained), on YaRN's interpolation
-# alone (s = 2) and on Self-Extend (G = 4, W = 2,048) at T = 1. A sample stops once its answer's 7 digits are
+# 8,192: 12,288 tokens (LMEVAL_LENGTHS="12288 16384" adds 16,384), the first LMEVAL_LIMIT samples at each (20: each
+# score gets a Wilson 95% interval), at T = 1 and LMEVAL_BEST_T (the retrieval probe's farthest-reaching T) on the
+# model's own positions (--beyond-trained), on YaRN's interpolation alone (s = 2) and on Self-Extend (G = 4,
+# W = 2,048) at T = 1. A sample stops once its answer's 7 digits are
 # written (RULER's score is whether they are in the answer). Finished samples are kept in LMEVAL_PASSES, so a
 # stopped run resumes and computes none twice. Offline: the haystacks are sized with the model's own tokenizer,
 # saved to a local folder, and HF_HUB_OFFLINE / HF_DATASETS_OFFLINE keep transformers and datasets off the hub.
@@ -252,9 +253,9 @@ retrieval-gemma: models
 LMEVAL_OUT ?= assets/lmeval/bundled-niah-single-1-past.json
 LMEVAL_PASSES ?= assets/passes/lmeval-bundled
 LMEVAL_LOG ?= bench/runs/lmeval-bundled-past.log
-LMEVAL_BEST_T ?= 0.9
+LMEVAL_BEST_T ?= 0.8
 LMEVAL_LIMIT ?= 20
-LMEVAL_LENGTHS ?= 12288 16384
+LMEVAL_LENGTHS ?= 12288
 LMEVAL_THREADS ?= 2
 lmeval: setup
 	mkdir -p $(dir $(LMEVAL_OUT)) $(dir $(LMEVAL_LOG))
